@@ -1,0 +1,54 @@
+"""Sum of a vector where every lane atomically adds into one cell: heavy atomic contention.
+
+    python examples/atomic_contention/contended_sum.py [--n N] [--repeat R]
+
+Runs on a GPU, or on the CPU under TRITON_INTERPRET=1. The fix is `reduced_sum.py`.
+"""
+
+import argparse
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def contended_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    zeros = tl.zeros([BLOCK], dtype=tl.int32)
+    tl.atomic_add(out_ptr + zeros, x, mask=mask)  # every lane hits out[0]
+
+
+def contended_sum(x: torch.Tensor, block: int = 1024) -> torch.Tensor:
+    out = torch.zeros(1, device=x.device, dtype=torch.float32)
+    contended_sum_kernel[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), BLOCK=block)
+    return out
+
+
+def pick_device() -> str:
+    # Not triton's get_active_torch_device(): it raises on a machine without a GPU driver.
+    return "cpu" if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available() else "cuda"
+
+
+def main() -> None:
+    device = pick_device()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1 << 24 if device == "cuda" else 1 << 20)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    x = torch.rand(args.n, device=device)
+    expected = x.double().sum()
+    for _ in range(args.repeat):
+        got = contended_sum(x)
+    # The atomics add in any order: compare with a relative tolerance, in float64.
+    torch.testing.assert_close(got.double()[0], expected, rtol=1e-4, atol=1e-3)
+    print(f"contended_sum on {device}: n={args.n} sum={got.item():.3f} (reference {expected.item():.3f}) OK")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""atomicContention: lanes of one atomic instruction that update the same address.
+
+The hardware serialises atomics to one address, so an `atomic_add` where a whole block adds
+into one cell runs one lane at a time. The textbook fix reduces inside the program first
+(`tl.sum`, a privatised histogram) and issues one atomic per program and address.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from intelliperf.models import AccessSite, Evidence, Finding, KernelProfile, Metric
+from intelliperf.pinpoint import source_line
+
+from .base import Formula
+
+
+class AtomicContention(Formula):
+    name = "atomicContention"
+    summary = "many lanes of one atomic instruction update the same address and are serialised"
+    evidence = ("interpreter-trace",)
+    metric = "atomic_serialisation_depth"
+    problem = ("Lanes of a single atomic instruction update the same memory address, so the hardware applies "
+               "them one after another.")
+    techniques = (
+        "reduce within the program first (tl.sum / tl.reduce) and issue one atomic per program",
+        "privatise: accumulate a per-program histogram (tl.histogram or a local table) and add it once per bin",
+        "spread the updates over several copies of the target and combine them in a second, small pass",
+    )
+
+    class Options(Formula.Options):
+        min_depth: int = Field(4, ge=2, description="lanes per address in one atomic call at which a line is flagged")
+
+    def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
+        traced = [ev for ev in evidence if ev.sites or ev.programs_sampled]
+        if not traced:
+            return self.no_evidence(kernel)
+        atomics = [(ev, s) for ev in traced for s in ev.sites if s.is_atomic]
+        if not atomics:
+            return self.finding(False, f"{kernel.name} issues no atomic operation.",
+                                evidence_backend=traced[0].backend, modelled=traced[0].modelled)
+        worst_ev, worst = max(atomics, key=lambda pair: pair[1].lanes_per_address_max or 0)
+        depth = worst.lanes_per_address_max or 0
+        flagged = [(ev, s) for ev, s in atomics if (s.lanes_per_address_max or 0) >= self.options.min_depth]
+        metric = Metric(name=self.metric, value=depth, unit="lanes per address per atomic call", better="lower")
+        common = dict(metric=metric, evidence_backend=worst_ev.backend, modelled=worst_ev.modelled)
+        if not flagged:
+            return self.finding(
+                False, f"Every atomic in {kernel.name} updates at most {depth} address(es) per lane group "
+                       f"(threshold {self.options.min_depth}): no contention within an instruction.", **common)
+        severity = "high" if depth >= 32 else "medium" if depth >= 8 else "low"
+        lines = [source_line(s.file, s.line, _detail(ev, s)) for ev, s in flagged]
+        return self.finding(
+            True,
+            f"{len(flagged)} atomic line(s) of {kernel.name} serialise: at worst {depth} lanes of one "
+            f"{worst.op} call update the same address of `{worst.buffer or '?'}`, so they run one after "
+            "another. Reduce within the program first and issue one atomic per address.",
+            severity=severity, lines=lines, **common)
+
+
+def _detail(ev: Evidence, s: AccessSite) -> str:
+    per_call = s.lanes / max(s.calls, 1)
+    return (f"{s.op} on `{s.buffer or '?'}`: {s.lanes_per_address_max} of {per_call:.0f} lanes per call hit one "
+            f"address (mean {s.lanes_per_address_mean:.1f}); {s.distinct_addresses} distinct address(es) over "
+            f"{ev.programs_sampled} sampled programs, up to {s.ops_per_address_max} atomic ops on one")

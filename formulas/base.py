@@ -1,0 +1,63 @@
+"""The Formula extension point: one bottleneck, the evidence it needs, and a verdict."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from intelliperf.errors import UsageError
+from intelliperf.models import Evidence, Finding, KernelProfile
+
+if TYPE_CHECKING:
+    from .registry import Registry
+
+
+class Formula(ABC):
+    """A bottleneck detector. Subclass it, set the class attributes, implement `diagnose`.
+
+    `diagnose` gets the kernel's profile and every evidence item gathered for it (the backend
+    is named in each item) and returns a Finding. It must not raise for a kernel that simply
+    lacks the bottleneck or the evidence: say so in the Finding.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str] = ""
+    evidence: ClassVar[tuple[str, ...]] = ("interpreter-trace",)
+    metric: ClassVar[str | None] = None  # the figure a fix must improve
+    problem: ClassVar[str] = ""  # what a rewriter is told the problem is
+    techniques: ClassVar[tuple[str, ...]] = ()  # known fixes, for the rewriter
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, **options) -> None:
+        try:
+            self.options = self.Options(**options)
+        except ValidationError as exc:
+            fields = ", ".join(self.Options.model_fields) or "(none)"
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise UsageError(f"bad options for formula {self.name!r}: {problems}",
+                             hint=f"Options it takes: {fields}.") from None
+
+    @abstractmethod
+    def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
+        """Whether `kernel` has this formula's bottleneck, on the given evidence."""
+
+    def evaluate(self, kernel: KernelProfile, evidence: list[Evidence], registry: Registry) -> list[Finding]:
+        """All findings this formula reports for a kernel (one, unless it combines formulas)."""
+        return [self.diagnose(kernel, evidence)]
+
+    def needs(self, registry: Registry) -> set[str]:
+        """The evidence backends to gather before this formula can judge a kernel."""
+        return set(self.evidence)
+
+    def finding(self, present: bool, explanation: str, **fields) -> Finding:
+        """A Finding with this formula's name filled in."""
+        fields.setdefault("severity", "none")
+        return Finding(formula=self.name, present=present, explanation=explanation, **fields)
+
+    def no_evidence(self, kernel: KernelProfile) -> Finding:
+        return self.finding(False, f"no {' or '.join(self.evidence)} evidence was gathered for {kernel.name}, "
+                                   "so this formula cannot judge it")

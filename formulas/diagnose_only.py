@@ -1,0 +1,22 @@
+"""diagnoseOnly: report every registered formula's verdict for each top kernel."""
+
+from __future__ import annotations
+
+from intelliperf.models import Evidence, Finding, KernelProfile
+
+from .base import Formula
+
+
+class DiagnoseOnly(Formula):
+    name = "diagnoseOnly"
+    summary = "rank the kernels and report what every registered formula finds in each"
+    evidence = ()
+
+    def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
+        return self.finding(False, "diagnoseOnly delegates to the other formulas; see their findings.")
+
+    def needs(self, registry) -> set[str]:
+        return {need for name in registry.names() if name != self.name for need in registry.create(name).needs(registry)}
+
+    def evaluate(self, kernel, evidence, registry) -> list[Finding]:
+        return [registry.create(name).diagnose(kernel, evidence) for name in registry.names() if name != self.name]

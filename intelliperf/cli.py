@@ -1,0 +1,129 @@
+"""`intelliperf` on the command line: parse options, call the Python API, print the result.
+
+Heavy imports (torch, triton, pydantic models) happen inside the commands, so `--help` is
+instant. Every IntelliPerfError becomes a message and its exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from .errors import IntelliPerfError, UsageError
+
+app = typer.Typer(
+    help="An automated GPU performance engineer for Triton kernels.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+# Piped output (CI logs, files) gets room for the kernel table instead of rich's 80 columns.
+out = Console() if Console().is_terminal else Console(width=120)
+
+_COMMAND_SETTINGS = {"allow_interspersed_args": False}
+
+
+def _parse_options(pairs: list[str]) -> dict:
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--formula-option expects KEY=VALUE, got {pair!r}")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return options
+
+
+@app.command(context_settings=_COMMAND_SETTINGS)
+def diagnose(
+    command: Optional[list[str]] = typer.Argument(None, metavar="-- CMD [ARGS]...", help="The program to run."),
+    formula: str = typer.Option("diagnoseOnly", "--formula", "-f", help="Formula to apply (see `intelliperf formulas`)."),
+    formula_path: list[Path] = typer.Option([], "--formula-path", help="Load formulas from this Python file (repeatable)."),
+    formula_option: list[str] = typer.Option([], "--formula-option", "-O", help="KEY=VALUE option for the formula."),
+    top_n: int = typer.Option(10, "--top-n", "-n", help="Diagnose the N kernels with the most time."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regex."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
+    sample_programs: int = typer.Option(32, "--sample-programs", help="Programs per launch the address trace runs."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Stop the command after this many seconds."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the JSON report here."),
+    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown report here."),
+) -> None:
+    """Profile a program, rank its Triton kernels and diagnose the top ones."""
+    from .api import diagnose as run_diagnose
+    from .delivery.console import print_report
+
+    def progress(stage: str) -> None:
+        err.print(f"[dim]intelliperf: {stage}[/dim]")
+
+    report = run_diagnose(
+        command or [], formula=formula, formula_paths=formula_path, formula_options=_parse_options(formula_option),
+        top_n=top_n, kernel=kernel, device=device, sample_programs=sample_programs, timeout_s=timeout,
+        output=output, markdown=markdown, progress=progress)
+    print_report(report, out)
+    for path in (output, markdown):
+        if path is not None:
+            err.print(f"[dim]report written to {path}[/dim]")
+
+
+@app.command()
+def formulas(
+    formula_path: list[Path] = typer.Option([], "--formula-path", help="Also load formulas from this file."),
+) -> None:
+    """List the registered formulas and where each comes from."""
+    from rich.table import Table
+
+    from .formulas import default_registry
+
+    registry = default_registry(formula_path)
+    table = Table("formula", "evidence", "summary", "from")
+    for name in registry.names():
+        cls = registry.get(name)
+        table.add_row(name, ", ".join(cls.evidence) or "-", cls.summary, registry.source(name))
+    out.print(table)
+    for name, why in registry.broken.items():
+        err.print(f"[yellow]formula plug-in {name!r} failed to load: {why}[/yellow]")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the report."""
+    from .delivery.report import report_schema
+
+    out.print_json(json.dumps(report_schema()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        app(args=argv, standalone_mode=False)
+    except IntelliPerfError as exc:
+        err.print(f"[bold red]error:[/bold red] {exc.message}", highlight=False)
+        if exc.hint:
+            err.print(exc.hint, style="dim", highlight=False)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err.print("[bold red]interrupted[/bold red]")
+        return 130
+    except Exception as exc:  # click's own usage errors
+        import click
+
+        if isinstance(exc, click.exceptions.Exit):
+            return exc.exit_code
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return 2
+        if isinstance(exc, click.exceptions.Abort):
+            return 130
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Errors raised by intelliperf.
+
+Every error a user can cause derives from one root and carries an exit code, so the CLI
+prints its message (no traceback) and exits with that code::
+
+    IntelliPerfError                    exit 1  (root; an unexpected internal failure)
+    ├── UsageError                      exit 2  bad options or formula set-up
+    │   ├── UnknownFormulaError                 no formula registered under that name
+    │   └── FormulaLoadError                    a formula file or plug-in failed to load
+    ├── WorkloadError                   exit 3  the user's command could not be run to the end
+    │   ├── EmptyCommandError                   nothing after `--`
+    │   ├── CommandNotFoundError                the program does not exist
+    │   ├── WorkloadFailedError                 it exited non-zero (with its stderr tail)
+    │   └── WorkloadTimeoutError                it ran past --timeout
+    └── NothingToAnalyseError           exit 4  the command ran but gave nothing to diagnose
+        ├── NoKernelsError                      no Triton kernel was launched
+        └── KernelFilterError                   --kernel matched none of the kernels
+"""
+
+from __future__ import annotations
+
+
+class IntelliPerfError(Exception):
+    """Root of every intelliperf error."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n{self.hint}"
+
+
+class UsageError(IntelliPerfError):
+    exit_code = 2
+
+
+class UnknownFormulaError(UsageError):
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(
+            f"unknown formula {name!r}; registered formulas: {', '.join(sorted(known)) or '(none)'}",
+            hint="Pick one of those with --formula, or load your own with --formula-path FILE.py.",
+        )
+        self.name = name
+        self.known = known
+
+
+class FormulaLoadError(UsageError):
+    pass
+
+
+class WorkloadError(IntelliPerfError):
+    exit_code = 3
+
+
+class EmptyCommandError(WorkloadError):
+    def __init__(self) -> None:
+        super().__init__(
+            "no command to run",
+            hint="Put the program after `--`, e.g.  intelliperf diagnose -- python app.py",
+        )
+
+
+class CommandNotFoundError(WorkloadError):
+    def __init__(self, program: str) -> None:
+        super().__init__(
+            f"command not found: {program!r}",
+            hint="Check the spelling, or give the full path to the program.",
+        )
+        self.program = program
+
+
+class WorkloadFailedError(WorkloadError):
+    def __init__(self, command: list[str], returncode: int, stderr_tail: str) -> None:
+        tail = "\n".join("    " + line for line in stderr_tail.splitlines()) or "    (no output on stderr)"
+        super().__init__(
+            f"the command exited with status {returncode}: {' '.join(command)}\nlast lines of its stderr:\n{tail}",
+            hint="Fix the program so that it runs on its own first (run the same command without intelliperf).",
+        )
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+
+
+class WorkloadTimeoutError(WorkloadError):
+    def __init__(self, command: list[str], timeout_s: float) -> None:
+        super().__init__(
+            f"the command ran longer than {timeout_s:g} s and was stopped: {' '.join(command)}",
+            hint="Give it more time with --timeout, or make the run shorter (fewer steps, smaller inputs).",
+        )
+
+
+class NothingToAnalyseError(IntelliPerfError):
+    exit_code = 4
+
+
+class NoKernelsError(NothingToAnalyseError):
+    pass
+
+
+class KernelFilterError(NothingToAnalyseError):
+    def __init__(self, pattern: str, names: list[str]) -> None:
+        super().__init__(
+            f"--kernel {pattern!r} matches none of the launched kernels: {', '.join(names)}",
+            hint="The pattern is a Python regular expression searched in the kernel name.",
+        )

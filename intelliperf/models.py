@@ -1,0 +1,172 @@
+"""The data that crosses a boundary: recorder → orchestrator → formulas → reports.
+
+Plain pydantic models, so the JSON report, its published schema and the Python API are one
+thing. The models say nothing about which backend produced an evidence item: an interpreter
+trace, a compiled-IR scan or a hardware counter all end up as `Evidence`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = "1.0"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- what the recorder saw -------------------------------------------------------------------
+
+
+class ArgInfo(_Model):
+    """One argument of a launch, as the kernel received it."""
+
+    name: str
+    kind: Literal["tensor", "scalar", "constexpr", "none", "other"]
+    dtype: str | None = None
+    shape: list[int] | None = None
+    strides: list[int] | None = None
+    device: str | None = None
+    value: Any = Field(default=None, description="scalars and constexprs only")
+    type_name: str | None = Field(default=None, description="Python type, for kind=other")
+
+
+class LaunchSignature(_Model):
+    """A distinct way a kernel was launched, with the launches that used it."""
+
+    grid: list[int]
+    num_warps: int | None = None
+    num_stages: int | None = None
+    args: list[ArgInfo]
+    launches: int
+    total_time_s: float
+
+
+class KernelProfile(_Model):
+    """One Triton kernel of the program, aggregated over all its launches."""
+
+    id: str = Field(description="name@file:line: unique even when two kernels share a name")
+    name: str
+    file: str | None = Field(description="file of the @triton.jit function")
+    line: int | None = Field(description="line of its `def`")
+    launches: int
+    total_time_s: float
+    mean_time_s: float
+    share: float = Field(description="fraction of the time of all recorded kernels")
+    signatures: list[LaunchSignature] = Field(description="distinct launch signatures, most used first")
+    signatures_dropped: int = Field(0, description="distinct signatures beyond the recorder's cap")
+
+
+# --- evidence ---------------------------------------------------------------------------------
+
+
+class AccessSite(_Model):
+    """One memory-op call site of a kernel (a tl.load / tl.store / tl.atomic_* line)."""
+
+    file: str
+    line: int
+    op: str = Field(description="load, store, atomic_add, atomic_cas, ...")
+    is_atomic: bool
+    buffer: str | None = Field(None, description="the pointer argument the addresses fall in")
+    elem_bytes: int
+    calls: int = Field(description="executions of this site by the sampled programs")
+    lanes: int = Field(description="active (unmasked) lanes over those calls")
+    bytes_requested: int
+    sectors: int = Field(description="32-byte sectors touched, counted per 32-lane group (a warp's request)")
+    sector_efficiency: float = Field(description="bytes_requested / (32 * sectors); 1.0 is fully coalesced")
+    # atomics only
+    lanes_per_address_max: int | None = Field(
+        None, description="serialisation depth: most lanes of one call that hit one address")
+    lanes_per_address_mean: float | None = None
+    ops_per_address_max: int | None = Field(
+        None, description="atomic ops per distinct address over all sampled programs")
+    ops_per_address_mean: float | None = None
+    distinct_addresses: int | None = None
+
+
+class Evidence(_Model):
+    """What one backend measured or modelled about one kernel."""
+
+    backend: str = Field(description="e.g. interpreter-trace, ncu, static")
+    modelled: bool = Field(description="True when the numbers are a model (CPU), not hardware counters")
+    kernel: str
+    launches_traced: int = 0
+    programs_total: int = 0
+    programs_sampled: int = 0
+    sites: list[AccessSite] = Field(default_factory=list)
+    metrics: dict[str, float] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
+# --- findings ---------------------------------------------------------------------------------
+
+
+class Metric(_Model):
+    name: str
+    value: float
+    unit: str = ""
+    better: Literal["lower", "higher"]
+
+
+class SourceLine(_Model):
+    """A pinpointed line of the kernel's Python source, with a few lines around it."""
+
+    file: str
+    line: int
+    code: str
+    detail: str = Field("", description="what the evidence says about this line")
+    context: list[tuple[int, str]] = Field(default_factory=list)
+
+
+class Finding(_Model):
+    formula: str
+    present: bool
+    severity: Literal["none", "low", "medium", "high"]
+    metric: Metric | None = None
+    lines: list[SourceLine] = Field(default_factory=list)
+    explanation: str
+    evidence_backend: str | None = None
+    modelled: bool = False
+
+
+class KernelDiagnosis(_Model):
+    kernel: str
+    rank: int
+    findings: list[Finding]
+    evidence: list[Evidence]
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+
+class RunInfo(_Model):
+    command: list[str]
+    cwd: str
+    mode: Literal["interpreter", "compiled"]
+    device: str
+    time_source: str = Field(description="what the kernel times are, e.g. 'device time (CUDA events)'")
+    duration_s: float
+    processes: int = Field(description="Python processes of the command that the recorder ran in")
+    launches: int
+    versions: dict[str, str]
+
+
+class Report(_Model):
+    schema_version: str = SCHEMA_VERSION
+    tool: str = "intelliperf"
+    tool_version: str
+    created: str
+    formula: str
+    run: RunInfo
+    kernels: list[KernelProfile] = Field(description="all recorded kernels, ranked by total time")
+    top: list[str] = Field(description="kernels diagnosed (after --kernel and --top-n)")
+    diagnoses: list[KernelDiagnosis]
+    selected: str | None = Field(description="first kernel, in rank order, where the formula found its bottleneck")
+    stages: dict[str, float] = Field(default_factory=dict, description="seconds per stage")
+    notes: list[str] = Field(default_factory=list)
+
+    def diagnosis(self, kernel: str) -> KernelDiagnosis:
+        return next(d for d in self.diagnoses if d.kernel == kernel)

@@ -1,0 +1,359 @@
+"""The launch recorder: runs inside the user's program and records every Triton kernel launch.
+
+It wraps `JITFunction.run` (and the interpreter's `InterpretedFunction.run`), which sees the
+kernel, its arguments and grid, and adds itself to Triton's launch hooks
+(`knobs.runtime.launch_enter_hook` / `launch_exit_hook`, HookChain `.add`), which fire right
+around the driver launch: CUDA events recorded there time the kernel alone, never the
+compilation or Python overhead before it. Under the interpreter there is no device, so a
+launch's time is the wall time of its interpretation, and is labelled so.
+
+Launches are aggregated in memory per kernel and per distinct signature (grid, warps, stages,
+argument kinds/shapes/dtypes/strides, scalar values), which keeps the per-launch cost to a few
+microseconds and the output small for kernels launched millions of times. At exit each process
+writes one JSON file into $INTELLIPERF_RECORD_DIR.
+
+Imports only the standard library up front; torch, triton and numpy when first needed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import sys
+import time
+from collections import deque
+
+ENV_DIR = "INTELLIPERF_RECORD_DIR"
+ENV_TRACE = "INTELLIPERF_TRACE"  # regex of kernel names to trace; unset: no trace
+ENV_SAMPLE = "INTELLIPERF_SAMPLE_PROGRAMS"
+ENV_TRACE_LAUNCHES = "INTELLIPERF_TRACE_LAUNCHES"
+ENV_TRACE_BUDGET = "INTELLIPERF_TRACE_BUDGET_S"
+
+MAX_SIGNATURES = 32
+_RESOLVE_BATCH = 256  # pending event pairs before completed ones are read back
+_MAX_PENDING = 16384  # beyond this, wait for the oldest events rather than grow without bound
+
+
+class _Signature:
+    __slots__ = ("grid", "num_warps", "num_stages", "args", "launches", "total")
+
+    def __init__(self, grid, num_warps, num_stages, args):
+        self.grid, self.num_warps, self.num_stages, self.args = grid, num_warps, num_stages, args
+        self.launches, self.total = 0, 0.0
+
+
+class _Kernel:
+    __slots__ = ("name", "file", "line", "launches", "total", "signatures", "dropped", "traced")
+
+    def __init__(self, name, file, line):
+        self.name, self.file, self.line = name, file, line
+        self.launches, self.total = 0, 0.0
+        self.signatures: dict[tuple, _Signature] = {}
+        self.dropped = 0
+        self.traced: dict | None = None
+
+    def as_dict(self) -> dict:
+        sigs = sorted(self.signatures.values(), key=lambda s: -s.launches)
+        return {
+            "name": self.name, "file": self.file, "line": self.line,
+            "launches": self.launches, "total_time_s": self.total, "signatures_dropped": self.dropped,
+            "signatures": [
+                {"grid": list(s.grid), "num_warps": s.num_warps, "num_stages": s.num_stages,
+                 "args": s.args, "launches": s.launches, "total_time_s": s.total} for s in sigs],
+            "trace": self.traced,
+        }
+
+
+class _FnInfo:
+    """What never changes between launches of one @triton.jit function."""
+
+    def __init__(self, jit_fn) -> None:
+        import inspect
+
+        py_fn = jit_fn.fn
+        code = py_fn.__code__
+        self.py_fn = py_fn
+        self.name = py_fn.__name__
+        self.file = code.co_filename
+        try:
+            self.line = inspect.getsourcelines(py_fn)[1]
+        except (OSError, TypeError):
+            self.line = code.co_firstlineno
+        params = inspect.signature(py_fn).parameters
+        self.arg_names = list(params)
+        self.arg_set = set(params)
+        self.defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
+        self.constexprs = {k for k, p in params.items() if _is_constexpr(p.annotation)}
+
+
+def _is_constexpr(annotation) -> bool:
+    if isinstance(annotation, str):
+        return annotation.split(".")[-1] == "constexpr"
+    return getattr(annotation, "__name__", "") == "constexpr"
+
+
+def _arg_key(name, value, is_constexpr):
+    """A hashable, JSON-ready description of one argument (cheap: called on every launch)."""
+    if is_constexpr:
+        return ("constexpr", _plain(value))
+    if value is None:
+        return ("none",)
+    if hasattr(value, "data_ptr") and hasattr(value, "stride"):
+        return ("tensor", str(value.dtype).replace("torch.", ""), tuple(value.shape), tuple(value.stride()),
+                str(value.device))
+    if isinstance(value, (bool, int, float)):
+        return ("scalar", value)
+    return ("other", type(value).__name__)
+
+
+def _plain(value):
+    return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
+
+
+def _arg_dict(name, key) -> dict:
+    kind = key[0]
+    if kind == "tensor":
+        return {"name": name, "kind": kind, "dtype": key[1], "shape": list(key[2]), "strides": list(key[3]),
+                "device": key[4]}
+    if kind in ("scalar", "constexpr"):
+        return {"name": name, "kind": kind, "value": key[1]}
+    if kind == "other":
+        return {"name": name, "kind": kind, "type_name": key[1]}
+    return {"name": name, "kind": kind}
+
+
+class Recorder:
+    def __init__(self, out_dir: str) -> None:
+        self.out_dir = out_dir
+        self.kernels: dict[tuple, _Kernel] = {}
+        self.fn_info: dict[int, _FnInfo] = {}
+        self.mode = "compiled"
+        self.current: _Signature | None = None
+        self.current_kernel: _Kernel | None = None
+        self.pending: deque = deque()
+        self.event_pool: list = []
+        self.enter_event = None
+        self.launches = 0
+        self.busy = False  # True while the recorder itself runs a kernel (the trace)
+        trace = os.environ.get(ENV_TRACE)
+        self.trace_pattern = re.compile(trace) if trace else None
+        self.trace_launches = int(os.environ.get(ENV_TRACE_LAUNCHES, "1"))
+        self.sample = int(os.environ.get(ENV_SAMPLE, "32"))
+        self.trace_budget = float(os.environ.get(ENV_TRACE_BUDGET, "60"))
+        self.exit_registered = False
+        self.torch_cuda = None
+
+    # --- launches --------------------------------------------------------------------------
+
+    def info(self, jit_fn) -> _FnInfo:
+        info = self.fn_info.get(id(jit_fn))
+        if info is None:
+            info = self.fn_info[id(jit_fn)] = _FnInfo(jit_fn)
+        return info
+
+    def begin(self, jit_fn, args, kwargs, grid, interpreted: bool):
+        """Describe one launch and return the kernel and signature entries it counts towards."""
+        if not self.exit_registered:
+            # Registered at the first launch, so it runs before torch's own exit handlers.
+            atexit.register(self.flush)
+            self.exit_registered = True
+        info = self.info(jit_fn)
+        bound = dict(zip(info.arg_names, args))
+        options = {}
+        for k, v in kwargs.items():
+            (bound if k in info.arg_set else options)[k] = v
+        for k, v in info.defaults.items():
+            bound.setdefault(k, v)
+        grid = grid(bound) if callable(grid) else grid
+        grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+        arg_keys = tuple(_arg_key(n, bound.get(n), n in info.constexprs) for n in info.arg_names)
+        key = (grid, options.get("num_warps"), options.get("num_stages"), arg_keys)
+        kkey = (info.name, info.file, info.line)
+        kernel = self.kernels.get(kkey)
+        if kernel is None:
+            kernel = self.kernels[kkey] = _Kernel(info.name, info.file, info.line)
+        sig = kernel.signatures.get(key)
+        if sig is None and len(kernel.signatures) < MAX_SIGNATURES:
+            args_json = [_arg_dict(n, k) for n, k in zip(info.arg_names, arg_keys)]
+            sig = kernel.signatures[key] = _Signature(grid, key[1], key[2], args_json)
+        elif sig is None:
+            kernel.dropped += 1
+        kernel.launches += 1
+        self.launches += 1
+        if sig is not None:
+            sig.launches += 1
+        if interpreted:
+            self.mode = "interpreter"
+        if self.trace_pattern is not None and self.trace_pattern.search(info.name):
+            self.maybe_trace(kernel, info, bound, grid)
+        return kernel, sig
+
+    def maybe_trace(self, kernel: _Kernel, info: _FnInfo, bound: dict, grid) -> None:
+        if kernel.traced is not None and kernel.traced["launches_traced"] >= self.trace_launches:
+            return
+        from .trace import trace_launch
+
+        self.busy = True
+        try:
+            result = trace_launch(info.py_fn, bound, grid, self.sample, self.trace_budget)
+        finally:
+            self.busy = False
+        merged = kernel.traced or {"launches_traced": 0, "programs_total": 0, "programs_sampled": 0,
+                                   "sites": [], "notes": []}
+        merged["launches_traced"] += 1
+        merged["programs_total"] += result["programs_total"]
+        merged["programs_sampled"] += result["programs_sampled"]
+        merged["sites"].extend(result["sites"])
+        merged["notes"].extend(result["notes"])
+        kernel.traced = merged
+
+    def wrap(self, original, interpreted: bool):
+        recorder = self
+
+        def run(jit_fn, *args, grid, warmup, **kwargs):
+            if warmup or recorder.busy:
+                return original(jit_fn, *args, grid=grid, warmup=warmup, **kwargs)
+            kernel, sig = recorder.begin(jit_fn, args, kwargs, grid, interpreted)
+            if interpreted:
+                start = time.perf_counter()
+                result = original(jit_fn, *args, grid=grid, warmup=warmup, **kwargs)
+                recorder.add_time(kernel, sig, time.perf_counter() - start)
+                return result
+            recorder.current, recorder.current_kernel = sig, kernel
+            try:
+                compiled = original(jit_fn, *args, grid=grid, warmup=warmup, **kwargs)
+            finally:
+                recorder.current, recorder.current_kernel = None, None
+            if sig is not None and sig.num_warps is None and compiled is not None:
+                sig.num_warps = getattr(compiled.metadata, "num_warps", None)
+                sig.num_stages = getattr(compiled.metadata, "num_stages", None)
+            return compiled
+
+        run.__intelliperf_original__ = original
+        return run
+
+    @staticmethod
+    def add_time(kernel: _Kernel, sig: _Signature | None, seconds: float) -> None:
+        kernel.total += seconds
+        if sig is not None:
+            sig.total += seconds
+
+    # --- device time -------------------------------------------------------------------------
+
+    def _event(self):
+        if self.event_pool:
+            return self.event_pool.pop()
+        return self.torch_cuda.Event(enable_timing=True)
+
+    def on_enter(self, metadata) -> None:
+        if self.busy:
+            return
+        if self.torch_cuda is None:
+            import torch
+
+            self.torch_cuda = torch.cuda
+        self.enter_event = self._event()
+        self.enter_event.record()
+
+    def on_exit(self, metadata) -> None:
+        if self.busy or self.enter_event is None:
+            return
+        end = self._event()
+        end.record()
+        kernel, sig = self.current_kernel, self.current
+        if kernel is None:  # launched without JITFunction.run (a CompiledKernel called directly)
+            kernel = self._hook_only_kernel(metadata)
+        self.pending.append((kernel, sig, self.enter_event, end))
+        self.enter_event = None
+        if len(self.pending) >= _RESOLVE_BATCH:
+            self.resolve(wait=len(self.pending) >= _MAX_PENDING)
+
+    def _hook_only_kernel(self, metadata) -> _Kernel:
+        name = str(metadata["name"]) if metadata is not None else "<unknown>"
+        kernel = self.kernels.get((name, None, None))
+        if kernel is None:
+            kernel = self.kernels[(name, None, None)] = _Kernel(name, None, None)
+        kernel.launches += 1
+        self.launches += 1
+        return kernel
+
+    def resolve(self, wait: bool) -> None:
+        """Read back finished event pairs; with wait, block until the oldest half is done."""
+        must_wait = len(self.pending) // 2 if wait else 0
+        while self.pending:
+            kernel, sig, start, end = self.pending[0]
+            if must_wait > 0:
+                end.synchronize()
+                must_wait -= 1
+            elif not end.query():
+                break
+            self.pending.popleft()
+            self.add_time(kernel, sig, start.elapsed_time(end) / 1000.0)
+            self.event_pool += (start, end)
+
+    # --- output ------------------------------------------------------------------------------
+
+    def time_source(self) -> str:
+        return "wall time (interpreter)" if self.mode == "interpreter" else "device time (CUDA events)"
+
+    def flush(self) -> None:
+        if self.pending:
+            self.pending[-1][3].synchronize()
+            self.resolve(wait=False)
+        import triton
+
+        versions = {"python": sys.version.split()[0], "triton": triton.__version__}
+        device = "cpu (Triton interpreter)"
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            versions["torch"] = torch.__version__
+            if self.mode == "compiled" and torch.cuda.is_available():
+                device = torch.cuda.get_device_name()
+        record = {
+            "pid": os.getpid(), "argv": sys.argv, "mode": self.mode, "time_source": self.time_source(),
+            "device": device, "versions": versions, "launches": self.launches,
+            "kernels": [k.as_dict() for k in self.kernels.values()],
+        }
+        path = os.path.join(self.out_dir, f"record-{os.getpid()}.json")
+        with open(path + ".tmp", "w") as f:
+            json.dump(record, f)
+        os.replace(path + ".tmp", path)
+
+
+_RECORDER: Recorder | None = None
+
+
+def recorder() -> Recorder | None:
+    return _RECORDER
+
+
+def install_jit(jit_module) -> None:
+    """Patch triton.runtime.jit once it is imported (compiled kernels + launch hooks)."""
+    rec = _ensure()
+    cls = jit_module.JITFunction
+    if not hasattr(cls.run, "__intelliperf_original__"):
+        cls.run = rec.wrap(cls.run, interpreted=False)
+    from triton import knobs
+
+    for chain, hook in ((knobs.runtime.launch_enter_hook, rec.on_enter),
+                        (knobs.runtime.launch_exit_hook, rec.on_exit)):
+        if not hasattr(chain, "add"):
+            raise RuntimeError("intelliperf needs triton>=3.4 (knobs.runtime launch hooks as a HookChain)")
+        chain.add(hook)
+
+
+def install_interpreter(interpreter_module) -> None:
+    """Patch triton.runtime.interpreter once it is imported (TRITON_INTERPRET=1 kernels)."""
+    rec = _ensure()
+    cls = interpreter_module.InterpretedFunction
+    if not hasattr(cls.run, "__intelliperf_original__"):
+        cls.run = rec.wrap(cls.run, interpreted=True)
+
+
+def _ensure() -> Recorder:
+    global _RECORDER
+    if _RECORDER is None:
+        _RECORDER = Recorder(os.environ[ENV_DIR])
+    return _RECORDER

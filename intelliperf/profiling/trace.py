@@ -1,0 +1,256 @@
+"""Interpreter address trace: which addresses each tl.load / tl.store / tl.atomic_* line touches.
+
+The trace runs a *sample* of a launch's programs through Triton's interpreter on host copies of
+the arguments, so the user's tensors are never touched and a launch with a huge grid costs the
+same as a small one. For each call site (file:line of the kernel) it models what a GPU would
+see: bytes requested, 32-byte sectors touched per 32-lane group (one warp request), and for
+atomics how many lanes hit the same address at once (the serialisation depth).
+
+Imports only numpy, torch and triton: this runs inside the user's program.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+SECTOR_BYTES = 32
+WARP_LANES = 32
+_INACTIVE = np.iinfo(np.uint64).max
+
+
+class TraceAborted(Exception):
+    """Raised inside the traced kernel when the trace runs past its time budget."""
+
+
+def sample_program_ids(grid: tuple[int, int, int], limit: int) -> list[tuple[int, int, int]]:
+    """First, last and evenly spaced program ids (x fastest), at most `limit` of them."""
+    gx, gy, gz = grid
+    total = gx * gy * gz
+    if total <= limit:
+        linear = range(total)
+    else:
+        linear = sorted(set(np.linspace(0, total - 1, max(limit, 2)).round().astype(np.int64).tolist()))
+    return [(i % gx, (i // gx) % gy, i // (gx * gy)) for i in linear]
+
+
+@dataclass
+class _Site:
+    file: str
+    line: int
+    op: str
+    is_atomic: bool
+    elem_bytes: int
+    buffer: str | None
+    calls: int = 0
+    lanes: int = 0
+    sectors: int = 0
+    depth_max: int = 0
+    depth_mean_sum: float = 0.0
+    addresses: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        requested = self.lanes * self.elem_bytes
+        row = {
+            "file": self.file, "line": self.line, "op": self.op, "is_atomic": self.is_atomic,
+            "buffer": self.buffer, "elem_bytes": self.elem_bytes, "calls": self.calls,
+            "lanes": self.lanes, "bytes_requested": requested, "sectors": self.sectors,
+            "sector_efficiency": requested / (SECTOR_BYTES * self.sectors) if self.sectors else 1.0,
+        }
+        if self.is_atomic:
+            addrs = np.concatenate(self.addresses) if self.addresses else np.zeros(0, np.uint64)
+            _, per_address = np.unique(addrs, return_counts=True)
+            row.update(
+                lanes_per_address_max=self.depth_max,
+                lanes_per_address_mean=self.depth_mean_sum / self.calls if self.calls else 0.0,
+                ops_per_address_max=int(per_address.max()) if per_address.size else 0,
+                ops_per_address_mean=float(per_address.mean()) if per_address.size else 0.0,
+                distinct_addresses=int(per_address.size),
+            )
+        return row
+
+
+def count_sectors(addresses: np.ndarray, active: np.ndarray) -> int:
+    """32-byte sectors touched, counted separately for each group of 32 consecutive lanes."""
+    sectors = np.where(active, addresses // SECTOR_BYTES, _INACTIVE)
+    pad = (-sectors.size) % WARP_LANES
+    rows = np.sort(np.pad(sectors, (0, pad), constant_values=_INACTIVE).reshape(-1, WARP_LANES), axis=1)
+    new = np.ones(rows.shape, dtype=bool)
+    new[:, 1:] = rows[:, 1:] != rows[:, :-1]
+    return int((new & (rows != _INACTIVE)).sum())
+
+
+class _Tracer:
+    """Collects per-site statistics while the sampled programs run."""
+
+    def __init__(self, buffers: list[tuple[str, int, int]], budget_s: float) -> None:
+        self.buffers = buffers
+        self.sites: dict[tuple[str, int, str], _Site] = {}
+        self.deadline = time.monotonic() + budget_s
+        self._skip_dirs = (os.path.dirname(np.__file__), _triton_dir(), os.path.dirname(__file__))
+
+    def caller_line(self) -> tuple[str, int]:
+        frame = sys._getframe(2)
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if not filename.startswith(self._skip_dirs):
+                return filename, frame.f_lineno
+            frame = frame.f_back
+        return "<unknown>", 0
+
+    def buffer_of(self, address: int) -> str | None:
+        for name, start, end in self.buffers:
+            if start <= address < end:
+                return name
+        return None
+
+    def record(self, op: str, is_atomic: bool, ptrs, mask) -> None:
+        if time.monotonic() > self.deadline:
+            raise TraceAborted()
+        addresses = np.ascontiguousarray(ptrs.data, dtype=np.uint64).reshape(-1)
+        if mask is None:
+            active = np.ones(addresses.shape, dtype=bool)
+        else:
+            active = np.broadcast_to(np.asarray(mask.data, dtype=bool), ptrs.data.shape).reshape(-1)
+        file, line = self.caller_line()
+        hit = addresses[active]
+        site = self.sites.get((file, line, op))
+        if site is None:
+            elem_bits = ptrs.get_element_ty().primitive_bitwidth
+            buffer = self.buffer_of(int(hit[0])) if hit.size else None
+            site = self.sites[(file, line, op)] = _Site(file, line, op, is_atomic, max(elem_bits // 8, 1), buffer)
+        site.calls += 1
+        site.lanes += int(hit.size)
+        site.sectors += count_sectors(addresses, active)
+        if is_atomic and hit.size:
+            _, counts = np.unique(hit, return_counts=True)
+            site.depth_max = max(site.depth_max, int(counts.max()))
+            site.depth_mean_sum += float(counts.mean())
+            site.addresses.append(hit)
+
+
+def _triton_dir() -> str:
+    import triton
+
+    return os.path.dirname(triton.__file__)
+
+
+def _atomic_name(rmw_op) -> str:
+    # ATOMIC_OP.FADD -> atomic_add: the F/U prefixes only say which type the hardware op takes.
+    name = str(rmw_op).rsplit(".", 1)[-1].lower()
+    for prefix in ("f", "u"):
+        if name.startswith(prefix) and name[1:] in {"add", "max", "min"}:
+            name = name[1:]
+    return f"atomic_{name}"
+
+
+class _BuilderTap:
+    """Wraps the interpreter builder's memory ops for the duration of one trace."""
+
+    def __init__(self, builder, tracer: _Tracer) -> None:
+        self.builder = builder
+        self.tracer = tracer
+        self.originals = {}
+
+    def __enter__(self):
+        b, t = self.builder, self.tracer
+        load, store = b.create_masked_load, b.create_masked_store
+        rmw, cas = b.create_atomic_rmw, b.create_atomic_cas
+
+        def masked_load(ptrs, mask, *rest):
+            t.record("load", False, ptrs, mask)
+            return load(ptrs, mask, *rest)
+
+        def masked_store(ptrs, value, mask, *rest):
+            t.record("store", False, ptrs, mask)
+            return store(ptrs, value, mask, *rest)
+
+        def atomic_rmw(rmw_op, ptr, val, mask, *rest):
+            t.record(_atomic_name(rmw_op), True, ptr, mask)
+            return rmw(rmw_op, ptr, val, mask, *rest)
+
+        def atomic_cas(ptr, *rest):
+            t.record("atomic_cas", True, ptr, None)
+            return cas(ptr, *rest)
+
+        for name, fn in (("create_masked_load", masked_load), ("create_masked_store", masked_store),
+                         ("create_atomic_rmw", atomic_rmw), ("create_atomic_cas", atomic_cas)):
+            self.originals[name] = b.__dict__.get(name)
+            setattr(b, name, fn)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for name, original in self.originals.items():
+            if original is None:
+                delattr(self.builder, name)
+            else:
+                setattr(self.builder, name, original)
+
+
+def host_copies(bound: dict) -> tuple[dict, list[tuple[str, int, int]]]:
+    """Copy every tensor argument to host memory (shared storages stay shared), so the trace
+    can never write into the user's tensors. Returns the copies and each buffer's byte range."""
+    import torch
+
+    storages: dict[int, torch.UntypedStorage] = {}
+    copies, buffers = {}, []
+    for name, value in bound.items():
+        if not isinstance(value, torch.Tensor):
+            copies[name] = value
+            continue
+        storage = value.untyped_storage()
+        key = storage.data_ptr()
+        if key not in storages:
+            storages[key] = storage.cpu() if value.device.type != "cpu" else storage.clone()
+        copy = value.new_empty(0, device="cpu")
+        copy.set_(storages[key], value.storage_offset(), value.size(), value.stride())
+        copies[name] = copy
+        base = storages[key].data_ptr()
+        buffers.append((name, base, base + storages[key].nbytes()))
+    return copies, buffers
+
+
+def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, budget_s: float) -> dict:
+    """Run up to `sample` programs of one launch in the interpreter and return site statistics.
+
+    `py_fn` is the kernel's plain Python function; `bound` maps every kernel parameter to its
+    value. Never raises: a kernel the interpreter cannot run gives a result with a note.
+    """
+    from triton.runtime import interpreter as ti
+
+    programs = sample_program_ids(grid, sample)
+    result = {"programs_total": grid[0] * grid[1] * grid[2], "programs_sampled": 0, "sites": [], "notes": []}
+    copies, buffers = host_copies(bound)
+    tracer = _Tracer(buffers, budget_s)
+    interpreted = ti.InterpretedFunction(py_fn)
+    kernel = interpreted.rewrite()
+    constexprs = set(ti.GridExecutor(kernel, interpreted.arg_names, grid).constexprs)
+    args = {k: v if k in constexprs else ti._implicit_cvt(v) for k, v in inspect.getcallargs(py_fn, **copies).items()}
+    builder = ti.interpreter_builder
+    saved_dim, saved_idx = getattr(builder, "grid_dim", None), getattr(builder, "grid_idx", None)
+    scope = ti._patch_lang(py_fn)
+    try:
+        builder.set_grid_dim(*grid)
+        with _BuilderTap(builder, tracer):
+            for pid in programs:
+                builder.set_grid_idx(*pid)
+                kernel(**args)
+                result["programs_sampled"] += 1
+    except TraceAborted:
+        result["notes"].append(f"trace stopped at its {budget_s:g} s budget after {result['programs_sampled']} programs")
+    except Exception as exc:  # the interpreter cannot run every kernel; the run itself goes on
+        result["notes"].append(f"interpreter trace failed: {exc!r:.300}")
+    finally:
+        if scope is not None:
+            scope.restore()
+        if saved_dim is not None:
+            builder.grid_dim = saved_dim
+        if saved_idx is not None:
+            builder.grid_idx = saved_idx
+    result["sites"] = [site.as_dict() for site in tracer.sites.values()]
+    return result

@@ -1,0 +1,87 @@
+"""Loaded by every Python process of the user's command (this folder is put on PYTHONPATH).
+
+It only installs an import watcher: the recorder is patched into Triton when Triton's JIT or
+interpreter module is first imported, so processes that never use Triton pay nothing. Any
+sitecustomize the environment already had still runs afterwards.
+"""
+
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+_WATCHED = {"triton.runtime.jit": "install_jit", "triton.runtime.interpreter": "install_interpreter"}
+
+
+def _note_error(out_dir, exc):
+    try:
+        with open(os.path.join(out_dir, f"error-{os.getpid()}.txt"), "a") as f:
+            f.write(f"{type(exc).__name__}: {exc}\n")
+    except OSError:
+        pass
+
+
+def _patch(name, module, out_dir):
+    try:
+        try:
+            from intelliperf.profiling import recorder
+        except ImportError:  # the program's Python is not the one intelliperf is installed in
+            sys.path.append(os.environ["INTELLIPERF_HOME"])
+            from intelliperf.profiling import recorder
+        getattr(recorder, _WATCHED[name])(module)
+    except Exception as exc:  # never break the user's program; the parent reports it
+        _note_error(out_dir, exc)
+
+
+class _TritonWatcher:
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in _WATCHED:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None:
+                break
+        else:
+            return None
+        exec_module, out_dir = spec.loader.exec_module, self.out_dir
+
+        def exec_and_patch(module):
+            exec_module(module)
+            _patch(name, module, out_dir)
+
+        spec.loader.exec_module = exec_and_patch
+        return spec
+
+
+def _chain_next_sitecustomize():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ours = sys.modules.pop("sitecustomize", None)
+    try:
+        path = [p for p in sys.path if os.path.abspath(p or ".") != here]
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+    finally:
+        if ours is not None:
+            sys.modules["sitecustomize"] = ours
+
+
+def _install():
+    out_dir = os.environ.get("INTELLIPERF_RECORD_DIR")
+    if not out_dir or not os.path.isdir(out_dir):
+        return
+    try:
+        open(os.path.join(out_dir, f"started-{os.getpid()}"), "w").close()
+    except OSError:
+        return
+    sys.meta_path.insert(0, _TritonWatcher(out_dir))
+
+
+_install()
+_chain_next_sitecustomize()
