@@ -6,11 +6,11 @@ Runs on a GPU, or on the CPU under TRITON_INTERPRET=1. The fix is `reduced_sum.p
 """
 
 import argparse
-import os
 
 import torch
 import triton
 import triton.language as tl
+from _device import default_size, pick_device
 
 
 @triton.jit
@@ -29,15 +29,10 @@ def contended_sum(x: torch.Tensor, block: int = 1024) -> torch.Tensor:
     return out
 
 
-def pick_device() -> str:
-    # Not triton's get_active_torch_device(): it raises on a machine without a GPU driver.
-    return "cpu" if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available() else "cuda"
-
-
 def main() -> None:
     device = pick_device()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1 << 24 if device == "cuda" else 1 << 20)
+    parser.add_argument("--n", type=int, default=default_size(device))
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     torch.manual_seed(0)

@@ -15,6 +15,7 @@ import inspect
 import os
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -192,6 +193,45 @@ class _BuilderTap:
                 setattr(self.builder, name, original)
 
 
+@contextmanager
+def _interpreter_semantics(py_fn):
+    """Make triton.language behave as under TRITON_INTERPRET=1, then put everything back.
+
+    In a compiled-mode process the library's own @triton.jit helpers (tl.zeros, tl.sum, ...) and
+    the user's helper functions are JITFunctions, which refuse to be called outside a kernel;
+    during the trace they run through the interpreter instead. Nothing may stay patched: the
+    compiler uses the same triton.language module right after.
+    """
+    from triton import knobs
+    from triton.runtime import interpreter as ti
+    from triton.runtime.jit import JITFunction
+
+    scopes, patched = [], set()
+
+    def patch_globals_of(fn) -> None:
+        # Each module's own view of triton.language (tl, core, ...) must be the interpreter's.
+        if id(fn.__globals__) not in patched:
+            patched.add(id(fn.__globals__))
+            scopes.append(ti._patch_lang(fn))
+
+    def call_interpreted(jit_fn, *args, **kwargs):
+        patch_globals_of(jit_fn.fn)
+        return ti.InterpretedFunction(jit_fn.fn).rewrite()(*args, **kwargs)
+
+    saved_call = JITFunction.__call__
+    with knobs.runtime.scope():
+        knobs.runtime.interpret = True
+        JITFunction.__call__ = call_interpreted
+        try:
+            patch_globals_of(py_fn)
+            yield
+        finally:
+            JITFunction.__call__ = saved_call
+            for scope in reversed(scopes):
+                if scope is not None:
+                    scope.restore()
+
+
 def host_copies(bound: dict) -> tuple[dict, list[tuple[str, int, int]]]:
     """Copy every tensor argument to host memory (shared storages stay shared), so the trace
     can never write into the user's tensors. Returns the copies and each buffer's byte range."""
@@ -233,10 +273,9 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
     args = {k: v if k in constexprs else ti._implicit_cvt(v) for k, v in inspect.getcallargs(py_fn, **copies).items()}
     builder = ti.interpreter_builder
     saved_dim, saved_idx = getattr(builder, "grid_dim", None), getattr(builder, "grid_idx", None)
-    scope = ti._patch_lang(py_fn)
     try:
-        builder.set_grid_dim(*grid)
-        with _BuilderTap(builder, tracer):
+        with _interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
+            builder.set_grid_dim(*grid)
             for pid in programs:
                 builder.set_grid_idx(*pid)
                 kernel(**args)
@@ -246,8 +285,6 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
     except Exception as exc:  # the interpreter cannot run every kernel; the run itself goes on
         result["notes"].append(f"interpreter trace failed: {exc!r:.300}")
     finally:
-        if scope is not None:
-            scope.restore()
         if saved_dim is not None:
             builder.grid_dim = saved_dim
         if saved_idx is not None:

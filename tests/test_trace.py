@@ -1,0 +1,138 @@
+"""The interpreter address trace on kernels whose answers are known by hand."""
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from intelliperf.profiling.trace import count_sectors, sample_program_ids, trace_launch
+
+
+@triton.jit
+def strided_load_kernel(x_ptr, out_ptr, STRIDE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs * STRIDE)
+    tl.store(out_ptr + offs, x)
+
+
+@triton.jit
+def one_address_atomic_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr + tl.zeros([BLOCK], dtype=tl.int32), tl.load(x_ptr + offs))
+
+
+@triton.jit
+def masked_half_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=0.0), mask=offs < n)
+
+
+def _sites(result):
+    return {(s["op"]): s for s in result["sites"]}
+
+
+def _line_of(fn, needle):
+    import inspect
+
+    lines, first = inspect.getsourcelines(fn.fn)
+    return first + next(i for i, text in enumerate(lines) if needle in text)
+
+
+@pytest.mark.parametrize("stride, efficiency", [(1, 1.0), (2, 0.5), (8, 0.125), (16, 0.125)])
+def test_sector_efficiency_of_strided_float32_loads(stride, efficiency):
+    block, programs = 128, 4
+    x = torch.rand(block * programs * stride)
+    out = torch.zeros(block * programs)
+    bound = {"x_ptr": x, "out_ptr": out, "STRIDE": stride, "BLOCK": block}
+    result = trace_launch(strided_load_kernel.fn, bound, (programs, 1, 1), sample=32, budget_s=60)
+    sites = _sites(result)
+    assert result["notes"] == []
+    assert sites["load"]["sector_efficiency"] == pytest.approx(efficiency)
+    assert sites["load"]["line"] == _line_of(strided_load_kernel, "tl.load")
+    assert sites["load"]["buffer"] == "x_ptr"
+    assert sites["load"]["bytes_requested"] == block * programs * 4
+    assert sites["store"]["sector_efficiency"] == 1.0
+    assert sites["store"]["buffer"] == "out_ptr"
+    # the trace works on copies: the user's tensors are untouched
+    assert torch.count_nonzero(out) == 0
+
+
+def test_lane_wide_atomic_on_one_address_has_depth_block_size():
+    block, programs = 256, 8
+    x = torch.ones(block * programs)
+    out = torch.zeros(1)
+    result = trace_launch(one_address_atomic_kernel.fn, {"x_ptr": x, "out_ptr": out, "BLOCK": block},
+                          (programs, 1, 1), sample=32, budget_s=60)
+    atomic = _sites(result)["atomic_add"]
+    assert atomic["is_atomic"]
+    assert atomic["lanes_per_address_max"] == block
+    assert atomic["lanes_per_address_mean"] == block
+    assert atomic["distinct_addresses"] == 1
+    assert atomic["ops_per_address_max"] == block * programs
+    assert atomic["line"] == _line_of(one_address_atomic_kernel, "tl.atomic_add")
+    assert out.item() == 0.0  # never applied to the real output
+
+
+def test_masked_lanes_do_not_count():
+    block = 128
+    x, out = torch.rand(block), torch.zeros(block)
+    result = trace_launch(masked_half_kernel.fn, {"x_ptr": x, "out_ptr": out, "n": 64, "BLOCK": block},
+                          (1, 1, 1), sample=32, budget_s=60)
+    load = _sites(result)["load"]
+    assert load["lanes"] == 64
+    assert load["sectors"] == 8  # 64 floats = 256 bytes = 8 sectors; masked lanes touch nothing
+    assert load["sector_efficiency"] == 1.0
+
+
+def test_sampling_bounds_the_programs_run():
+    block, programs = 64, 5000
+    x, out = torch.rand(block * programs), torch.zeros(block * programs)
+    result = trace_launch(strided_load_kernel.fn, {"x_ptr": x, "out_ptr": out, "STRIDE": 1, "BLOCK": block},
+                          (programs, 1, 1), sample=16, budget_s=60)
+    assert result["programs_total"] == programs
+    assert result["programs_sampled"] == 16
+    assert _sites(result)["load"]["calls"] == 16
+
+
+def test_sample_program_ids_are_deterministic_and_cover_both_ends():
+    ids = sample_program_ids((100, 3, 2), 10)
+    assert ids == sample_program_ids((100, 3, 2), 10)
+    assert ids[0] == (0, 0, 0) and ids[-1] == (99, 2, 1)
+    assert len(ids) == 10
+    assert sample_program_ids((4, 1, 1), 10) == [(0, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0)]
+
+
+def test_count_sectors_counts_each_32_lane_group_separately():
+    contiguous = np.arange(64, dtype=np.uint64) * 4  # two warps, 128 bytes each
+    assert count_sectors(contiguous, np.ones(64, bool)) == 8
+    same_sector_split_across_warps = np.zeros(64, dtype=np.uint64)
+    assert count_sectors(same_sector_split_across_warps, np.ones(64, bool)) == 2
+    assert count_sectors(contiguous, np.zeros(64, bool)) == 0
+
+
+def test_a_kernel_the_interpreter_cannot_run_gives_a_note_not_an_error():
+    @triton.jit
+    def bad_kernel(x_ptr, BLOCK: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)
+        tl.store(x_ptr + tl.arange(0, BLOCK), y)
+
+    result = trace_launch(bad_kernel.fn, {"x_ptr": torch.zeros(16), "BLOCK": 16}, (1, 1, 1), sample=4, budget_s=60)
+    assert result["programs_sampled"] == 0
+    assert result["notes"] and "interpreter trace failed" in result["notes"][0]
+
+
+def test_tracing_leaves_triton_language_usable_by_the_compiler():
+    # In a compiled-mode process the trace patches triton.language for a moment; the compiler
+    # must find it exactly as before (compiling for an H100 needs no GPU).
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    result = trace_launch(one_address_atomic_kernel.fn,
+                          {"x_ptr": torch.ones(64), "out_ptr": torch.zeros(1), "BLOCK": 64}, (1, 1, 1), 4, 60)
+    assert result["notes"] == []
+    src = ASTSource(one_address_atomic_kernel, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "BLOCK": "constexpr"},
+                    constexprs={"BLOCK": 64})
+    compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32))
+    assert "atom.global" in compiled.asm["ptx"]
