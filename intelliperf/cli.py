@@ -102,26 +102,14 @@ def schema() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="intelliperf")  # click/typer handle their own usage errors (exit 2)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     except IntelliPerfError as exc:
         err.print(f"[bold red]error:[/bold red] {exc.message}", highlight=False)
         if exc.hint:
             err.print(exc.hint, style="dim", highlight=False)
         return exc.exit_code
-    except KeyboardInterrupt:
-        err.print("[bold red]interrupted[/bold red]")
-        return 130
-    except Exception as exc:  # click's own usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.Exit):
-            return exc.exit_code
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return 2
-        if isinstance(exc, click.exceptions.Abort):
-            return 130
-        raise
     return 0
 
 

@@ -77,8 +77,9 @@ class _FnInfo:
         self.py_fn = py_fn
         self.name = py_fn.__name__
         self.file = code.co_filename
-        try:
-            self.line = inspect.getsourcelines(py_fn)[1]
+        try:  # the `def` line, not the decorator's
+            lines, first = inspect.getsourcelines(py_fn)
+            self.line = first + next((i for i, text in enumerate(lines) if text.lstrip().startswith("def ")), 0)
         except (OSError, TypeError):
             self.line = code.co_firstlineno
         params = inspect.signature(py_fn).parameters

@@ -1,0 +1,112 @@
+"""The CLI through real subprocesses: the main job, the reports, and every user error."""
+
+import json
+import sys
+
+import pytest
+
+from conftest import EXAMPLES, PROGRAMS, SMALL, run_cli
+from intelliperf.delivery.report import SCHEMA_PATH, report_schema
+from intelliperf.models import SCHEMA_VERSION, Report
+
+
+def test_diagnose_names_the_kernel_and_atomic_line(tmp_path):
+    out, md = tmp_path / "report.json", tmp_path / "report.md"
+    script = EXAMPLES / "contended_sum.py"
+    result = run_cli("diagnose", "--formula", "atomicContention", "--output", str(out), "--markdown", str(md),
+                     "--", sys.executable, str(script), *SMALL)
+    assert result.returncode == 0, result.stderr
+    assert "contended_sum_kernel" in result.stdout
+    assert "tl.atomic_add(out_ptr + zeros, x, mask=mask)" in result.stdout
+    assert "atomic_serialisation_depth = 1024" in result.stdout
+    assert "modelled on CPU" in result.stdout
+    assert "contended_sum on cpu" in result.stdout  # the program's own output passes through
+
+    data = json.loads(out.read_text())
+    assert data["schema_version"] == SCHEMA_VERSION
+    report = Report.model_validate(data)
+    assert report.selected == "contended_sum_kernel"
+    line = report.diagnosis("contended_sum_kernel").findings[0].lines[0]
+    assert f"{script}:{line.line}" in md.read_text()
+    assert "| 1 | `contended_sum_kernel` |" in md.read_text()
+
+
+def test_clean_kernel_exits_zero_with_no_finding():
+    result = run_cli("diagnose", "-f", "atomicContention", "--", sys.executable, str(EXAMPLES / "reduced_sum.py"),
+                     *SMALL)
+    assert result.returncode == 0, result.stderr
+    assert "No atomicContention bottleneck" in result.stdout
+
+
+def test_published_schema_is_current():
+    assert json.loads(SCHEMA_PATH.read_text()) == report_schema(), (
+        "regenerate with: intelliperf schema > intelliperf/schema/report.schema.json")
+
+
+def test_schema_command_prints_the_schema():
+    result = run_cli("schema")
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["title"] == "Report"
+
+
+def test_formulas_command_lists_builtins():
+    result = run_cli("formulas")
+    assert result.returncode == 0
+    assert "atomicContention" in result.stdout and "diagnoseOnly" in result.stdout
+
+
+def test_help_is_fast_and_lists_commands():
+    result = run_cli("--help")
+    assert result.returncode == 0
+    assert "diagnose" in result.stdout
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["diagnose"], 3, "no command to run"),
+    (["diagnose", "--", "no-such-program-xyz"], 3, "command not found: 'no-such-program-xyz'"),
+    (["diagnose", "--", sys.executable, str(PROGRAMS / "fails.py")], 3, "could not open dataset.bin"),
+    (["diagnose", "--", sys.executable, str(PROGRAMS / "no_triton.py")], 4, "launched no Triton kernel"),
+    (["diagnose", "--", "true"], 4, "no Python process of it started the recorder"),
+    (["diagnose", "--kernel", "nomatch", "--", sys.executable, str(PROGRAMS / "many_launches.py"), "2"], 4,
+     "matches none of the launched kernels: tiny_kernel"),
+    (["diagnose", "--kernel", "(", "--", "true"], 2, "not a valid regular expression"),
+    (["diagnose", "-f", "atomicContentoin", "--", "true"], 2, "registered formulas: atomicContention, diagnoseOnly"),
+    (["diagnose", "--formula-path", "missing.py", "--", "true"], 2, "formula file not found"),
+    (["diagnose", "-O", "min_depth", "-f", "atomicContention", "--", "true"], 2, "expects KEY=VALUE"),
+    (["diagnose", "--top-n", "0", "--", "true"], 2, "--top-n must be at least 1"),
+    (["diagnose", "--device", "tpu", "--", "true"], 2, "--device must be one of"),
+])
+def test_user_errors_are_clear_and_without_traceback(args, code, message):
+    result = run_cli(*args)
+    assert result.returncode == code, (result.stdout, result.stderr)
+    assert message in " ".join(result.stderr.split())
+    assert "Traceback" not in result.stderr
+
+
+def test_failing_command_shows_its_stderr_tail():
+    result = run_cli("diagnose", "--", sys.executable, str(PROGRAMS / "fails.py"))
+    assert "exited with status 1" in result.stderr
+    assert "about to fail" in result.stderr
+
+
+def test_formula_file_that_fails_to_import(tmp_path):
+    bad = tmp_path / "bad_formula.py"
+    bad.write_text("import numpy\nraise RuntimeError('boom')\n")
+    result = run_cli("diagnose", "--formula-path", str(bad), "--", "true")
+    assert result.returncode == 2
+    assert "failed to import: RuntimeError: boom (line 2)" in " ".join(result.stderr.split())
+    assert "Traceback" not in result.stderr
+
+
+def test_timeout_stops_the_command(tmp_path):
+    sleeper = tmp_path / "sleep.py"
+    sleeper.write_text("import time\ntime.sleep(60)\n")
+    result = run_cli("diagnose", "--timeout", "1", "--", sys.executable, str(sleeper))
+    assert result.returncode == 3
+    assert "ran longer than 1 s" in result.stderr
+
+
+def test_bad_option_is_a_usage_error():
+    result = run_cli("diagnose", "--top-n", "many", "--", "true")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr

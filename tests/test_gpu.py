@@ -1,0 +1,60 @@
+"""GPU truth for the recorder (marker `gpu`; run on the device machine with `pytest -m gpu`)."""
+
+import importlib.util
+import sys
+
+import pytest
+
+import intelliperf
+from conftest import EXAMPLES, PROGRAMS, py
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+N = 1 << 24
+
+
+def _load(path):
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_device_time_agrees_with_do_bench():
+    import triton
+
+    report = intelliperf.diagnose(py(EXAMPLES / "contended_sum.py", "--n", str(N), "--repeat", "5"),
+                                  formula="atomicContention", device="gpu")
+    assert report.run.mode == "compiled"
+    assert report.run.time_source == "device time (CUDA events)"
+    kernel = report.kernels[0]
+    assert kernel.name == "contended_sum_kernel" and kernel.launches == 5
+    assert kernel.signatures[0].args[0].device == "cuda:0"
+    assert kernel.signatures[0].num_warps == 4  # filled in from the compiled kernel
+
+    module = _load(EXAMPLES / "contended_sum.py")
+    x = torch.rand(N, device="cuda")
+    bench_ms = triton.testing.do_bench(lambda: module.contended_sum(x), return_mode="median")
+    recorded_ms = kernel.mean_time_s * 1e3
+    print(f"\ncontended_sum_kernel 16M: recorder mean {recorded_ms:.3f} ms, do_bench median {bench_ms:.3f} ms")
+    assert 0.5 < recorded_ms / bench_ms < 2.0
+
+    finding = report.diagnosis(kernel.name).findings[0]
+    assert finding.present and finding.metric.value == 1024
+    assert finding.lines[0].code.startswith("tl.atomic_add(out_ptr + zeros")
+
+
+def test_clean_kernel_on_gpu_is_not_flagged():
+    report = intelliperf.diagnose(py(EXAMPLES / "reduced_sum.py"), formula="atomicContention", device="gpu")
+    assert report.selected is None
+    assert report.kernels[0].total_time_s > 0
+
+
+def test_ranking_on_gpu():
+    report = intelliperf.diagnose(py(PROGRAMS / "multi_kernel.py"), device="gpu")
+    assert {k.name: k.launches for k in report.kernels} == {"heavy_kernel": 1, "add_kernel": 5, "scale_kernel": 2}
+    assert all(k.total_time_s > 0 for k in report.kernels)
+    print("\n" + "\n".join(f"{k.name}: {k.launches} launches, {k.total_time_s * 1e6:.1f} us" for k in report.kernels))

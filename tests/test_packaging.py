@@ -1,0 +1,28 @@
+"""Install layout and the light GPU side."""
+
+import subprocess
+import sys
+
+
+def _python(code: str, cwd) -> str:
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def test_formulas_and_validators_install_only_under_intelliperf(tmp_path):
+    # Run outside the checkout, so the repository's folders are not on sys.path.
+    out = _python("import importlib.util as u, intelliperf.formulas as f, intelliperf.validators as v;"
+                  "print(u.find_spec('formulas'), u.find_spec('validators'), f.Formula.__name__)", tmp_path)
+    assert out.split() == ["None", "None", "Formula"]
+
+
+def test_recorder_side_imports_no_cli_or_llm_stack(tmp_path):
+    out = _python("import sys, intelliperf.profiling.recorder, intelliperf.profiling.trace;"
+                  "print(sorted(m for m in ('rich', 'typer', 'dspy', 'openai', 'litellm', 'intelliperf.api')"
+                  " if m in sys.modules))", tmp_path)
+    assert out.strip() == "[]"
+
+
+def test_python_dash_m_entry_point(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "intelliperf", "--help"], cwd=tmp_path, capture_output=True,
+                            text=True)
+    assert result.returncode == 0 and "diagnose" in result.stdout

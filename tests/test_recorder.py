@@ -1,0 +1,103 @@
+"""The launch recorder, through a real subprocess running real Triton kernels (interpreter)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import intelliperf
+from conftest import PROGRAMS, py
+
+
+def _kernel(report, name):
+    return next(k for k in report.kernels if k.name == name)
+
+
+def test_counts_and_ranking(multi_report):
+    names = [k.name for k in multi_report.kernels]
+    assert names == ["heavy_kernel", "add_kernel", "scale_kernel"]  # by total time
+    assert [k.launches for k in multi_report.kernels] == [1, 5, 2]
+    assert multi_report.run.launches == 8
+    assert multi_report.run.mode == "interpreter"
+    assert multi_report.run.time_source == "wall time (interpreter)"
+    assert sum(k.share for k in multi_report.kernels) == pytest.approx(1.0)
+    heavy = _kernel(multi_report, "heavy_kernel")
+    assert heavy.total_time_s > _kernel(multi_report, "add_kernel").total_time_s > 0
+
+
+def test_kernel_source_location(multi_report):
+    add = _kernel(multi_report, "add_kernel")
+    assert add.file == str(PROGRAMS / "multi_kernel.py")
+    source = (PROGRAMS / "multi_kernel.py").read_text().splitlines()
+    assert source[add.line - 1].startswith("def add_kernel(")
+
+
+def test_arguments_grid_and_options(multi_report):
+    add = _kernel(multi_report, "add_kernel")
+    assert len(add.signatures) == 1
+    sig = add.signatures[0]
+    assert sig.launches == 5 and sig.grid == [4, 1, 1]
+    args = {a.name: a for a in sig.args}
+    assert args["x_ptr"].kind == "tensor"
+    assert (args["x_ptr"].dtype, args["x_ptr"].shape, args["x_ptr"].strides, args["x_ptr"].device) == (
+        "float32", [4096], [1], "cpu")
+    assert (args["n"].kind, args["n"].value) == ("scalar", 4096)
+    assert (args["BLOCK"].kind, args["BLOCK"].value) == ("constexpr", 1024)
+
+    scale = _kernel(multi_report, "scale_kernel").signatures[0]
+    scale_args = {a.name: a for a in scale.args}
+    assert scale.grid == [4, 1, 1]  # from the grid lambda: cdiv(1024, 256)
+    assert scale.num_warps == 2
+    assert scale_args["x_ptr"].dtype == "float16"
+    assert (scale_args["alpha"].kind, scale_args["alpha"].value) == ("scalar", 2.5)
+
+
+def test_thousands_of_launches_are_aggregated():
+    report = intelliperf.diagnose(py(PROGRAMS / "many_launches.py", "3000"), device="cpu", sample_programs=1)
+    tiny = report.kernels[0]
+    assert tiny.launches == 3000
+    assert len(tiny.signatures) == 1 and tiny.signatures[0].launches == 3000
+    assert report.diagnoses[0].evidence[0].launches_traced == 1  # traced once, not 3000 times
+
+
+def test_python_dash_m_and_child_processes(tmp_path):
+    # A package run with `python -m`, which starts a second Python process that launches too.
+    pkg = tmp_path / "app"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "__main__.py").write_text(
+        "import subprocess, sys\n"
+        f"subprocess.run([sys.executable, {str(PROGRAMS / 'many_launches.py')!r}, '7'], check=True)\n"
+        f"subprocess.run([sys.executable, {str(PROGRAMS / 'many_launches.py')!r}, '5'], check=True)\n")
+    report = intelliperf.diagnose([sys.executable, "-m", "app"], device="cpu", cwd=str(tmp_path))
+    assert report.kernels[0].launches == 12
+    assert report.run.processes == 2
+
+
+def test_existing_sitecustomize_still_runs(tmp_path):
+    # The bootstrap must not shadow a sitecustomize the user's environment relies on.
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "marker.txt"
+    (site / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    from intelliperf.workload.runner import TraceSettings, workload_env
+
+    record = tmp_path / "rec"
+    record.mkdir()
+    child_env = workload_env(record, interpret=True, trace=TraceSettings(), base=env)
+    subprocess.run(py(PROGRAMS / "many_launches.py", "3"), env=child_env, check=True, capture_output=True)
+    assert marker.read_text() == "ran"
+    data = json.loads(next(record.glob("record-*.json")).read_text())
+    assert data["kernels"][0]["launches"] == 3
+
+
+def test_secrets_are_not_passed_to_the_program(tmp_path):
+    from intelliperf.workload.runner import TraceSettings, workload_env
+
+    env = workload_env(tmp_path, interpret=True, trace=TraceSettings(),
+                       base={"PATH": "/bin", "OPENAI_API_KEY": "sk-x", "GITHUB_TOKEN": "ghp-x", "HOME": "/h"})
+    assert "OPENAI_API_KEY" not in env and "GITHUB_TOKEN" not in env
+    assert env["HOME"] == "/h" and env["TRITON_INTERPRET"] == "1"
