@@ -14,7 +14,7 @@ def test_diagnose_names_the_kernel_and_atomic_line(tmp_path):
     out, md = tmp_path / "report.json", tmp_path / "report.md"
     script = EXAMPLES / "contended_sum.py"
     result = run_cli("diagnose", "--formula", "atomicContention", "--output", str(out), "--markdown", str(md),
-                     "--", sys.executable, str(script), *SMALL)
+                     "--device", "cpu", "--", sys.executable, str(script), *SMALL)
     assert result.returncode == 0, result.stderr
     assert "contended_sum_kernel" in result.stdout
     assert "tl.atomic_add(out_ptr + zeros, x, mask=mask)" in result.stdout
@@ -32,7 +32,8 @@ def test_diagnose_names_the_kernel_and_atomic_line(tmp_path):
 
 
 def test_clean_kernel_exits_zero_with_no_finding():
-    result = run_cli("diagnose", "-f", "atomicContention", "--", sys.executable, str(EXAMPLES / "reduced_sum.py"),
+    result = run_cli("diagnose", "-f", "atomicContention", "--device", "cpu", "--", sys.executable,
+                     str(EXAMPLES / "reduced_sum.py"),
                      *SMALL)
     assert result.returncode == 0, result.stderr
     assert "No atomicContention bottleneck" in result.stdout

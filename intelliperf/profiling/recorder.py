@@ -86,7 +86,9 @@ class _FnInfo:
         self.arg_names = list(params)
         self.arg_set = set(params)
         self.defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
-        self.constexprs = {k for k, p in params.items() if _is_constexpr(p.annotation)}
+        self.params = [(k, _is_constexpr(p.annotation)) for k, p in params.items()]
+        self.kernel: _Kernel | None = None  # set by the recorder at the first launch
+        self.traced = False
 
 
 def _is_constexpr(annotation) -> bool:
@@ -95,15 +97,16 @@ def _is_constexpr(annotation) -> bool:
     return getattr(annotation, "__name__", "") == "constexpr"
 
 
-def _arg_key(name, value, is_constexpr):
-    """A hashable, JSON-ready description of one argument (cheap: called on every launch)."""
+def _arg_key(value, is_constexpr, tensor_type):
+    """A hashable description of one argument. Called for every argument of every launch, so it
+    keeps torch's own objects (dtype, Size, device) and turns them into text only once per
+    distinct signature (_arg_dict)."""
     if is_constexpr:
         return ("constexpr", _plain(value))
     if value is None:
         return ("none",)
-    if hasattr(value, "data_ptr") and hasattr(value, "stride"):
-        return ("tensor", str(value.dtype).replace("torch.", ""), tuple(value.shape), tuple(value.stride()),
-                str(value.device))
+    if isinstance(value, tensor_type):
+        return ("tensor", value.dtype, value.shape, value.stride(), value.device)
     if isinstance(value, (bool, int, float)):
         return ("scalar", value)
     return ("other", type(value).__name__)
@@ -116,8 +119,8 @@ def _plain(value):
 def _arg_dict(name, key) -> dict:
     kind = key[0]
     if kind == "tensor":
-        return {"name": name, "kind": kind, "dtype": key[1], "shape": list(key[2]), "strides": list(key[3]),
-                "device": key[4]}
+        return {"name": name, "kind": kind, "dtype": str(key[1]).replace("torch.", ""), "shape": list(key[2]),
+                "strides": list(key[3]), "device": str(key[4])}
     if kind in ("scalar", "constexpr"):
         return {"name": name, "kind": kind, "value": key[1]}
     if kind == "other":
@@ -129,7 +132,7 @@ class Recorder:
     def __init__(self, out_dir: str) -> None:
         self.out_dir = out_dir
         self.kernels: dict[tuple, _Kernel] = {}
-        self.fn_info: dict[int, _FnInfo] = {}
+        self.fn_info: dict = {}  # JITFunction -> _FnInfo (keeps it alive: no id reuse)
         self.mode = "compiled"
         self.current: _Signature | None = None
         self.current_kernel: _Kernel | None = None
@@ -144,37 +147,30 @@ class Recorder:
         self.sample = int(os.environ.get(ENV_SAMPLE, "32"))
         self.trace_budget = float(os.environ.get(ENV_TRACE_BUDGET, "60"))
         self.exit_registered = False
-        self.torch_cuda = None
+        self.events = None  # clock.DriverEvents or TorchEvents, made at the first compiled launch
+        self.tensor_type = None
 
     # --- launches --------------------------------------------------------------------------
 
-    def info(self, jit_fn) -> _FnInfo:
-        info = self.fn_info.get(id(jit_fn))
-        if info is None:
-            info = self.fn_info[id(jit_fn)] = _FnInfo(jit_fn)
-        return info
-
     def begin(self, jit_fn, args, kwargs, grid, interpreted: bool):
-        """Describe one launch and return the kernel and signature entries it counts towards."""
-        if not self.exit_registered:
-            # Registered at the first launch, so it runs before torch's own exit handlers.
-            atexit.register(self.flush)
-            self.exit_registered = True
-        info = self.info(jit_fn)
+        """Describe one launch and return the kernel and signature entries it counts towards.
+
+        This runs on every launch, before Triton's own launch path: keep it to a few µs.
+        """
+        info = self.fn_info.get(jit_fn) or self._first_launch(jit_fn, interpreted)
         bound = dict(zip(info.arg_names, args))
         options = {}
         for k, v in kwargs.items():
             (bound if k in info.arg_set else options)[k] = v
-        for k, v in info.defaults.items():
-            bound.setdefault(k, v)
-        grid = grid(bound) if callable(grid) else grid
-        grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
-        arg_keys = tuple(_arg_key(n, bound.get(n), n in info.constexprs) for n in info.arg_names)
+        if len(bound) < len(info.arg_names):
+            for k, v in info.defaults.items():
+                bound.setdefault(k, v)
+        g = tuple(grid(bound) if callable(grid) else grid)
+        grid = (int(g[0]), int(g[1]) if len(g) > 1 else 1, int(g[2]) if len(g) > 2 else 1)
+        tensor = self.tensor_type
+        arg_keys = tuple([_arg_key(bound.get(n), c, tensor) for n, c in info.params])
         key = (grid, options.get("num_warps"), options.get("num_stages"), arg_keys)
-        kkey = (info.name, info.file, info.line)
-        kernel = self.kernels.get(kkey)
-        if kernel is None:
-            kernel = self.kernels[kkey] = _Kernel(info.name, info.file, info.line)
+        kernel = info.kernel
         sig = kernel.signatures.get(key)
         if sig is None and len(kernel.signatures) < MAX_SIGNATURES:
             args_json = [_arg_dict(n, k) for n, k in zip(info.arg_names, arg_keys)]
@@ -185,11 +181,26 @@ class Recorder:
         self.launches += 1
         if sig is not None:
             sig.launches += 1
-        if interpreted:
-            self.mode = "interpreter"
-        if self.trace_pattern is not None and self.trace_pattern.search(info.name):
+        if info.traced:
             self.maybe_trace(kernel, info, bound, grid)
         return kernel, sig
+
+    def _first_launch(self, jit_fn, interpreted: bool) -> _FnInfo:
+        if not self.exit_registered:
+            # Registered at the first launch, so it runs before torch's own exit handlers.
+            atexit.register(self.flush)
+            self.exit_registered = True
+        if self.tensor_type is None:
+            import torch
+
+            self.tensor_type = torch.Tensor
+        if interpreted:
+            self.mode = "interpreter"
+        info = self.fn_info[jit_fn] = _FnInfo(jit_fn)
+        kkey = (info.name, info.file, info.line)
+        info.kernel = self.kernels.get(kkey) or self.kernels.setdefault(kkey, _Kernel(*kkey))
+        info.traced = bool(self.trace_pattern is not None and self.trace_pattern.search(info.name))
+        return info
 
     def maybe_trace(self, kernel: _Kernel, info: _FnInfo, bound: dict, grid) -> None:
         if kernel.traced is not None and kernel.traced["launches_traced"] >= self.trace_launches:
@@ -246,23 +257,24 @@ class Recorder:
     def _event(self):
         if self.event_pool:
             return self.event_pool.pop()
-        return self.torch_cuda.Event(enable_timing=True)
+        if self.events is None:
+            from .clock import device_events
+
+            self.events = device_events()
+        return self.events.new()
 
     def on_enter(self, metadata) -> None:
         if self.busy:
             return
-        if self.torch_cuda is None:
-            import torch
-
-            self.torch_cuda = torch.cuda
-        self.enter_event = self._event()
-        self.enter_event.record()
+        event = self._event()
+        self.events.record(event, metadata["stream"])
+        self.enter_event = event
 
     def on_exit(self, metadata) -> None:
         if self.busy or self.enter_event is None:
             return
         end = self._event()
-        end.record()
+        self.events.record(end, metadata["stream"])
         kernel, sig = self.current_kernel, self.current
         if kernel is None:  # launched without JITFunction.run (a CompiledKernel called directly)
             kernel = self._hook_only_kernel(metadata)
@@ -286,12 +298,12 @@ class Recorder:
         while self.pending:
             kernel, sig, start, end = self.pending[0]
             if must_wait > 0:
-                end.synchronize()
+                self.events.wait(end)
                 must_wait -= 1
-            elif not end.query():
+            elif not self.events.done(end):
                 break
             self.pending.popleft()
-            self.add_time(kernel, sig, start.elapsed_time(end) / 1000.0)
+            self.add_time(kernel, sig, self.events.elapsed_s(start, end))
             self.event_pool += (start, end)
 
     # --- output ------------------------------------------------------------------------------
@@ -301,7 +313,7 @@ class Recorder:
 
     def flush(self) -> None:
         if self.pending:
-            self.pending[-1][3].synchronize()
+            self.events.wait(self.pending[-1][3])
             self.resolve(wait=False)
         import triton
 
