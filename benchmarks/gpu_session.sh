@@ -14,8 +14,11 @@ python3 -c "import sys, torch, triton, pydantic; print('python', sys.version.spl
 
 python3 -m pytest -m gpu -v -s -p no:cacheprovider tests/test_gpu.py 2>&1 | tee "$OUT/gpu-tests.log"
 gpu_rc=${PIPESTATUS[0]}
-python3 -m pytest -m "not gpu" -q -p no:cacheprovider 2>&1 | tee "$OUT/cpu-suite.log" | tail -15
-cpu_rc=${PIPESTATUS[0]}
+cpu_rc=skipped
+if [ "${CPU_SUITE:-0}" = 1 ]; then  # the CPU suite against this machine's Triton (about 2 minutes)
+  python3 -m pytest -m "not gpu" -q -p no:cacheprovider 2>&1 | tee "$OUT/cpu-suite.log" | tail -15
+  cpu_rc=${PIPESTATUS[0]}
+fi
 
 for ex in contended_sum contended_histogram reduced_sum privatized_histogram; do
   python3 -m intelliperf diagnose -f atomicContention -o "$OUT/$ex.json" -- python3 "examples/atomic_contention/$ex.py" \
@@ -31,7 +34,7 @@ cat "$OUT/device.txt"
 echo "gpu tests rc=$gpu_rc; cpu suite rc=$cpu_rc"
 grep -E "passed|failed" "$OUT/gpu-tests.log" | tail -1
 grep -E "recorder mean|us$" "$OUT/gpu-tests.log"
-tail -1 "$OUT/cpu-suite.log"
+[ -f "$OUT/cpu-suite.log" ] && tail -1 "$OUT/cpu-suite.log"
 cat "$OUT/examples.txt"
 python3 - "$OUT" <<'PY'
 import json, sys, pathlib

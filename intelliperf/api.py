@@ -156,6 +156,8 @@ def _notes(registry: Registry, recording: Recording, interpret: bool) -> list[st
     if interpret:
         notes.append("No GPU was used: kernel times are wall times of Triton's interpreter, and the evidence is a "
                      "model of the memory traffic, not hardware counters.")
+    for record in recording.records:
+        notes += [f"recorder, process {record['pid']}: {problem}" for problem in record.get("problems", [])]
     for ev in recording.evidence.values():
         notes += [f"{ev.kernel}: {note}" for note in ev.notes]
     return notes

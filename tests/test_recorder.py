@@ -101,3 +101,48 @@ def test_secrets_are_not_passed_to_the_program(tmp_path):
                        base={"PATH": "/bin", "OPENAI_API_KEY": "sk-x", "GITHUB_TOKEN": "ghp-x", "HOME": "/h"})
     assert "OPENAI_API_KEY" not in env and "GITHUB_TOKEN" not in env
     assert env["HOME"] == "/h" and env["TRITON_INTERPRET"] == "1"
+
+
+class _StreamLog:
+    """Stands in for the GPU's event API (the edge of the machine): remembers each record."""
+
+    def __init__(self, fail=False):
+        self.streams, self.fail, self.count = [], fail, 0
+
+    def new(self):
+        self.count += 1
+        return self.count
+
+    def record(self, event, stream):
+        if self.fail:
+            raise RuntimeError("CUDA error 201")
+        self.streams.append(stream)
+
+
+def test_launch_hooks_read_triton_launch_metadata(tmp_path):
+    # The C launcher hands the hooks Triton's own LazyDict; the events go on the stream it names.
+    from triton.compiler.compiler import LazyDict
+
+    from intelliperf.profiling.recorder import Recorder
+
+    rec = Recorder(str(tmp_path))
+    rec.events = _StreamLog()
+    metadata = LazyDict({"name": "k", "function": 0, "stream": 0x1234})
+    rec.on_enter(metadata)
+    rec.on_exit(metadata)
+    assert rec.events.streams == [0x1234, 0x1234]
+    [(kernel, sig, start, end)] = rec.pending
+    assert kernel.name == "k" and sig is None  # launched without JITFunction.run: known by name only
+
+
+def test_a_failing_device_clock_never_breaks_the_program(tmp_path):
+    from triton.compiler.compiler import LazyDict
+
+    from intelliperf.profiling.recorder import Recorder
+
+    rec = Recorder(str(tmp_path))
+    rec.events = _StreamLog(fail=True)
+    metadata = LazyDict({"name": "k", "function": 0, "stream": 0})
+    rec.on_enter(metadata)  # must not raise
+    rec.on_exit(metadata)
+    assert rec.timing_failed and "CUDA error 201" in rec.problems[0]

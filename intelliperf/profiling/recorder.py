@@ -112,6 +112,14 @@ def _arg_key(value, is_constexpr, tensor_type):
     return ("other", type(value).__name__)
 
 
+def _launch_info(metadata) -> dict:
+    # Triton hands hooks a LazyDict: its plain fields are in .data; .get() would also run any
+    # user launch_metadata function, which we do not need.
+    if metadata is None:
+        return {}
+    return getattr(metadata, "data", metadata)
+
+
 def _plain(value):
     return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
 
@@ -148,6 +156,8 @@ class Recorder:
         self.trace_budget = float(os.environ.get(ENV_TRACE_BUDGET, "60"))
         self.exit_registered = False
         self.events = None  # clock.DriverEvents or TorchEvents, made at the first compiled launch
+        self.timing_failed = False
+        self.problems: list[str] = []  # what went wrong inside the recorder, for the report
         self.tensor_type = None
 
     # --- launches --------------------------------------------------------------------------
@@ -210,6 +220,9 @@ class Recorder:
         self.busy = True
         try:
             result = trace_launch(info.py_fn, bound, grid, self.sample, self.trace_budget)
+        except Exception as exc:  # e.g. arguments that cannot be copied to the host
+            result = {"programs_total": grid[0] * grid[1] * grid[2], "programs_sampled": 0, "sites": [],
+                      "notes": [f"interpreter trace failed: {exc!r:.300}"]}
         finally:
             self.busy = False
         merged = kernel.traced or {"launches_traced": 0, "programs_total": 0, "programs_sampled": 0,
@@ -227,7 +240,11 @@ class Recorder:
         def run(jit_fn, *args, grid, warmup, **kwargs):
             if warmup or recorder.busy:
                 return original(jit_fn, *args, grid=grid, warmup=warmup, **kwargs)
-            kernel, sig = recorder.begin(jit_fn, args, kwargs, grid, interpreted)
+            try:
+                kernel, sig = recorder.begin(jit_fn, args, kwargs, grid, interpreted)
+            except Exception as exc:  # an argument we cannot describe must not stop the program
+                recorder.problems.append(f"launch not recorded: {type(exc).__name__}: {exc}")
+                return original(jit_fn, *args, grid=grid, warmup=warmup, **kwargs)
             if interpreted:
                 start = time.perf_counter()
                 result = original(jit_fn, *args, grid=grid, warmup=warmup, **kwargs)
@@ -264,27 +281,38 @@ class Recorder:
         return self.events.new()
 
     def on_enter(self, metadata) -> None:
-        if self.busy:
+        if self.busy or self.timing_failed:
             return
-        event = self._event()
-        self.events.record(event, metadata["stream"])
-        self.enter_event = event
+        try:
+            event = self._event()
+            self.events.record(event, _launch_info(metadata).get("stream"))
+            self.enter_event = event
+        except Exception as exc:  # never break the user's program: lose the timing, say why
+            self._timing_failure(exc)
 
     def on_exit(self, metadata) -> None:
-        if self.busy or self.enter_event is None:
+        if self.busy or self.timing_failed or self.enter_event is None:
             return
-        end = self._event()
-        self.events.record(end, metadata["stream"])
-        kernel, sig = self.current_kernel, self.current
-        if kernel is None:  # launched without JITFunction.run (a CompiledKernel called directly)
-            kernel = self._hook_only_kernel(metadata)
-        self.pending.append((kernel, sig, self.enter_event, end))
-        self.enter_event = None
-        if len(self.pending) >= _RESOLVE_BATCH:
-            self.resolve(wait=len(self.pending) >= _MAX_PENDING)
+        try:
+            end = self._event()
+            self.events.record(end, _launch_info(metadata).get("stream"))
+            kernel, sig = self.current_kernel, self.current
+            if kernel is None:  # launched without JITFunction.run (a CompiledKernel called directly)
+                kernel = self._hook_only_kernel(metadata)
+            self.pending.append((kernel, sig, self.enter_event, end))
+            self.enter_event = None
+            if len(self.pending) >= _RESOLVE_BATCH:
+                self.resolve(wait=len(self.pending) >= _MAX_PENDING)
+        except Exception as exc:
+            self._timing_failure(exc)
+
+    def _timing_failure(self, exc: Exception) -> None:
+        self.timing_failed = True
+        self.pending.clear()
+        self.problems.append(f"device timing stopped: {type(exc).__name__}: {exc}")
 
     def _hook_only_kernel(self, metadata) -> _Kernel:
-        name = str(metadata["name"]) if metadata is not None else "<unknown>"
+        name = str(_launch_info(metadata).get("name", "<unknown>"))
         kernel = self.kernels.get((name, None, None))
         if kernel is None:
             kernel = self.kernels[(name, None, None)] = _Kernel(name, None, None)
@@ -326,7 +354,7 @@ class Recorder:
                 device = torch.cuda.get_device_name()
         record = {
             "pid": os.getpid(), "argv": sys.argv, "mode": self.mode, "time_source": self.time_source(),
-            "device": device, "versions": versions, "launches": self.launches,
+            "device": device, "versions": versions, "launches": self.launches, "problems": self.problems[:20],
             "kernels": [k.as_dict() for k in self.kernels.values()],
         }
         path = os.path.join(self.out_dir, f"record-{os.getpid()}.json")
