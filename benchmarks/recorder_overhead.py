@@ -15,15 +15,18 @@ import sys
 import tempfile
 from pathlib import Path
 
+from intelliperf.profiling.recorder import ENV_TIME_FRACTION
 from intelliperf.workload.runner import TraceSettings, workload_env
 
 HERE = Path(__file__).parent
 
 
-def loop_time(launches: int, n: int, recorded: bool) -> float:
+def loop_time(launches: int, n: int, recorded: bool, time_fraction: str | None = None) -> float:
     cmd = [sys.executable, str(HERE / "launch_loop.py"), "--launches", str(launches), "--n", str(n)]
     with tempfile.TemporaryDirectory() as tmp:
         env = workload_env(Path(tmp), interpret=False, trace=TraceSettings()) if recorded else None
+        if time_fraction is not None:
+            env[ENV_TIME_FRACTION] = time_fraction
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
         if recorded:
             record = json.loads(next(Path(tmp).glob("record-*.json")).read_text())
@@ -41,24 +44,26 @@ def main() -> None:
     import triton
 
     rows = []
-    for n in (1024, 1 << 22):
+    # (elements, fraction of launches timed: None is the recorder's default sampling, "1" times all)
+    for n, fraction in ((1024, None), (1024, "1"), (1 << 22, None)):
         plain, recorded = [], []
         for _ in range(args.runs):
             plain.append(loop_time(args.launches, n, recorded=False))
-            recorded.append(loop_time(args.launches, n, recorded=True))
+            recorded.append(loop_time(args.launches, n, recorded=True, time_fraction=fraction))
         p, r = statistics.median(plain), statistics.median(recorded)
-        rows.append({"n": n, "launches": args.launches, "plain_s": p, "recorded_s": r,
-                     "overhead_us_per_launch": (r - p) / args.launches * 1e6, "slowdown": r / p})
+        rows.append({"n": n, "launches": args.launches, "timed": "all" if fraction else "sampled", "plain_s": p,
+                     "recorded_s": r, "overhead_us_per_launch": (r - p) / args.launches * 1e6, "slowdown": r / p})
     result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "runs": args.runs, "rows": rows}
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"recorder overhead on {result['device']} (torch {result['torch']}, triton {result['triton']}), "
           f"median of {args.runs} runs")
-    print("| elements | launches | plain loop | recorded loop | per launch | slowdown |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| elements | launches | launches timed | plain loop | recorded loop | per launch | slowdown |")
+    print("|---:|---:|---|---:|---:|---:|---:|")
     for row in rows:
-        print(f"| {row['n']} | {row['launches']} | {row['plain_s'] * 1e3:.1f} ms | {row['recorded_s'] * 1e3:.1f} ms | "
+        print(f"| {row['n']} | {row['launches']} | {row['timed']} | {row['plain_s'] * 1e3:.1f} ms | "
+              f"{row['recorded_s'] * 1e3:.1f} ms | "
               f"+{row['overhead_us_per_launch']:.1f} µs | {row['slowdown']:.2f}x |")
 
 

@@ -146,6 +146,10 @@ def _select(kernels: list[KernelProfile], pattern: re.Pattern | None, raw: str |
 
 def _merged_versions(recording: Recording) -> dict[str, str]:
     versions: dict[str, str] = {}
+    for k in recording.kernels:
+        if k.timed_launches < k.launches:
+            notes.append(f"{k.name}: {k.timed_launches} of {k.launches} launches were timed (the first ones and a "
+                         "random sample); its total time is scaled from them")
     for record in recording.records:
         versions.update(record.get("versions", {}))
     return versions
@@ -156,6 +160,10 @@ def _notes(registry: Registry, recording: Recording, interpret: bool) -> list[st
     if interpret:
         notes.append("No GPU was used: kernel times are wall times of Triton's interpreter, and the evidence is a "
                      "model of the memory traffic, not hardware counters.")
+    for k in recording.kernels:
+        if k.timed_launches < k.launches:
+            notes.append(f"{k.name}: {k.timed_launches} of {k.launches} launches were timed (the first ones and a "
+                         "random sample); its total time is scaled from them")
     for record in recording.records:
         notes += [f"recorder, process {record['pid']}: {problem}" for problem in record.get("problems", [])]
     for ev in recording.evidence.values():

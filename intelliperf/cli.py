@@ -97,7 +97,7 @@ def schema() -> None:
     """Print the JSON Schema of the report."""
     from .delivery.report import report_schema
 
-    out.print_json(json.dumps(report_schema()))
+    print(json.dumps(report_schema(), indent=2))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,6 +53,7 @@ class KernelProfile(_Model):
     file: str | None = Field(description="file of the @triton.jit function")
     line: int | None = Field(description="line of its `def`")
     launches: int
+    timed_launches: int = Field(description="launches whose time was measured; totals are scaled from them")
     total_time_s: float
     mean_time_s: float
     share: float = Field(description="fraction of the time of all recorded kernels")

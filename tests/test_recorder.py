@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 import intelliperf
 from conftest import PROGRAMS, py
@@ -58,6 +59,7 @@ def test_thousands_of_launches_are_aggregated():
     report = intelliperf.diagnose(py(PROGRAMS / "many_launches.py", "3000"), device="cpu", sample_programs=1)
     tiny = report.kernels[0]
     assert tiny.launches == 3000
+    assert tiny.timed_launches == 3000  # the interpreter's wall time is taken for every launch
     assert len(tiny.signatures) == 1 and tiny.signatures[0].launches == 3000
     assert report.diagnoses[0].evidence[0].launches_traced == 1  # traced once, not 3000 times
 
@@ -104,7 +106,8 @@ def test_secrets_are_not_passed_to_the_program(tmp_path):
 
 
 class _StreamLog:
-    """Stands in for the GPU's event API (the edge of the machine): remembers each record."""
+    """Stands in for the GPU's event API (the edge of the machine): remembers each record, and
+    says every kernel took 1 ms."""
 
     def __init__(self, fail=False):
         self.streams, self.fail, self.count = [], fail, 0
@@ -117,6 +120,44 @@ class _StreamLog:
         if self.fail:
             raise RuntimeError("CUDA error 201")
         self.streams.append(stream)
+
+    def done(self, event):
+        return True
+
+    def wait(self, event):
+        pass
+
+    def elapsed_s(self, start, end):
+        return 1e-3
+
+
+def test_many_compiled_launches_are_all_counted_and_a_sample_timed(tmp_path):
+    # Triton's launcher (the GPU edge) replaced by a function that calls the hooks as it does.
+    from triton.compiler.compiler import LazyDict
+
+    from intelliperf.profiling.recorder import TIME_ALL_FIRST, Recorder
+
+    sys.path.insert(0, str(PROGRAMS))
+    from many_launches import tiny_kernel
+
+    rec = Recorder(str(tmp_path))
+    rec.events = _StreamLog()
+
+    def launch(jit_fn, *args, grid, warmup, **kwargs):
+        metadata = LazyDict({"name": "tiny_kernel", "function": 0, "stream": 7})
+        rec.on_enter(metadata)
+        rec.on_exit(metadata)
+
+    run = rec.wrap(launch, interpreted=False)
+    x = torch.zeros(64)
+    for _ in range(2000):
+        run(tiny_kernel, x, 64, grid=(1,), warmup=False, BLOCK=64)
+    rec.resolve(wait=True)
+    [kernel] = rec.kernels.values()
+    assert kernel.launches == 2000
+    assert TIME_ALL_FIRST + 60 < kernel.timed < TIME_ALL_FIRST + 250  # about 1 in 16 after the first 64
+    assert len(rec.events.streams) == 2 * kernel.timed
+    assert kernel.total() == pytest.approx(2000 * 1e-3)  # scaled from the timed ones
 
 
 def test_launch_hooks_read_triton_launch_metadata(tmp_path):

@@ -56,8 +56,10 @@ def rank_kernels(records: list[dict]) -> list[KernelProfile]:
         for k in record["kernels"]:
             key = kernel_id(k["name"], k["file"], k["line"])
             into = merged.setdefault(key, {"name": k["name"], "file": k["file"], "line": k["line"], "launches": 0,
-                                           "total_time_s": 0.0, "signatures": [], "signatures_dropped": 0})
+                                           "timed_launches": 0, "total_time_s": 0.0, "signatures": [],
+                                           "signatures_dropped": 0})
             into["launches"] += k["launches"]
+            into["timed_launches"] += k["timed_launches"]
             into["total_time_s"] += k["total_time_s"]
             into["signatures"] += k["signatures"]
             into["signatures_dropped"] += k["signatures_dropped"]
@@ -69,7 +71,8 @@ def rank_kernels(records: list[dict]) -> list[KernelProfile]:
         name = m["name"] if names.count(m["name"]) == 1 else f"{m['name']} ({Path(m['file'] or '?').name}:{m['line']})"
         signatures = sorted((LaunchSignature(**s) for s in m["signatures"]), key=lambda s: -s.launches)
         profiles.append(KernelProfile(
-            id=kernel_id(m["name"], m["file"], m["line"]), name=name, file=m["file"], line=m["line"], launches=m["launches"], total_time_s=m["total_time_s"],
+            id=kernel_id(m["name"], m["file"], m["line"]), name=name, file=m["file"], line=m["line"], launches=m["launches"], timed_launches=m["timed_launches"],
+            total_time_s=m["total_time_s"],
             mean_time_s=m["total_time_s"] / max(m["launches"], 1), share=m["total_time_s"] / grand_total,
             signatures=signatures, signatures_dropped=m["signatures_dropped"]))
     return sorted(profiles, key=lambda p: (-p.total_time_s, p.name))

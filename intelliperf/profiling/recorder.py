@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import random
 import re
 import sys
 import time
@@ -32,24 +33,38 @@ ENV_TRACE_LAUNCHES = "INTELLIPERF_TRACE_LAUNCHES"
 ENV_TRACE_BUDGET = "INTELLIPERF_TRACE_BUDGET_S"
 
 MAX_SIGNATURES = 32
+ENV_TIME_FRACTION = "INTELLIPERF_TIME_FRACTION"
+TIME_ALL_FIRST = 64  # launches of each kernel that are always timed
 _RESOLVE_BATCH = 256  # pending event pairs before completed ones are read back
 _MAX_PENDING = 16384  # beyond this, wait for the oldest events rather than grow without bound
 
 
-class _Signature:
-    __slots__ = ("grid", "num_warps", "num_stages", "args", "launches", "total")
+class _Counts:
+    """Launches, and the time of those that were timed; totals are scaled up from them."""
+
+    __slots__ = ("launches", "timed", "timed_s")
+
+    def __init__(self):
+        self.launches, self.timed, self.timed_s = 0, 0, 0.0
+
+    def total(self) -> float:
+        return self.timed_s * self.launches / self.timed if self.timed else 0.0
+
+
+class _Signature(_Counts):
+    __slots__ = ("grid", "num_warps", "num_stages", "args")
 
     def __init__(self, grid, num_warps, num_stages, args):
+        super().__init__()
         self.grid, self.num_warps, self.num_stages, self.args = grid, num_warps, num_stages, args
-        self.launches, self.total = 0, 0.0
 
 
-class _Kernel:
-    __slots__ = ("name", "file", "line", "launches", "total", "signatures", "dropped", "traced")
+class _Kernel(_Counts):
+    __slots__ = ("name", "file", "line", "signatures", "dropped", "traced")
 
     def __init__(self, name, file, line):
+        super().__init__()
         self.name, self.file, self.line = name, file, line
-        self.launches, self.total = 0, 0.0
         self.signatures: dict[tuple, _Signature] = {}
         self.dropped = 0
         self.traced: dict | None = None
@@ -58,10 +73,11 @@ class _Kernel:
         sigs = sorted(self.signatures.values(), key=lambda s: -s.launches)
         return {
             "name": self.name, "file": self.file, "line": self.line,
-            "launches": self.launches, "total_time_s": self.total, "signatures_dropped": self.dropped,
+            "launches": self.launches, "timed_launches": self.timed, "total_time_s": self.total(),
+            "signatures_dropped": self.dropped,
             "signatures": [
                 {"grid": list(s.grid), "num_warps": s.num_warps, "num_stages": s.num_stages,
-                 "args": s.args, "launches": s.launches, "total_time_s": s.total} for s in sigs],
+                 "args": s.args, "launches": s.launches, "total_time_s": s.total()} for s in sigs],
             "trace": self.traced,
         }
 
@@ -157,6 +173,9 @@ class Recorder:
         self.exit_registered = False
         self.events = None  # clock.DriverEvents or TorchEvents, made at the first compiled launch
         self.timing_failed = False
+        self.time_this = True
+        self.time_fraction = float(os.environ.get(ENV_TIME_FRACTION, "0.0625"))
+        self.rng = random.Random(0)  # a fixed seed: the same run samples the same launches
         self.problems: list[str] = []  # what went wrong inside the recorder, for the report
         self.tensor_type = None
 
@@ -251,6 +270,9 @@ class Recorder:
                 recorder.add_time(kernel, sig, time.perf_counter() - start)
                 return result
             recorder.current, recorder.current_kernel = sig, kernel
+            # Every launch is counted; the first ones of each kernel and then a random sample are
+            # timed, so that a kernel launched millions of times is not slowed by its own clock.
+            recorder.time_this = kernel.launches <= TIME_ALL_FIRST or recorder.rng.random() < recorder.time_fraction
             try:
                 compiled = original(jit_fn, *args, grid=grid, warmup=warmup, **kwargs)
             finally:
@@ -265,9 +287,11 @@ class Recorder:
 
     @staticmethod
     def add_time(kernel: _Kernel, sig: _Signature | None, seconds: float) -> None:
-        kernel.total += seconds
+        kernel.timed += 1
+        kernel.timed_s += seconds
         if sig is not None:
-            sig.total += seconds
+            sig.timed += 1
+            sig.timed_s += seconds
 
     # --- device time -------------------------------------------------------------------------
 
@@ -281,7 +305,7 @@ class Recorder:
         return self.events.new()
 
     def on_enter(self, metadata) -> None:
-        if self.busy or self.timing_failed:
+        if self.busy or self.timing_failed or (self.current_kernel is not None and not self.time_this):
             return
         try:
             event = self._event()
