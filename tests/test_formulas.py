@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 import intelliperf
-from conftest import EXAMPLES, SMALL, py
+from conftest import EXAMPLES, REPO, SMALL, py
 from intelliperf.errors import FormulaLoadError, UnknownFormulaError, UsageError
 from intelliperf.formulas import Registry, default_registry
 
@@ -89,29 +89,15 @@ def test_unknown_formula_lists_the_registered_ones():
     assert "atomicContention" in str(info.value) and "diagnoseOnly" in str(info.value)
 
 
-USER_FORMULA = '''
-from intelliperf import Finding, Formula, Metric
+def _readme_block(marker: str) -> str:
+    """The fenced code block that follows `<!-- marker -->` in the README."""
+    text = (REPO / "README.md").read_text()
+    after = text[text.index(f"<!-- {marker} -->"):]
+    return after.split("```python\n", 1)[1].split("```", 1)[0]
 
 
-class LowSectorEfficiency(Formula):
-    """Flags a kernel whose worst memory line uses less than half of each 32-byte sector."""
-
-    name = "lowSectorEfficiency"
-    summary = "loads or stores that waste most of each sector"
-
-    class Options(Formula.Options):
-        threshold: float = 0.5
-
-    def diagnose(self, kernel, evidence) -> Finding:
-        sites = [s for ev in evidence for s in ev.sites if not s.is_atomic]
-        if not sites:
-            return self.no_evidence(kernel)
-        worst = min(sites, key=lambda s: s.sector_efficiency)
-        metric = Metric(name="sector_efficiency", value=worst.sector_efficiency, better="higher")
-        present = worst.sector_efficiency < self.options.threshold
-        return self.finding(present, f"worst line {worst.line}: {worst.sector_efficiency:.0%} of each sector used",
-                            severity="medium" if present else "none", metric=metric)
-'''
+# The formula shown in the README is the one tested here.
+USER_FORMULA = _readme_block("formula-example")
 
 
 def test_user_formula_from_a_file(tmp_path, multi_report):

@@ -34,9 +34,12 @@ def print_report(report: Report, console: Console) -> None:
 
 def _kernel_table(report: Report) -> Table:
     table = Table(title=f"Triton kernels by total time ({report.run.launches} launches)", title_justify="left")
-    for column, justify in (("#", "right"), ("kernel", "left"), ("launches", "right"), ("total", "right"),
-                            ("mean", "right"), ("share", "right"), ("source", "left"), ("verdict", "left")):
-        table.add_column(column, justify=justify)
+    table.add_column("#", justify="right")
+    table.add_column("kernel", no_wrap=True)  # names are what the user searches for: never cut them
+    for column in ("launches", "total", "mean", "share"):
+        table.add_column(column, justify="right")
+    table.add_column("source", overflow="ellipsis", max_width=32)
+    table.add_column("verdict")
     verdicts = {d.kernel: d.findings for d in report.diagnoses}
     for rank, k in enumerate(report.kernels, start=1):
         findings = verdicts.get(k.name)
