@@ -16,7 +16,8 @@ class DiagnoseOnly(Formula):
         return self.finding(False, "diagnoseOnly delegates to the other formulas; see their findings.")
 
     def needs(self, registry) -> set[str]:
-        return {need for name in registry.names() if name != self.name for need in registry.create(name).needs(registry)}
+        others = [registry.create(name) for name in registry.names() if name != self.name]
+        return {need for formula in others for need in formula.needs(registry)}
 
     def evaluate(self, kernel, evidence, registry) -> list[Finding]:
         return [registry.create(name).diagnose(kernel, evidence) for name in registry.names() if name != self.name]

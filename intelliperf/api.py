@@ -146,10 +146,6 @@ def _select(kernels: list[KernelProfile], pattern: re.Pattern | None, raw: str |
 
 def _merged_versions(recording: Recording) -> dict[str, str]:
     versions: dict[str, str] = {}
-    for k in recording.kernels:
-        if k.timed_launches < k.launches:
-            notes.append(f"{k.name}: {k.timed_launches} of {k.launches} launches were timed (the first ones and a "
-                         "random sample); its total time is scaled from them")
     for record in recording.records:
         versions.update(record.get("versions", {}))
     return versions

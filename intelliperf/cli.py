@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -44,17 +43,17 @@ def _parse_options(pairs: list[str]) -> dict:
 
 @app.command(context_settings=_COMMAND_SETTINGS)
 def diagnose(
-    command: Optional[list[str]] = typer.Argument(None, metavar="-- CMD [ARGS]...", help="The program to run."),
-    formula: str = typer.Option("diagnoseOnly", "--formula", "-f", help="Formula to apply (see `intelliperf formulas`)."),
-    formula_path: list[Path] = typer.Option([], "--formula-path", help="Load formulas from this Python file (repeatable)."),
+    command: list[str] | None = typer.Argument(None, metavar="-- CMD [ARGS]...", help="The program to run."),
+    formula: str = typer.Option("diagnoseOnly", "--formula", "-f", help="Formula to apply (`intelliperf formulas`)."),
+    formula_path: list[Path] = typer.Option([], "--formula-path", help="Load formulas from this file (repeatable)."),
     formula_option: list[str] = typer.Option([], "--formula-option", "-O", help="KEY=VALUE option for the formula."),
     top_n: int = typer.Option(10, "--top-n", "-n", help="Diagnose the N kernels with the most time."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regex."),
+    kernel: str | None = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regex."),
     device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
     sample_programs: int = typer.Option(32, "--sample-programs", help="Programs per launch the address trace runs."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Stop the command after this many seconds."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the JSON report here."),
-    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown report here."),
+    timeout: float | None = typer.Option(None, "--timeout", help="Stop the command after this many seconds."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write the JSON report here."),
+    markdown: Path | None = typer.Option(None, "--markdown", help="Write a Markdown report here."),
 ) -> None:
     """Profile a program, rank its Triton kernels and diagnose the top ones."""
     from .api import diagnose as run_diagnose

@@ -4,8 +4,8 @@ import json
 import sys
 
 import pytest
-
 from conftest import EXAMPLES, PROGRAMS, SMALL, run_cli
+
 from intelliperf.delivery.report import SCHEMA_PATH, report_schema
 from intelliperf.models import SCHEMA_VERSION, Report
 

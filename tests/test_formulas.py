@@ -4,9 +4,9 @@ import sys
 import textwrap
 
 import pytest
+from conftest import EXAMPLES, REPO, SMALL, py
 
 import intelliperf
-from conftest import EXAMPLES, REPO, SMALL, py
 from intelliperf.errors import FormulaLoadError, UnknownFormulaError, UsageError
 from intelliperf.formulas import Registry, default_registry
 

@@ -4,9 +4,9 @@ import importlib.util
 import sys
 
 import pytest
+from conftest import EXAMPLES, PROGRAMS, py
 
 import intelliperf
-from conftest import EXAMPLES, PROGRAMS, py
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,

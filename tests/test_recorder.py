@@ -7,9 +7,9 @@ import sys
 
 import pytest
 import torch
+from conftest import PROGRAMS, py
 
 import intelliperf
-from conftest import PROGRAMS, py
 
 
 def _kernel(report, name):
@@ -158,6 +158,19 @@ def test_many_compiled_launches_are_all_counted_and_a_sample_timed(tmp_path):
     assert TIME_ALL_FIRST + 60 < kernel.timed < TIME_ALL_FIRST + 250  # about 1 in 16 after the first 64
     assert len(rec.events.streams) == 2 * kernel.timed
     assert kernel.total() == pytest.approx(2000 * 1e-3)  # scaled from the timed ones
+
+    # what the parent reads back, and the note that tells the user the total is scaled
+    from intelliperf.api import _notes
+    from intelliperf.formulas import default_registry
+    from intelliperf.profiling.aggregate import load_recording
+
+    rec.flush()
+    recording = load_recording(tmp_path)
+    [profile] = recording.kernels
+    assert (profile.launches, profile.timed_launches) == (2000, kernel.timed)
+    assert profile.total_time_s == pytest.approx(2.0)
+    assert any(f"{kernel.timed} of 2000 launches were timed" in note
+               for note in _notes(default_registry(), recording, interpret=False))
 
 
 def test_launch_hooks_read_triton_launch_metadata(tmp_path):

@@ -71,8 +71,8 @@ def rank_kernels(records: list[dict]) -> list[KernelProfile]:
         name = m["name"] if names.count(m["name"]) == 1 else f"{m['name']} ({Path(m['file'] or '?').name}:{m['line']})"
         signatures = sorted((LaunchSignature(**s) for s in m["signatures"]), key=lambda s: -s.launches)
         profiles.append(KernelProfile(
-            id=kernel_id(m["name"], m["file"], m["line"]), name=name, file=m["file"], line=m["line"], launches=m["launches"], timed_launches=m["timed_launches"],
-            total_time_s=m["total_time_s"],
+            id=kernel_id(m["name"], m["file"], m["line"]), name=name, file=m["file"], line=m["line"],
+            launches=m["launches"], timed_launches=m["timed_launches"], total_time_s=m["total_time_s"],
             mean_time_s=m["total_time_s"] / max(m["launches"], 1), share=m["total_time_s"] / grand_total,
             signatures=signatures, signatures_dropped=m["signatures_dropped"]))
     return sorted(profiles, key=lambda p: (-p.total_time_s, p.name))

@@ -187,7 +187,7 @@ class Recorder:
         This runs on every launch, before Triton's own launch path: keep it to a few µs.
         """
         info = self.fn_info.get(jit_fn) or self._first_launch(jit_fn, interpreted)
-        bound = dict(zip(info.arg_names, args))
+        bound = dict(zip(info.arg_names, args, strict=False))
         options = {}
         for k, v in kwargs.items():
             (bound if k in info.arg_set else options)[k] = v
@@ -202,7 +202,7 @@ class Recorder:
         kernel = info.kernel
         sig = kernel.signatures.get(key)
         if sig is None and len(kernel.signatures) < MAX_SIGNATURES:
-            args_json = [_arg_dict(n, k) for n, k in zip(info.arg_names, arg_keys)]
+            args_json = [_arg_dict(n, k) for n, k in zip(info.arg_names, arg_keys, strict=False)]
             sig = kernel.signatures[key] = _Signature(grid, key[1], key[2], args_json)
         elif sig is None:
             kernel.dropped += 1

@@ -281,7 +281,8 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
                 kernel(**args)
                 result["programs_sampled"] += 1
     except TraceAborted:
-        result["notes"].append(f"trace stopped at its {budget_s:g} s budget after {result['programs_sampled']} programs")
+        done = result["programs_sampled"]
+        result["notes"].append(f"trace stopped at its {budget_s:g} s budget after {done} programs")
     except Exception as exc:  # the interpreter cannot run every kernel; the run itself goes on
         result["notes"].append(f"interpreter trace failed: {exc!r:.300}")
     finally:
