@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -78,6 +79,15 @@ def test_python_dash_m_and_child_processes(tmp_path):
     assert report.run.processes == 2
 
 
+def test_pytest_as_the_command(tmp_path):
+    # Copied out of this repository, so that our own conftest and pytest settings stay out of it.
+    for name in ("kernel_check.py", "many_launches.py"):
+        shutil.copy(PROGRAMS / name, tmp_path / name)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "kernel_check.py"]
+    report = intelliperf.diagnose(cmd, device="cpu", cwd=str(tmp_path))
+    assert [(k.name, k.launches) for k in report.kernels] == [("tiny_kernel", 4)]
+
+
 def test_existing_sitecustomize_still_runs(tmp_path):
     # The bootstrap must not shadow a sitecustomize the user's environment relies on.
     site = tmp_path / "site"
@@ -103,6 +113,8 @@ def test_secrets_are_not_passed_to_the_program(tmp_path):
                        base={"PATH": "/bin", "OPENAI_API_KEY": "sk-x", "GITHUB_TOKEN": "ghp-x", "HOME": "/h"})
     assert "OPENAI_API_KEY" not in env and "GITHUB_TOKEN" not in env
     assert env["HOME"] == "/h" and env["TRITON_INTERPRET"] == "1"
+    compiled = workload_env(tmp_path, interpret=False, trace=TraceSettings(), base={"TRITON_INTERPRET": "1"})
+    assert "TRITON_INTERPRET" not in compiled
 
 
 class _StreamLog:

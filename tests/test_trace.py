@@ -95,6 +95,15 @@ def test_sampling_bounds_the_programs_run():
     assert _sites(result)["load"]["calls"] == 16
 
 
+def test_a_16m_program_grid_runs_only_the_sample():
+    n = 1 << 24  # one element per program: 16M programs
+    x, out = torch.rand(n), torch.empty(n)
+    result = trace_launch(strided_load_kernel.fn, {"x_ptr": x, "out_ptr": out, "STRIDE": 1, "BLOCK": 1},
+                          (n, 1, 1), sample=32, budget_s=60)
+    assert (result["programs_total"], result["programs_sampled"]) == (n, 32)
+    assert _sites(result)["load"]["calls"] == 32
+
+
 def test_sample_program_ids_are_deterministic_and_cover_both_ends():
     ids = sample_program_ids((100, 3, 2), 10)
     assert ids == sample_program_ids((100, 3, 2), 10)

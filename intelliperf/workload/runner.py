@@ -66,6 +66,8 @@ def workload_env(record_dir: Path, interpret: bool, trace: TraceSettings, base: 
     env["INTELLIPERF_HOME"] = str(PACKAGE_PARENT)
     if interpret:
         env["TRITON_INTERPRET"] = "1"
+    else:  # --device gpu must mean compiled kernels, whatever the calling shell has set
+        env.pop("TRITON_INTERPRET", None)
     if trace.pattern is not None:
         env[ENV_TRACE] = trace.pattern
         env[ENV_SAMPLE] = str(trace.sample_programs)
