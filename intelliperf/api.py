@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
-from .formulas import Formula, Registry, default_registry
+from .formulas import Registry, default_registry
 from .models import KernelDiagnosis, KernelProfile, Report, RunInfo
 from .profiling.aggregate import Recording, load_recording
 from .workload.runner import TraceSettings, check_command, run_workload
@@ -47,7 +47,7 @@ def diagnose(
     command = list(command)
     progress = progress or (lambda stage: None)
     registry = default_registry(formula_paths)
-    the_formula = _make_formula(registry, formula, formula_options or {})
+    the_formula = registry.create(formula, **(formula_options or {}))
     pattern = _kernel_pattern(kernel)
     if top_n < 1:
         raise UsageError(f"--top-n must be at least 1, got {top_n}")
@@ -93,10 +93,6 @@ def diagnose(
 
     write_reports(report, output=output, markdown=markdown)
     return report
-
-
-def _make_formula(registry: Registry, name: str, options: dict) -> Formula:
-    return registry.create(name, **options)
 
 
 def _kernel_pattern(kernel: str | None) -> re.Pattern | None:

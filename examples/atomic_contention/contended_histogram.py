@@ -6,12 +6,10 @@ With few bins, about BLOCK/B lanes of each atomic call hit the same bin: content
 The fix is privatized_histogram.py.
 """
 
-import argparse
-
 import torch
 import triton
 import triton.language as tl
-from _device import default_size, pick_device
+from _harness import check_histogram, example_input
 
 
 @triton.jit
@@ -30,24 +28,11 @@ def contended_histogram(x: torch.Tensor, bins: int, block: int = 1024) -> torch.
     return hist
 
 
-def reference_histogram(x: torch.Tensor, bins: int) -> torch.Tensor:
-    idx = (x.double() * bins).long().clamp(max=bins - 1)
-    return torch.bincount(idx, minlength=bins).to(torch.int32)
-
-
 def main() -> None:
-    device = pick_device()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=default_size(device))
-    parser.add_argument("--bins", type=int, default=16)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    torch.manual_seed(0)
-    x = torch.rand(args.n, device=device)
+    args, x = example_input(__doc__, histogram=True)
     for _ in range(args.repeat):
         got = contended_histogram(x, args.bins)
-    torch.testing.assert_close(got, reference_histogram(x, args.bins), rtol=0, atol=0)
-    print(f"contended_histogram on {device}: n={args.n} bins={args.bins} OK")
+    check_histogram("contended_histogram", got, x, args.bins)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,10 @@
 Runs on a GPU, or on the CPU under TRITON_INTERPRET=1. The fix is `reduced_sum.py`.
 """
 
-import argparse
-
 import torch
 import triton
 import triton.language as tl
-from _device import default_size, pick_device
+from _harness import check_sum, example_input
 
 
 @triton.jit
@@ -30,19 +28,10 @@ def contended_sum(x: torch.Tensor, block: int = 1024) -> torch.Tensor:
 
 
 def main() -> None:
-    device = pick_device()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=default_size(device))
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    torch.manual_seed(0)
-    x = torch.rand(args.n, device=device)
-    expected = x.double().sum()
+    args, x = example_input(__doc__)
     for _ in range(args.repeat):
         got = contended_sum(x)
-    # The atomics add in any order: compare with a relative tolerance, in float64.
-    torch.testing.assert_close(got.double()[0], expected, rtol=1e-4, atol=1e-3)
-    print(f"contended_sum on {device}: n={args.n} sum={got.item():.3f} (reference {expected.item():.3f}) OK")
+    check_sum("contended_sum", got, x)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,10 @@
 A clean kernel: each atomic call updates NUM_BINS distinct addresses once.
 """
 
-import argparse
-
 import torch
 import triton
 import triton.language as tl
-from _device import default_size, pick_device
-from contended_histogram import reference_histogram
+from _harness import check_histogram, example_input
 
 
 @triton.jit
@@ -34,20 +31,10 @@ def privatized_histogram(x: torch.Tensor, bins: int, block: int = 1024) -> torch
 
 
 def main() -> None:
-    device = pick_device()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=default_size(device))
-    parser.add_argument("--bins", type=int, default=16)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    if args.bins & (args.bins - 1):
-        parser.error("--bins must be a power of two (tl.histogram needs one)")
-    torch.manual_seed(0)
-    x = torch.rand(args.n, device=device)
+    args, x = example_input(__doc__, histogram=True)
     for _ in range(args.repeat):
         got = privatized_histogram(x, args.bins)
-    torch.testing.assert_close(got, reference_histogram(x, args.bins), rtol=0, atol=0)
-    print(f"privatized_histogram on {device}: n={args.n} bins={args.bins} OK")
+    check_histogram("privatized_histogram", got, x, args.bins)
 
 
 if __name__ == "__main__":
