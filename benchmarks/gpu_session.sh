@@ -49,3 +49,4 @@ for p in sorted(pathlib.Path(sys.argv[1]).glob("*_*.json")):
           f"line={f['lines'][0]['line'] if f['lines'] else '-'}")
 PY
 [ -f "$OUT/overhead.txt" ] && cat "$OUT/overhead.txt"
+exit "$gpu_rc"
