@@ -185,20 +185,31 @@ def test_many_compiled_launches_are_all_counted_and_a_sample_timed(tmp_path):
                for note in _notes(default_registry(), recording, interpret=False))
 
 
-def test_launch_hooks_read_triton_launch_metadata(tmp_path):
-    # The C launcher hands the hooks Triton's own LazyDict; the events go on the stream it names.
+def test_launches_seen_only_by_the_hooks(tmp_path):
+    # torch.compile (Inductor) and AOT code launch compiled kernels without JITFunction.run: the
+    # C launcher hands the hooks Triton's own LazyDict, and the events go on the stream it names.
     from triton.compiler.compiler import LazyDict
 
+    from intelliperf.profiling.aggregate import load_recording
     from intelliperf.profiling.recorder import Recorder
+
+    sys.path.insert(0, str(PROGRAMS))
+    from many_launches import tiny_kernel
 
     rec = Recorder(str(tmp_path))
     rec.events = _StreamLog()
-    metadata = LazyDict({"name": "k", "function": 0, "stream": 0x1234})
-    rec.on_enter(metadata)
-    rec.on_exit(metadata)
-    assert rec.events.streams == [0x1234, 0x1234]
-    [(kernel, sig, start, end)] = rec.pending
-    assert kernel.name == "k" and sig is None  # launched without JITFunction.run: known by name only
+    rec.sources[0xF00] = tiny_kernel  # what CompiledKernel.launch_metadata reports on a GPU
+    for function, name in ((0xF00, "tiny_kernel"), (0xBAD, "aot_kernel"), (0xF00, "tiny_kernel")):
+        metadata = LazyDict({"name": name, "function": function, "stream": 0x1234})
+        rec.on_enter(metadata)
+        rec.on_exit(metadata)
+    assert rec.events.streams == [0x1234] * 6
+    rec.resolve(wait=True)
+    rec.flush()
+    kernels = {k.name: k for k in load_recording(tmp_path).kernels}
+    assert kernels["tiny_kernel"].launches == 2 and kernels["tiny_kernel"].total_time_s == pytest.approx(2e-3)
+    assert kernels["tiny_kernel"].file == str(PROGRAMS / "many_launches.py")
+    assert (kernels["aot_kernel"].launches, kernels["aot_kernel"].file) == (1, None)  # known by name only
 
 
 def test_a_failing_device_clock_never_breaks_the_program(tmp_path):

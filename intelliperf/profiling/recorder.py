@@ -174,6 +174,8 @@ class Recorder:
         self.events = None  # clock.DriverEvents or TorchEvents, made at the first compiled launch
         self.timing_failed = False
         self.time_this = True
+        self.hook_kernel: _Kernel | None = None
+        self.sources: dict = {}  # CUfunction handle -> JITFunction, from CompiledKernel.launch_metadata
         self.time_fraction = float(os.environ.get(ENV_TIME_FRACTION, "0.0625"))
         self.rng = random.Random(0)  # a fixed seed: the same run samples the same launches
         self.problems: list[str] = []  # what went wrong inside the recorder, for the report
@@ -214,11 +216,14 @@ class Recorder:
             self.maybe_trace(kernel, info, bound, grid)
         return kernel, sig
 
-    def _first_launch(self, jit_fn, interpreted: bool) -> _FnInfo:
+    def _register_exit(self) -> None:
         if not self.exit_registered:
             # Registered at the first launch, so it runs before torch's own exit handlers.
             atexit.register(self.flush)
             self.exit_registered = True
+
+    def _first_launch(self, jit_fn, interpreted: bool) -> _FnInfo:
+        self._register_exit()
         if self.tensor_type is None:
             import torch
 
@@ -305,7 +310,12 @@ class Recorder:
         return self.events.new()
 
     def on_enter(self, metadata) -> None:
-        if self.busy or self.timing_failed or (self.current_kernel is not None and not self.time_this):
+        if self.busy:
+            return
+        if self.current_kernel is None:  # launched without JITFunction.run: Inductor, AOT, CompiledKernel
+            self.hook_kernel = self._hook_only_kernel(metadata)
+            self.time_this = self.hook_kernel.launches <= TIME_ALL_FIRST or self.rng.random() < self.time_fraction
+        if self.timing_failed or not self.time_this:
             return
         try:
             event = self._event()
@@ -320,9 +330,7 @@ class Recorder:
         try:
             end = self._event()
             self.events.record(end, _launch_info(metadata).get("stream"))
-            kernel, sig = self.current_kernel, self.current
-            if kernel is None:  # launched without JITFunction.run (a CompiledKernel called directly)
-                kernel = self._hook_only_kernel(metadata)
+            kernel, sig = self.current_kernel or self.hook_kernel, self.current
             self.pending.append((kernel, sig, self.enter_event, end))
             self.enter_event = None
             if len(self.pending) >= _RESOLVE_BATCH:
@@ -336,10 +344,17 @@ class Recorder:
         self.problems.append(f"device timing stopped: {type(exc).__name__}: {exc}")
 
     def _hook_only_kernel(self, metadata) -> _Kernel:
-        name = str(_launch_info(metadata).get("name", "<unknown>"))
-        kernel = self.kernels.get((name, None, None))
-        if kernel is None:
-            kernel = self.kernels[(name, None, None)] = _Kernel(name, None, None)
+        """The kernel of a launch seen only by the hooks: known by its source where the compiled
+        kernel told us (note_source), else by name. Its arguments are not described."""
+        self._register_exit()
+        info = _launch_info(metadata)
+        jit_fn = self.sources.get(info.get("function"))
+        if jit_fn is not None:
+            kernel = (self.fn_info.get(jit_fn) or self._first_launch(jit_fn, interpreted=False)).kernel
+        else:
+            name = str(info.get("name", "<unknown>"))
+            kernel = self.kernels.get((name, None, None)) or self.kernels.setdefault((name, None, None),
+                                                                                     _Kernel(name, None, None))
         kernel.launches += 1
         self.launches += 1
         return kernel
@@ -407,6 +422,27 @@ def install_jit(jit_module) -> None:
         if not hasattr(chain, "add"):
             raise RuntimeError("intelliperf needs triton>=3.4 (knobs.runtime launch hooks as a HookChain)")
         chain.add(hook)
+
+
+def install_compiler(compiler_module) -> None:
+    """Patch triton.compiler.compiler: remember which JITFunction each compiled kernel came from,
+    so that launches that bypass JITFunction.run (torch.compile's Inductor launches compiled
+    kernels itself) are still attributed to their source file and line."""
+    rec = _ensure()
+    cls = compiler_module.CompiledKernel
+    original = getattr(cls, "launch_metadata", None)
+    if original is None or hasattr(original, "__intelliperf_original__"):
+        return
+
+    def launch_metadata(kernel, grid, stream, *args):
+        result = original(kernel, grid, stream, *args)
+        function = kernel.function
+        if function not in rec.sources:
+            rec.sources[function] = getattr(getattr(kernel, "src", None), "fn", None)
+        return result
+
+    launch_metadata.__intelliperf_original__ = original
+    cls.launch_metadata = launch_metadata
 
 
 def install_interpreter(interpreter_module) -> None:

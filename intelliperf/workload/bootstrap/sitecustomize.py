@@ -1,7 +1,7 @@
 """Loaded by every Python process of the user's command (this folder is put on PYTHONPATH).
 
-It only installs an import watcher: the recorder is patched into Triton when Triton's JIT or
-interpreter module is first imported, so processes that never use Triton pay nothing. Any
+It only installs an import watcher: the recorder is patched into Triton when Triton's JIT,
+interpreter or compiler module is first imported, so processes that never use Triton pay nothing. Any
 sitecustomize the environment already had still runs afterwards.
 """
 
@@ -10,7 +10,11 @@ import importlib.util
 import os
 import sys
 
-_WATCHED = {"triton.runtime.jit": "install_jit", "triton.runtime.interpreter": "install_interpreter"}
+_WATCHED = {
+    "triton.runtime.jit": "install_jit",
+    "triton.runtime.interpreter": "install_interpreter",
+    "triton.compiler.compiler": "install_compiler",
+}
 
 
 def _note_error(out_dir, exc):
