@@ -76,12 +76,24 @@ class CommandNotFoundError(WorkloadError):
 class WorkloadFailedError(WorkloadError):
     def __init__(self, command: list[str], returncode: int, stderr_tail: str) -> None:
         tail = "\n".join("    " + line for line in stderr_tail.splitlines()) or "    (no output on stderr)"
+        how = f"exited with status {returncode}"
+        if returncode < 0:  # killed: the OOM killer, a timeout of an outer tool, Ctrl-C
+            how = f"was killed by signal {_signal_name(-returncode)}"
         super().__init__(
-            f"the command exited with status {returncode}: {' '.join(command)}\nlast lines of its stderr:\n{tail}",
+            f"the command {how}: {' '.join(command)}\nlast lines of its stderr:\n{tail}",
             hint="Fix the program so that it runs on its own first (run the same command without intelliperf).",
         )
         self.returncode = returncode
         self.stderr_tail = stderr_tail
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return f"{signal.Signals(number).name} ({number})"
+    except ValueError:
+        return str(number)
 
 
 class WorkloadTimeoutError(WorkloadError):

@@ -90,6 +90,14 @@ def test_failing_command_shows_its_stderr_tail():
     assert "about to fail" in result.stderr
 
 
+def test_killed_command_names_the_signal(tmp_path):
+    victim = tmp_path / "killed.py"
+    victim.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    result = run_cli("diagnose", "--", sys.executable, str(victim))
+    assert result.returncode == 3
+    assert "was killed by signal SIGKILL (9)" in " ".join(result.stderr.split())
+
+
 def test_formula_file_that_fails_to_import(tmp_path):
     bad = tmp_path / "bad_formula.py"
     bad.write_text("import numpy\nraise RuntimeError('boom')\n")
