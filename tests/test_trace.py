@@ -132,6 +132,12 @@ def test_a_kernel_the_interpreter_cannot_run_gives_a_note_not_an_error():
     assert result["notes"] and "interpreter trace failed" in result["notes"][0]
 
 
+def test_a_launch_the_trace_cannot_set_up_gives_a_note_not_an_error():
+    result = trace_launch(strided_load_kernel.fn, {"x_ptr": torch.zeros(4), "BLOCK": 4}, (1, 1, 1), 4, 60)
+    assert result["programs_sampled"] == 0 and result["sites"] == []
+    assert "interpreter trace failed" in result["notes"][0] and "out_ptr" in result["notes"][0]
+
+
 def test_tracing_leaves_triton_language_usable_by_the_compiler():
     # In a compiled-mode process the trace patches triton.language for a moment; the compiler
     # must find it exactly as before (compiling for an H100 needs no GPU).

@@ -231,8 +231,7 @@ class Recorder:
         if interpreted:
             self.mode = "interpreter"
         info = self.fn_info[jit_fn] = _FnInfo(jit_fn)
-        kkey = (info.name, info.file, info.line)
-        info.kernel = self.kernels.get(kkey) or self.kernels.setdefault(kkey, _Kernel(*kkey))
+        info.kernel = self._kernel_entry(info.name, info.file, info.line)
         info.traced = bool(self.trace_pattern is not None and self.trace_pattern.search(info.name))
         return info
 
@@ -243,10 +242,7 @@ class Recorder:
 
         self.busy = True
         try:
-            result = trace_launch(info.py_fn, bound, grid, self.sample, self.trace_budget)
-        except Exception as exc:  # e.g. arguments that cannot be copied to the host
-            result = {"programs_total": grid[0] * grid[1] * grid[2], "programs_sampled": 0, "sites": [],
-                      "notes": [f"interpreter trace failed: {exc!r:.300}"]}
+            result = trace_launch(info.py_fn, bound, grid, self.sample, self.trace_budget)  # never raises
         finally:
             self.busy = False
         merged = kernel.traced or {"launches_traced": 0, "programs_total": 0, "programs_sampled": 0,
@@ -275,9 +271,7 @@ class Recorder:
                 recorder.add_time(kernel, sig, time.perf_counter() - start)
                 return result
             recorder.current, recorder.current_kernel = sig, kernel
-            # Every launch is counted; the first ones of each kernel and then a random sample are
-            # timed, so that a kernel launched millions of times is not slowed by its own clock.
-            recorder.time_this = kernel.launches <= TIME_ALL_FIRST or recorder.rng.random() < recorder.time_fraction
+            recorder.time_this = recorder.should_time(kernel)
             try:
                 compiled = original(jit_fn, *args, grid=grid, warmup=warmup, **kwargs)
             finally:
@@ -289,6 +283,11 @@ class Recorder:
 
         run.__intelliperf_original__ = original
         return run
+
+    def should_time(self, kernel: _Kernel) -> bool:
+        """Every launch is counted; the first ones of each kernel and then a random sample are
+        timed, so that a kernel launched millions of times is not slowed by its own clock."""
+        return kernel.launches <= TIME_ALL_FIRST or self.rng.random() < self.time_fraction
 
     @staticmethod
     def add_time(kernel: _Kernel, sig: _Signature | None, seconds: float) -> None:
@@ -314,7 +313,7 @@ class Recorder:
             return
         if self.current_kernel is None:  # launched without JITFunction.run: Inductor, AOT, CompiledKernel
             self.hook_kernel = self._hook_only_kernel(metadata)
-            self.time_this = self.hook_kernel.launches <= TIME_ALL_FIRST or self.rng.random() < self.time_fraction
+            self.time_this = self.should_time(self.hook_kernel)
         if self.timing_failed or not self.time_this:
             return
         try:
@@ -343,18 +342,23 @@ class Recorder:
         self.pending.clear()
         self.problems.append(f"device timing stopped: {type(exc).__name__}: {exc}")
 
+    def _kernel_entry(self, name: str, file: str | None, line: int | None) -> _Kernel:
+        key = (name, file, line)
+        kernel = self.kernels.get(key)
+        if kernel is None:
+            kernel = self.kernels[key] = _Kernel(name, file, line)
+        return kernel
+
     def _hook_only_kernel(self, metadata) -> _Kernel:
         """The kernel of a launch seen only by the hooks: known by its source where the compiled
-        kernel told us (note_source), else by name. Its arguments are not described."""
+        kernel told us (install_compiler), else by name. Its arguments are not described."""
         self._register_exit()
         info = _launch_info(metadata)
         jit_fn = self.sources.get(info.get("function"))
         if jit_fn is not None:
             kernel = (self.fn_info.get(jit_fn) or self._first_launch(jit_fn, interpreted=False)).kernel
         else:
-            name = str(info.get("name", "<unknown>"))
-            kernel = self.kernels.get((name, None, None)) or self.kernels.setdefault((name, None, None),
-                                                                                     _Kernel(name, None, None))
+            kernel = self._kernel_entry(str(info.get("name", "<unknown>")), None, None)
         kernel.launches += 1
         self.launches += 1
         return kernel

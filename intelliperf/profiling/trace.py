@@ -265,15 +265,17 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
 
     programs = sample_program_ids(grid, sample)
     result = {"programs_total": grid[0] * grid[1] * grid[2], "programs_sampled": 0, "sites": [], "notes": []}
-    copies, buffers = host_copies(bound)
-    tracer = _Tracer(buffers, budget_s)
-    interpreted = ti.InterpretedFunction(py_fn)
-    kernel = interpreted.rewrite()
-    constexprs = set(ti.GridExecutor(kernel, interpreted.arg_names, grid).constexprs)
-    args = {k: v if k in constexprs else ti._implicit_cvt(v) for k, v in inspect.getcallargs(py_fn, **copies).items()}
     builder = ti.interpreter_builder
     saved_dim, saved_idx = getattr(builder, "grid_dim", None), getattr(builder, "grid_idx", None)
+    tracer = None
     try:
+        copies, buffers = host_copies(bound)
+        tracer = _Tracer(buffers, budget_s)
+        interpreted = ti.InterpretedFunction(py_fn)
+        kernel = interpreted.rewrite()
+        constexprs = set(ti.GridExecutor(kernel, interpreted.arg_names, grid).constexprs)
+        args = {k: v if k in constexprs else ti._implicit_cvt(v)
+                for k, v in inspect.getcallargs(py_fn, **copies).items()}
         with _interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
             builder.set_grid_dim(*grid)
             for pid in programs:
@@ -283,12 +285,13 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
     except TraceAborted:
         done = result["programs_sampled"]
         result["notes"].append(f"trace stopped at its {budget_s:g} s budget after {done} programs")
-    except Exception as exc:  # the interpreter cannot run every kernel; the run itself goes on
+    except Exception as exc:  # arguments it cannot copy, kernels it cannot run: the run itself goes on
         result["notes"].append(f"interpreter trace failed: {exc!r:.300}")
     finally:
         if saved_dim is not None:
             builder.grid_dim = saved_dim
         if saved_idx is not None:
             builder.grid_idx = saved_idx
-    result["sites"] = [site.as_dict() for site in tracer.sites.values()]
+    if tracer is not None:
+        result["sites"] = [site.as_dict() for site in tracer.sites.values()]
     return result
