@@ -105,6 +105,7 @@ class _FnInfo:
         self.params = [(k, _is_constexpr(p.annotation)) for k, p in params.items()]
         self.kernel: _Kernel | None = None  # set by the recorder at the first launch
         self.traced = False
+        self.captured = False
 
 
 def _is_constexpr(annotation) -> bool:
@@ -180,6 +181,12 @@ class Recorder:
         self.rng = random.Random(0)  # a fixed seed: the same run samples the same launches
         self.problems: list[str] = []  # what went wrong inside the recorder, for the report
         self.tensor_type = None
+        self.capture = None  # validators.capture.Capture when a validation run asks for one
+        self.pending_capture = None
+        if os.environ.get("INTELLIPERF_CAPTURE"):
+            from intelliperf.validators.capture import from_env
+
+            self.capture = from_env()
 
     # --- launches --------------------------------------------------------------------------
 
@@ -214,6 +221,8 @@ class Recorder:
             sig.launches += 1
         if info.traced:
             self.maybe_trace(kernel, info, bound, grid)
+        if self.capture is not None and info.captured:
+            self.pending_capture = (info, bound, grid, options)
         return kernel, sig
 
     def _register_exit(self) -> None:
@@ -230,9 +239,14 @@ class Recorder:
             self.tensor_type = torch.Tensor
         if interpreted:
             self.mode = "interpreter"
+            if self.capture is not None:
+                from intelliperf.validators.outputs import remember_language
+
+                remember_language()  # before any kernel runs: the interpreter leaves patches behind
         info = self.fn_info[jit_fn] = _FnInfo(jit_fn)
         info.kernel = self._kernel_entry(info.name, info.file, info.line)
         info.traced = bool(self.trace_pattern is not None and self.trace_pattern.search(info.name))
+        info.captured = self.capture is not None and self.capture.wants(info.name)
         return info
 
     def maybe_trace(self, kernel: _Kernel, info: _FnInfo, bound: dict, grid) -> None:
@@ -269,6 +283,7 @@ class Recorder:
                 start = time.perf_counter()
                 result = original(jit_fn, *args, grid=grid, warmup=warmup, **kwargs)
                 recorder.add_time(kernel, sig, time.perf_counter() - start)
+                recorder.after_dispatch(result)
                 return result
             recorder.current, recorder.current_kernel = sig, kernel
             recorder.time_this = recorder.should_time(kernel)
@@ -279,10 +294,27 @@ class Recorder:
             if sig is not None and sig.num_warps is None and compiled is not None:
                 sig.num_warps = getattr(compiled.metadata, "num_warps", None)
                 sig.num_stages = getattr(compiled.metadata, "num_stages", None)
+            recorder.after_dispatch(compiled)
             return compiled
 
         run.__intelliperf_original__ = original
         return run
+
+    def after_dispatch(self, compiled) -> None:
+        """A validation run: hand the target kernel's dispatch to the capture."""
+        if self.pending_capture is None:
+            return
+        info, bound, grid, options = self.pending_capture
+        self.pending_capture = None
+        self.busy = True
+        try:
+            self.capture.after_dispatch(info.py_fn, info.arg_names, bound, compiled, grid,
+                                        {k: _plain(v) for k, v in options.items()})
+        except Exception as exc:  # the program goes on; the validator reads the note
+            self.capture.notes.append(f"capture failed at dispatch {self.capture.dispatches - 1}: "
+                                      f"{type(exc).__name__}: {exc}")
+        finally:
+            self.busy = False
 
     def should_time(self, kernel: _Kernel) -> bool:
         """Every launch is counted; the first ones of each kernel and then a random sample are
@@ -383,6 +415,8 @@ class Recorder:
         return "wall time (interpreter)" if self.mode == "interpreter" else "device time (CUDA events)"
 
     def flush(self) -> None:
+        if self.capture is not None:
+            self.capture.flush()
         if self.pending:
             self.events.wait(self.pending[-1][3])
             self.resolve(wait=False)

@@ -1,0 +1,252 @@
+"""Capture the buffers a kernel writes, after each of its dispatches, inside the user's program.
+
+The launch recorder calls `Capture.after_dispatch` right after every launch of the target
+kernel returns. The buffers written are the kernel's output arguments (`outputs.py`: its TTIR)
+plus any argument the caller names (the reference's outputs, when this is a candidate run).
+They are copied to host on the launch's stream, so the copy sees the kernel's result, and saved
+with `torch.save` as `dispatch-<pid>-<index>.pt`. Which dispatches are kept: the first
+`first`, the last `last` (a rolling window in host memory) and every `stride`-th one in between,
+the stride doubling whenever more than `sample` would be kept, so a kernel launched millions of
+times costs bounded disk and two runs with the same dispatch count keep the same indices.
+
+`capture-<pid>.json` describes the run: dispatch count, kept indices, output arguments, the
+stream of each dispatch, each kept dispatch's launch (grid, options, argument shapes), and the
+launcher (the Python function that called `kernel[grid](...)`) with its arguments, for the
+replay harness. Imports only the standard library, torch and triton.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import sys
+from collections import deque
+
+ENV_KERNEL = "INTELLIPERF_CAPTURE"  # the target kernel's name (a regex, matched in full)
+ENV_DIR = "INTELLIPERF_CAPTURE_DIR"
+ENV_ARGS = "INTELLIPERF_CAPTURE_ARGS"  # comma-separated extra argument names to capture
+ENV_LIMITS = "INTELLIPERF_CAPTURE_LIMITS"  # "first,last,sample"
+ENV_EXPECTED = "INTELLIPERF_CAPTURE_EXPECTED"  # the reference's dispatch count, for a candidate run
+DEFAULT_LIMITS = (64, 16, 64)
+
+
+def describe_value(value, stats: bool) -> dict:
+    """A JSON description of one argument, enough to draw a fresh one like it."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        row = {"kind": "tensor", "dtype": str(value.dtype).replace("torch.", ""), "shape": list(value.shape),
+               "strides": list(value.stride()), "device": str(value.device)}
+        if stats and value.numel():
+            lo, hi = value.detach().reshape(-1).aminmax() if value.dtype != torch.bool else (value.min(), value.max())
+            row["min"], row["max"] = float(lo), float(hi)
+        return row
+    base = getattr(value, "base", None)  # a host-side TensorDescriptor: its tensor is the buffer
+    if base is not None and isinstance(base, torch.Tensor):
+        return {"kind": "descriptor", "base": describe_value(base, stats), "block_shape": list(value.block_shape)}
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return {"kind": "scalar", "value": value}
+    if isinstance(value, torch.dtype):
+        return {"kind": "dtype", "value": str(value).replace("torch.", "")}
+    return {"kind": "other", "type_name": type(value).__name__}
+
+
+def _storage_key(value):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return (value.device.type, value.untyped_storage().data_ptr())
+    return None
+
+
+def describe_args(names: list[str], values: list, stats: bool) -> list[dict]:
+    """Describe arguments in order; one that shares storage with an earlier one says so."""
+    rows, seen = [], {}
+    for name, value in zip(names, values, strict=False):
+        row = {"name": name, **describe_value(value, stats)}
+        key = _storage_key(value)
+        if key is not None and key in seen:
+            row["alias_of"] = seen[key]
+        elif key is not None:
+            seen[key] = name
+        rows.append(row)
+    return rows
+
+
+def _launcher(skip_dirs: tuple[str, ...]) -> dict | None:
+    """The Python function that called `kernel[grid](...)`, and its arguments as they are now."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(skip_dirs):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    info = inspect.getargvalues(frame)
+    names = list(info.args)
+    return {"file": os.path.abspath(code.co_filename), "function": code.co_name,
+            "qualname": getattr(code, "co_qualname", code.co_name), "line": code.co_firstlineno,
+            "call_line": frame.f_lineno, "varargs": bool(info.varargs or info.keywords),
+            "args": describe_args(names, [info.locals[n] for n in names], stats=True)}
+
+
+def _stream_label(value, labels: dict) -> str:
+    import torch
+
+    if value.device.type != "cuda":
+        return "host"
+    current = torch.cuda.current_stream(value.device)
+    if current == torch.cuda.default_stream(value.device):
+        return "default"
+    return labels.setdefault(current.cuda_stream, f"side-{len(labels) + 1}")
+
+
+class Capture:
+    def __init__(self, pattern: str, out_dir: str, extra_args: list[str], limits=DEFAULT_LIMITS,
+                 expected: int | None = None) -> None:
+        self.pattern = re.compile(pattern)
+        self.out_dir = out_dir
+        self.extra = [a for a in extra_args if a]
+        self.first, self.last, self.sample = limits
+        self.dispatches = 0
+        self.stride = 1
+        self.expected = expected  # the dispatch count, when known (a candidate run: the reference's)
+        self.sampled: list[int] = []
+        self.kept: dict[int, dict] = {}  # index -> launch description, saved to disk
+        self.window: deque = deque(maxlen=self.last)  # (index, launch, host buffers) beyond `first`
+        self.outputs: dict[tuple, object] = {}  # specialisation -> outputs.Access
+        self.kernel: dict | None = None
+        self.launcher: dict | None = None
+        self.streams: list[str] = []
+        self.notes: list[str] = []
+        self.stream_labels: dict = {}
+        import triton
+
+        import intelliperf
+
+        # Frames in these are Triton's or ours; the first other frame is the kernel's launcher.
+        self.skip_dirs = (os.path.dirname(triton.__file__), os.path.dirname(intelliperf.__file__),
+                          os.path.dirname(__file__))
+        os.makedirs(out_dir, exist_ok=True)
+
+    def wants(self, name: str) -> bool:
+        return self.pattern.fullmatch(name) is not None
+
+    # --- per dispatch ------------------------------------------------------------------------
+
+    def after_dispatch(self, py_fn, arg_names: list[str], bound: dict, compiled, grid, options: dict) -> None:
+        index = self.dispatches
+        self.dispatches += 1
+        if self.kernel is None:
+            self.kernel = {"name": py_fn.__name__, "file": os.path.abspath(py_fn.__code__.co_filename),
+                           "line": py_fn.__code__.co_firstlineno, "params": arg_names}
+            self.launcher = _launcher(self.skip_dirs)
+        access = self._access(py_fn, arg_names, bound, compiled)
+        names = [n for n in arg_names if n in access.written or n in self.extra]
+        buffers = {n: _buffer(bound.get(n)) for n in names}
+        label = next((_stream_label(b, self.stream_labels) for b in buffers.values() if b is not None), "host")
+        self.streams.append(label)
+        why = self._selected(index)
+        if why is None:
+            return
+        launch = {"index": index, "grid": list(grid), "options": options, "stream": label,
+                  "args": describe_args(arg_names, [bound.get(n) for n in arg_names], stats=index == 0)}
+        host = {n: b.detach().to("cpu", copy=True) for n, b in buffers.items() if b is not None}
+        if why == "window":
+            self.window.append((index, launch, host))
+            return
+        self._save(index, launch, host)
+        if why == "sample":
+            self.sampled.append(index)
+            if len(self.sampled) > self.sample:
+                self._thin()
+
+    def _selected(self, index: int) -> str | None:
+        """Why dispatch `index` is kept (first / sample / last / window), or None."""
+        if index < self.first:
+            return "first"
+        if (index - self.first) % self.stride == 0:
+            return "sample"
+        if self.expected is not None:
+            return "last" if index >= self.expected - self.last else None
+        return "window" if self.last else None
+
+    def _thin(self) -> None:
+        """Too many samples kept: double the stride and drop those off the new stride."""
+        self.stride *= 2
+        keep = []
+        for index in self.sampled:
+            if (index - self.first) % self.stride == 0:
+                keep.append(index)
+            elif self.expected is None or index < self.expected - self.last:
+                os.remove(self._path(index))
+                del self.kept[index]
+        self.sampled = keep
+
+    def _path(self, index: int) -> str:
+        return os.path.join(self.out_dir, f"dispatch-{os.getpid()}-{index:09d}.pt")
+
+    def _save(self, index: int, launch: dict, host: dict) -> None:
+        import torch
+
+        torch.save(host, self._path(index))
+        self.kept[index] = launch
+
+    def _access(self, py_fn, arg_names, bound, compiled):
+        from .outputs import Access, analyse_ttir, interpreted_ttir, ttir_of
+
+        key = tuple((n, type(bound.get(n)).__name__) for n in arg_names)
+        access = self.outputs.get(key)
+        if access is not None:
+            return access
+        try:
+            ttir = ttir_of(compiled) or interpreted_ttir(py_fn, bound)
+            access = analyse_ttir(ttir, [n for n in arg_names if not isinstance(bound.get(n), (type(None),))])
+        except Exception as exc:  # never lose the run: every tensor argument is then captured
+            access = Access(written={n for n in arg_names if _buffer(bound.get(n)) is not None}, method="all tensors")
+            self.notes.append(f"could not read the kernel's TTIR ({type(exc).__name__}: {exc}); "
+                              "captured every tensor argument instead")
+        self.outputs[key] = access
+        return access
+
+    # --- end of the run ----------------------------------------------------------------------
+
+    def flush(self) -> None:
+        for index, launch, host in self.window:
+            if index not in self.kept:
+                self._save(index, launch, host)
+        last_access = next(iter(self.outputs.values()), None)
+        manifest = {
+            "pid": os.getpid(), "kernel": self.kernel, "launcher": self.launcher, "dispatches": self.dispatches,
+            "kept": sorted(self.kept), "launches": [self.kept[i] for i in sorted(self.kept)],
+            "streams": self.streams[:100_000], "limits": [self.first, self.last, self.sample],
+            "written": sorted(set().union(*[a.written for a in self.outputs.values()])) if self.outputs else [],
+            "accumulated": sorted(set().union(*[a.accumulated for a in self.outputs.values()])) if self.outputs
+            else [],
+            "read": sorted(set().union(*[a.read for a in self.outputs.values()])) if self.outputs else [],
+            "method": last_access.method if last_access else None, "extra": self.extra, "notes": self.notes,
+        }
+        path = os.path.join(self.out_dir, f"capture-{os.getpid()}.json")
+        with open(path + ".tmp", "w") as f:
+            json.dump(manifest, f)
+        os.replace(path + ".tmp", path)
+
+
+def _buffer(value):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value
+    base = getattr(value, "base", None)
+    return base if isinstance(base, torch.Tensor) else None
+
+
+def from_env() -> Capture | None:
+    pattern = os.environ.get(ENV_KERNEL)
+    if not pattern:
+        return None
+    limits = tuple(int(x) for x in os.environ.get(ENV_LIMITS, "").split(",") if x) or DEFAULT_LIMITS
+    expected = os.environ.get(ENV_EXPECTED)
+    return Capture(pattern, os.environ[ENV_DIR], os.environ.get(ENV_ARGS, "").split(","), limits,
+                   int(expected) if expected else None)

@@ -1,0 +1,221 @@
+"""Which pointer arguments a kernel writes, read from its compiled TTIR.
+
+A value written through `tt.store`, `tt.atomic_rmw`, `tt.atomic_cas` or a descriptor store
+reaches memory through a pointer; walking that pointer's definitions back to the function's
+arguments says which arguments are outputs. The walk follows every operand except the result
+of a load (a loaded index selects an address, it is not the pointer's provenance), so
+`out_ptr + tl.load(idx_ptr + i)` makes `out_ptr` an output and `idx_ptr` an input. Loops are
+followed through `scf.for` iter_args and `scf.yield`. Read-only arguments are not outputs.
+
+In a compiled-mode process the kernel's own TTIR is used (`CompiledKernel.asm["ttir"]`); under
+the interpreter the kernel is compiled for sm_90 on the CPU just for this analysis.
+
+Imports only triton and torch, lazily: this runs inside the user's program.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import warnings
+from dataclasses import dataclass, field
+
+_WRITES = ("tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_store", "tt.descriptor_reduce",
+           "tt.descriptor_scatter")
+_READS = ("tt.load", "tt.descriptor_load", "tt.descriptor_gather", "tt.atomic_rmw", "tt.atomic_cas")
+_MISSING = object()
+_VALUE = re.compile(r"%[\w.$-]+")
+_ARG = re.compile(r"(%[\w.$-]+)\s*:\s*([^,()]*(?:<[^>]*>)?[^,()]*?)\s*(?:\{[^}]*\}\s*)?loc\((?:\"([^\"]+)\")?")
+
+
+@dataclass
+class Access:
+    """Per argument name: written, read, and written by a float atomic add (an accumulation)."""
+
+    written: set[str] = field(default_factory=set)
+    read: set[str] = field(default_factory=set)
+    accumulated: set[str] = field(default_factory=set)
+    method: str = "ttir"
+
+
+def _signature(ttir: str) -> tuple[str, list[tuple[str, str, str]]]:
+    """The `tt.func public` line and its arguments as (ssa name, type, python name)."""
+    for line in ttir.splitlines():
+        if "tt.func public" in line:
+            params = line[line.index("(") + 1:line.rindex(") attributes") if ") attributes" in line else None]
+            args = [(m.group(1), m.group(2).strip(), m.group(3) or m.group(1)[1:]) for m in _ARG.finditer(params)]
+            return line, args
+    raise ValueError("no public tt.func in this TTIR")
+
+
+def _operands(text: str) -> list[str]:
+    """SSA values an op uses: everything before its type signature and location."""
+    text = text.split(" loc(", 1)[0]
+    head = text.split(" : ", 1)[0]
+    return _VALUE.findall(head)
+
+
+def analyse_ttir(ttir: str, python_names: list[str] | None = None) -> Access:
+    """Written / read / accumulated argument names of the kernel in `ttir`.
+
+    `python_names`, the kernel's non-constexpr parameters in order, names arguments when the
+    TTIR does not carry names (older Triton prints %arg0, %arg1, ...)."""
+    _, args = _signature(ttir)
+    if python_names and all(py.startswith("arg") and py[3:].isdigit() for _, _, py in args):
+        args = [(ssa, ty, python_names[i]) for i, (ssa, ty, _) in enumerate(args) if i < len(python_names)]
+    # Only memory arguments can be outputs; offsets built from integer arguments are not.
+    names = {ssa: py for ssa, ty, py in args if "tt.ptr" in ty or "tensordesc" in ty}
+    deps: dict[str, list[str]] = {}
+    loaded: set[str] = set()
+    stores: list[tuple[str, str, str]] = []  # (op, pointer value, full line)
+    loads: list[str] = []
+    region_results: list[list[str]] = []
+    for raw in ttir.splitlines():
+        line = raw.strip()
+        if line.startswith("}"):
+            if region_results:
+                region_results.pop()
+            continue
+        results, rhs = [], line
+        if " = " in line and line.startswith("%"):
+            lhs, rhs = line.split(" = ", 1)
+            results = [r.split(":")[0] for r in _VALUE.findall(lhs)]
+        op = rhs.split(" ", 1)[0]
+        used = _operands(rhs[len(op):])
+        if op == "scf.yield" and region_results:
+            for r in region_results[-1]:
+                deps.setdefault(r, []).extend(used)
+        for r in results:
+            deps.setdefault(r, []).extend(used)
+            if op in ("tt.load", "tt.descriptor_load", "tt.descriptor_gather"):
+                loaded.add(r)
+        for inner, init in re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", rhs.split("iter_args(", 1)[1]) \
+                if "iter_args(" in rhs else []:
+            deps.setdefault(inner, []).append(init)
+            for r in results:
+                deps.setdefault(inner, []).append(r)  # the carried value is also what the loop yields
+        if rhs.rstrip().endswith("{"):
+            region_results.append(results)
+        if op in _WRITES and used:
+            stores.append((op, used[0], rhs))  # the first operand is the address
+        if op in _READS and used:
+            loads.append(used[0])
+
+    def sources(value: str) -> set[str]:
+        seen, todo, found = set(), [value], set()
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in names:
+                found.add(names[v])
+            if v in loaded:
+                continue
+            todo.extend(deps.get(v, ()))
+        return found
+
+    access = Access()
+    for op, pointer, text in stores:
+        hit = sources(pointer)
+        access.written |= hit
+        if op == "tt.atomic_rmw" and re.search(r"tt\.atomic_rmw\s+fadd", text):
+            access.accumulated |= hit
+    for pointer in loads:
+        access.read |= sources(pointer)
+    return access
+
+
+# --- getting a kernel's TTIR inside the user's process ---------------------------------------
+
+
+def ttir_of(compiled) -> str | None:
+    asm = getattr(compiled, "asm", None)
+    try:
+        return asm["ttir"] if asm is not None else None
+    except (KeyError, TypeError):
+        return None
+
+
+def interpreted_ttir(py_fn, bound: dict) -> str:
+    """Compile `py_fn` for sm_90 on the CPU and return its TTIR, from inside a process that runs
+    the interpreter (TRITON_INTERPRET=1). There every @triton.jit function, the library's own
+    included, is an InterpretedFunction, which the compiler refuses; for the duration of the
+    compile they are swapped for JITFunctions, then put back."""
+    import triton
+    from triton import knobs
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction, mangle_type
+
+    jit_fn = JITFunction(py_fn)
+    signature, constexprs = {}, {}
+    for param in jit_fn.params:
+        value = bound.get(param.name)
+        if param.is_constexpr or value is None:
+            signature[param.name] = "constexpr"
+            constexprs[param.name] = value
+        else:
+            signature[param.name] = mangle_type(value)
+    restore: list[tuple[object, str, object]] = []
+    try:
+        for (obj, name), value in _PRISTINE.items():  # undo what earlier interpreted kernels patched
+            restore.append((obj, name, vars(obj).get(name, _MISSING)))
+            setattr(obj, name, value)
+        with warnings.catch_warnings():  # some modules hold deprecated objects that warn when touched
+            warnings.simplefilter("ignore")
+            _swap_interpreted(restore, InterpretedFunction, JITFunction)
+        with knobs.runtime.scope():
+            knobs.runtime.interpret = False
+            compiled = triton.compile(ASTSource(jit_fn, signature, constexprs), target=GPUTarget("cuda", 90, 32))
+    finally:
+        for obj, name, value in reversed(restore):
+            if value is _MISSING:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, value)
+    return compiled.asm["ttir"]
+
+
+# The interpreter patches triton.language for each kernel it runs and leaves helper calls'
+# patches in place, so compiling later needs the values from before any kernel ran.
+_PRISTINE: dict[tuple[object, str], object] = {}
+
+
+def remember_language() -> None:
+    """Note triton.language as it is before the first interpreted kernel runs."""
+    if _PRISTINE:
+        return
+    import triton.language as tl
+    from triton.runtime import interpreter as ti
+
+    touched = []
+
+    class _Recording(ti._LangPatchScope):
+        def set_attr(self, obj, name, value):
+            touched.append((obj, name))
+
+    namespace = {"tl": tl, "core": tl.core}
+    probe = eval("lambda: None", namespace)  # a function that sees triton.language, as kernels do
+    saved = ti._LangPatchScope
+    ti._LangPatchScope = _Recording
+    try:
+        ti._patch_lang(probe)
+    finally:
+        ti._LangPatchScope = saved
+    for obj, name in touched:
+        value = vars(obj).get(name, _MISSING)
+        if value is not _MISSING:
+            _PRISTINE[(obj, name)] = value
+
+
+def _swap_interpreted(swapped: list, interpreted_type, jit_type) -> None:
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for name, value in list(namespace.items()):
+            if isinstance(value, interpreted_type):
+                swapped.append((module, name, value))
+                setattr(module, name, jit_type(value.fn))
