@@ -1,7 +1,18 @@
 """Validators: correctness and timing verdicts for candidate kernels (`intelliperf.validators`).
 
-Empty until the validators issue lands: the buffer comparator, replay harness, anti-cheat
-guards and timing statistics will live here, importing only torch, triton, numpy and pydantic.
+    reference = capture_reference(Program(root, command), "my_kernel", interpret=False, work_dir=d)
+    verdict = validate(reference, Program(copy, command), settings=ValidationSettings())
+    verdict.correct, verdict.faster, verdict.accepted, verdict.problems, verdict.speedup
+
+Imports only torch, triton, numpy and pydantic (never the LLM stack): it runs on GPU workers.
 """
 
-__all__: list[str] = []
+from .compare import Tolerances, compare_buffer
+from .performance import judge, speedup_interval
+from .validate import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
+from .verdict import Problem, Speedup, Verdict
+
+__all__ = [
+    "Problem", "Program", "ReferenceRun", "Speedup", "Tolerances", "ValidationSettings", "Verdict", "capture_reference",
+    "compare_buffer", "copy_project", "judge", "speedup_interval", "validate",
+]

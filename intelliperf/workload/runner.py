@@ -23,9 +23,13 @@ from ..profiling.recorder import ENV_DIR, ENV_SAMPLE, ENV_TRACE, ENV_TRACE_BUDGE
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
-# Never handed to the user's program: it has no need for our credentials.
-SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN",
-                    "INTELLIPERF_API_KEY")
+# Never handed to the user's program (nor to a candidate): it has no need for our credentials.
+SECRET_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
+SECRET_SUFFIXES = ("_API_KEY",)
+
+
+def is_secret(name: str, extra: tuple[str, ...] = ()) -> bool:
+    return name in SECRET_VARIABLES or name in extra or name.upper().endswith(SECRET_SUFFIXES)
 
 
 @dataclass
@@ -59,8 +63,10 @@ def check_command(command: list[str]) -> None:
         raise CommandNotFoundError(program)
 
 
-def workload_env(record_dir: Path, interpret: bool, trace: TraceSettings, base: dict | None = None) -> dict:
-    env = {k: v for k, v in (base if base is not None else os.environ).items() if k not in SECRET_VARIABLES}
+def workload_env(record_dir: Path, interpret: bool, trace: TraceSettings, base: dict | None = None,
+                 secrets: tuple[str, ...] = ()) -> dict:
+    """The program's environment: ours minus secrets (and any variable named in `secrets`)."""
+    env = {k: v for k, v in (base if base is not None else os.environ).items() if not is_secret(k, secrets)}
     env["PYTHONPATH"] = os.pathsep.join([str(BOOTSTRAP_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env[ENV_DIR] = str(record_dir)
     env["INTELLIPERF_HOME"] = str(PACKAGE_PARENT)
@@ -84,6 +90,47 @@ def _tee(stream, sink, tail: deque) -> None:
     stream.close()
 
 
+@dataclass
+class ProcessResult:
+    returncode: int | None  # None: killed at the timeout
+    duration_s: float
+    tail: list[str]
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+
+def spawn(command: list[str], *, cwd: str, env: dict, timeout_s: float | None, echo=None) -> ProcessResult:
+    """Run a command to the end or to its timeout, passing its stderr through and keeping the
+    tail (stdout too when `echo` is a sink for both). Raises only when it cannot start."""
+    tail: deque[str] = deque(maxlen=40)
+    start = time.perf_counter()
+    merge = echo is not None and echo is not sys.stderr
+    try:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE,
+                                stdout=subprocess.PIPE if merge else None)
+    except OSError as exc:  # e.g. not executable, bad interpreter line
+        raise CommandNotFoundError(f"{command[0]} ({exc.strerror})") from None
+    readers = [threading.Thread(target=_tee, args=(stream, echo or sys.stderr, tail), daemon=True)
+               for stream in (proc.stderr, proc.stdout) if stream is not None]
+    for reader in readers:
+        reader.start()
+    try:
+        returncode = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        returncode = None
+        proc.kill()
+        proc.wait()
+    except KeyboardInterrupt:
+        proc.kill()
+        proc.wait()
+        raise
+    for reader in readers:
+        reader.join(timeout=5)
+    return ProcessResult(returncode, time.perf_counter() - start, list(tail))
+
+
 def run_workload(command: list[str], record_dir: Path, *, interpret: bool, trace: TraceSettings,
                  timeout_s: float | None = None, cwd: str | None = None, echo=None) -> WorkloadRun:
     """Run the command to the end; raise a WorkloadError if it cannot run or fails."""
@@ -91,26 +138,9 @@ def run_workload(command: list[str], record_dir: Path, *, interpret: bool, trace
     record_dir.mkdir(parents=True, exist_ok=True)
     env = workload_env(record_dir, interpret, trace)
     cwd = cwd or os.getcwd()
-    tail: deque[str] = deque(maxlen=30)
-    start = time.perf_counter()
-    try:
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE)
-    except OSError as exc:  # e.g. not executable, bad interpreter line
-        raise CommandNotFoundError(f"{command[0]} ({exc.strerror})") from None
-    reader = threading.Thread(target=_tee, args=(proc.stderr, echo or sys.stderr, tail), daemon=True)
-    reader.start()
-    try:
-        returncode = proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        raise WorkloadTimeoutError(command, timeout_s) from None
-    except KeyboardInterrupt:
-        proc.kill()
-        proc.wait()
-        raise
-    reader.join(timeout=5)
-    duration = time.perf_counter() - start
-    if returncode != 0:
-        raise WorkloadFailedError(command, returncode, "\n".join(list(tail)[-12:]))
-    return WorkloadRun(command, cwd, record_dir, returncode, duration, "\n".join(tail))
+    result = spawn(command, cwd=cwd, env=env, timeout_s=timeout_s, echo=echo)
+    if result.timed_out:
+        raise WorkloadTimeoutError(command, timeout_s)
+    if result.returncode != 0:
+        raise WorkloadFailedError(command, result.returncode, "\n".join(result.tail[-12:]))
+    return WorkloadRun(command, cwd, record_dir, result.returncode, result.duration_s, "\n".join(result.tail))

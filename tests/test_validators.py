@@ -1,0 +1,259 @@
+"""The validators: output analysis, comparator, capture, replay, guards, isolation, statistics.
+
+End-to-end tests run a real program (tests/programs/validation/axpy.py) and real candidates,
+each a copy of it with one trick, through the Triton interpreter in subprocesses.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from intelliperf.validators import (
+    Program, Tolerances, ValidationSettings, capture_reference, compare_buffer, copy_project, judge, speedup_interval,
+    validate,
+)
+from intelliperf.validators.outputs import analyse_ttir
+
+from conftest import PROGRAMS
+
+AXPY = PROGRAMS / "validation"
+COMMAND = [sys.executable, "axpy.py", "4096"]
+TOL = Tolerances()
+
+# --- which arguments a kernel writes (TTIR, compiled for sm_90 on the CPU) ---------------------
+
+
+@triton.jit
+def _gather_add(x_ptr, idx_ptr, out_ptr, n, step, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    p = out_ptr
+    for _ in range(2):
+        p += step  # a pointer carried through a loop
+    j = tl.load(idx_ptr + offs)
+    tl.atomic_add(p + offs, tl.load(x_ptr + j, mask=offs < n))  # a loaded index is not a pointer's origin
+
+
+@triton.jit
+def _in_place(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+def _ttir(fn, signature, constexprs):
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    return triton.compile(ASTSource(fn, signature, constexprs), target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+
+
+def test_outputs_follow_pointers_not_loaded_indices():
+    ttir = _ttir(_gather_add, {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32", "n": "i32", "step": "i32",
+                               "BLOCK": "constexpr"}, {"BLOCK": 64})
+    access = analyse_ttir(ttir)
+    assert access.written == {"out_ptr"}
+    assert access.accumulated == {"out_ptr"}  # a float atomic add: order-dependent rounding allowed
+    assert access.read == {"x_ptr", "idx_ptr", "out_ptr"}
+
+
+def test_in_place_kernel_writes_its_input():
+    access = analyse_ttir(_ttir(_in_place, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 64}))
+    assert access.written == {"x_ptr"} and access.read == {"x_ptr"} and not access.accumulated
+
+
+# --- the comparator ----------------------------------------------------------------------------
+
+
+def _kinds(problems):
+    return [p.kind for p in problems]
+
+
+def test_dtype_aware_tolerances():
+    ref = torch.linspace(1, 2, 1000)
+    assert compare_buffer(ref, ref * (1 + 5e-6), name="o", dispatch=0, tol=TOL) == []
+    problems = compare_buffer(ref, ref * (1 + 1e-4), name="o", dispatch=0, tol=TOL)
+    assert _kinds(problems) == ["mismatch"] and problems[0].elements == 1000
+    assert problems[0].examples[0].index == [0] and "max rel error" in problems[0].message
+    half = ref.half()
+    assert compare_buffer(half, (half.float() * (1 + 4e-4)).half(), name="o", dispatch=0, tol=TOL) == []
+    loose = Tolerances(overrides={"float32": (1e-3, 1e-6)})
+    assert compare_buffer(ref, ref * (1 + 1e-4), name="o", dispatch=0, tol=loose) == []
+    ints = torch.arange(10, dtype=torch.int32)
+    assert _kinds(compare_buffer(ints, ints + (ints == 3), name="h", dispatch=0, tol=TOL)) == ["mismatch"]
+
+
+def test_nan_inf_zeros_shape_dtype():
+    ref = torch.tensor([1.0, float("inf"), -2.0, 3.0])
+    assert _kinds(compare_buffer(ref, torch.tensor([1.0, float("inf"), float("nan"), 3.0]), name="o", dispatch=1,
+                                 tol=TOL))[0] == "nan"
+    assert "inf" in _kinds(compare_buffer(ref, torch.tensor([1.0, float("-inf"), -2.0, 3.0]), name="o", dispatch=1,
+                                          tol=TOL))
+    tiny = torch.full((64,), 1e-8)  # within atol=1e-6 of zero, but zero is not the answer
+    assert _kinds(compare_buffer(tiny, torch.zeros(64), name="o", dispatch=1, tol=TOL)) == ["all-zero"]
+    assert _kinds(compare_buffer(ref, ref[:3], name="o", dispatch=1, tol=TOL)) == ["shape"]
+    assert _kinds(compare_buffer(ref, ref.double(), name="o", dispatch=1, tol=TOL)) == ["dtype"]
+
+
+def test_poisoned_elements_the_candidate_never_wrote():
+    ref = torch.randn(256)
+    cand = ref.clone()
+    cand[200:] = float("nan")  # still the poison
+    problems = compare_buffer(ref, cand, name="o", dispatch=None, tol=TOL, poisoned=True)
+    assert _kinds(problems) == ["unwritten"] and problems[0].elements == 56
+
+
+def test_float32_math_done_in_float16_is_named():
+    ref = torch.randn(4096)
+    problems = compare_buffer(ref, ref.half().float(), name="o", dispatch=0, tol=TOL)
+    assert _kinds(problems) == ["precision"] and "float16" in problems[0].message
+
+
+def test_reordered_float_sum_passes_and_a_dropped_block_fails():
+    """16M floats: every element added one by one in order (what per-lane atomics do) against a
+    sum of per-block partial sums (the pre-reduced kernel). Both are correct; a sum that drops
+    one block of 1024 is not."""
+    n, block = 1 << 24, 1024
+    x = torch.randn(n, generator=torch.Generator().manual_seed(0)).numpy()
+    per_element = np.cumsum(x, dtype=np.float32)[-1:]
+    partials = x.reshape(-1, block).sum(axis=1, dtype=np.float32)
+    pre_reduced = np.cumsum(partials, dtype=np.float32)[-1:]
+    dropped = np.cumsum(partials[1:], dtype=np.float32)[-1:]
+    ref = torch.from_numpy(pre_reduced)
+    assert compare_buffer(ref, torch.from_numpy(per_element), name="out", dispatch=0, tol=TOL,
+                          accumulated_terms=n) == []
+    assert _kinds(compare_buffer(ref, torch.from_numpy(dropped), name="out", dispatch=0, tol=TOL,
+                                 accumulated_terms=n)) == ["mismatch"]
+    # without knowing it is an accumulation, the plain float32 tolerance would reject the reordering
+    assert compare_buffer(ref, torch.from_numpy(per_element), name="out", dispatch=0, tol=TOL) != []
+
+
+# --- statistics --------------------------------------------------------------------------------
+
+
+def test_identical_timings_are_never_faster():
+    rng = np.random.default_rng(1)
+    false_faster = 0
+    for trial in range(100):
+        base = 0.05 * (1 + 0.02 * rng.standard_normal(60)) + rng.exponential(0.001, 60)
+        other = 0.05 * (1 + 0.02 * rng.standard_normal(60)) + rng.exponential(0.001, 60)
+        faster, _ = judge(speedup_interval(base, other, seed=trial))
+        false_faster += faster
+    assert false_faster == 0
+
+
+def test_a_clear_win_is_faster_and_a_loss_is_slower():
+    rng = np.random.default_rng(2)
+    ref = 1.0 + 0.01 * rng.standard_normal(40)
+    fast = speedup_interval(ref, 0.5 + 0.005 * rng.standard_normal(40))
+    assert judge(fast)[0] and 1.9 < fast.low < fast.estimate < fast.high < 2.1
+    slow_verdict, problem = judge(speedup_interval(ref, 1.2 + 0.01 * rng.standard_normal(40)))
+    assert not slow_verdict and problem.kind == "slower"
+
+
+# --- end to end: real programs, real candidates, the interpreter ------------------------------
+
+
+@pytest.fixture(scope="module")
+def axpy_reference(tmp_path_factory):
+    return capture_reference(Program(AXPY, COMMAND), "axpy_kernel", interpret=True,
+                             work_dir=tmp_path_factory.mktemp("reference"))
+
+
+def _candidate(tmp_path, edits: list[tuple[str, str]]) -> Program:
+    text = (AXPY / "axpy.py").read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    return Program(copy_project(AXPY, {"axpy.py": text}, tmp_path / "copy"), COMMAND)
+
+
+STORE = "tl.store(out_ptr + offs, alpha * x + y, mask=mask)"
+LAUNCH = "    axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)\n    return out"
+
+TRICKS = {
+    "returns zeros": ([(STORE, "tl.store(out_ptr + offs, x * 0.0, mask=mask)")], "all-zero"),
+    "caches the result keyed on pointers": ([(LAUNCH, """    key = (x.data_ptr(), y.data_ptr())
+    if key in CACHE:
+        return CACHE[key]
+    axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)
+    CACHE[key] = out
+    return out"""), ("def axpy(", "CACHE = {}\n\n\ndef axpy(")], "stale-result"),
+    "writes only part of the output": ([("tl.store(out_ptr + offs, alpha * x + y, mask=mask)",
+                                         "tl.store(out_ptr + offs, alpha * x + y, mask=mask & (offs < n - 100))")],
+                                       "unwritten"),
+    "drops the tail block": ([("triton.cdiv(x.numel(), block)", "x.numel() // block")], "mismatch"),
+    "skips every other dispatch": ([(LAUNCH, """    global CALLS
+    CALLS += 1
+    if CALLS % 2 == 0:
+        return torch.zeros_like(x)
+    axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)
+    return out"""), ("def axpy(", "CALLS = 0\n\n\ndef axpy(")], "dispatch-count"),
+    "downgrades float32 math to float16": (
+        [(STORE, "tl.store(out_ptr + offs, (alpha * x.to(tl.float16) + y.to(tl.float16)).to(tl.float32), mask=mask)")],
+        "precision"),
+}
+
+
+@pytest.mark.parametrize("trick", list(TRICKS))
+def test_adversarial_candidate_is_rejected(trick, axpy_reference, tmp_path):
+    edits, kind = TRICKS[trick]
+    verdict = validate(axpy_reference, _candidate(tmp_path, edits), work_dir=tmp_path / "v")
+    assert not verdict.correct and not verdict.accepted
+    assert kind in _kinds(verdict.problems), verdict.reasons()
+
+
+def test_correct_candidates_are_accepted(axpy_reference, tmp_path):
+    same = validate(axpy_reference, _candidate(tmp_path / "a", []), work_dir=tmp_path / "va")
+    assert same.correct, same.reasons()
+    assert any("4 of 4 dispatches" in c for c in same.checks)
+    assert any("unseen" in c for c in same.checks) and any("poisoned" in c for c in same.checks)
+    assert same.faster is None and "interpreter" in same.notes[-1]  # no GPU: no time, said so
+    retuned = validate(axpy_reference, _candidate(tmp_path / "b", [("block: int = 128", "block: int = 512")]),
+                       work_dir=tmp_path / "vb")
+    assert retuned.correct, retuned.reasons()
+
+
+def test_a_crash_a_hang_and_an_import_error_are_failed_validations(axpy_reference, tmp_path):
+    crash = validate(axpy_reference, _candidate(tmp_path / "a", [(LAUNCH, "    raise RuntimeError('boom')")]),
+                     work_dir=tmp_path / "va")
+    assert _kinds(crash.problems) == ["crash"] and "RuntimeError: boom" in crash.problems[0].message
+    hang = validate(axpy_reference, _candidate(tmp_path / "b", [("def main() -> None:\n",
+                                                                 "def main() -> None:\n    import time; time.sleep(60)\n")]),
+                    work_dir=tmp_path / "vb", settings=ValidationSettings(timeout_s=3))
+    assert _kinds(hang.problems) == ["timeout"]
+    missing = validate(axpy_reference, _candidate(tmp_path / "c", [("import torch\n", "import torch\nimport no_such_mod\n")]),
+                       work_dir=tmp_path / "vc")
+    assert _kinds(missing.problems) == ["crash"] and "no_such_mod" in missing.problems[0].message
+
+
+def test_secrets_never_reach_candidate_code(axpy_reference, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-test")
+    monkeypatch.setenv("MY_SERVICE_PASSWORD", "hunter2")
+    monkeypatch.setenv("HARMLESS", "1")
+    spy = ("def main() -> None:\n",
+           "def main() -> None:\n    open('env.txt', 'w').write(' '.join(sorted(os.environ)))\n")
+    candidate = _candidate(tmp_path, [spy])
+    verdict = validate(axpy_reference, candidate, work_dir=tmp_path / "v",
+                       settings=ValidationSettings(secrets=["MY_SERVICE_PASSWORD"]))
+    assert verdict.correct, verdict.reasons()
+    seen = (candidate.root / "env.txt").read_text().split()
+    assert "HARMLESS" in seen
+    assert not {"OPENAI_API_KEY", "GITHUB_TOKEN", "MY_SERVICE_PASSWORD"} & set(seen)
+
+
+def test_capture_keeps_first_last_and_a_sample_of_many_dispatches(tmp_path):
+    program = Program(PROGRAMS, [sys.executable, "many_launches.py", "300"])
+    ref = capture_reference(program, "tiny_kernel", interpret=True, work_dir=tmp_path,
+                            settings=ValidationSettings(capture_limits=(4, 3, 5)))
+    kept = ref.manifest["kept"]
+    assert ref.manifest["dispatches"] == 300 and ref.manifest["written"] == ["x_ptr"]
+    assert kept[:4] == [0, 1, 2, 3] and kept[-3:] == [297, 298, 299]
+    middle = kept[4:-3]
+    assert 0 < len(middle) <= 5 and len({b - a for a, b in zip(middle, middle[1:])}) <= 1  # one stride
+    assert len(list(tmp_path.glob("reference/dispatch-*.pt"))) == len(kept)

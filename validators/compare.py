@@ -1,0 +1,178 @@
+"""Compare a candidate's output buffers with the reference's, element by element.
+
+Tolerances depend on the dtype (integers and booleans exact). A buffer the kernel accumulates
+into with float atomics may legitimately differ by the order of the additions: its allowance
+grows with the square root of the number of terms (the random-walk size of rounding errors),
+relative to the buffer's largest value. NaN and Inf positions must match; an output that is all
+zeros where the reference has signal fails even when the values are tiny; with poisoned
+buffers (replay), elements still holding the poison were never written.
+
+Imports only numpy, torch and pydantic.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from .verdict import Difference, Problem
+
+# (rtol, atol) per dtype; integers and booleans are compared exactly.
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float64": (1e-7, 1e-9), "float32": (1e-5, 1e-6), "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
+    "float8_e4m3fn": (1.25e-1, 1e-3), "float8_e5m2": (2.5e-1, 1e-3),
+}
+TF32_TOLERANCE = (1e-3, 1e-5)  # float32 outputs of tf32 dots: a 10-bit mantissa
+EPSILON = {"float64": 2.2e-16, "float32": 1.19e-7, "float16": 9.77e-4, "bfloat16": 7.81e-3}
+LOWER_PRECISION = (("float16", 9.77e-4), ("bfloat16", 7.81e-3))
+INT_POISON = -0x5A5A5A5A  # fills integer outputs before a replay; floats get NaN
+
+
+class Tolerances(BaseModel):
+    """Per-run tolerances: defaults by dtype, overridable (`{"float32": [1e-4, 1e-5]}`)."""
+
+    overrides: dict[str, tuple[float, float]] = Field({}, description="dtype -> (rtol, atol)")
+    tf32: bool = Field(False, description="float32 outputs come from tf32 dots: looser float32 tolerance")
+    examples: int = Field(5, description="differing elements listed per mismatch")
+
+    def for_dtype(self, dtype: str) -> tuple[float, float]:
+        if dtype in self.overrides:
+            return tuple(self.overrides[dtype])
+        if dtype == "float32" and self.tf32:
+            return TF32_TOLERANCE
+        return DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+def dtype_name(tensor) -> str:
+    return str(tensor.dtype).replace("torch.", "")
+
+
+def compare_buffer(ref, cand, *, name: str, dispatch: int | None, tol: Tolerances,
+                   accumulated_terms: int | None = None, poisoned: bool = False) -> list[Problem]:
+    """Problems of `cand` against `ref` (torch tensors on the host); empty when they agree."""
+    where = {"buffer": name, "dispatch": dispatch}
+    label = _label(name, dispatch)
+    if tuple(ref.shape) != tuple(cand.shape):
+        return [Problem(kind="shape", message=f"{label}: shape {tuple(cand.shape)}, reference {tuple(ref.shape)}",
+                        **where)]
+    if ref.dtype != cand.dtype:
+        return [Problem(kind="dtype", message=f"{label}: dtype {dtype_name(cand)}, reference {dtype_name(ref)}",
+                        **where)]
+    dtype = dtype_name(ref)
+    if not ref.dtype.is_floating_point:
+        r, c = ref.reshape(-1).long().numpy(), cand.reshape(-1).long().numpy()
+        problems = _unwritten(r == INT_POISON, c == INT_POISON, label, where) if poisoned else []
+        return problems or _exact(r, c, ref.shape, label, where, tol.examples)
+    r, c = ref.reshape(-1).double().numpy(), cand.reshape(-1).double().numpy()
+    r_nan, c_nan = np.isnan(r), np.isnan(c)
+    if poisoned:  # both start as NaN: a NaN the reference overwrote and the candidate did not
+        problems = _unwritten(r_nan, c_nan, label, where)
+        if problems:
+            return problems
+    problems = []
+    if (c_nan & ~r_nan).any() or (r_nan & ~c_nan).any():
+        bad = np.flatnonzero(c_nan != r_nan)
+        problems.append(Problem(kind="nan", elements=int(bad.size), examples=_examples(bad, r, c, ref.shape, tol),
+                                message=f"{label}: NaN at {bad.size} elements where the reference has "
+                                        f"{'none' if not r_nan.any() else 'a number'}", **where))
+    r_inf, c_inf = np.isinf(r), np.isinf(c)
+    bad_inf = np.flatnonzero((r_inf | c_inf) & ~(r_nan | c_nan) & (r != c))
+    if bad_inf.size:
+        problems.append(Problem(kind="inf", elements=int(bad_inf.size), examples=_examples(bad_inf, r, c, ref.shape, tol),
+                                message=f"{label}: Inf does not match the reference at {bad_inf.size} elements",
+                                **where))
+    finite = np.isfinite(r) & np.isfinite(c)
+    rtol, atol = tol.for_dtype(dtype)
+    if accumulated_terms and accumulated_terms > 1 and finite.any():
+        # Atomics add in any order: allow the random-walk rounding error of that many terms.
+        scale = float(np.abs(r[finite]).max())
+        atol = max(atol, EPSILON.get(dtype, 0.0) * math.sqrt(accumulated_terms) * scale)
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite pairs were judged above
+        err = np.abs(c - r)
+        bad = np.flatnonzero(finite & (err > atol + rtol * np.abs(r)))
+    if bad.size:
+        problems.append(_mismatch(bad, r, c, ref.shape, label, where, tol, rtol, atol, dtype))
+    elif finite.any() and np.any(r[finite] != 0) and not np.any(c[finite] != 0):
+        problems.append(Problem(kind="all-zero", message=f"{label}: the candidate's output is all zeros where the "
+                                f"reference's is not (largest reference value {np.abs(r[finite]).max():.3g})",
+                                **where))
+    return problems
+
+
+def _label(name: str, dispatch: int | None) -> str:
+    return f"dispatch {dispatch}, buffer {name!r}" if dispatch is not None else f"buffer {name!r}"
+
+
+def _unwritten(r_poison, c_poison, label, where) -> list[Problem]:
+    missed = np.flatnonzero(c_poison & ~r_poison)
+    if not missed.size:
+        return []
+    return [Problem(kind="unwritten", elements=int(missed.size),
+                    message=f"{label}: {missed.size} of {int((~r_poison).sum())} elements the reference writes were "
+                            f"never written by the candidate (they still hold the poison value); first at flat index "
+                            f"{int(missed[0])}", **where)]
+
+
+def _exact(r, c, shape, label, where, examples: int) -> list[Problem]:
+    bad = np.flatnonzero(r != c)
+    if not bad.size:
+        if np.any(r != 0) and not np.any(c != 0):
+            return [Problem(kind="all-zero", message=f"{label}: all zeros where the reference is not", **where)]
+        return []
+    shown = [Difference(index=list(np.unravel_index(i, shape)), reference=float(r[i]), candidate=float(c[i]))
+             for i in bad[:examples]]
+    kind = "all-zero" if not np.any(c != 0) else "mismatch"
+    return [Problem(kind=kind, elements=int(bad.size), max_abs_error=float(np.abs(c[bad] - r[bad]).max()),
+                    examples=shown, message=f"{label}: {bad.size} of {r.size} elements differ (integers must match "
+                                            f"exactly){'; the candidate wrote all zeros' if kind == 'all-zero' else ''}",
+                    **where)]
+
+
+def _examples(bad, r, c, shape, tol: Tolerances) -> list[Difference]:
+    return [Difference(index=[int(x) for x in np.unravel_index(i, shape)], reference=float(r[i]), candidate=float(c[i]))
+            for i in bad[:tol.examples]]
+
+
+def _mismatch(bad, r, c, shape, label, where, tol, rtol, atol, dtype) -> Problem:
+    abs_err = np.abs(c[bad] - r[bad])
+    rel_err = abs_err / np.maximum(np.abs(r[bad]), 1e-30)
+    kind, why = "mismatch", ""
+    if not np.any(c != 0):
+        kind, why = "all-zero", "; the candidate wrote all zeros"
+    else:
+        lower = precision_like(r, c, dtype)
+        if lower:
+            kind, why = "precision", f"; the errors have the size of {lower} rounding: was {dtype} math done in {lower}?"
+    return Problem(kind=kind, elements=int(bad.size), max_abs_error=float(abs_err.max()),
+                   max_rel_error=float(rel_err.max()), examples=_examples(bad, r, c, shape, tol),
+                   message=f"{label}: {bad.size} of {r.size} elements differ beyond rtol={rtol:g}, atol={atol:.3g} "
+                           f"(max abs error {abs_err.max():.3g}, max rel error {rel_err.max():.3g}){why}", **where)
+
+
+def precision_like(r, c, dtype: str) -> str | None:
+    """The lower precision whose rounding these errors look like, if any: the candidate's values
+    are (nearly all) exactly representable in it while the reference's are not, or the relative
+    errors scatter around that format's epsilon as rounding errors do (not one constant factor)."""
+    if dtype not in ("float32", "float64"):
+        return None
+    ok = np.isfinite(r) & np.isfinite(c) & (r != 0)
+    if ok.sum() < 8:
+        return None
+    r, c = r[ok], c[ok]
+    rel = np.abs(c - r) / np.abs(r)
+    median = float(np.median(rel))
+    for name, eps in LOWER_PRECISION:
+        if _representable(c, name).mean() > 0.9 and _representable(r, name).mean() < 0.5:
+            return name
+        if eps / 64 <= median <= eps and float(np.std(rel)) > 0.3 * float(np.mean(rel)):
+            return name
+    return None
+
+
+def _representable(values, fmt: str):
+    import torch
+
+    t = torch.from_numpy(values.astype(np.float32))
+    return (t.to(getattr(torch, fmt)).float() == t).numpy()

@@ -1,0 +1,99 @@
+"""In-program comparison: the captures of a reference run and a candidate run, dispatch by dispatch.
+
+Before any value is compared, the guards that need no values: the candidate launched the kernel,
+as many times as the reference (a candidate that skips dispatches, or serves some from a cache,
+launches it fewer times), and on the same streams (one that launches on a side stream and
+returns races with whatever reads the result next).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .compare import Tolerances, compare_buffer
+from .verdict import Problem
+
+MAX_PROBLEMS = 20
+
+
+def load_capture(directory: Path) -> dict | None:
+    """The capture manifest of the process that launched the target kernel (the first one that
+    did, if several did); None if none did."""
+    manifests = []
+    for path in sorted(directory.glob("capture-*.json")):
+        manifest = json.loads(path.read_text())
+        if manifest.get("dispatches"):
+            manifest["dir"] = str(directory)
+            manifests.append(manifest)
+    if not manifests:
+        return None
+    manifests.sort(key=lambda m: m["pid"])
+    first = manifests[0]
+    first["other_processes"] = len(manifests) - 1
+    return first
+
+
+def _buffers(manifest: dict, index: int) -> dict:
+    import torch
+
+    path = Path(manifest["dir"]) / f"dispatch-{manifest['pid']}-{index:09d}.pt"
+    return torch.load(path, weights_only=True)
+
+
+def accumulated_terms(manifest: dict) -> int | None:
+    """How many terms an atomically accumulated element may sum at most: the largest input."""
+    if not manifest.get("accumulated"):
+        return None
+    sizes = [_numel(a) for launch in manifest["launches"][:1] for a in launch["args"] if a["name"] in manifest["read"]]
+    return max(sizes, default=None)
+
+
+def _numel(arg: dict) -> int:
+    desc = arg.get("base", arg) if arg["kind"] == "descriptor" else arg
+    n = 1
+    for d in desc.get("shape", []):
+        n *= d
+    return n
+
+
+def compare_captures(ref: dict, cand: dict | None, kernel: str, tol: Tolerances) -> tuple[list[Problem], list[str]]:
+    """Problems found, and a line saying what was compared."""
+    if cand is None or not cand.get("dispatches"):
+        return [Problem(kind="not-launched", message=f"the candidate never launched {kernel!r}; the reference "
+                                                     f"launched it {ref['dispatches']} times")], []
+    problems = []
+    if cand["dispatches"] != ref["dispatches"]:
+        problems.append(Problem(kind="dispatch-count", message=(
+            f"the candidate launched {kernel!r} {cand['dispatches']} times, the reference {ref['dispatches']}: "
+            f"{'it skips dispatches (or serves results from a cache)' if cand['dispatches'] < ref['dispatches'] else 'it launches extra ones'}; "
+            f"every dispatch must do its work")))
+    side = next((i for i, (a, b) in enumerate(zip(ref["streams"], cand["streams"], strict=False)) if a != b), None)
+    if side is not None:
+        problems.append(Problem(kind="side-stream", dispatch=side, message=(
+            f"dispatch {side} ran on stream {cand['streams'][side]!r}, the reference's on {ref['streams'][side]!r}: "
+            "a kernel launched on a side stream and not joined races with the code that reads its result")))
+    names = ref["written"]
+    missing = [n for n in names if n not in cand["kernel"]["params"]]
+    if missing:
+        problems.append(Problem(kind="missing-output", message=(
+            f"the candidate's {kernel!r} has no argument {', '.join(map(repr, missing))}, which the reference writes; "
+            f"in-program comparison needs the output arguments to keep their names")))
+    common = [i for i in ref["kept"] if i in set(cand["kept"])]
+    terms = accumulated_terms(ref)
+    compared = 0
+    for index in common:
+        if len(problems) >= MAX_PROBLEMS:
+            break
+        r, c = _buffers(ref, index), _buffers(cand, index)
+        for name in names:
+            if name in r and name in c:
+                problems += compare_buffer(r[name], c[name], name=name, dispatch=index, tol=tol,
+                                           accumulated_terms=terms if name in ref["accumulated"] else None)
+                compared += 1
+    checks = [f"in-program: {len(common)} of {ref['dispatches']} dispatches of {kernel!r} compared "
+              f"({compared} buffer comparisons; outputs {', '.join(names) or 'none'} found by {ref['method']})"]
+    if ref["dispatches"] > len(ref["kept"]):
+        checks.append(f"the kernel ran {ref['dispatches']} times: compared the first {ref['limits'][0]}, the last "
+                      f"{ref['limits'][1]} and an evenly strided sample in between")
+    return problems, checks
