@@ -13,14 +13,20 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from conftest import PROGRAMS
 
 from intelliperf.validators import (
-    Program, Tolerances, ValidationSettings, capture_reference, compare_buffer, copy_project, judge, speedup_interval,
+    Program,
+    Tolerances,
+    ValidationSettings,
+    capture_reference,
+    compare_buffer,
+    copy_project,
+    judge,
+    speedup_interval,
     validate,
 )
 from intelliperf.validators.outputs import analyse_ttir
-
-from conftest import PROGRAMS
 
 AXPY = PROGRAMS / "validation"
 COMMAND = [sys.executable, "axpy.py", "4096"]
@@ -222,11 +228,12 @@ def test_a_crash_a_hang_and_an_import_error_are_failed_validations(axpy_referenc
     crash = validate(axpy_reference, _candidate(tmp_path / "a", [(LAUNCH, "    raise RuntimeError('boom')")]),
                      work_dir=tmp_path / "va")
     assert _kinds(crash.problems) == ["crash"] and "RuntimeError: boom" in crash.problems[0].message
-    hang = validate(axpy_reference, _candidate(tmp_path / "b", [("def main() -> None:\n",
-                                                                 "def main() -> None:\n    import time; time.sleep(60)\n")]),
+    sleep = ("def main() -> None:\n", "def main() -> None:\n    import time; time.sleep(60)\n")
+    hang = validate(axpy_reference, _candidate(tmp_path / "b", [sleep]),
                     work_dir=tmp_path / "vb", settings=ValidationSettings(timeout_s=3))
     assert _kinds(hang.problems) == ["timeout"]
-    missing = validate(axpy_reference, _candidate(tmp_path / "c", [("import torch\n", "import torch\nimport no_such_mod\n")]),
+    bad_import = ("import torch\n", "import torch\nimport no_such_mod\n")
+    missing = validate(axpy_reference, _candidate(tmp_path / "c", [bad_import]),
                        work_dir=tmp_path / "vc")
     assert _kinds(missing.problems) == ["crash"] and "no_such_mod" in missing.problems[0].message
 
@@ -255,5 +262,5 @@ def test_capture_keeps_first_last_and_a_sample_of_many_dispatches(tmp_path):
     assert ref.manifest["dispatches"] == 300 and ref.manifest["written"] == ["x_ptr"]
     assert kept[:4] == [0, 1, 2, 3] and kept[-3:] == [297, 298, 299]
     middle = kept[4:-3]
-    assert 0 < len(middle) <= 5 and len({b - a for a, b in zip(middle, middle[1:])}) <= 1  # one stride
+    assert 0 < len(middle) <= 5 and len({b - a for a, b in zip(middle, middle[1:], strict=False)}) <= 1  # one stride
     assert len(list(tmp_path.glob("reference/dispatch-*.pt"))) == len(kept)

@@ -80,7 +80,8 @@ def compare_buffer(ref, cand, *, name: str, dispatch: int | None, tol: Tolerance
     r_inf, c_inf = np.isinf(r), np.isinf(c)
     bad_inf = np.flatnonzero((r_inf | c_inf) & ~(r_nan | c_nan) & (r != c))
     if bad_inf.size:
-        problems.append(Problem(kind="inf", elements=int(bad_inf.size), examples=_examples(bad_inf, r, c, ref.shape, tol),
+        problems.append(Problem(kind="inf", elements=int(bad_inf.size),
+                                examples=_examples(bad_inf, r, c, ref.shape, tol),
                                 message=f"{label}: Inf does not match the reference at {bad_inf.size} elements",
                                 **where))
     finite = np.isfinite(r) & np.isfinite(c)
@@ -124,9 +125,10 @@ def _exact(r, c, shape, label, where, examples: int) -> list[Problem]:
     shown = [Difference(index=list(np.unravel_index(i, shape)), reference=float(r[i]), candidate=float(c[i]))
              for i in bad[:examples]]
     kind = "all-zero" if not np.any(c != 0) else "mismatch"
+    zeros = "; the candidate wrote all zeros" if kind == "all-zero" else ""
     return [Problem(kind=kind, elements=int(bad.size), max_abs_error=float(np.abs(c[bad] - r[bad]).max()),
                     examples=shown, message=f"{label}: {bad.size} of {r.size} elements differ (integers must match "
-                                            f"exactly){'; the candidate wrote all zeros' if kind == 'all-zero' else ''}",
+                                            f"exactly){zeros}",
                     **where)]
 
 
@@ -144,7 +146,8 @@ def _mismatch(bad, r, c, shape, label, where, tol, rtol, atol, dtype) -> Problem
     else:
         lower = precision_like(r, c, dtype)
         if lower:
-            kind, why = "precision", f"; the errors have the size of {lower} rounding: was {dtype} math done in {lower}?"
+            kind = "precision"
+            why = f"; the errors have the size of {lower} rounding: was {dtype} math done in {lower}?"
     return Problem(kind=kind, elements=int(bad.size), max_abs_error=float(abs_err.max()),
                    max_rel_error=float(rel_err.max()), examples=_examples(bad, r, c, shape, tol),
                    message=f"{label}: {bad.size} of {r.size} elements differ beyond rtol={rtol:g}, atol={atol:.3g} "

@@ -63,11 +63,12 @@ def compare_captures(ref: dict, cand: dict | None, kernel: str, tol: Tolerances)
         return [Problem(kind="not-launched", message=f"the candidate never launched {kernel!r}; the reference "
                                                      f"launched it {ref['dispatches']} times")], []
     problems = []
+    skipped = "it skips dispatches (or serves results from a cache)"
     if cand["dispatches"] != ref["dispatches"]:
         problems.append(Problem(kind="dispatch-count", message=(
             f"the candidate launched {kernel!r} {cand['dispatches']} times, the reference {ref['dispatches']}: "
-            f"{'it skips dispatches (or serves results from a cache)' if cand['dispatches'] < ref['dispatches'] else 'it launches extra ones'}; "
-            f"every dispatch must do its work")))
+            f"{skipped if cand['dispatches'] < ref['dispatches'] else 'it launches extra ones'}; every dispatch "
+            "must do its work")))
     side = next((i for i, (a, b) in enumerate(zip(ref["streams"], cand["streams"], strict=False)) if a != b), None)
     if side is not None:
         problems.append(Problem(kind="side-stream", dispatch=side, message=(

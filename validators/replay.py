@@ -185,9 +185,9 @@ def run_launchers(job: dict, ref_fn, cand_fn, out: Path, summary: dict) -> None:
             fill_fresh(ref_in[d["name"]], d, generator)
     cand_in = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in ref_in.items()}
     label = ", ".join(f"{n}={s}" for n, s in shapes.items() if s != next(d["shape"] for d in descs if d["name"] == n))
-    _side_by_side("launcher-unseen", lambda: _call(ref_fn, new_descs, ref_in), lambda: _call(cand_fn, new_descs, cand_in),
-                  ref_in, cand_in, out, summary, {"seed": job["seed"] + 1000, "shape": f"unseen ({label})"},
-                  reference_may_fail=True)
+    _side_by_side("launcher-unseen", lambda: _call(ref_fn, new_descs, ref_in),
+                  lambda: _call(cand_fn, new_descs, cand_in), ref_in, cand_in, out, summary,
+                  {"seed": job["seed"] + 1000, "shape": f"unseen ({label})"}, reference_may_fail=True)
 
 
 def _side_by_side(label, ref_call, cand_call, ref_in, cand_in, out, summary, info, reference_may_fail=False) -> None:
