@@ -1,0 +1,87 @@
+"""GPU truth for the validators (marker `gpu`; run on the device machine with `pytest -m gpu`)."""
+
+import sys
+
+import pytest
+from conftest import EXAMPLES, PROGRAMS
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+from intelliperf.validators import Program, capture_reference, compare_buffer, copy_project, validate  # noqa: E402
+from intelliperf.validators.compare import Tolerances  # noqa: E402
+
+AXPY = PROGRAMS / "validation"
+AXPY_COMMAND = [sys.executable, "axpy.py", str(1 << 22)]
+SUM_COMMAND = [sys.executable, "contended_sum.py", "--repeat", "3"]
+ATOMIC = "tl.atomic_add(out_ptr + zeros, x, mask=mask)  # every lane hits out[0]"
+
+
+def _copy(root, script, tmp_path, edits):
+    text = (root / script).read_text()
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new)
+    return copy_project(root, {script: text}, tmp_path / "copy")
+
+
+@pytest.fixture(scope="module")
+def axpy_reference(tmp_path_factory):
+    return capture_reference(Program(AXPY, AXPY_COMMAND), "axpy_kernel", interpret=False,
+                             work_dir=tmp_path_factory.mktemp("ref"))
+
+
+def test_side_stream_candidate_is_rejected(axpy_reference, tmp_path):
+    launch = "    axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)"
+    side = ("    with torch.cuda.stream(torch.cuda.Stream()):  # returns before the work is done\n"
+            "        axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)")
+    verdict = validate(axpy_reference, Program(_copy(AXPY, "axpy.py", tmp_path, [(launch, side)]), AXPY_COMMAND),
+                       work_dir=tmp_path / "v")
+    print("side stream:", verdict.reasons())
+    assert not verdict.accepted and "side-stream" in [p.kind for p in verdict.problems]
+
+
+def test_identical_candidate_is_correct_and_not_faster(axpy_reference, tmp_path):
+    verdict = validate(axpy_reference, Program(_copy(AXPY, "axpy.py", tmp_path, []), AXPY_COMMAND), work_dir=tmp_path / "v")
+    print("identical:", verdict.speedup, verdict.seconds)
+    assert verdict.correct and verdict.faster is False and not verdict.accepted
+
+
+def test_contended_sum_fix_is_accepted_and_faster(tmp_path):
+    ref = capture_reference(Program(EXAMPLES, SUM_COMMAND), "contended_sum_kernel", interpret=False,
+                            work_dir=tmp_path / "ref")
+    fix = _copy(EXAMPLES, "contended_sum.py", tmp_path, [(ATOMIC, "tl.atomic_add(out_ptr, tl.sum(x, 0))")])
+    verdict = validate(ref, Program(fix, SUM_COMMAND), work_dir=tmp_path / "v")
+    print("contended sum fix:", verdict.speedup, verdict.seconds, verdict.checks)
+    assert verdict.accepted, verdict.reasons()
+    assert verdict.speedup.low > 10
+
+
+def test_reordered_atomic_sum_of_16m_floats_passes_and_a_dropped_block_fails():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def per_lane(x_ptr, out_ptr, n, skip, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * BLOCK + tl.arange(0, BLOCK)
+        mask = (offs < n) & (pid != skip)
+        tl.atomic_add(out_ptr + tl.zeros([BLOCK], tl.int32), tl.load(x_ptr + offs, mask=mask, other=0.0), mask=mask)
+
+    @triton.jit
+    def pre_reduced(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), 0))
+
+    n, block = 1 << 24, 1024
+    x = torch.randn(n, device="cuda", generator=torch.Generator("cuda").manual_seed(0))
+    outs = [torch.zeros(1, device="cuda") for _ in range(3)]
+    grid = (triton.cdiv(n, block),)
+    pre_reduced[grid](x, outs[0], n, BLOCK=block)
+    per_lane[grid](x, outs[1], n, -1, BLOCK=block)
+    per_lane[grid](x, outs[2], n, 7, BLOCK=block)  # drops block 7
+    ref, reordered, dropped = (o.cpu() for o in outs)
+    print("16M sums:", float(ref), float(reordered), float(dropped), float(x.double().sum()))
+    tol = Tolerances()
+    assert compare_buffer(ref, reordered, name="out", dispatch=0, tol=tol, accumulated_terms=n) == []
+    assert compare_buffer(ref, dropped, name="out", dispatch=0, tol=tol, accumulated_terms=n) != []
