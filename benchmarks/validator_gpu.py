@@ -58,7 +58,10 @@ def validation_time(root: Path, script: str, kernel: str, command: list[str], ed
             "stages_s": verdict.seconds, "accepted": verdict.accepted, "correct": verdict.correct,
             "speedup": s.estimate if s else None, "interval": [s.low, s.high] if s else None,
             "reference_ms": s.reference_ms if s else None, "candidate_ms": s.candidate_ms if s else None,
-            "problems": [p.kind for p in verdict.problems]}
+            "problems": [p.kind for p in verdict.problems], "reasons": verdict.reasons()[:3000],
+            "written": ref.manifest["written"], "accumulated": ref.manifest["accumulated"],
+            "read": ref.manifest["read"],
+            "method": ref.manifest["method"], "notes": ref.manifest["notes"]}
 
 
 def main() -> None:
@@ -68,7 +71,7 @@ def main() -> None:
     results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
                "python": platform.python_version(), "date": time.strftime("%Y-%m-%d"),
                "bandwidth_TBps": device_bandwidth() / 1e12, "identical": [], "validation": []}
-    for n in (1 << 22, 1 << 16):  # ~40 us and ~5 us kernels
+    for n in (1 << 22, 1 << 16) if args.trials else ():  # ~25 us and ~5 us kernels
         results["identical"].append(identical_trials(n, args.trials))
     examples = REPO / "examples" / "atomic_contention"
     results["validation"].append(validation_time(
@@ -90,6 +93,8 @@ def main() -> None:
     for r in results["validation"]:
         print(f"  {r['kernel']} | {r['reference_capture_s']} | {r['validate_s']} {r['stages_s']} | {r['accepted']} | "
               f"{r['speedup']} {r['interval']} | {r['reference_ms']} -> {r['candidate_ms']} {r['problems']}")
+        if r["problems"]:
+            print("   ", r["written"], r["accumulated"], r["read"], r["method"], r["notes"], "\n", r["reasons"][:1500])
 
 
 if __name__ == "__main__":

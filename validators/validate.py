@@ -28,7 +28,7 @@ from intelliperf.workload.runner import TraceSettings, spawn, workload_env
 
 from .capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
 from .compare import Tolerances, compare_buffer
-from .correctness import compare_captures, load_capture
+from .correctness import accumulated_terms, compare_captures, load_capture
 from .performance import DEFAULT_THRESHOLD, judge, plausibility, speedup_interval
 from .verdict import Problem, Verdict
 
@@ -261,6 +261,7 @@ def _replay_problems(replay: dict, out: Path, settings: ValidationSettings, ref:
                                               f"candidate raised {f['error']}\n{f['traceback'][-1200:]}")
                 for f in replay["failures"]]
     previous: dict[str, dict] = {}
+    terms = accumulated_terms(ref)
     for run in replay["runs"]:
         saved = torch.load(out / f"{run['label']}.pt", weights_only=True)
         r, c = saved["reference"], saved["candidate"]
@@ -269,8 +270,10 @@ def _replay_problems(replay: dict, out: Path, settings: ValidationSettings, ref:
             if name not in c:
                 problems.append(Problem(kind="missing-output", message=f"{where}: the candidate produced no {name}"))
                 continue
+            arg = name.removeprefix("arg:")
             found = compare_buffer(ref_value, c[name], name=name, dispatch=None, tol=settings.tolerances,
-                                   poisoned=name.removeprefix("arg:") in run["poisoned"])
+                                   poisoned=arg in run["poisoned"],
+                                   accumulated_terms=terms if _accumulated(run, arg, ref) else None)
             earlier = previous.get(run["mode"], {}).get(name)
             if found and earlier is not None and earlier.shape == c[name].shape and torch.equal(earlier, c[name]):
                 found = [Problem(kind="stale-result", buffer=name, message=(
@@ -282,6 +285,12 @@ def _replay_problems(replay: dict, out: Path, settings: ValidationSettings, ref:
         if run["shape"] == "recorded":
             previous[run["mode"]] = c
     return problems
+
+
+def _accumulated(run: dict, name: str, ref: dict) -> bool:
+    """Kernel replays name the buffer; a launcher's results come from the kernel's outputs, so
+    they carry its accumulation order whenever the kernel accumulates with float atomics."""
+    return name in ref["accumulated"] if run["mode"] == "kernel" else bool(ref["accumulated"])
 
 
 def _replay_checks(replay: dict) -> list[str]:
