@@ -18,11 +18,12 @@ replay harness. Imports only the standard library, torch and triton.
 from __future__ import annotations
 
 import inspect
-import json
 import os
 import re
 import sys
 from collections import deque
+
+from intelliperf.profiling.recorder import write_json
 
 ENV_KERNEL = "INTELLIPERF_CAPTURE"  # the target kernel's name (a regex, matched in full)
 ENV_DIR = "INTELLIPERF_CAPTURE_DIR"
@@ -216,21 +217,19 @@ class Capture:
         for index, launch, host in self.window:
             if index not in self.kept:
                 self._save(index, launch, host)
-        last_access = next(iter(self.outputs.values()), None)
+        accesses = list(self.outputs.values())
+
+        def union(field: str) -> list[str]:
+            return sorted(set().union(*(getattr(a, field) for a in accesses)))
+
         manifest = {
             "pid": os.getpid(), "kernel": self.kernel, "launcher": self.launcher, "dispatches": self.dispatches,
             "kept": sorted(self.kept), "launches": [self.kept[i] for i in sorted(self.kept)],
             "streams": self.streams[:100_000], "limits": [self.first, self.last, self.sample],
-            "written": sorted(set().union(*[a.written for a in self.outputs.values()])) if self.outputs else [],
-            "accumulated": sorted(set().union(*[a.accumulated for a in self.outputs.values()])) if self.outputs
-            else [],
-            "read": sorted(set().union(*[a.read for a in self.outputs.values()])) if self.outputs else [],
-            "method": last_access.method if last_access else None, "extra": self.extra, "notes": self.notes,
+            "written": union("written"), "accumulated": union("accumulated"), "read": union("read"),
+            "method": accesses[0].method if accesses else None, "extra": self.extra, "notes": self.notes,
         }
-        path = os.path.join(self.out_dir, f"capture-{os.getpid()}.json")
-        with open(path + ".tmp", "w") as f:
-            json.dump(manifest, f)
-        os.replace(path + ".tmp", path)
+        write_json(os.path.join(self.out_dir, f"capture-{os.getpid()}.json"), manifest)
 
 
 def _buffer(value):

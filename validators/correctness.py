@@ -9,6 +9,7 @@ returns races with whatever reads the result next).
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from .compare import Tolerances, compare_buffer
@@ -45,16 +46,14 @@ def accumulated_terms(manifest: dict) -> int | None:
     """How many terms an atomically accumulated element may sum at most: the largest input."""
     if not manifest.get("accumulated"):
         return None
-    sizes = [_numel(a) for launch in manifest["launches"][:1] for a in launch["args"] if a["name"] in manifest["read"]]
+    sizes = [numel(a) for launch in manifest["launches"][:1] for a in launch["args"] if a["name"] in manifest["read"]]
     return max(sizes, default=None)
 
 
-def _numel(arg: dict) -> int:
+def numel(arg: dict) -> int:
+    """Elements of a described tensor argument (a descriptor's: its base tensor's)."""
     desc = arg.get("base", arg) if arg["kind"] == "descriptor" else arg
-    n = 1
-    for d in desc.get("shape", []):
-        n *= d
-    return n
+    return math.prod(desc.get("shape", []))
 
 
 def compare_captures(ref: dict, cand: dict | None, kernel: str, tol: Tolerances) -> tuple[list[Problem], list[str]]:

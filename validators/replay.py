@@ -32,7 +32,7 @@ import sys
 import traceback
 from pathlib import Path
 
-INT_POISON = -0x5A5A5A5A
+from .compare import INT_POISON
 
 
 def load_module(path: str, alias: str):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -28,7 +29,7 @@ from intelliperf.workload.runner import TraceSettings, spawn, workload_env
 
 from .capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
 from .compare import Tolerances, compare_buffer
-from .correctness import accumulated_terms, compare_captures, load_capture
+from .correctness import accumulated_terms, compare_captures, load_capture, numel
 from .performance import DEFAULT_THRESHOLD, judge, plausibility, speedup_interval
 from .verdict import Problem, Verdict
 
@@ -96,17 +97,11 @@ def copy_project(root: Path, changes: dict[str, str], into: Path) -> Path:
 def _capture_env(kernel: str, capture_dir: Path, interpret: bool, settings: ValidationSettings,
                  extra: list[str] = (), expected: int | None = None) -> dict:
     env = workload_env(capture_dir, interpret, TraceSettings(), secrets=tuple(settings.secrets))
-    env.update({ENV_KERNEL: _name_pattern(kernel), ENV_DIR: str(capture_dir),
+    env.update({ENV_KERNEL: re.escape(kernel), ENV_DIR: str(capture_dir),
                 ENV_LIMITS: ",".join(map(str, settings.capture_limits)), ENV_ARGS: ",".join(extra)})
     if expected is not None:
         env[ENV_EXPECTED] = str(expected)
     return env
-
-
-def _name_pattern(kernel: str) -> str:
-    import re
-
-    return re.escape(kernel)
 
 
 def capture_reference(program: Program, kernel: str, *, interpret: bool, work_dir: Path,
@@ -198,16 +193,11 @@ def _judge_speed(verdict: Verdict, timing: dict, ref: dict, settings: Validation
 
 def _bytes_touched(ref: dict) -> int:
     """Bytes of the distinct buffers the kernel reads or writes, in its first kept launch."""
-    from .correctness import _numel
+    import torch
 
-    sizes = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "uint32": 4, "float16": 2, "bfloat16": 2,
-             "int16": 2, "int8": 1, "uint8": 1, "bool": 1}
     touched = set(ref["read"]) | set(ref["written"])
-    total = 0
-    for arg in ref["launches"][0]["args"]:
-        if arg["name"] in touched and arg["kind"] == "tensor" and "alias_of" not in arg:
-            total += _numel(arg) * sizes.get(arg["dtype"], 4)
-    return total
+    return sum(numel(arg) * getattr(torch, arg["dtype"]).itemsize for arg in ref["launches"][0]["args"]
+               if arg["name"] in touched and arg["kind"] == "tensor" and "alias_of" not in arg)
 
 
 def _process_problem(what: str, result, timeout: float) -> Problem | None:

@@ -434,10 +434,14 @@ class Recorder:
             "device": device, "versions": versions, "launches": self.launches, "problems": self.problems[:20],
             "kernels": [k.as_dict() for k in self.kernels.values()],
         }
-        path = os.path.join(self.out_dir, f"record-{os.getpid()}.json")
-        with open(path + ".tmp", "w") as f:
-            json.dump(record, f)
-        os.replace(path + ".tmp", path)
+        write_json(os.path.join(self.out_dir, f"record-{os.getpid()}.json"), record)
+
+
+def write_json(path: str, data: dict) -> None:
+    """Write whole or not at all: a reader never sees half a file."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(data, f)
+    os.replace(path + ".tmp", path)
 
 
 _RECORDER: Recorder | None = None
