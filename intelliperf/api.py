@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -14,6 +16,7 @@ from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageEr
 from .formulas import Registry, default_registry
 from .models import KernelDiagnosis, KernelProfile, Report, RunInfo
 from .profiling.aggregate import Recording, load_recording
+from .validators import ValidationSettings
 from .workload.runner import TraceSettings, check_command, run_workload
 
 DEVICES = ("auto", "cpu", "gpu")
@@ -44,10 +47,21 @@ def diagnose(
     Returns the Report that `intelliperf diagnose` prints and writes (`output` for JSON,
     `markdown` for Markdown). Raises an IntelliPerfError subclass for anything the user can fix.
     """
-    command = list(command)
-    progress = progress or (lambda stage: None)
     registry = default_registry(formula_paths)
     the_formula = registry.create(formula, **(formula_options or {}))
+    report, _ = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
+                          sample_programs=sample_programs, trace_launches=trace_launches, timeout_s=timeout_s,
+                          cwd=cwd, progress=progress or (lambda stage: None))
+    from .delivery.report import write_reports
+
+    write_reports(report, output=output, markdown=markdown)
+    return report
+
+
+def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int, kernel: str | None, device: str,
+              sample_programs: int, trace_launches: int, timeout_s: float | None, cwd: str | None,
+              progress: Progress) -> tuple[Report, Recording]:
+    """Profile, rank and diagnose: the report without an optimization, and the recording."""
     pattern = _kernel_pattern(kernel)
     if top_n < 1:
         raise UsageError(f"--top-n must be at least 1, got {top_n}")
@@ -55,8 +69,7 @@ def diagnose(
         raise UsageError(f"--sample-programs must be at least 1, got {sample_programs}")
     check_command(command)
     interpret = _interpret(device)
-    trace = TraceSettings(pattern=(kernel or ".") if TRACE_BACKEND in the_formula.needs(registry) else None,
-                          sample_programs=sample_programs, launches=trace_launches)
+    trace = trace_settings(the_formula, registry, kernel, sample_programs, trace_launches)
 
     stages: dict[str, float] = {}
     started = time.perf_counter()
@@ -89,10 +102,15 @@ def diagnose(
             versions={"intelliperf": __version__, **_merged_versions(recording)}),
         kernels=recording.kernels, top=[p.name for p in top], diagnoses=diagnoses, selected=selected,
         stages=stages, notes=_notes(registry, recording, interpret))
-    from .delivery.report import write_reports
+    return report, recording
 
-    write_reports(report, output=output, markdown=markdown)
-    return report
+
+def trace_settings(the_formula, registry: Registry, kernel: str | None, sample_programs: int = 32,
+                   launches: int = 1) -> TraceSettings:
+    """The address trace a formula needs (none when it reads no interpreter evidence)."""
+    wanted = TRACE_BACKEND in the_formula.needs(registry)
+    return TraceSettings(pattern=(kernel or ".") if wanted else None, sample_programs=sample_programs,
+                         launches=launches)
 
 
 def _kernel_pattern(kernel: str | None) -> re.Pattern | None:
@@ -161,3 +179,150 @@ def _notes(registry: Registry, recording: Recording, interpret: bool) -> list[st
     for ev in recording.evidence.values():
         notes += [f"{ev.kernel}: {note}" for note in ev.notes]
     return notes
+
+
+def optimize(
+    command: Sequence[str],
+    *,
+    formula: str = "atomicContention",
+    formula_paths: Sequence[str | Path] = (),
+    formula_options: dict | None = None,
+    top_n: int = 10,
+    kernel: str | None = None,
+    device: str = "auto",
+    sample_programs: int = 32,
+    timeout_s: float | None = None,
+    cwd: str | None = None,
+    project: str | Path | None = None,
+    rewriter: str = "auto",
+    max_attempts: int = 6,
+    time_budget_s: float | None = None,
+    max_tokens: int | None = None,
+    candidates: int = 1,
+    model: str | None = None,
+    llm_options: dict | None = None,
+    transcript: str | Path | None = None,
+    validation: ValidationSettings | None = None,
+    in_place: bool = False,
+    force: bool = False,
+    out_dir: str | Path = "intelliperf-out",
+    output: str | Path | None = None,
+    markdown: str | Path | None = None,
+    progress: Progress | None = None,
+) -> Report:
+    """Diagnose, then rewrite -> validate -> feed back until a candidate is correct, faster and
+    improves the formula's metric, or the budget is spent.
+
+    Writes `out_dir/report.json` and `report.md` (and `output`/`markdown` if given) after every
+    attempt, each attempt's patch under `out_dir/attempts/`, and the winner as
+    `out_dir/winner.patch`; with `in_place` the winner is applied to the project. The returned
+    Report's `optimization` holds every attempt; it is None when no kernel has the bottleneck.
+    """
+    from . import loop
+    from .delivery.report import write_reports
+    from .rewriters import make_rewriters
+
+    progress = progress or (lambda stage: None)
+    budget = loop.Budget(max_attempts=max_attempts, time_budget_s=time_budget_s, max_tokens=max_tokens,
+                         candidates=candidates)
+    budget.check()
+    model = model or os.environ.get("INTELLIPERF_MODEL") or None
+    rewriters = make_rewriters(rewriter, model=model, llm_options=llm_options,
+                               transcript=Path(transcript) if transcript else None)
+    root = Path(project or cwd or os.getcwd()).resolve()
+    if not root.is_dir():
+        raise UsageError(f"--project {root} is not a folder")
+    if in_place:
+        check_clean(root, force)
+    out = Path(out_dir).resolve()
+    registry = default_registry(formula_paths)
+    the_formula = registry.create(formula, **(formula_options or {}))
+    report, recording = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
+                                  sample_programs=sample_programs, trace_launches=1, timeout_s=timeout_s, cwd=cwd,
+                                  progress=progress)
+
+    def write() -> None:
+        write_reports(report, output=out / "report.json", markdown=out / "report.md")
+        if output or markdown:
+            write_reports(report, output=output, markdown=markdown)
+
+    if report.selected is None:
+        report.notes.append(f"nothing to optimize: no diagnosed kernel has the {the_formula.name} bottleneck")
+        write()
+        return report
+    profile = next(k for k in recording.kernels if k.name == report.selected)
+    finding = next(f for f in report.diagnosis(report.selected).findings if f.present)
+    if not _inside_folder(root, Path(report.run.cwd)):
+        raise UsageError(f"the command runs in {report.run.cwd}, outside the project folder {root}",
+                         hint="Pass --project DIR: the folder copied for each candidate must contain the command's "
+                              "working directory and the kernel's file.")
+    progress("rewriters: " + " then ".join(r.name for r in rewriters) + (
+        "" if model else " (no model configured: pass --model NAME [--api-base URL] to use an LLM)"))
+    session = loop.Session(
+        report=report, profile=profile, finding=finding, recording=recording, formula=the_formula, registry=registry,
+        root=root, out_dir=out, trace=trace_settings(the_formula, registry, re.escape(profile.name), sample_programs),
+        validation=validation or ValidationSettings(), budget=budget, write=write, progress=progress)
+    started = time.perf_counter()
+    try:
+        optimization = loop.run(session, rewriters)
+    except KeyboardInterrupt:
+        _stop(report, "interrupted", "interrupted by the user (Ctrl-C)", write)
+        raise
+    except Exception as exc:
+        _stop(report, "failed", f"{type(exc).__name__}: {exc}", write)
+        raise
+    report.stages["attempts"] = round(time.perf_counter() - started - report.stages.get("reference", 0), 3)
+    if in_place and optimization.winner is not None:
+        apply_in_place(root, optimization, force)
+    write()
+    return report
+
+
+def _inside_folder(root: Path, path: Path) -> bool:
+    path = path.resolve()
+    return path == root or root in path.parents
+
+
+def _stop(report: Report, status: str, why: str, write: Callable[[], None]) -> None:
+    if report.optimization is not None:
+        report.optimization.status = status
+        report.optimization.error = why
+    write()
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+
+
+def check_clean(root: Path, force: bool) -> None:
+    """--in-place needs a clean tree (tracked files), so the change can be reviewed and undone."""
+    if force:
+        return
+    try:
+        inside = _git(root, "rev-parse", "--is-inside-work-tree")
+    except FileNotFoundError:
+        return  # no git: nothing to check; the patch file is the way back
+    if inside.returncode != 0:
+        return
+    dirty = _git(root, "status", "--porcelain", "--untracked-files=no").stdout.strip()
+    if dirty:
+        raise UsageError(f"--in-place refuses to change a git tree with uncommitted changes:\n{dirty}",
+                         hint="Commit or stash them first, or pass --force to apply over them.")
+
+
+def apply_in_place(root: Path, optimization, force: bool) -> None:
+    """Write the winner's files into the project, unless a file changed since the run began."""
+    from .rewriters.source import unified_diff
+
+    check_clean(root, force)
+    for rel, copy in optimization.files.items():
+        target = root / rel
+        new = Path(copy).read_text()
+        patch = Path(optimization.patch).read_text()
+        if unified_diff(rel, target.read_text(), new) not in patch:
+            optimization.notes.append(f"{rel} changed while intelliperf ran: not applied (the patch is kept)")
+            return
+    for rel, copy in optimization.files.items():
+        (root / rel).write_text(Path(copy).read_text())
+    optimization.applied = True
+    optimization.notes.append(f"applied to {', '.join(optimization.files)} (--in-place)")

@@ -26,6 +26,7 @@ err = Console(stderr=True)
 out = Console() if Console().is_terminal else Console(width=120)
 
 _COMMAND_SETTINGS = {"allow_interspersed_args": False}
+NO_WIN_EXIT = 6  # optimize found the bottleneck but no candidate passed validation within the budget
 
 
 def _parse_options(pairs: list[str]) -> dict:
@@ -70,6 +71,68 @@ def diagnose(
     for path in (output, markdown):
         if path is not None:
             err.print(f"[dim]report written to {path}[/dim]")
+
+
+@app.command(context_settings=_COMMAND_SETTINGS)
+def optimize(
+    command: list[str] | None = typer.Argument(None, metavar="-- CMD [ARGS]...", help="The program to run."),
+    formula: str = typer.Option("atomicContention", "--formula", "-f", help="Formula whose bottleneck to fix."),
+    formula_path: list[Path] = typer.Option([], "--formula-path", help="Load formulas from this file (repeatable)."),
+    formula_option: list[str] = typer.Option([], "--formula-option", "-O", help="KEY=VALUE option for the formula."),
+    top_n: int = typer.Option(10, "--top-n", "-n", help="Consider the N kernels with the most time."),
+    kernel: str | None = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regex."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
+    rewriter: str = typer.Option("auto", "--rewriter", "-r",
+                                 help="auto, llm, recipes, search or replay (auto: llm with a model, else "
+                                      "recipes then search)."),
+    max_attempts: int = typer.Option(6, "--max-attempts", help="Candidates to validate at most."),
+    time_budget: float | None = typer.Option(None, "--time-budget", help="Stop starting attempts after this many "
+                                                                          "seconds."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Stop after the model used this many tokens."),
+    candidates: int = typer.Option(1, "--candidates", help="Candidates per round from the llm rewriter (best-of-N)."),
+    model: str | None = typer.Option(None, "--model", help="LLM model (LiteLLM name; default $INTELLIPERF_MODEL)."),
+    api_base: str | None = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint URL."),
+    api_key_env: str | None = typer.Option(None, "--api-key-env",
+                                           help="Variable with the API key (default INTELLIPERF_API_KEY, then "
+                                                "OPENAI_API_KEY)."),
+    transcript: Path | None = typer.Option(None, "--transcript", help="Answers to replay (--rewriter replay)."),
+    save_transcript: Path | None = typer.Option(None, "--save-transcript",
+                                                help="Where the llm rewriter saves its answers (default "
+                                                     "OUT_DIR/transcript.json)."),
+    project: Path | None = typer.Option(None, "--project", help="Folder copied for each candidate (default: cwd)."),
+    in_place: bool = typer.Option(False, "--in-place", help="Apply the validated winner to your files."),
+    force: bool = typer.Option(False, "--force", help="With --in-place: apply over uncommitted changes."),
+    out_dir: Path = typer.Option(Path("intelliperf-out"), "--out-dir", help="Reports, patches and attempts go here."),
+    timeout: float | None = typer.Option(None, "--timeout", help="Stop the profiled command after this many "
+                                                                 "seconds."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Also write the JSON report here."),
+    markdown: Path | None = typer.Option(None, "--markdown", help="Also write the Markdown report here."),
+) -> None:
+    """Find a kernel's bottleneck, rewrite it and keep the first validated, faster candidate."""
+    from .api import optimize as run_optimize
+    from .delivery.console import print_report
+
+    def progress(stage: str) -> None:
+        err.print(f"[dim]intelliperf: {stage}[/dim]", highlight=False)
+
+    llm_options = {"api_base": api_base, "api_key_env": api_key_env,
+                   "transcript": save_transcript or out_dir / "transcript.json"}
+    try:
+        report = run_optimize(
+            command or [], formula=formula, formula_paths=formula_path,
+            formula_options=_parse_options(formula_option), top_n=top_n, kernel=kernel, device=device,
+            rewriter=rewriter, max_attempts=max_attempts, time_budget_s=time_budget, max_tokens=max_tokens,
+            candidates=candidates, model=model, llm_options=llm_options, transcript=transcript, project=project,
+            in_place=in_place, force=force, out_dir=out_dir, timeout_s=timeout, output=output, markdown=markdown,
+            progress=progress)
+    except KeyboardInterrupt:
+        err.print(f"[yellow]interrupted: the attempts so far are in {out_dir / 'report.json'}[/yellow]")
+        raise typer.Exit(130) from None
+    print_report(report, out)
+    err.print(f"[dim]reports written to {out_dir / 'report.json'} and {out_dir / 'report.md'}[/dim]")
+    opt = report.optimization
+    if opt is not None and opt.winner is None:
+        raise typer.Exit(NO_WIN_EXIT)
 
 
 @app.command()

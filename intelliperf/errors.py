@@ -12,9 +12,10 @@ prints its message (no traceback) and exits with that code::
     │   ├── CommandNotFoundError                the program does not exist
     │   ├── WorkloadFailedError                 it exited non-zero (with its stderr tail)
     │   └── WorkloadTimeoutError                it ran past --timeout
-    └── NothingToAnalyseError           exit 4  the command ran but gave nothing to diagnose
-        ├── NoKernelsError                      no Triton kernel was launched
-        └── KernelFilterError                   --kernel matched none of the kernels
+    ├── NothingToAnalyseError           exit 4  the command ran but gave nothing to diagnose
+    │   ├── NoKernelsError                      no Triton kernel was launched
+    │   └── KernelFilterError                   --kernel matched none of the kernels
+    └── ModelError                      exit 5  the model endpoint: no key, key refused, unreachable
 """
 
 from __future__ import annotations
@@ -118,3 +119,7 @@ class KernelFilterError(NothingToAnalyseError):
             f"--kernel {pattern!r} matches none of the launched kernels: {', '.join(names)}",
             hint="The pattern is a Python regular expression searched in the kernel name.",
         )
+
+
+class ModelError(IntelliPerfError):
+    exit_code = 5

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from intelliperf.validators.verdict import Speedup, Verdict
+
 SCHEMA_VERSION = "1.0"
 
 
@@ -140,6 +142,54 @@ class KernelDiagnosis(_Model):
     evidence: list[Evidence]
 
 
+# --- optimization ---------------------------------------------------------------------------------
+
+
+class Measure(_Model):
+    """The formula's metric and the kernel's recorded time in one run."""
+
+    metric: float | None = None
+    metric_modelled: bool = False
+    kernel_time_s: float | None = Field(None, description="mean per launch, as the recorder measured it")
+    time_source: str = ""
+
+
+class Attempt(_Model):
+    number: int
+    rewriter: str
+    title: str
+    rationale: str = ""
+    status: Literal["accepted", "rejected", "invalid"] = Field(
+        description="invalid: failed the checks before any run (syntax, scope, not the same kernel)")
+    reasons: str = Field("", description="why it was rejected; what the next rewrite is told")
+    files: list[str] = Field(default_factory=list, description="project files the candidate changes")
+    diff: str = ""
+    verdict: Verdict | None = None
+    before: Measure | None = None
+    after: Measure | None = None
+    metric_improved: bool | None = None
+    tokens: int = 0
+    seconds: dict[str, float] = Field(default_factory=dict, description="rewrite, candidate_run, replay, timing")
+
+
+class Optimization(_Model):
+    kernel: str
+    rewriters: list[str]
+    status: Literal["running", "won", "no-win", "interrupted", "failed"]
+    budget: dict[str, float | int | None] = Field(description="max_attempts, time_budget_s, max_tokens")
+    hardware: dict = Field(default_factory=dict)
+    baseline: Measure
+    attempts: list[Attempt] = Field(default_factory=list)
+    winner: int | None = Field(None, description="number of the accepted attempt")
+    speedup: Speedup | None = None
+    patch: str | None = Field(None, description="path of the unified diff of the winner")
+    files: dict[str, str] = Field(default_factory=dict, description="changed project file -> rewritten copy")
+    applied: bool = Field(False, description="the winner was applied to the user's tree (--in-place)")
+    tokens: int = 0
+    notes: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
 # --- the report ---------------------------------------------------------------------------------
 
 
@@ -168,6 +218,7 @@ class Report(_Model):
     selected: str | None = Field(description="first kernel, in rank order, where the formula found its bottleneck")
     stages: dict[str, float] = Field(default_factory=dict, description="seconds per stage")
     notes: list[str] = Field(default_factory=list)
+    optimization: Optimization | None = Field(None, description="`intelliperf optimize` only")
 
     def diagnosis(self, kernel: str) -> KernelDiagnosis:
         return next(d for d in self.diagnoses if d.kernel == kernel)

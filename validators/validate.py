@@ -83,9 +83,16 @@ class _Tail:
         pass
 
 
-def copy_project(root: Path, changes: dict[str, str], into: Path) -> Path:
-    """A copy of `root` in `into` with `changes` ({relative path: new text}) applied."""
-    shutil.copytree(root, into, ignore=shutil.ignore_patterns(*IGNORED_IN_COPIES), symlinks=True)
+def copy_project(root: Path, changes: dict[str, str], into: Path, exclude: tuple[Path, ...] = ()) -> Path:
+    """A copy of `root` in `into` with `changes` ({relative path: new text}) applied; the
+    folders in `exclude` (e.g. the tool's own output folder inside the project) are left out."""
+    patterns = shutil.ignore_patterns(*IGNORED_IN_COPIES)
+    skipped = {Path(p).resolve() for p in exclude}
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        return set(patterns(folder, names)) | {n for n in names if (Path(folder) / n).resolve() in skipped}
+
+    shutil.copytree(root, into, ignore=ignore, symlinks=True)
     for rel, text in changes.items():
         target = (into / rel).resolve()
         if into.resolve() not in target.parents:
@@ -95,8 +102,8 @@ def copy_project(root: Path, changes: dict[str, str], into: Path) -> Path:
 
 
 def _capture_env(kernel: str, capture_dir: Path, interpret: bool, settings: ValidationSettings,
-                 extra: list[str] = (), expected: int | None = None) -> dict:
-    env = workload_env(capture_dir, interpret, TraceSettings(), secrets=tuple(settings.secrets))
+                 extra: list[str] = (), expected: int | None = None, trace: TraceSettings | None = None) -> dict:
+    env = workload_env(capture_dir, interpret, trace or TraceSettings(), secrets=tuple(settings.secrets))
     env.update({ENV_KERNEL: re.escape(kernel), ENV_DIR: str(capture_dir),
                 ENV_LIMITS: ",".join(map(str, settings.capture_limits)), ENV_ARGS: ",".join(extra)})
     if expected is not None:
@@ -124,8 +131,12 @@ def capture_reference(program: Program, kernel: str, *, interpret: bool, work_di
 
 
 def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | None = None,
-             settings: ValidationSettings | None = None) -> Verdict:
-    """Correctness (in-program + replay), then speed on a GPU. Never raises for a bad candidate."""
+             settings: ValidationSettings | None = None, trace: TraceSettings | None = None) -> Verdict:
+    """Correctness (in-program + replay), then speed on a GPU. Never raises for a bad candidate.
+
+    With `trace`, the candidate run also records the launch profile and the address trace into
+    `work_dir/candidate` (load it with `load_recording`), so the optimize loop gets the formula's
+    metric for the candidate from the same single run of the program."""
     settings = settings or ValidationSettings()
     work_dir = Path(work_dir or tempfile.mkdtemp(prefix="intelliperf-validate-"))
     verdict = Verdict(correct=False)
@@ -134,7 +145,8 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     cand_dir = work_dir / "candidate"
     cand_dir.mkdir(parents=True, exist_ok=True)
     ref = reference.manifest
-    env = _capture_env(reference.kernel, cand_dir, reference.interpret, settings, ref["written"], ref["dispatches"])
+    env = _capture_env(reference.kernel, cand_dir, reference.interpret, settings, ref["written"], ref["dispatches"],
+                       trace)
     result = spawn(candidate.command, cwd=str(candidate.workdir()), env=env, timeout_s=timeout, echo=_Tail())
     verdict.seconds["candidate_run"] = round(time.perf_counter() - start, 3)
     failure = _process_problem("the candidate program", result, timeout)
@@ -142,6 +154,10 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
         verdict.problems.append(failure)
         return verdict
     cand = load_capture(cand_dir)
+    outside = _loaded_outside(cand, candidate)
+    if outside:
+        verdict.problems.append(outside)
+        return verdict
     problems, checks = compare_captures(ref, cand, reference.kernel, settings.tolerances)
     verdict.problems += problems
     verdict.checks += checks
@@ -171,6 +187,20 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     verdict.seconds["timing"] = round(time.perf_counter() - start, 3)
     _judge_speed(verdict, timing, ref, settings)
     return verdict
+
+
+def _loaded_outside(cand: dict | None, candidate: Program) -> Problem | None:
+    """The candidate run must execute the copy's kernel, not an installed or original one."""
+    if cand is None or not cand["kernel"].get("file"):
+        return None
+    root = Path(candidate.root).resolve()
+    file = Path(cand["kernel"]["file"]).resolve()
+    if root == file or root in file.parents:
+        return None
+    return Problem(kind="capture", message=(
+        f"the candidate run took the kernel from {file}, outside the candidate's copy {root}, so the change was "
+        "never run (is the package installed from the original tree, e.g. `pip install -e`, ahead of the copy "
+        "on sys.path?)"))
 
 
 def _judge_speed(verdict: Verdict, timing: dict, ref: dict, settings: ValidationSettings) -> None:

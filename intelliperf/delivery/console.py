@@ -10,8 +10,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ..models import Finding, Report
-from .report import format_time
+from ..models import Finding, Optimization, Report
+from .report import format_time, measure_text, speedup_text
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "none": "green"}
 
@@ -30,6 +30,33 @@ def print_report(report: Report, console: Console) -> None:
         console.print(f"[green]No {report.formula} bottleneck in the diagnosed kernels: {', '.join(report.top)}.[/]")
     for note in report.notes:
         console.print(Text(f"note: {note}", style="dim"))
+    if report.optimization is not None:
+        _print_optimization(report.optimization, console)
+
+
+def _print_optimization(opt: Optimization, console: Console) -> None:
+    table = Table(title=f"Optimization of {opt.kernel} ({', '.join(opt.rewriters)})", title_justify="left")
+    for column in ("#", "rewriter", "candidate", "status", "metric", "kernel time", "speedup", "s"):
+        table.add_column(column, justify="right" if column in ("#", "s") else "left")
+    for a in opt.attempts:
+        style = "green" if a.status == "accepted" else "red" if a.status == "invalid" else "yellow"
+        table.add_row(str(a.number), a.rewriter, a.title, Text(a.status, style=style),
+                      measure_text(a.before, a.after, "metric"), measure_text(a.before, a.after, "kernel_time_s"),
+                      speedup_text(a.verdict.speedup if a.verdict else None), f"{sum(a.seconds.values()):.1f}")
+    console.print(table)
+    for a in opt.attempts:
+        if a.status != "accepted" and a.reasons:
+            console.print(Text(f"attempt {a.number}: " + a.reasons.splitlines()[0][:240], style="dim"))
+    for note in opt.notes:
+        console.print(Text(f"note: {note}", style="dim"))
+    if opt.winner is not None:
+        modelled = " (metric modelled on CPU; speed not measured without a GPU)" if opt.speedup is None else ""
+        console.print(f"[bold green]Validated win: attempt {opt.winner}, speedup {speedup_text(opt.speedup)}"
+                      f"{modelled}.[/] Patch: {opt.patch}" + (" — applied." if opt.applied else ""))
+    elif opt.status in ("interrupted", "failed"):
+        console.print(f"[bold red]Optimization {opt.status}: {opt.error}[/]")
+    else:
+        console.print(f"[bold yellow]No validated win in {len(opt.attempts)} attempt(s).[/]")
 
 
 def _kernel_table(report: Report) -> Table:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..models import Finding, Report
+from ..models import Finding, Measure, Optimization, Report
+from ..validators.verdict import Speedup
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "report.schema.json"
 
@@ -40,7 +41,7 @@ def format_time(seconds: float) -> str:
 def render_markdown(report: Report) -> str:
     run = report.run
     out = [
-        f"# intelliperf diagnosis: `{report.formula}`",
+        f"# intelliperf {'optimization' if report.optimization else 'diagnosis'}: `{report.formula}`",
         "",
         f"- command: `{' '.join(run.command)}`",
         f"- device: {run.device} ({run.mode}); kernel times are {run.time_source}",
@@ -66,9 +67,73 @@ def render_markdown(report: Report) -> str:
         out += ["", f"### {diagnosis.rank}. `{diagnosis.kernel}`", ""]
         for finding in diagnosis.findings:
             out += _finding_markdown(finding)
+    if report.optimization is not None:
+        out += optimization_markdown(report.optimization)
+    if report.stages:
+        out += ["", "## Time per stage", "", "| stage | seconds |", "|---|---:|"]
+        out += [f"| {stage} | {seconds:.2f} |" for stage, seconds in report.stages.items()]
     if report.notes:
         out += ["", "## Notes", ""] + [f"- {note}" for note in report.notes]
     return "\n".join(out) + "\n"
+
+
+def measure_text(before: Measure | None, after: Measure | None, attr: str) -> str:
+    def one(m: Measure | None) -> str:
+        value = getattr(m, attr) if m else None
+        if value is None:
+            return "?"
+        return format_time(value) if attr == "kernel_time_s" else f"{value:g}"
+
+    text = f"{one(before)} → {one(after)}"
+    if attr == "kernel_time_s" and before and "interpreter" in before.time_source:
+        text += " (interpreter wall)"
+    return text
+
+
+def speedup_text(sp: Speedup | None) -> str:
+    return f"{sp.estimate:.2f}x [{sp.low:.2f}, {sp.high:.2f}]" if sp else "not measured"
+
+
+def optimization_markdown(opt: Optimization) -> list[str]:
+    verdict = {"won": f"**validated win: attempt {opt.winner}**", "no-win": "no validated win",
+               "running": "running", "interrupted": "**interrupted**", "failed": "**failed**"}[opt.status]
+    out = ["", f"## Optimization of `{opt.kernel}`: {verdict}", "",
+           f"- rewriters: {', '.join(opt.rewriters)}; budget: "
+           + ", ".join(f"{k} {v}" for k, v in opt.budget.items() if v is not None),
+           f"- hardware: {opt.hardware.get('device', '?')}",
+           f"- baseline: metric {opt.baseline.metric if opt.baseline.metric is not None else '?'}"
+           f"{' (modelled)' if opt.baseline.metric_modelled else ''}, kernel time "
+           f"{format_time(opt.baseline.kernel_time_s) if opt.baseline.kernel_time_s else '?'} "
+           f"({opt.baseline.time_source})"]
+    if opt.error:
+        out.append(f"- stopped by: {opt.error}")
+    if opt.winner is not None:
+        out.append(f"- speedup (validators' interleaved timing): {speedup_text(opt.speedup)}")
+        out.append(f"- patch: `{opt.patch}`" + (" — applied to the project (--in-place)" if opt.applied else ""))
+    if opt.tokens:
+        out.append(f"- model tokens: {opt.tokens}")
+    out += ["", "| # | rewriter | candidate | status | metric | kernel time | speedup | seconds |",
+            "|---:|---|---|---|---|---|---|---:|"]
+    for a in opt.attempts:
+        seconds = sum(a.seconds.values())
+        out.append(f"| {a.number} | {a.rewriter} | {a.title} | {a.status} | "
+                   f"{measure_text(a.before, a.after, 'metric')} | {measure_text(a.before, a.after, 'kernel_time_s')} | "
+                   f"{speedup_text(a.verdict.speedup if a.verdict else None)} | {seconds:.1f} |")
+    for a in opt.attempts:
+        out += ["", f"### Attempt {a.number}: {a.rewriter} — {a.title} ({a.status})", ""]
+        if a.rationale:
+            out += [a.rationale, ""]
+        if a.reasons:
+            out += ["Reasons:", "", *a.reasons.splitlines(), ""]
+        if a.verdict and a.verdict.checks:
+            out += ["Checks:", "", *[f"- {c}" for c in a.verdict.checks], ""]
+        if a.seconds:
+            out.append("Seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in a.seconds.items()))
+        if a.diff:
+            out += ["", "```diff", a.diff.rstrip("\n"), "```"]
+    if opt.notes:
+        out += ["", "Loop notes:", ""] + [f"- {n}" for n in opt.notes]
+    return out
 
 
 def _finding_markdown(finding: Finding) -> list[str]:

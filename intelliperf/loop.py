@@ -1,0 +1,328 @@
+"""The optimize loop: rewrite -> apply in a copy -> validate -> feed back, until a validated win.
+
+A candidate wins when the validators find it correct (every kept dispatch, fresh-input and
+unseen-shape replays, guards) and faster by their rule (on a GPU; on CPU speed is not
+measured), AND the formula's metric improves, measured on the candidate's own run: the
+validation run records the profile and the address trace too, so an attempt costs one run of
+the user's program plus the cheap replay (and timing) worker.
+
+The report is written after every attempt (`write`), so an interrupted run keeps what it did.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import UsageError
+from .models import Attempt, Finding, KernelProfile, Measure, Optimization, Report
+from .profiling.aggregate import Recording, load_recording
+from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
+from .rewriters.source import ScopeError, check_scope, code_unit, splice, unified_diff
+from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
+from .workload.runner import TraceSettings
+
+IMPROVEMENT = 0.01  # the metric must move by more than 1 % in its better direction
+
+
+@dataclass
+class Budget:
+    max_attempts: int = 6
+    time_budget_s: float | None = None
+    max_tokens: int | None = None
+    candidates: int = 1  # per round (best-of-N)
+
+    def check(self) -> None:
+        if self.max_attempts < 1:
+            raise UsageError(f"--max-attempts must be at least 1, got {self.max_attempts}")
+        if self.candidates < 1:
+            raise UsageError(f"--candidates must be at least 1, got {self.candidates}")
+
+
+@dataclass
+class Session:
+    """What the loop needs from the diagnosis, and where it writes."""
+
+    report: Report
+    profile: KernelProfile
+    finding: Finding
+    recording: Recording
+    formula: object  # a Formula
+    registry: object
+    root: Path
+    out_dir: Path
+    trace: TraceSettings
+    validation: ValidationSettings
+    budget: Budget
+    write: Callable[[], None]
+    progress: Callable[[str], None]
+    started: float = field(default_factory=time.perf_counter)
+
+
+def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
+    """Run the loop; `session.report.optimization` is kept current and written after each attempt."""
+    s = session
+    opt = Optimization(kernel=s.profile.name, rewriters=[r.name for r in rewriters], status="running",
+                       budget={"max_attempts": s.budget.max_attempts, "time_budget_s": s.budget.time_budget_s,
+                               "max_tokens": s.budget.max_tokens, "candidates": s.budget.candidates},
+                       baseline=_measure(s.finding, s.profile, s.report.run.time_source))
+    s.report.optimization = opt
+    with tempfile.TemporaryDirectory(prefix="intelliperf-opt-") as tmp:
+        work = Path(tmp)
+        reference, kernel, launcher = _reference(s, work, opt)
+        opt.hardware = _hardware(s.report.run.mode == "interpreter").model_dump()
+        s.write()
+        queue = list(rewriters)
+        while queue and opt.status == "running":
+            stop = _budget_spent(s, opt)
+            if stop:
+                opt.notes.append(stop)
+                break
+            rewriter = queue[0]
+            request = _request(s, kernel, launcher, opt, reference.manifest["launches"][0])
+            begin = time.perf_counter()
+            s.progress(f"attempt {len(opt.attempts) + 1}: asking the {rewriter.name} rewriter")
+            n = min(s.budget.candidates, s.budget.max_attempts - len(opt.attempts))
+            candidates = rewriter.rewrite_many(request, n)
+            rewrite_s = (time.perf_counter() - begin) / max(len(candidates), 1)
+            for cand in candidates:
+                if cand.declined:
+                    opt.notes.append(f"{rewriter.name}: {cand.declined}")
+                    s.progress(f"{rewriter.name} has no (more) candidates: {cand.declined}")
+                    queue.pop(0)
+                    break
+                attempt = _attempt(s, reference, kernel, launcher, cand, len(opt.attempts) + 1, work)
+                attempt.seconds = {"rewrite": round(rewrite_s, 3), **attempt.seconds}
+                opt.attempts.append(attempt)
+                opt.tokens += cand.tokens
+                s.progress(_summary(attempt))
+                if attempt.status == "accepted" and opt.winner is None:
+                    opt.winner = attempt.number
+                    opt.speedup = attempt.verdict.speedup if attempt.verdict else None
+                    _keep_winner(s, opt, attempt, kernel, launcher)
+                    opt.status = "won"
+                s.write()
+            if opt.winner is None and len(opt.attempts) >= s.budget.max_attempts:
+                opt.notes.append(f"stopped after {len(opt.attempts)} attempts (--max-attempts)")
+                break
+        if opt.status == "running":
+            opt.status = "no-win"
+            if not queue:
+                opt.notes.append("every rewriter ran out of candidates")
+    s.write()
+    return opt
+
+
+def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun, CodeUnit, CodeUnit | None]:
+    """Capture the reference run once, and locate the kernel and its launcher in the project."""
+    s.progress(f"capturing the reference outputs of {s.profile.name}")
+    begin = time.perf_counter()
+    program = Program(s.root, s.report.run.command, Path(s.report.run.cwd))
+    reference = capture_reference(program, s.profile.name, interpret=s.report.run.mode == "interpreter",
+                                  work_dir=work / "reference", settings=s.validation)
+    s.report.stages["reference"] = round(time.perf_counter() - begin, 3)
+    kernel = _unit(s, Path(s.profile.file), s.profile.name, "kernel")
+    info = reference.manifest.get("launcher") or {}
+    launcher = None
+    if info.get("file") and _inside(s.root, Path(info["file"])):
+        launcher = code_unit(Path(info["file"]), info.get("qualname") or info["function"], s.root)
+    if launcher is None:
+        opt.notes.append(f"the launcher ({info.get('qualname') or '?'} in {info.get('file') or '?'}) cannot be "
+                         "rewritten: only the kernel may change")
+    return reference, kernel, launcher
+
+
+def _unit(s: Session, file: Path, name: str, what: str) -> CodeUnit:
+    if not _inside(s.root, file):
+        raise UsageError(f"the {what} {name} is defined in {file}, outside the project folder {s.root}",
+                         hint="Run from the project's root, or pass --project DIR containing the kernel's file.")
+    unit = code_unit(file, name, s.root)
+    if unit is None:
+        raise UsageError(f"the {what} {name} is not a top-level function of {file}; only those can be rewritten")
+    return unit
+
+
+def _inside(root: Path, file: Path) -> bool:
+    root, file = root.resolve(), file.resolve()
+    return root in file.parents
+
+
+def _hardware(interpret: bool) -> HardwareFacts:
+    if interpret:
+        return HardwareFacts(device="no GPU (Triton interpreter on the CPU)",
+                             note="metrics are a model of the memory traffic; write for a current NVIDIA GPU")
+    import json
+    import os
+
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "intelliperf" / "bandwidth.json"
+    try:
+        bandwidth = json.loads(cache.read_text()).get(props.name)
+    except (OSError, ValueError):
+        bandwidth = None
+    shared = getattr(props, "shared_memory_per_multiprocessor", None)
+    return HardwareFacts(device=props.name, sm_count=props.multi_processor_count,
+                         memory_bandwidth_gb_s=bandwidth / 1e9 if bandwidth else None,
+                         shared_memory_per_sm_kb=shared / 1024 if shared else None,
+                         warp_size=getattr(props, "warp_size", 32))
+
+
+def _request(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, opt: Optimization,
+             launch: dict) -> RewriteRequest:
+    evidence = s.recording.evidence.get(s.profile.id)
+    history = [PastAttempt(number=a.number, rewriter=a.rewriter, title=a.title, outcome=a.status, reasons=a.reasons,
+                           diff=a.diff or None) for a in opt.attempts]
+    return RewriteRequest(
+        kernel=kernel, launcher=launcher, profile=s.profile, finding=s.finding, formula=s.formula.name,
+        problem=s.formula.problem, techniques=list(s.formula.techniques), metric=s.formula.metric,
+        hardware=HardwareFacts(**opt.hardware), sites=evidence.sites if evidence else [],
+        launch={"grid": launch.get("grid"), "options": launch.get("options")}, history=history)
+
+
+def _budget_spent(s: Session, opt: Optimization) -> str | None:
+    b = s.budget
+    if len(opt.attempts) >= b.max_attempts:
+        return f"stopped after {len(opt.attempts)} attempts (--max-attempts)"
+    if b.time_budget_s is not None and time.perf_counter() - s.started > b.time_budget_s:
+        return f"stopped: the time budget of {b.time_budget_s:g} s is spent"
+    if b.max_tokens is not None and opt.tokens >= b.max_tokens:
+        return f"stopped: {opt.tokens} tokens used, budget {b.max_tokens}"
+    return None
+
+
+def _changes(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, cand: Candidate) -> dict[str, str]:
+    """{relpath: new text} for the candidate, checked to change nothing but the kernel and launcher."""
+    texts: dict[str, str] = {}
+    allowed: dict[str, set[str]] = {}
+    for unit, new in ((kernel, cand.kernel), (launcher, cand.launcher)):
+        if new is None:
+            continue
+        if unit is None:
+            raise ScopeError("the launcher cannot be rewritten here (it is not a top-level function or method)")
+        text = texts.get(unit.relpath) or (s.root / unit.relpath).read_text()
+        texts[unit.relpath] = splice(text, unit.qualname, new)
+        allowed.setdefault(unit.relpath, set()).add(unit.qualname)
+    for rel, text in texts.items():
+        check_scope((s.root / rel).read_text(), text, allowed[rel],
+                    kernel=kernel.qualname if rel == kernel.relpath else None)
+    return texts
+
+
+def _attempt(s: Session, reference: ReferenceRun, kernel: CodeUnit, launcher: CodeUnit | None, cand: Candidate,
+             number: int, work: Path) -> Attempt:
+    attempt = Attempt(number=number, rewriter=cand.rewriter, title=cand.title, rationale=cand.rationale,
+                      status="invalid", tokens=cand.tokens, before=_measure(s.finding, s.profile,
+                                                                            s.report.run.time_source))
+    if cand.invalid:
+        attempt.reasons = f"- [invalid] {cand.invalid}"
+        return attempt
+    try:
+        changes = _changes(s, kernel, launcher, cand)
+    except (ScopeError, SyntaxError) as exc:
+        attempt.reasons = f"- [invalid] {exc}"
+        return attempt
+    attempt.files = sorted(changes)
+    attempt.diff = "".join(unified_diff(rel, (s.root / rel).read_text(), text) for rel, text in changes.items())
+    _save_attempt(s, attempt, changes)
+    where = work / f"attempt-{number}"
+    copy = copy_project(s.root, changes, where / "project", exclude=(s.out_dir,))
+    program = Program(copy, _in_copy(s.report.run.command, s.root, copy),
+                      copy / Path(s.report.run.cwd).resolve().relative_to(s.root))
+    s.progress(f"attempt {number}: validating {cand.rewriter} candidate ({cand.title})")
+    verdict = validate(reference, program, work_dir=where / "validation", settings=s.validation, trace=s.trace)
+    attempt.verdict = verdict
+    attempt.seconds.update(verdict.seconds)
+    begin = time.perf_counter()
+    attempt.after = _measure_candidate(s, where / "validation" / "candidate") if verdict.correct else None
+    attempt.seconds["metric"] = round(time.perf_counter() - begin, 3)
+    _decide(s, attempt)
+    shutil.rmtree(where / "project", ignore_errors=True)
+    return attempt
+
+
+def _in_copy(command: list[str], root: Path, copy: Path) -> list[str]:
+    """The command with absolute paths into the project pointed at the copy."""
+    out = []
+    for arg in command:
+        path = Path(arg)
+        out.append(str(copy / path.resolve().relative_to(root.resolve()))
+                   if path.is_absolute() and _inside(root, path) else arg)
+    return out
+
+
+def _measure(finding: Finding | None, profile: KernelProfile | None, time_source: str) -> Measure:
+    return Measure(metric=finding.metric.value if finding and finding.metric else None,
+                   metric_modelled=bool(finding and finding.modelled),
+                   kernel_time_s=profile.mean_time_s if profile else None, time_source=time_source)
+
+
+def _measure_candidate(s: Session, record_dir: Path) -> Measure:
+    """The formula's metric and the kernel time in the candidate's own (validation) run."""
+    recording = load_recording(record_dir)
+    profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
+    if profile is None:
+        return Measure()
+    evidence = [recording.evidence[profile.id]] if profile.id in recording.evidence else []
+    findings = s.formula.evaluate(profile, evidence, s.registry)
+    finding = next((f for f in findings if f.formula == s.finding.formula), findings[0] if findings else None)
+    return _measure(finding, profile, recording.first("time_source", "unknown"))
+
+
+def _decide(s: Session, attempt: Attempt) -> None:
+    verdict = attempt.verdict
+    reasons = [verdict.reasons()] if verdict.problems else []
+    metric = s.formula.metric
+    if verdict.correct:
+        before = attempt.before.metric if attempt.before else None
+        after = attempt.after.metric if attempt.after else None
+        better = s.finding.metric.better if s.finding.metric else "lower"
+        if before is None or after is None:
+            attempt.metric_improved = None
+            reasons.append(f"- [metric] the candidate's {metric or 'metric'} could not be measured")
+        else:
+            attempt.metric_improved = (after < before * (1 - IMPROVEMENT) if better == "lower"
+                                       else after > before * (1 + IMPROVEMENT))
+            if not attempt.metric_improved:
+                reasons.append(f"- [metric] correct, but {metric} did not improve: {before:g} -> {after:g} "
+                               f"({better} is better)")
+    fast_enough = verdict.accepted if verdict.faster is not None else verdict.speedup is None
+    won = verdict.correct and fast_enough and attempt.metric_improved is True
+    attempt.status = "accepted" if won else "rejected"
+    attempt.reasons = "\n".join(r for r in reasons if r)
+
+
+def _summary(a: Attempt) -> str:
+    text = f"attempt {a.number} ({a.rewriter}: {a.title}): {a.status}"
+    if a.before and a.after and a.before.metric is not None and a.after.metric is not None:
+        text += f"; metric {a.before.metric:g} -> {a.after.metric:g}" + (" (modelled)" if a.after.metric_modelled
+                                                                          else "")
+    if a.verdict and a.verdict.speedup:
+        sp = a.verdict.speedup
+        text += f"; {sp.estimate:.2f}x [{sp.low:.2f}, {sp.high:.2f}]"
+    if a.status != "accepted" and a.reasons:
+        text += "\n  " + a.reasons.splitlines()[0][:300]
+    return text
+
+
+def _save_attempt(s: Session, attempt: Attempt, changes: dict[str, str]) -> None:
+    folder = s.out_dir / "attempts" / f"{attempt.number:02d}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "candidate.patch").write_text(attempt.diff)
+    for rel, text in changes.items():
+        target = folder / "files" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+
+def _keep_winner(s: Session, opt: Optimization, attempt: Attempt, kernel: CodeUnit, launcher: CodeUnit | None) -> None:
+    patch = s.out_dir / "winner.patch"
+    patch.write_text(attempt.diff)
+    opt.patch = str(patch)
+    folder = s.out_dir / "attempts" / f"{attempt.number:02d}" / "files"
+    opt.files = {rel: str(folder / rel) for rel in attempt.files}

@@ -1,0 +1,104 @@
+"""The Rewriter extension point: a request with everything an engineer would want, a candidate back.
+
+A rewriter never touches files. It returns new text for the kernel and, if it must, for the
+launcher; the optimize loop splices them into a copy of the project, checks that nothing else
+changed, and validates the result. A rewriter with nothing (more) to offer returns a declined
+Candidate with its reason, so the loop can say why it moved on.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from intelliperf.models import AccessSite, Finding, KernelProfile
+
+from .source import CodeUnit
+
+
+class HardwareFacts(BaseModel):
+    device: str
+    sm_count: int | None = None
+    memory_bandwidth_gb_s: float | None = Field(None, description="measured device-to-device copy")
+    shared_memory_per_sm_kb: float | None = None
+    warp_size: int = 32
+    note: str = ""
+
+    def describe(self) -> str:
+        parts = [self.device]
+        parts += [f"{self.sm_count} SMs"] if self.sm_count else []
+        parts += [f"{self.memory_bandwidth_gb_s:.0f} GB/s copy bandwidth"] if self.memory_bandwidth_gb_s else []
+        parts += [f"{self.shared_memory_per_sm_kb:.0f} KiB shared memory per SM"] if self.shared_memory_per_sm_kb else []
+        parts.append(f"warp size {self.warp_size}")
+        return ", ".join(parts) + (f" ({self.note})" if self.note else "")
+
+
+class PastAttempt(BaseModel):
+    """What the next rewrite learns from an earlier one."""
+
+    number: int
+    rewriter: str
+    title: str
+    outcome: str  # accepted / rejected / invalid
+    reasons: str = ""
+    diff: str | None = Field(None, description="the change that was tried, as a unified diff")
+
+
+class RewriteRequest(BaseModel):
+    kernel: CodeUnit
+    launcher: CodeUnit | None = Field(None, description="None when the launcher cannot be rewritten on its own")
+    profile: KernelProfile
+    finding: Finding
+    formula: str
+    problem: str
+    techniques: list[str]
+    metric: str | None
+    hardware: HardwareFacts
+    sites: list[AccessSite] = Field(default_factory=list, description="the kernel's traced memory-op lines")
+    launch: dict = Field(default_factory=dict, description="the first captured launch: grid, options, args")
+    history: list[PastAttempt] = Field(default_factory=list)
+
+    def constexprs(self) -> dict[str, object]:
+        """The constexpr values of the most used launch signature."""
+        if not self.profile.signatures:
+            return {}
+        return {a.name: a.value for a in self.profile.signatures[0].args if a.kind == "constexpr"}
+
+
+class Candidate(BaseModel):
+    rewriter: str
+    title: str = Field(description="one line: what changed")
+    rationale: str = ""
+    kernel: str | None = Field(None, description="new text of the kernel function; None: unchanged")
+    launcher: str | None = Field(None, description="new text of the launcher function; None: unchanged")
+    declined: str | None = Field(None, description="why this rewriter has no candidate to offer")
+    invalid: str | None = Field(None, description="why the answer cannot be applied (e.g. a syntax error)")
+    tokens: int = 0
+    answer: dict = Field(default_factory=dict, description="the raw answer, for transcripts")
+
+    @classmethod
+    def decline(cls, rewriter: str, reason: str) -> Candidate:
+        return cls(rewriter=rewriter, title="no candidate", declined=reason)
+
+
+class Rewriter(ABC):
+    """Subclass, set `name`, implement `rewrite`. Options go in a nested pydantic model."""
+
+    name: ClassVar[str]
+    needs_model: ClassVar[bool] = False
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, options: Options | None = None) -> None:
+        self.options = options or self.Options()
+
+    @abstractmethod
+    def rewrite(self, request: RewriteRequest) -> Candidate:
+        """One candidate for the request (or a declined one)."""
+
+    def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
+        """Best-of-N: `n` candidates for one round. Deterministic rewriters return one."""
+        return [self.rewrite(request)]

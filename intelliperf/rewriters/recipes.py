@@ -1,0 +1,241 @@
+"""`recipes`: deterministic source transforms for the textbook case of each formula.
+
+A recipe looks at one pinpointed line of the kernel and either returns the replacement
+statements or says, in one sentence, why its pattern does not match. Recipes are keyed by the
+formula they fix; a formula without recipes makes this rewriter decline (the search goes next).
+
+atomicContention:
+* reduce-then-atomic: every lane of an `atomic_add/max/min` hits one address -> reduce the
+  block in the program (`tl.sum/max/min`) and issue one scalar atomic.
+* privatize-histogram: lanes increment a few bins -> count per program with `tl.histogram`
+  and add each bin once.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from intelliperf.models import AccessSite
+
+from .base import Candidate, Rewriter, RewriteRequest
+
+_REDUCTION = {"atomic_add": ("tl.sum", None), "atomic_max": ("tl.max", 'float("-inf")'),
+              "atomic_min": ("tl.min", 'float("inf")')}
+
+
+class NotApplicable(Exception):
+    """The recipe's pattern does not match this line (the message says why)."""
+
+
+@dataclass
+class _Site:
+    """A pinpointed atomic statement of the kernel, parsed."""
+
+    request: RewriteRequest
+    tree: ast.FunctionDef
+    stmt: ast.stmt
+    call: ast.Call
+    op: str
+    pointer: ast.expr
+    value: ast.expr
+    mask: ast.expr | None
+    evidence: AccessSite | None
+
+    @property
+    def where(self) -> str:
+        return f"line {self.request.kernel.line + self.stmt.lineno - 1}"
+
+    def params(self) -> dict[str, ast.arg]:
+        return {a.arg: a for a in self.tree.args.args}
+
+    def constexprs(self) -> set[str]:
+        return {name for name, a in self.params().items() if a.annotation is not None
+                and "constexpr" in ast.unparse(a.annotation)}
+
+    def assignment(self, name: str) -> ast.expr | None:
+        """The expression last assigned to `name` before the atomic (straight-line code only)."""
+        value = None
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign) and node.lineno < self.stmt.lineno and any(
+                    isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                value = node.value
+        return value
+
+    def buffer_dtype(self, name: str) -> str | None:
+        for arg in self.request.profile.signatures[0].args if self.request.profile.signatures else []:
+            if arg.name == name:
+                return arg.dtype
+        return None
+
+
+def _parse_site(request: RewriteRequest, file_line: int) -> _Site:
+    tree = ast.parse(request.kernel.source).body[0]
+    line = file_line - request.kernel.line + 1
+    stmt = next((s for s in ast.walk(tree) if isinstance(s, ast.stmt) and not isinstance(s, ast.FunctionDef)
+                 and s.lineno <= line <= s.end_lineno and not hasattr(s, "body")), None)
+    if stmt is None:
+        raise NotApplicable(f"line {file_line} is not a statement of {request.kernel.name}")
+    call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    op = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else ""
+    if op not in _REDUCTION and op != "atomic_add":
+        raise NotApplicable(f"line {file_line} is not a tl.atomic_add/max/min call")
+    if isinstance(stmt, ast.Assign):
+        raise NotApplicable(f"line {file_line} uses the value the atomic returns, which a pre-reduced atomic "
+                            "would change")
+    args = dict(zip(("pointer", "val", "mask"), call.args)) | {k.arg: k.value for k in call.keywords}
+    if set(args) - {"pointer", "val", "mask"}:
+        raise NotApplicable(f"line {file_line} passes {', '.join(sorted(set(args) - {'pointer', 'val', 'mask'}))}, "
+                            "which the recipe does not carry over")
+    evidence = next((s for s in request.sites if s.line == file_line and s.is_atomic), None)
+    return _Site(request, tree, stmt, call, op, args["pointer"], args["val"], args.get("mask"), evidence)
+
+
+def _scalar_pointer(site: _Site) -> str:
+    """The one address every lane updates, as a scalar pointer expression."""
+    params = site.params()
+    ptr = site.pointer
+    if isinstance(ptr, ast.Name) and ptr.id in params:
+        return ptr.id
+    if isinstance(ptr, ast.BinOp) and isinstance(ptr.op, ast.Add):
+        for base, offset in ((ptr.left, ptr.right), (ptr.right, ptr.left)):
+            if isinstance(base, ast.Name) and base.id in params:
+                if _is_zeros(site, offset):
+                    return base.id
+                if isinstance(offset, ast.Constant) and isinstance(offset.value, int):
+                    return ast.unparse(ptr)
+                if isinstance(offset, ast.Name) and offset.id in params and offset.id not in site.constexprs():
+                    return ast.unparse(ptr)
+    raise NotApplicable(f"{site.where}: cannot tell from the source that `{ast.unparse(ptr)}` is one address "
+                        "for every lane (expected PTR, PTR + <zeros>, PTR + <int> or PTR + <scalar argument>)")
+
+
+def _is_zeros(site: _Site, node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        node = site.assignment(node.id) or node
+    if isinstance(node, ast.Call):
+        fn = ast.unparse(node.func)
+        if fn.endswith(("zeros", "zeros_like")):
+            return True
+        if fn.endswith("full") and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+            return node.args[1].value == 0
+    return False
+
+
+def reduce_then_atomic(request: RewriteRequest, file_line: int) -> tuple[_Site, list[str]]:
+    site = _parse_site(request, file_line)
+    ev = site.evidence
+    if ev is not None and ev.lanes_per_address_mean is not None:
+        per_call = ev.lanes / max(ev.calls, 1)
+        if ev.lanes_per_address_mean < 0.9 * per_call:
+            raise NotApplicable(f"{site.where}: the lanes of one call hit several addresses (mean "
+                                f"{ev.lanes_per_address_mean:.0f} of {per_call:.0f} lanes per address), not one")
+    pointer = _scalar_pointer(site)
+    if isinstance(site.value, ast.Constant):
+        raise NotApplicable(f"{site.where}: the value is a constant; a count of active lanes needs the "
+                            "privatize-histogram recipe")
+    reduce, identity = _REDUCTION[site.op]
+    buffer = pointer.split("+")[0].strip()
+    if identity and not (site.buffer_dtype(buffer) or "").startswith(("float", "bfloat")):
+        raise NotApplicable(f"{site.where}: {site.op} into a non-float buffer has no identity value to pad "
+                            "masked-off lanes with")
+    # A plain name is used as is; an expression is bound once, as the original evaluated it once.
+    value = ast.unparse(site.value)
+    bind = [] if isinstance(site.value, ast.Name) else [f"_ip_val = {value}"]
+    value = value if isinstance(site.value, ast.Name) else "_ip_val"
+    pad = identity or f"tl.zeros_like({value})"
+    kept = f"tl.where({ast.unparse(site.mask)}, {value}, {pad})" if site.mask is not None else value
+    return site, bind + [
+        f"# intelliperf recipe reduce-then-atomic: reduce in the program, then one {site.op} per program",
+        f"tl.{site.op}({pointer}, {reduce}({kept}))",
+    ]
+
+
+def privatize_histogram(request: RewriteRequest, file_line: int) -> tuple[_Site, list[str]]:
+    site = _parse_site(request, file_line)
+    if site.op != "atomic_add":
+        raise NotApplicable(f"{site.where}: a histogram needs atomic_add, not {site.op}")
+    if not (isinstance(site.value, ast.Constant) and isinstance(site.value.value, int)):
+        raise NotApplicable(f"{site.where}: the value `{ast.unparse(site.value)}` is not an integer constant "
+                            "(tl.histogram counts lanes)")
+    ptr = site.pointer
+    if not (isinstance(ptr, ast.BinOp) and isinstance(ptr.op, ast.Add) and isinstance(ptr.left, ast.Name)
+            and ptr.left.id in site.params() and isinstance(ptr.right, ast.Name)):
+        raise NotApplicable(f"{site.where}: the address `{ast.unparse(ptr)}` is not PTR + <bin index>")
+    base, index = ptr.left.id, ptr.right.id
+    definition = site.assignment(index)
+    used = {n.id for n in ast.walk(definition)} if definition is not None else set()
+    bins = sorted(used & site.constexprs())
+    if len(bins) != 1:
+        raise NotApplicable(f"{site.where}: cannot tell the number of bins from `{index}` (constexpr arguments "
+                            f"in its definition: {', '.join(bins) or 'none'})")
+    nbins = bins[0]
+    value = request.constexprs().get(nbins)
+    if not isinstance(value, int) or value < 1 or value & (value - 1):
+        raise NotApplicable(f"{site.where}: {nbins}={value!r} is not a power of two (tl.histogram and tl.arange "
+                            "need one)")
+    in_range = f"({index} >= 0) & ({index} < {nbins})"
+    keep = f"{ast.unparse(site.mask)} & {in_range}" if site.mask is not None else in_range
+    counts = "_ip_counts" if site.value.value == 1 else f"_ip_counts * {site.value.value}"
+    return site, [
+        "# intelliperf recipe privatize-histogram: count in the program, then one atomic per bin;",
+        "# masked-off and out-of-range lanes land in spare bins that are never written",
+        f"_ip_bins = tl.where({keep}, {index}, {nbins})",
+        f"_ip_counts = tl.histogram(_ip_bins, 2 * {nbins})",
+        f"_ip_slots = tl.arange(0, 2 * {nbins})",
+        f"tl.atomic_add({base} + _ip_slots, ({counts}).to({base}.dtype.element_ty), mask=_ip_slots < {nbins})",
+    ]
+
+
+Recipe = Callable[[RewriteRequest, int], tuple[_Site, list[str]]]
+RECIPES: dict[str, dict[str, Recipe]] = {
+    "atomicContention": {"reduce-then-atomic": reduce_then_atomic, "privatize-histogram": privatize_histogram},
+}
+
+
+def apply_recipe(recipe: Recipe, request: RewriteRequest) -> str:
+    """The kernel with the recipe applied at every pinpointed line it matches (bottom-up, so line
+    numbers stay valid). Raises NotApplicable with every line's reason when it matches none."""
+    lines = request.kernel.source.splitlines()
+    reasons = []
+    for file_line in sorted({src.line for src in request.finding.lines}, reverse=True):
+        try:
+            site, new = recipe(request, file_line)
+        except NotApplicable as exc:
+            reasons.append(str(exc))
+            continue
+        first = lines[site.stmt.lineno - 1]
+        indent = first[: len(first) - len(first.lstrip())]
+        lines[site.stmt.lineno - 1: site.stmt.end_lineno] = textwrap.indent("\n".join(new), indent).splitlines()
+    if reasons and len(reasons) == len({src.line for src in request.finding.lines}):
+        raise NotApplicable("; ".join(reasons))
+    return "\n".join(lines) + "\n"
+
+
+class RecipeRewriter(Rewriter):
+    """Offers each recipe of the formula once, in order, then declines with the reasons."""
+
+    name = "recipes"
+
+    def rewrite(self, request: RewriteRequest) -> Candidate:
+        recipes = RECIPES.get(request.formula, {})
+        if not recipes:
+            return Candidate.decline(self.name, f"no recipe for the {request.formula} formula")
+        if not request.finding.lines:
+            return Candidate.decline(self.name, "the finding names no source line to transform")
+        tried = {a.title for a in request.history if a.rewriter == self.name}
+        reasons = []
+        for name, recipe in recipes.items():
+            if name in tried:
+                continue
+            try:
+                kernel = apply_recipe(recipe, request)
+            except NotApplicable as exc:
+                reasons.append(f"{name}: {exc}")
+                continue
+            return Candidate(rewriter=self.name, title=name, kernel=kernel,
+                             rationale=f"recipe {name} applied at the pinpointed atomic line(s)")
+        done = f" (already tried: {', '.join(sorted(tried))})" if tried else ""
+        return Candidate.decline(self.name, "no recipe applies" + done + ("; " + "; ".join(reasons) if reasons else ""))

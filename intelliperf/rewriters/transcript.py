@@ -1,0 +1,110 @@
+"""Model answers as data: parse one into a Candidate, save them, and `replay` them.
+
+An answer is a dict with `kernel`, `launcher` and `rationale` (text, as a model writes it:
+fenced or not, the function alone or the whole file). The `llm` rewriter appends every answer
+to a transcript; the `replay` rewriter hands a transcript's answers back, one per attempt,
+through the same parser. That is how a CI run is made reproducible and how the tests drive
+the loop without a model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from intelliperf.errors import UsageError
+
+from .base import Candidate, Rewriter, RewriteRequest
+from .source import ScopeError, extract_function, strip_fences
+
+TRANSCRIPT_VERSION = 1
+
+
+class Transcript(BaseModel):
+    version: int = TRANSCRIPT_VERSION
+    model: str = ""
+    kernel: str = ""
+    answers: list[dict] = Field(default_factory=list, description="one per candidate: kernel, launcher, rationale")
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(self.model_dump_json(indent=2) + "\n")
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> Transcript:
+        try:
+            return cls.model_validate_json(Path(path).read_text())
+        except OSError as exc:
+            raise UsageError(f"cannot read the transcript {path}: {exc.strerror}",
+                             hint="--transcript takes a JSON file saved by an earlier `--rewriter llm` run.") from None
+        except ValidationError as exc:
+            raise UsageError(f"{path} is not an intelliperf transcript: {exc.errors()[0]['msg']}",
+                             hint='Expected {"version": 1, "answers": [{"kernel": "...", "launcher": "", '
+                                  '"rationale": "..."}]}.') from None
+
+
+def candidate_from_answer(rewriter: str, request: RewriteRequest, answer: dict, tokens: int = 0) -> Candidate:
+    """A Candidate from a model's answer; `invalid` says what is wrong with it (for the next prompt)."""
+    rationale = str(answer.get("rationale") or "").strip()
+    title = rationale.splitlines()[0][:100] if rationale else "model rewrite"
+    base = dict(rewriter=rewriter, title=title, rationale=rationale, tokens=tokens, answer=answer)
+    if answer.get("error"):
+        return Candidate(**base, invalid=str(answer["error"]))
+    kernel_text = str(answer.get("kernel") or "")
+    launcher_text = str(answer.get("launcher") or "")
+    names = {request.kernel.name} | ({request.launcher.name} if request.launcher else set())
+    try:
+        kernel, others = extract_function(kernel_text, request.kernel.name)
+        launcher = None
+        if request.launcher is not None:
+            # The launcher may come in its own field or in the same code as the kernel (a whole file).
+            for text in (launcher_text, kernel_text):
+                if strip_fences(text).strip():
+                    launcher, more = extract_function(text, request.launcher.name)
+                    others += more
+                    if launcher is not None:
+                        break
+    except ScopeError as exc:
+        return Candidate(**base, invalid=str(exc))
+    if kernel is None:
+        return Candidate(**base, invalid=f"the answer does not define the kernel `{request.kernel.name}` "
+                                         "(answer with the complete @triton.jit function, same name)")
+    extra = sorted(set(others) - names)
+    if extra:
+        return Candidate(**base, invalid=f"only the kernel and its launcher may change, but the answer also defines "
+                                         f"{', '.join(extra)}; inline them into the kernel or launcher")
+    if launcher is not None and _same(launcher, request.launcher.source):
+        launcher = None
+    if _same(kernel, request.kernel.source) and launcher is None:
+        return Candidate(**base, invalid="the answer is the unchanged kernel")
+    return Candidate(**base, kernel=None if _same(kernel, request.kernel.source) else kernel, launcher=launcher)
+
+
+def _same(a: str, b: str) -> bool:
+    return a.strip() == b.strip()
+
+
+class ReplayRewriter(Rewriter):
+    """Hands back the answers of a saved transcript, one per candidate, in order."""
+
+    name = "replay"
+
+    class Options(Rewriter.Options):
+        transcript: Path
+
+    def __init__(self, options: Options) -> None:
+        super().__init__(options)
+        self.transcript = Transcript.load(options.transcript)
+        self.next = 0
+
+    def rewrite(self, request: RewriteRequest) -> Candidate:
+        if self.next >= len(self.transcript.answers):
+            return Candidate.decline(self.name, f"the transcript {self.options.transcript} has no more answers "
+                                                f"({len(self.transcript.answers)} replayed)")
+        answer = self.transcript.answers[self.next]
+        self.next += 1
+        return candidate_from_answer(self.name, request, answer)
