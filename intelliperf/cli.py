@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from .errors import IntelliPerfError, UsageError
 
@@ -61,7 +62,7 @@ def diagnose(
     from .delivery.console import print_report
 
     def progress(stage: str) -> None:
-        err.print(f"[dim]intelliperf: {stage}[/dim]")
+        err.print(Text(f"intelliperf: {stage}", style="dim"))
 
     report = run_diagnose(
         command or [], formula=formula, formula_paths=formula_path, formula_options=_parse_options(formula_option),
@@ -113,7 +114,7 @@ def optimize(
     from .delivery.console import print_report
 
     def progress(stage: str) -> None:
-        err.print(f"[dim]intelliperf: {stage}[/dim]", highlight=False)
+        err.print(Text(f"intelliperf: {stage}", style="dim"))
 
     llm_options = {"api_base": api_base, "api_key_env": api_key_env,
                    "transcript": save_transcript or out_dir / "transcript.json"}

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import IntelliPerfError, UsageError
 from .models import Attempt, Finding, KernelProfile, Measure, Optimization, Report
 from .profiling.aggregate import Recording, load_recording
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
@@ -87,7 +87,7 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
             begin = time.perf_counter()
             s.progress(f"attempt {len(opt.attempts) + 1}: asking the {rewriter.name} rewriter")
             n = min(s.budget.candidates, s.budget.max_attempts - len(opt.attempts))
-            candidates = rewriter.rewrite_many(request, n)
+            candidates = _ask(rewriter, request, n)
             rewrite_s = (time.perf_counter() - begin) / max(len(candidates), 1)
             for cand in candidates:
                 if cand.declined:
@@ -115,6 +115,17 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
                 opt.notes.append("every rewriter ran out of candidates")
     s.write()
     return opt
+
+
+def _ask(rewriter: Rewriter, request: RewriteRequest, n: int) -> list[Candidate]:
+    """The rewriter's candidates; a rewriter that breaks is passed over with the reason, while
+    configuration errors (no key, unreachable model) stop the run."""
+    try:
+        return rewriter.rewrite_many(request, n)
+    except IntelliPerfError:
+        raise
+    except Exception as exc:  # a bug in a rewriter must not lose the run
+        return [Candidate.decline(rewriter.name, f"the rewriter failed: {type(exc).__name__}: {exc}")]
 
 
 def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun, CodeUnit, CodeUnit | None]:

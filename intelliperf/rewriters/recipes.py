@@ -127,6 +127,8 @@ def _is_zeros(site: _Site, node: ast.expr) -> bool:
 def reduce_then_atomic(request: RewriteRequest, file_line: int) -> tuple[_Site, list[str]]:
     site = _parse_site(request, file_line)
     ev = site.evidence
+    if ev is not None and (ev.lanes_per_address_max or 0) < 2:
+        raise NotApplicable(f"{site.where}: no two lanes of one call update the same address")
     if ev is not None and ev.lanes_per_address_mean is not None:
         per_call = ev.lanes / max(ev.calls, 1)
         if ev.lanes_per_address_mean < 0.9 * per_call:
@@ -166,7 +168,7 @@ def privatize_histogram(request: RewriteRequest, file_line: int) -> tuple[_Site,
         raise NotApplicable(f"{site.where}: the address `{ast.unparse(ptr)}` is not PTR + <bin index>")
     base, index = ptr.left.id, ptr.right.id
     definition = site.assignment(index)
-    used = {n.id for n in ast.walk(definition)} if definition is not None else set()
+    used = {n.id for n in ast.walk(definition) if isinstance(n, ast.Name)} if definition is not None else set()
     bins = sorted(used & site.constexprs())
     if len(bins) != 1:
         raise NotApplicable(f"{site.where}: cannot tell the number of bins from `{index}` (constexpr arguments "

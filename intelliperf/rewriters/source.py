@@ -129,9 +129,15 @@ def strip_fences(answer: str) -> str:
     return "\n\n".join(b.strip("\n") for b in blocks) if blocks else answer.strip("\n")
 
 
-def extract_function(code: str, name: str) -> tuple[str | None, list[str]]:
+def top_level_defs(tree: ast.Module) -> dict[str, str]:
+    """{name: ast dump} of the functions and classes a module defines."""
+    return {n.name: ast.dump(n) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                      ast.ClassDef))}
+
+
+def extract_function(code: str, name: str) -> tuple[str | None, dict[str, str]]:
     """The function `name` from an answer (fences stripped, the whole file or just the function),
-    and the names of the other functions and classes the answer defines."""
+    and the other functions and classes the answer defines ({name: ast dump})."""
     code = strip_fences(code)
     try:
         tree = ast.parse(textwrap.dedent(code))
@@ -141,7 +147,7 @@ def extract_function(code: str, name: str) -> tuple[str | None, list[str]]:
                          + (f": `{line}`" if line else "")) from None
     lines = textwrap.dedent(code).splitlines()
     found = _find(tree, name, lines)
-    others = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name != name]
+    others = {k: v for k, v in top_level_defs(tree).items() if k != name}
     if found is None:
         return None, others
     return textwrap.dedent("\n".join(lines[found.start - 1: found.end])) + "\n", others

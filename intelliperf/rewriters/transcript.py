@@ -9,7 +9,7 @@ the loop without a model.
 
 from __future__ import annotations
 
-import json
+import ast
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 from intelliperf.errors import UsageError
 
 from .base import Candidate, Rewriter, RewriteRequest
-from .source import ScopeError, extract_function, strip_fences
+from .source import ScopeError, extract_function, strip_fences, top_level_defs
 
 TRANSCRIPT_VERSION = 1
 
@@ -65,7 +65,7 @@ def candidate_from_answer(rewriter: str, request: RewriteRequest, answer: dict, 
             for text in (launcher_text, kernel_text):
                 if strip_fences(text).strip():
                     launcher, more = extract_function(text, request.launcher.name)
-                    others += more
+                    others |= more
                     if launcher is not None:
                         break
     except ScopeError as exc:
@@ -73,7 +73,9 @@ def candidate_from_answer(rewriter: str, request: RewriteRequest, answer: dict, 
     if kernel is None:
         return Candidate(**base, invalid=f"the answer does not define the kernel `{request.kernel.name}` "
                                          "(answer with the complete @triton.jit function, same name)")
-    extra = sorted(set(others) - names)
+    # A whole file in the answer is fine as long as everything else in it is what the file has now.
+    original = top_level_defs(ast.parse(Path(request.kernel.file).read_text()))
+    extra = sorted(n for n, dump in others.items() if n not in names and original.get(n) != dump)
     if extra:
         return Candidate(**base, invalid=f"only the kernel and its launcher may change, but the answer also defines "
                                          f"{', '.join(extra)}; inline them into the kernel or launcher")

@@ -1,0 +1,217 @@
+"""Rewriters on real diagnoses of the examples: recipes, search, answer parsing, scope checks,
+and the llm rewriter through DSPy and the openai client against a loopback server."""
+
+from __future__ import annotations
+
+import ast
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, REPO, SMALL, py
+
+from intelliperf.errors import ModelError
+from intelliperf.rewriters import HardwareFacts, PastAttempt, RewriteRequest
+from intelliperf.rewriters.llm import LLMRewriter
+from intelliperf.rewriters.recipes import RecipeRewriter
+from intelliperf.rewriters.search import SearchRewriter, pin
+from intelliperf.rewriters.source import ScopeError, check_scope, code_unit, extract_function, splice
+from intelliperf.rewriters.transcript import candidate_from_answer
+from intelliperf.testing.openai_server import Reply, ScriptedServer
+
+
+def _request(report, launcher: str) -> RewriteRequest:
+    diagnosis = report.diagnoses[0]
+    profile = report.kernels[0]
+    finding = diagnosis.findings[0]
+    file = Path(profile.file)
+    return RewriteRequest(
+        kernel=code_unit(file, profile.name, REPO), launcher=code_unit(file, launcher, REPO), profile=profile,
+        finding=finding, formula="atomicContention", problem="lanes serialise", techniques=["reduce first"],
+        metric="atomic_serialisation_depth", hardware=HardwareFacts(device="test"),
+        sites=diagnosis.evidence[0].sites if diagnosis.evidence else [])
+
+
+@pytest.fixture(scope="module")
+def sum_request(sum_report) -> RewriteRequest:
+    return _request(sum_report, "contended_sum")
+
+
+@pytest.fixture(scope="module")
+def histogram_request() -> RewriteRequest:
+    import intelliperf
+
+    report = intelliperf.diagnose(py(EXAMPLES / "contended_histogram.py", *SMALL), formula="atomicContention",
+                                  device="cpu")
+    return _request(report, "contended_histogram")
+
+
+def _applied(request: RewriteRequest, kernel: str | None = None, launcher: str | None = None) -> str:
+    text = Path(request.kernel.file).read_text()
+    if kernel:
+        text = splice(text, request.kernel.qualname, kernel)
+    if launcher:
+        text = splice(text, request.launcher.qualname, launcher)
+    check_scope(Path(request.kernel.file).read_text(), text, {request.kernel.name, request.launcher.name},
+                kernel=request.kernel.name)
+    return text
+
+
+def test_reduce_then_atomic_on_the_contended_sum(sum_request):
+    cand = RecipeRewriter().rewrite(sum_request)
+    assert cand.declined is None and cand.title == "reduce-then-atomic"
+    assert "tl.atomic_add(out_ptr, tl.sum(tl.where(mask, x, tl.zeros_like(x))))" in cand.kernel
+    assert "out_ptr + zeros" not in cand.kernel
+    text = _applied(sum_request, kernel=cand.kernel)
+    # Only the atomic line changed: everything before the kernel and after it is byte for byte the same.
+    original = Path(sum_request.kernel.file).read_text()
+    assert text.split("@triton.jit")[0] == original.split("@triton.jit")[0]
+    assert text.split("def contended_sum(")[1] == original.split("def contended_sum(")[1]
+
+
+def test_histogram_recipe_after_reduce_then_atomic_declines(histogram_request):
+    cand = RecipeRewriter().rewrite(histogram_request)
+    assert cand.title == "privatize-histogram", cand.declined
+    assert "tl.histogram(_ip_bins, 2 * NUM_BINS)" in cand.kernel
+    assert "mask=_ip_slots < NUM_BINS" in cand.kernel
+    _applied(histogram_request, kernel=cand.kernel)
+    # Already tried -> the rewriter says why nothing else applies, line by line.
+    tried = histogram_request.model_copy(update={"history": [PastAttempt(
+        number=1, rewriter="recipes", title="privatize-histogram", outcome="rejected")]})
+    again = RecipeRewriter().rewrite(tried)
+    assert again.declined and "hit several addresses" in again.declined and "already tried" in again.declined
+
+
+def test_recipes_decline_on_a_line_without_contention(sum_request):
+    clean = sum_request.model_copy(update={"sites": [s.model_copy(update={"lanes_per_address_max": 1,
+                                                                           "lanes_per_address_mean": 1.0})
+                                                     for s in sum_request.sites]})
+    cand = RecipeRewriter().rewrite(clean)
+    assert cand.declined and "no two lanes" in cand.declined
+
+
+def test_search_pins_one_knob_per_candidate(sum_request):
+    first = SearchRewriter().rewrite(sum_request)
+    assert first.title == "BLOCK=2048 (was 1024)" and first.kernel is None
+    assert "    block = 2048  # intelliperf search: pinned BLOCK\n" in first.launcher
+    _applied(sum_request, launcher=first.launcher)
+    history = [PastAttempt(number=i + 1, rewriter="search", title=t, outcome="rejected")
+               for i, t in enumerate(["BLOCK=2048 (was 1024)", "BLOCK=512 (was 1024)", "BLOCK=4096 (was 1024)",
+                                      "BLOCK=256 (was 1024)"])]
+    warps = SearchRewriter().rewrite(sum_request.model_copy(update={"history": history}))
+    assert warps.title.startswith("num_warps=")
+    call = [n for n in ast.walk(ast.parse(warps.launcher)) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Subscript)][0]
+    assert {k.arg for k in call.keywords} >= {"BLOCK", "num_warps"}
+
+
+def test_pin_replaces_a_literal():
+    launcher = "def run(x):\n    k[(1,)](x, BLOCK=128, num_warps=4)\n"
+    assert "BLOCK=256" in pin(launcher, "k", "BLOCK", 256)
+    assert "num_warps=8)" in pin(launcher, "k", "num_warps", 8)
+    with pytest.raises(ValueError, match="expression"):
+        pin("def run(x, b):\n    k[(1,)](x, BLOCK=b * 2)\n", "k", "BLOCK", 64)
+
+
+def test_scope_check_rejects_edits_outside_kernel_and_launcher(sum_request):
+    original = Path(sum_request.kernel.file).read_text()
+    allowed = {"contended_sum_kernel", "contended_sum"}
+    with pytest.raises(ScopeError, match="main"):
+        check_scope(original, original.replace("got = contended_sum(x)", "got = x.sum()"), allowed)
+    with pytest.raises(ScopeError, match="import"):
+        check_scope(original, "import os\n" + original, allowed)
+    with pytest.raises(ScopeError, match="triton.jit"):
+        check_scope(original, original.replace("@triton.jit\n", ""), allowed, kernel="contended_sum_kernel")
+    with pytest.raises(ScopeError, match="not valid Python"):
+        check_scope(original, original + "\ndef (:\n", allowed)
+
+
+def test_answers_are_parsed_robustly(sum_request):
+    kernel = sum_request.kernel.source.replace("out_ptr + zeros, x", "out_ptr, tl.sum(x)")
+    whole_file = Path(sum_request.kernel.file).read_text().replace("out_ptr + zeros, x", "out_ptr, tl.sum(x)")
+    cases = {
+        "fenced": {"kernel": f"Here it is:\n```python\n{kernel}```\nDone.", "rationale": "sum first"},
+        "unclosed fence": {"kernel": f"```python\n{kernel}", "rationale": "sum first"},
+        "whole file": {"kernel": whole_file, "launcher": "", "rationale": "sum first"},
+    }
+    for label, answer in cases.items():
+        cand = candidate_from_answer("llm", sum_request, answer)
+        assert cand.invalid is None, label
+        assert "tl.sum(x)" in cand.kernel and cand.launcher is None, label
+
+    bad = {
+        "not valid Python: invalid syntax at line 2": {"kernel": "@triton.jit\ndef contended_sum_kernel(x:\n"},
+        "does not define the kernel `contended_sum_kernel`": {"kernel": "def other():\n    pass\n"},
+        "also defines helper": {"kernel": kernel + "\ndef helper():\n    pass\n"},
+        "unchanged kernel": {"kernel": sum_request.kernel.source},
+        "did not have the requested fields": {"error": "the reply did not have the requested fields: ..."},
+    }
+    for expected, answer in bad.items():
+        cand = candidate_from_answer("llm", sum_request, answer)
+        assert cand.invalid and expected.split(":")[0] in cand.invalid, (expected, cand.invalid)
+
+
+def test_extract_function_reports_the_line_of_a_syntax_error():
+    with pytest.raises(ScopeError, match=r"was never closed at line 2 of the answer: `x = \(`"):
+        extract_function("```python\ndef f():\n    x = (\n```", "f")
+
+
+GOOD = ("[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n\n\n"
+        "[[ ## rationale ## ]]\nReduce first.\n\n[[ ## completed ## ]]")
+
+
+def _llm(server: ScriptedServer, tmp_path: Path, **options) -> LLMRewriter:
+    settings = dict(model="scripted-model", api_base=server.url, api_key_env="TEST_LLM_API_KEY", backoff_s=0.05,
+                    timeout_s=2.0, cache_dir=tmp_path / "cache", transcript=tmp_path / "transcript.json")
+    return LLMRewriter(LLMRewriter.Options(**(settings | options)))
+
+
+def test_llm_retries_rate_limits_and_timeouts_and_caches(sum_request, tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_LLM_API_KEY", "sk-test-secret")
+    kernel = sum_request.kernel.source.replace("out_ptr + zeros, x", "out_ptr, tl.sum(x)")
+    replies = [Reply(status=429, headers={"Retry-After": "0"}), Reply(delay_s=3, content="late"),
+               Reply(content=GOOD.format(kernel=kernel))]
+    with ScriptedServer(replies) as server:
+        cand = _llm(server, tmp_path).rewrite(sum_request)
+        assert cand.invalid is None and "tl.sum(x)" in cand.kernel and cand.tokens == 150
+        assert len(server.requests) == 3  # 429, timeout, success
+        assert server.headers[0]["Authorization"] == "Bearer sk-test-secret"
+        prompt = server.prompts()[0]
+        assert "contended_sum.py:21" in prompt and "tl.atomic_add(out_ptr + zeros" in prompt
+        assert "1024 lanes per address" in prompt and "(first attempt)" in prompt
+        # The same request again: answered from the disk cache, nothing sent.
+        again = _llm(server, tmp_path).rewrite(sum_request)
+        assert again.kernel == cand.kernel and len(server.requests) == 3
+    saved = (tmp_path / "transcript.json").read_text()
+    assert "tl.sum(x)" in saved and "sk-test-secret" not in saved
+
+
+def test_llm_best_of_n_asks_n_times_with_temperature(sum_request, tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_LLM_API_KEY", "k")
+    answers = [GOOD.format(kernel=sum_request.kernel.source.replace("out_ptr + zeros, x", f"out_ptr, tl.sum(x) * {i}"))
+               for i in (1, 2)]
+    with ScriptedServer([Reply(content=a) for a in answers]) as server:
+        cands = _llm(server, tmp_path).rewrite_many(sum_request, 2)
+        assert [c.invalid for c in cands] == [None, None] and len(server.requests) == 2
+        assert all(r.get("temperature") == 0.8 for r in server.requests)
+
+
+def test_llm_configuration_errors_say_what_to_set(sum_request, tmp_path, monkeypatch):
+    for name in ("INTELLIPERF_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ModelError, match="INTELLIPERF_API_KEY / OPENAI_API_KEY is not set"):
+        LLMRewriter(LLMRewriter.Options(model="gpt-4o"))
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rewriter = LLMRewriter(LLMRewriter.Options(model="m", api_base=f"http://127.0.0.1:{port}/v1", retries=1,
+                                               backoff_s=0.05, cache_dir=None))
+    begin = time.perf_counter()
+    with pytest.raises(ModelError, match=f"127.0.0.1:{port}.*failed after 2 tries"):
+        rewriter.rewrite(sum_request)
+    assert time.perf_counter() - begin < 30
+    monkeypatch.setenv("TEST_LLM_API_KEY", "wrong")
+    with ScriptedServer([Reply(status=401, content="invalid api key")]) as server:
+        with pytest.raises(ModelError, match="refused the API key"):
+            _llm(server, tmp_path, cache_dir=None).rewrite(sum_request)
