@@ -17,11 +17,13 @@ _EXPORTS = {
     "KernelDiagnosis": "models",
     "KernelProfile": "models",
     "Metric": "models",
+    "Optimization": "models",
     "Registry": "formulas",
     "Report": "models",
     "SourceLine": "models",
     "default_registry": "formulas",
     "diagnose": "api",
+    "optimize": "api",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

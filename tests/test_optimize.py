@@ -1,0 +1,187 @@
+"""`intelliperf optimize` end to end on CPU: real programs, real subprocesses, a real git
+repository, and a loopback OpenAI-compatible server driving the llm rewriter through DSPy."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import EXAMPLES, REPO, SMALL, run_cli
+
+from intelliperf.testing.openai_server import Reply, ScriptedServer
+
+SUM_CMD = [sys.executable, "contended_sum.py", *SMALL]
+KERNEL = (EXAMPLES / "contended_sum.py").read_text().split("@triton.jit\n")[1].split("\n\n\n")[0]
+REDUCED_LINE = "tl.atomic_add(out_ptr, tl.sum(x))"
+
+
+def _kernel(new_line: str) -> str:
+    return "@triton.jit\n" + KERNEL.replace("tl.atomic_add(out_ptr + zeros, x, mask=mask)", new_line) + "\n"
+
+
+def _project(tmp_path: Path) -> Path:
+    """The examples as a user's git repository."""
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLES, project, ignore=shutil.ignore_patterns("__pycache__"))
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=project, check=True)
+    return project
+
+
+def _digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(folder.rglob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _report(out: Path) -> dict:
+    return json.loads((out / "report.json").read_text())
+
+
+def test_optimize_fixes_the_contended_sum_in_place_and_refuses_a_dirty_tree(tmp_path):
+    project = _project(tmp_path)
+    harness = project / "_harness.py"
+    harness.write_text(harness.read_text() + "# local edit\n")
+    refused = run_cli("optimize", "--in-place", "--", *SUM_CMD, cwd=project)
+    assert refused.returncode == 2 and "uncommitted changes" in refused.stderr and "_harness.py" in refused.stderr
+    assert harness.read_text().endswith("# local edit\n")
+    subprocess.run(["git", "checkout", "-q", "_harness.py"], cwd=project, check=True)
+
+    out = tmp_path / "out"
+    done = run_cli("optimize", "--in-place", "--out-dir", str(out), "--", *SUM_CMD, cwd=project)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "recipes then search (no model configured" in done.stderr
+    opt = _report(out)["optimization"]
+    assert opt["status"] == "won" and opt["winner"] == 1 and opt["applied"] is True
+    first = opt["attempts"][0]
+    assert (first["rewriter"], first["title"], first["status"]) == ("recipes", "reduce-then-atomic", "accepted")
+    assert first["before"]["metric"] == 1024 and first["after"]["metric"] == 1 and first["after"]["metric_modelled"]
+    assert first["verdict"]["correct"] and first["verdict"]["faster"] is None
+    assert {"rewrite", "candidate_run", "replay", "metric"} <= set(first["seconds"])
+    # The tree now holds exactly the winner's patch, and the program still checks its own result.
+    diff = subprocess.run(["git", "diff"], cwd=project, capture_output=True, text=True).stdout
+    patch = (out / "winner.patch").read_text()
+    assert [line for line in diff.splitlines() if line[:1] in "+-"] == \
+        [line for line in patch.splitlines() if line[:1] in "+-"]
+    assert "tl.sum(tl.where(mask, x, tl.zeros_like(x)))" in patch
+    check = subprocess.run([sys.executable, "contended_sum.py", *SMALL], cwd=project, capture_output=True, text=True,
+                           env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert check.returncode == 0 and "OK" in check.stdout
+    assert "Validated win: attempt 1" in done.stdout and (out / "report.md").read_text().count("### Attempt") == 1
+
+
+def test_optimize_privatizes_the_histogram_without_touching_the_users_files(tmp_path):
+    before = _digest(REPO / "examples")
+    out = tmp_path / "out"
+    done = run_cli("optimize", "--out-dir", str(out), "--", sys.executable,
+                   "examples/atomic_contention/contended_histogram.py", *SMALL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    opt = _report(out)["optimization"]
+    assert opt["status"] == "won" and opt["attempts"][0]["title"] == "privatize-histogram"
+    assert opt["attempts"][0]["before"]["metric"] > 8 and opt["attempts"][0]["after"]["metric"] == 1
+    assert _digest(REPO / "examples") == before and not opt["applied"]
+    check = subprocess.run(["git", "apply", "--check", str(out / "winner.patch")], cwd=REPO, capture_output=True,
+                           text=True)
+    assert check.returncode == 0, check.stderr
+    assert (out / "attempts" / "01" / "files" / "examples" / "atomic_contention" / "contended_histogram.py").exists()
+
+
+def test_optimize_on_a_clean_kernel_says_there_is_nothing_to_fix(tmp_path):
+    done = run_cli("optimize", "--out-dir", str(tmp_path), "--", sys.executable,
+                   "examples/atomic_contention/reduced_sum.py", *SMALL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = _report(tmp_path)
+    assert report["optimization"] is None and report["selected"] is None
+    assert any("nothing to optimize" in n for n in report["notes"])
+
+
+def test_optimize_cli_errors_for_the_model_come_before_any_run(tmp_path):
+    no_model = run_cli("optimize", "--rewriter", "llm", "--", "python", "nope.py")
+    assert no_model.returncode == 2 and "--rewriter llm needs a model" in no_model.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("INTELLIPERF_API_KEY", "OPENAI_API_KEY")}
+    no_key = run_cli("optimize", "--model", "gpt-4o", "--", "python", "nope.py", env=env)
+    assert no_key.returncode == 5 and "INTELLIPERF_API_KEY / OPENAI_API_KEY is not set" in " ".join(
+        no_key.stderr.split())
+    assert "Traceback" not in no_key.stderr
+    replay = run_cli("optimize", "--rewriter", "replay", "--transcript", str(tmp_path / "none.json"), "--", sys.executable,
+                     "x.py")
+    assert replay.returncode == 2 and "cannot read the transcript" in replay.stderr
+
+
+def _answer(kernel: str, rationale: str) -> str:
+    return (f"[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n\n\n"
+            f"[[ ## rationale ## ]]\n{rationale}\n\n[[ ## completed ## ]]")
+
+
+def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monkeypatch):
+    import intelliperf
+
+    monkeypatch.setenv("TEST_LLM_API_KEY", "sk-never-leaks")
+    monkeypatch.chdir(EXAMPLES)
+    replies = [
+        Reply(content=_answer("@triton.jit\ndef contended_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+                              "    pid = tl.program_id(0\n", "syntax error")),
+        Reply(content=_answer(_kernel("tl.atomic_add(out_ptr, tl.sum(x) * 2.0)"), "wrong result")),
+        Reply(content=_answer(_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no real change")),
+        Reply(status=429, headers={"Retry-After": "0"}),
+        Reply(delay_s=4, content="too late"),
+        Reply(content=_answer(_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program.")),
+    ]
+    out = tmp_path / "out"
+    with ScriptedServer(replies) as server:
+        report = intelliperf.optimize(
+            [sys.executable, "contended_sum.py", *SMALL], rewriter="llm", model="scripted-model", device="cpu",
+            llm_options={"api_base": server.url, "api_key_env": "TEST_LLM_API_KEY", "backoff_s": 0.05,
+                         "timeout_s": 2.0, "cache_dir": None, "transcript": out / "transcript.json"},
+            out_dir=out)
+        prompts = server.prompts()
+    opt = report.optimization
+    assert [a.status for a in opt.attempts] == ["invalid", "rejected", "rejected", "accepted"]
+    assert opt.winner == 4 and opt.attempts[3].after.metric == 1 and opt.tokens == 4 * 150
+    # Each next prompt carries the concrete reason the previous answer failed.
+    assert len(prompts) == 6
+    assert "not valid Python: '(' was never closed at line 3" in prompts[1]
+    # The example checks its own result, so a wrong kernel fails the program: its assertion is the reason.
+    assert "[crash]" in prompts[2] and "Expected 32783.5" in prompts[2] and "but got 65567.1" in prompts[2]
+    assert "did not improve: 1024 -> 1024" in prompts[3]
+    assert "(first attempt)" in prompts[0] and "Attempt 3 (llm: no real change): rejected" in prompts[3]
+    saved = json.loads((out / "transcript.json").read_text())
+    assert len(saved["answers"]) == 4 and REDUCED_LINE in saved["answers"][3]["kernel"]
+    for text in ((out / "report.json").read_text(), (out / "transcript.json").read_text()):
+        assert "sk-never-leaks" not in text
+    assert REDUCED_LINE not in (EXAMPLES / "contended_sum.py").read_text()
+
+
+def test_an_interrupted_run_leaves_a_complete_report(tmp_path):
+    transcript = tmp_path / "answers.json"
+    transcript.write_text(json.dumps({"version": 1, "answers": [
+        {"kernel": _kernel("tl.atomic_add(out_ptr, tl.sum(x) + 1.0)"), "rationale": "wrong on purpose"},
+        {"kernel": _kernel(REDUCED_LINE), "rationale": "the fix"},
+    ]}))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "intelliperf", "optimize", "--rewriter", "replay", "--transcript",
+                             str(transcript), "--out-dir", str(out), "--", *SUM_CMD], cwd=EXAMPLES,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        report = out / "report.json"
+        if report.exists() and len(_report(out)["optimization"]["attempts"]) == 1:
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)  # into the second attempt's validation
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-2000:]
+    assert "interrupted: the attempts so far are in" in stderr
+    opt = _report(out)["optimization"]
+    assert opt["status"] == "interrupted" and "Ctrl-C" in opt["error"]
+    assert opt["attempts"][0]["status"] == "rejected" and "Scalars are not close" in opt["attempts"][0]["reasons"]
+    assert "**interrupted**" in (out / "report.md").read_text()
