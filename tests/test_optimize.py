@@ -111,8 +111,8 @@ def test_optimize_cli_errors_for_the_model_come_before_any_run(tmp_path):
     assert no_key.returncode == 5 and "INTELLIPERF_API_KEY / OPENAI_API_KEY is not set" in " ".join(
         no_key.stderr.split())
     assert "Traceback" not in no_key.stderr
-    replay = run_cli("optimize", "--rewriter", "replay", "--transcript", str(tmp_path / "none.json"), "--", sys.executable,
-                     "x.py")
+    replay = run_cli("optimize", "--rewriter", "replay", "--transcript", str(tmp_path / "none.json"), "--",
+                     sys.executable, "x.py")
     assert replay.returncode == 2 and "cannot read the transcript" in replay.stderr
 
 

@@ -166,9 +166,13 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     if cand is None or any(p.kind in GUARDS for p in verdict.problems):
         return verdict
     # Even after a mismatch: the poisoned and refilled replays say *why* (unwritten, stale).
+    # On a GPU, when the program's own dispatches matched, the same worker goes on to time both
+    # sides (one process start and compile fewer); the timing counts only if the replays pass.
+    timed = not reference.interpret and settings.timing and not verdict.problems
     start = time.perf_counter()
-    replay = _run_worker(reference, cand, work_dir / "replay", settings, timeout, timing=False)
-    verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
+    replay = _run_worker(reference, cand, work_dir / "replay", settings,
+                         timeout + (settings.timing_budget_s if timed else 0), timing=timed)
+    verdict.seconds["replay+timing" if timed else "replay"] = round(time.perf_counter() - start, 3)
     replayed = _replay_problems(replay, work_dir / "replay", settings, ref)
     named = [p for p in replayed if p.kind in NAMED_BY_REPLAY]
     verdict.problems = named + verdict.problems + [p for p in replayed if p.kind not in NAMED_BY_REPLAY]
@@ -181,11 +185,7 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
         verdict.notes.append("speed not measured: " + ("the kernels ran in Triton's interpreter (no GPU); judge "
                              "speed by the formula's modelled metric" if reference.interpret else "timing was off"))
         return verdict
-    start = time.perf_counter()
-    timing = _run_worker(reference, cand, work_dir / "timing", settings, timeout + settings.timing_budget_s,
-                         timing=True)
-    verdict.seconds["timing"] = round(time.perf_counter() - start, 3)
-    _judge_speed(verdict, timing, ref, settings)
+    _judge_speed(verdict, replay, ref, settings)
     return verdict
 
 
@@ -250,7 +250,7 @@ def _run_worker(reference: ReferenceRun, cand: dict, out: Path, settings: Valida
     job = {
         "reference": {"kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0]},
         "candidate": {"kernel": cand["kernel"], "launcher": cand["launcher"], "launch": cand["launches"][0]},
-        "written": ref["written"], "read": ref["read"], "trials": 0 if timing else settings.trials,
+        "written": ref["written"], "read": ref["read"], "trials": settings.trials,
         "seed": settings.seed, "out_dir": str(out),
         "timing": {"budget_s": settings.timing_budget_s} if timing else None,
     }

@@ -117,7 +117,8 @@ def optimization_markdown(opt: Optimization) -> list[str]:
     for a in opt.attempts:
         seconds = sum(a.seconds.values())
         out.append(f"| {a.number} | {a.rewriter} | {a.title} | {a.status} | "
-                   f"{measure_text(a.before, a.after, 'metric')} | {measure_text(a.before, a.after, 'kernel_time_s')} | "
+                   f"{measure_text(a.before, a.after, 'metric')} | "
+                   f"{measure_text(a.before, a.after, 'kernel_time_s')} | "
                    f"{speedup_text(a.verdict.speedup if a.verdict else None)} | {seconds:.1f} |")
     for a in opt.attempts:
         out += ["", f"### Attempt {a.number}: {a.rewriter} — {a.title} ({a.status})", ""]

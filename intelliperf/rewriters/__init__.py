@@ -42,8 +42,9 @@ def make_rewriters(choice: str, *, model: str | None = None, llm_options: dict |
     cls = REWRITERS[choice]
     if cls is LLMRewriter:
         if not model:
-            raise UsageError("--rewriter llm needs a model", hint="Pass --model NAME (and --api-base URL for a "
-                                                                  "server other than OpenAI's), or set INTELLIPERF_MODEL.")
+            raise UsageError("--rewriter llm needs a model",
+                             hint="Pass --model NAME (and --api-base URL for a server other than OpenAI's), or set "
+                                  "INTELLIPERF_MODEL.")
         return [LLMRewriter(LLMRewriter.Options(model=model, **(llm_options or {})))]
     if cls is ReplayRewriter:
         if transcript is None:

@@ -30,7 +30,8 @@ class HardwareFacts(BaseModel):
         parts = [self.device]
         parts += [f"{self.sm_count} SMs"] if self.sm_count else []
         parts += [f"{self.memory_bandwidth_gb_s:.0f} GB/s copy bandwidth"] if self.memory_bandwidth_gb_s else []
-        parts += [f"{self.shared_memory_per_sm_kb:.0f} KiB shared memory per SM"] if self.shared_memory_per_sm_kb else []
+        if self.shared_memory_per_sm_kb:
+            parts.append(f"{self.shared_memory_per_sm_kb:.0f} KiB shared memory per SM")
         parts.append(f"warp size {self.warp_size}")
         return ", ".join(parts) + (f" ({self.note})" if self.note else "")
 

@@ -85,7 +85,7 @@ def _parse_site(request: RewriteRequest, file_line: int) -> _Site:
     if isinstance(stmt, ast.Assign):
         raise NotApplicable(f"line {file_line} uses the value the atomic returns, which a pre-reduced atomic "
                             "would change")
-    args = dict(zip(("pointer", "val", "mask"), call.args)) | {k.arg: k.value for k in call.keywords}
+    args = dict(zip(("pointer", "val", "mask"), call.args, strict=False)) | {k.arg: k.value for k in call.keywords}
     if set(args) - {"pointer", "val", "mask"}:
         raise NotApplicable(f"line {file_line} passes {', '.join(sorted(set(args) - {'pointer', 'val', 'mask'}))}, "
                             "which the recipe does not carry over")
