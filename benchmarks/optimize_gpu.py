@@ -75,8 +75,9 @@ def main() -> int:
     import torch
     import triton
 
+    device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
     meta = {"date": time.strftime("%Y-%m-%d"), "python": platform.python_version(), "torch": torch.__version__,
-            "triton": triton.__version__, "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+            "triton": triton.__version__, "device": device,
             "command": "python benchmarks/optimize_gpu.py" + (" --quick" if args.quick else "")}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")

@@ -29,6 +29,7 @@ import json
 import math
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -282,13 +283,21 @@ def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text())
     out = Path(job["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
-    summary = {"runs": [], "failures": [], "notes": [], "timing": None}
+    summary = {"runs": [], "failures": [], "notes": [], "timing": None, "phases": {}}
+    phases, mark = summary["phases"], time.perf_counter()
+
+    def phase(name: str) -> None:  # seconds per phase, so a slow validation can be explained
+        nonlocal mark
+        phases[name] = round(time.perf_counter() - mark, 3)
+        mark = time.perf_counter()
+
     try:
         ref_mod = load_module(job["reference"]["kernel"]["file"], "_intelliperf_reference")
         cand_mod = load_module(job["candidate"]["kernel"]["file"], "_intelliperf_candidate")
         name = job["reference"]["kernel"]["name"]
         ref_kernel, cand_kernel = getattr(ref_mod, name, None), getattr(cand_mod, name, None)
         launchers = _launchers(job, summary)
+        phase("load")
         if cand_kernel is not None and job["candidate"]["kernel"]["params"] == job["reference"]["kernel"]["params"]:
             try:
                 run_kernels(job, ref_kernel, cand_kernel, out, summary)
@@ -297,15 +306,18 @@ def main(job_path: str) -> int:
         else:
             summary["notes"].append(f"kernel replay not possible: the candidate renamed {name!r} or changed its "
                                     "parameters")
+        phase("kernel_replay")
         if launchers is not None:
             try:
                 run_launchers(job, *launchers, out, summary)
             except ReplayUnsupported as exc:
                 summary["notes"].append(f"launcher replay not possible: {exc}")
+        phase("launcher_replay")
         if job.get("timing") and launchers is not None:
             from .performance import time_launchers
 
             summary["timing"] = time_launchers(job, *launchers)
+            phase("timing")
     except Exception as exc:  # the parent turns this into a reason; the traceback helps the rewriter
         summary["error"] = f"{type(exc).__name__}: {str(exc)[:1000]}"
         summary["traceback"] = traceback.format_exc()[-3000:]

@@ -173,6 +173,8 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     replay = _run_worker(reference, cand, work_dir / "replay", settings,
                          timeout + (settings.timing_budget_s if timed else 0), timing=timed)
     verdict.seconds["replay+timing" if timed else "replay"] = round(time.perf_counter() - start, 3)
+    verdict.notes += ["worker seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in replay["phases"].items())] \
+        if replay.get("phases") else []
     replayed = _replay_problems(replay, work_dir / "replay", settings, ref)
     named = [p for p in replayed if p.kind in NAMED_BY_REPLAY]
     verdict.problems = named + verdict.problems + [p for p in replayed if p.kind not in NAMED_BY_REPLAY]
