@@ -89,7 +89,8 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
             n = min(s.budget.candidates, s.budget.max_attempts - len(opt.attempts))
             candidates = _ask(rewriter, request, n)
             rewrite_s = (time.perf_counter() - begin) / max(len(candidates), 1)
-            for cand in candidates:
+            tried = []
+            for cand in candidates:  # best-of-N: every candidate of the round is validated
                 if cand.declined:
                     opt.notes.append(f"{rewriter.name}: {cand.declined}")
                     s.progress(f"{rewriter.name} has no (more) candidates: {cand.declined}")
@@ -99,12 +100,15 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
                 attempt.seconds = {"rewrite": round(rewrite_s, 3), **attempt.seconds}
                 opt.attempts.append(attempt)
                 opt.tokens += cand.tokens
+                tried.append(attempt)
                 s.progress(_summary(attempt))
-                if attempt.status == "accepted" and opt.winner is None:
-                    opt.winner = attempt.number
-                    opt.speedup = attempt.verdict.speedup if attempt.verdict else None
-                    _keep_winner(s, opt, attempt, kernel, launcher)
-                    opt.status = "won"
+                s.write()
+            accepted = [a for a in tried if a.status == "accepted"]
+            if accepted:
+                best = max(accepted, key=lambda a: _rank(a, s.finding))
+                opt.winner, opt.status = best.number, "won"
+                opt.speedup = best.verdict.speedup if best.verdict else None
+                _keep_winner(s, opt, best)
                 s.write()
             if opt.winner is None and len(opt.attempts) >= s.budget.max_attempts:
                 opt.notes.append(f"stopped after {len(opt.attempts)} attempts (--max-attempts)")
@@ -331,7 +335,14 @@ def _save_attempt(s: Session, attempt: Attempt, changes: dict[str, str]) -> None
         target.write_text(text)
 
 
-def _keep_winner(s: Session, opt: Optimization, attempt: Attempt, kernel: CodeUnit, launcher: CodeUnit | None) -> None:
+def _rank(attempt: Attempt, finding: Finding) -> tuple[float, float]:
+    """Best of a round: the measured speedup first, then the metric (CPU runs have no speedup)."""
+    speedup = attempt.verdict.speedup.estimate if attempt.verdict and attempt.verdict.speedup else 0.0
+    metric = attempt.after.metric if attempt.after and attempt.after.metric is not None else 0.0
+    return speedup, -metric if (finding.metric is None or finding.metric.better == "lower") else metric
+
+
+def _keep_winner(s: Session, opt: Optimization, attempt: Attempt) -> None:
     patch = s.out_dir / "winner.patch"
     patch.write_text(attempt.diff)
     opt.patch = str(patch)

@@ -185,3 +185,21 @@ def test_an_interrupted_run_leaves_a_complete_report(tmp_path):
     assert opt["status"] == "interrupted" and "Ctrl-C" in opt["error"]
     assert opt["attempts"][0]["status"] == "rejected" and "Scalars are not close" in opt["attempts"][0]["reasons"]
     assert "**interrupted**" in (out / "report.md").read_text()
+
+
+def test_best_of_n_validates_every_candidate_of_a_round(tmp_path, monkeypatch):
+    import intelliperf
+
+    monkeypatch.setenv("TEST_LLM_API_KEY", "k")
+    monkeypatch.chdir(EXAMPLES)
+    replies = [Reply(content=_answer(_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no change")),
+               Reply(content=_answer(_kernel(REDUCED_LINE), "sum first"))]
+    with ScriptedServer(replies) as server:
+        report = intelliperf.optimize(
+            [sys.executable, "contended_sum.py", *SMALL], rewriter="llm", model="scripted-model", device="cpu",
+            candidates=2, llm_options={"api_base": server.url, "api_key_env": "TEST_LLM_API_KEY",
+                                       "cache_dir": None, "transcript": None}, out_dir=tmp_path)
+        assert len(server.requests) == 2 and all(r["temperature"] == 0.8 for r in server.requests)
+    opt = report.optimization
+    assert [a.status for a in opt.attempts] == ["rejected", "accepted"] and opt.winner == 2
+    assert "did not improve" in opt.attempts[0].reasons
