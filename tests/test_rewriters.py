@@ -215,3 +215,18 @@ def test_llm_configuration_errors_say_what_to_set(sum_request, tmp_path, monkeyp
     with ScriptedServer([Reply(status=401, content="invalid api key")]) as server:
         with pytest.raises(ModelError, match="refused the API key"):
             _llm(server, tmp_path, cache_dir=None).rewrite(sum_request)
+
+
+def test_search_pipelines_kernel_loops(sum_request):
+    from intelliperf.rewriters.search import pin_loop
+
+    kernel = ("@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    acc = 0.0\n"
+              "    for i in range(0, n, BLOCK):\n        acc += tl.sum(tl.load(x_ptr + i + tl.arange(0, BLOCK)))\n"
+              "    for j in tl.range(0, n, BLOCK, num_stages=1):\n        acc += 1.0\n")
+    assert "for i in tl.range(0, n, BLOCK, num_stages=3):" in pin_loop(kernel, 4, 3)
+    assert "for j in tl.range(0, n, BLOCK, num_stages=2):" in pin_loop(kernel, 6, 2)
+    looped = sum_request.model_copy(update={"kernel": sum_request.kernel.model_copy(update={"source": kernel}),
+                                            "launcher": None})
+    cand = SearchRewriter().rewrite(looped)
+    assert cand.title.startswith("loop at line") and "num_stages=2 (was default)" in cand.title
+    assert "tl.range(0, n, BLOCK, num_stages=2)" in cand.kernel

@@ -2,7 +2,8 @@
 
 The knobs are what the launcher passes at the kernel's launch call: block-size constexprs
 (names with BLOCK, TILE, SIZE, CHUNK or GROUP; other constexprs such as a bin count change
-the result, not the speed), `num_warps` and `num_stages`. Each candidate changes one knob of
+the result, not the speed), `num_warps` and `num_stages`; and in the kernel, the software
+pipelining depth of its `range`/`tl.range` loops (`tl.range(..., num_stages=s)`). Each candidate changes one knob of
 the recorded configuration (x2 and /2 first, then x4 and /4) and is validated and timed like
 any other candidate, so a config only wins on the validators' measured speed (or, on CPU, the
 formula's modelled metric).
@@ -30,10 +31,11 @@ STAGES_RANGE = (1, 6)
 @dataclass
 class Knob:
     name: str
-    value: int
+    value: int | None
     tries: tuple[int, ...]  # in the order they are tried
     low: int
     high: int
+    loop_line: int | None = None  # a loop of the kernel (line in its source), not the launch call
 
     def values(self) -> list[int]:
         return [v for i, v in enumerate(self.tries)
@@ -64,7 +66,38 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
     stages = signature.num_stages if signature else None
     if stages:
         out.append(Knob("num_stages", stages, (stages + 1, stages - 1), *STAGES_RANGE))
+    for loop in _loops(ast.parse(request.kernel.source)):
+        current = next((k.value.value for k in loop.iter.keywords if k.arg == "num_stages"
+                        and isinstance(k.value, ast.Constant)), None)
+        out.append(Knob("num_stages", current, (2, 3, 4, 1), *STAGES_RANGE, loop_line=loop.lineno))
     return out, skipped
+
+
+def _loops(tree: ast.AST) -> list[ast.For]:
+    """`for` loops over `range(...)` or `tl.range(...)` (not static_range: it is unrolled)."""
+    return [n for n in ast.walk(tree) if isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
+            and ast.unparse(n.iter.func) in ("range", "tl.range", "triton.language.range")]
+
+
+def pin_loop(kernel: str, line: int, value: int) -> str:
+    """The kernel with the loop at `line` software-pipelined over `value` stages (`tl.range`)."""
+    loop = next(n for n in _loops(ast.parse(kernel)) if n.lineno == line)
+    call = loop.iter
+    lines = kernel.splitlines()
+    keyword = next((k for k in call.keywords if k.arg == "num_stages"), None)
+    if keyword is not None:
+        v = keyword.value
+        text = lines[v.lineno - 1]
+        lines[v.lineno - 1] = text[: v.col_offset] + str(value) + text[v.end_col_offset:]
+    else:
+        row, col = call.end_lineno - 1, call.end_col_offset - 1
+        text = lines[row]
+        lines[row] = text[:col].rstrip() + f", num_stages={value}" + text[col:]
+    if ast.unparse(call.func) == "range":  # plain range has no stages: make it tl.range
+        f = call.func
+        text = lines[f.lineno - 1]
+        lines[f.lineno - 1] = text[: f.col_offset] + "tl.range" + text[f.end_col_offset:]
+    return "\n".join(lines) + "\n"
 
 
 def pin(launcher: str, kernel: str, knob: str, value: int) -> str:
@@ -104,17 +137,21 @@ class SearchRewriter(Rewriter):
     name = "search"
 
     def rewrite(self, request: RewriteRequest) -> Candidate:
-        if request.launcher is None:
-            return Candidate.decline(self.name, "the launcher is not a top-level function or method, so its launch "
-                                                "configuration cannot be pinned")
         found, skipped = knobs(request)
+        if request.launcher is None:
+            found = [k for k in found if k.loop_line]
+            skipped.append("the launch configuration (the launcher is not a top-level function or method)")
         tried = {a.title for a in request.history if a.rewriter == self.name}
         reasons = []
         for knob in found:
             for value in knob.values():
-                title = f"{knob.name}={value} (was {knob.value})"
+                where = f"loop at line {request.kernel.line + knob.loop_line - 1} " if knob.loop_line else ""
+                title = f"{where}{knob.name}={value} (was {knob.value if knob.value is not None else 'default'})"
                 if title in tried:
                     continue
+                if knob.loop_line:
+                    return Candidate(rewriter=self.name, title=title, rationale=f"pipeline the {where}over {value} "
+                                     "stages", kernel=pin_loop(request.kernel.source, knob.loop_line, value))
                 try:
                     launcher = pin(textwrap.dedent(request.launcher.source), request.kernel.name, knob.name, value)
                 except ValueError as exc:
