@@ -26,3 +26,11 @@ def test_python_dash_m_entry_point(tmp_path):
     result = subprocess.run([sys.executable, "-m", "intelliperf", "--help"], cwd=tmp_path, capture_output=True,
                             text=True)
     assert result.returncode == 0 and "diagnose" in result.stdout
+
+
+def test_validators_and_offline_optimize_import_no_llm_stack(tmp_path):
+    # The GPU side (validators, the loop, offline rewriters) must run where dspy/openai are absent.
+    out = _python("import sys, intelliperf.validators, intelliperf.loop, intelliperf.rewriters;"
+                  "from intelliperf.rewriters import make_rewriters; make_rewriters('auto');"
+                  "print(sorted(m for m in ('dspy', 'openai', 'litellm') if m in sys.modules))", tmp_path)
+    assert out.strip() == "[]"

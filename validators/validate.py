@@ -7,7 +7,8 @@
    of its output, never an exception.
 2. In-program comparison of every kept dispatch (`correctness.py`), with its guards.
 3. Replay on fresh inputs and an unseen shape (`replay.py`, in a worker subprocess).
-4. On a GPU, when correct: interleaved timing and the speed verdict (`performance.py`).
+4. On a GPU, when correct: interleaved timing and the speed verdict (`performance.py`), run by
+   the same worker after the replays when the in-program comparison matched.
 """
 
 from __future__ import annotations
