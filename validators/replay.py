@@ -83,16 +83,23 @@ def _strided_like(shape, strides, dtype, device):
 
 
 def fill_fresh(tensor, desc: dict, generator) -> None:
-    """Refill in place with values drawn like the captured ones (uniform in their range)."""
+    """Refill in place with values drawn like the captured ones (uniform in their range).
+
+    The values are drawn on the tensor's device (a 16M-element input drawn on the host and
+    copied took most of a second per trial), from a seed the trial's generator gives."""
     import torch
 
     lo, hi = desc.get("min", 0.0), desc.get("max", 1.0)
+    device = tensor.device
+    local = torch.Generator(device=device).manual_seed(int(torch.randint(1 << 62, (1,), generator=generator)))
+    draw = {"generator": local, "device": device}
     if tensor.dtype == torch.bool:
-        values = torch.rand(tensor.shape, generator=generator) < 0.5
+        values = torch.rand(tensor.shape, **draw) < 0.5
     elif tensor.dtype.is_floating_point:
-        values = torch.rand(tensor.shape, generator=generator, dtype=torch.float64) * (hi - lo) + lo
+        wide = torch.float64 if tensor.dtype == torch.float64 else torch.float32
+        values = torch.rand(tensor.shape, dtype=wide, **draw) * (hi - lo) + lo
     else:
-        values = torch.randint(int(lo), int(hi) + 1, tensor.shape, generator=generator, dtype=torch.int64)
+        values = torch.randint(int(lo), int(hi) + 1, tensor.shape, dtype=torch.int64, **draw)
     tensor.copy_(values.to(tensor.dtype))
 
 
