@@ -82,43 +82,45 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
             if stop:
                 opt.notes.append(stop)
                 break
-            rewriter = queue[0]
-            request = _request(s, kernel, launcher, opt, reference.manifest["launches"][0])
-            begin = time.perf_counter()
-            s.progress(f"attempt {len(opt.attempts) + 1}: asking the {rewriter.name} rewriter")
-            n = min(s.budget.candidates, s.budget.max_attempts - len(opt.attempts))
-            candidates = _ask(rewriter, request, n)
-            rewrite_s = (time.perf_counter() - begin) / max(len(candidates), 1)
-            tried = []
-            for cand in candidates:  # best-of-N: every candidate of the round is validated
-                if cand.declined:
-                    opt.notes.append(f"{rewriter.name}: {cand.declined}")
-                    s.progress(f"{rewriter.name} has no (more) candidates: {cand.declined}")
-                    queue.pop(0)
-                    break
-                attempt = _attempt(s, reference, kernel, launcher, cand, len(opt.attempts) + 1, work)
-                attempt.seconds = {"rewrite": round(rewrite_s, 3), **attempt.seconds}
-                opt.attempts.append(attempt)
-                opt.tokens += cand.tokens
-                tried.append(attempt)
-                s.progress(_summary(attempt))
-                s.write()
-            accepted = [a for a in tried if a.status == "accepted"]
-            if accepted:
-                best = max(accepted, key=lambda a: _rank(a, s.finding))
-                opt.winner, opt.status = best.number, "won"
-                opt.speedup = best.verdict.speedup if best.verdict else None
-                _keep_winner(s, opt, best)
-                s.write()
-            if opt.winner is None and len(opt.attempts) >= s.budget.max_attempts:
-                opt.notes.append(f"stopped after {len(opt.attempts)} attempts (--max-attempts)")
-                break
+            if _round(s, opt, queue[0], reference, kernel, launcher, work) == "declined":
+                queue.pop(0)
         if opt.status == "running":
             opt.status = "no-win"
             if not queue:
                 opt.notes.append("every rewriter ran out of candidates")
     s.write()
     return opt
+
+
+def _round(s: Session, opt: Optimization, rewriter: Rewriter, reference: ReferenceRun, kernel: CodeUnit,
+           launcher: CodeUnit | None, work: Path) -> str:
+    """One request, its candidates validated (best-of-N: all of them), the best accepted one kept."""
+    request = _request(s, kernel, launcher, opt, reference.manifest["launches"][0])
+    begin = time.perf_counter()
+    s.progress(f"attempt {len(opt.attempts) + 1}: asking the {rewriter.name} rewriter")
+    candidates = _ask(rewriter, request, min(s.budget.candidates, s.budget.max_attempts - len(opt.attempts)))
+    rewrite_s = (time.perf_counter() - begin) / max(len(candidates), 1)
+    tried = []
+    for cand in candidates:
+        if cand.declined:
+            opt.notes.append(f"{rewriter.name}: {cand.declined}")
+            s.progress(f"{rewriter.name} has no (more) candidates: {cand.declined}")
+            return "declined"
+        attempt = _attempt(s, reference, kernel, launcher, cand, len(opt.attempts) + 1, work)
+        attempt.seconds = {"rewrite": round(rewrite_s, 3), **attempt.seconds}
+        opt.attempts.append(attempt)
+        opt.tokens += cand.tokens
+        tried.append(attempt)
+        s.progress(_summary(attempt))
+        s.write()
+    accepted = [a for a in tried if a.status == "accepted"]
+    if accepted:
+        best = max(accepted, key=lambda a: _rank(a, s.finding))
+        opt.winner, opt.status = best.number, "won"
+        opt.speedup = best.verdict.speedup if best.verdict else None
+        _keep_winner(s, opt, best)
+        s.write()
+    return "done"
 
 
 def _ask(rewriter: Rewriter, request: RewriteRequest, n: int) -> list[Candidate]:
@@ -134,13 +136,13 @@ def _ask(rewriter: Rewriter, request: RewriteRequest, n: int) -> list[Candidate]
 
 def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun, CodeUnit, CodeUnit | None]:
     """Capture the reference run once, and locate the kernel and its launcher in the project."""
+    kernel = _unit(s, Path(s.profile.file), s.profile.name, "kernel")  # before any run: a clear error early
     s.progress(f"capturing the reference outputs of {s.profile.name}")
     begin = time.perf_counter()
     program = Program(s.root, s.report.run.command, Path(s.report.run.cwd))
     reference = capture_reference(program, s.profile.name, interpret=s.report.run.mode == "interpreter",
                                   work_dir=work / "reference", settings=s.validation)
     s.report.stages["reference"] = round(time.perf_counter() - begin, 3)
-    kernel = _unit(s, Path(s.profile.file), s.profile.name, "kernel")
     info = reference.manifest.get("launcher") or {}
     launcher = None
     if info.get("file") and _inside(s.root, Path(info["file"])):
@@ -257,7 +259,7 @@ def _attempt(s: Session, reference: ReferenceRun, kernel: CodeUnit, launcher: Co
     attempt.after = _measure_candidate(s, where / "validation" / "candidate") if verdict.correct else None
     attempt.seconds["metric"] = round(time.perf_counter() - begin, 3)
     _decide(s, attempt)
-    shutil.rmtree(where / "project", ignore_errors=True)
+    shutil.rmtree(where, ignore_errors=True)  # the copy and its captures: the report has what matters
     return attempt
 
 
