@@ -16,6 +16,7 @@ pytestmark = pytest.mark.gpu
 
 
 def _optimize(tmp_path, *options: str, program: str) -> dict:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     done = run_cli("optimize", "--device", "gpu", "--out-dir", str(tmp_path), *options, "--", sys.executable,
                    f"examples/atomic_contention/{program}")
     report = json.loads((tmp_path / "report.json").read_text())
@@ -48,3 +49,22 @@ def test_search_times_every_correct_config(tmp_path):
             assert a["verdict"]["speedup"] is not None
         if a["status"] == "accepted":
             assert a["verdict"]["speedup"]["low"] > 1.03
+
+
+def test_a_correct_but_slower_answer_is_rejected_with_its_timing_then_the_fix_wins(tmp_path):
+    source = (REPO / "examples/atomic_contention/contended_sum.py").read_text()
+    kernel = "@triton.jit\n" + source.split("@triton.jit\n")[1].split("\n\n\n")[0] + "\n"
+    slower = kernel.replace("tl.atomic_add(out_ptr + zeros, x, mask=mask)",
+                            "tl.atomic_add(out_ptr + zeros, x * 0.5, mask=mask)\n"
+                            "    tl.atomic_add(out_ptr + zeros, x * 0.5, mask=mask)")
+    fixed = kernel.replace("tl.atomic_add(out_ptr + zeros, x, mask=mask)", "tl.atomic_add(out_ptr, tl.sum(x))")
+    transcript = tmp_path / "answers.json"
+    transcript.write_text(json.dumps({"version": 1, "answers": [{"kernel": slower, "rationale": "twice the atomics"},
+                                                                 {"kernel": fixed, "rationale": "sum first"}]}))
+    result = _optimize(tmp_path / "out", "--rewriter", "replay", "--transcript", str(transcript),
+                       program="contended_sum.py")
+    assert result["exit"] == 0, result["stderr"][-3000:]
+    first, second = result["opt"]["attempts"]
+    assert first["status"] == "rejected" and first["verdict"]["correct"]
+    assert "[slower] the candidate is slower" in first["reasons"] and first["verdict"]["speedup"]["high"] < 1
+    assert second["status"] == "accepted" and second["verdict"]["speedup"]["low"] > 100
