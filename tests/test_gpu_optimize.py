@@ -54,12 +54,14 @@ def test_search_times_every_correct_config(tmp_path):
 def test_a_correct_but_slower_answer_is_rejected_with_its_timing_then_the_fix_wins(tmp_path):
     source = (REPO / "examples/atomic_contention/contended_sum.py").read_text()
     kernel = "@triton.jit\n" + source.split("@triton.jit\n")[1].split("\n\n\n")[0] + "\n"
+    # Twice the atomics, the second adding exact zeros: the same values, about twice the time. (Halves of x
+    # would not do: at 16M elements the float32 sum is so large that adding x / 2 rounds away.)
     slower = kernel.replace("tl.atomic_add(out_ptr + zeros, x, mask=mask)",
-                            "tl.atomic_add(out_ptr + zeros, x * 0.5, mask=mask)\n"
-                            "    tl.atomic_add(out_ptr + zeros, x * 0.5, mask=mask)")
+                            "tl.atomic_add(out_ptr + zeros, x, mask=mask)\n"
+                            "    tl.atomic_add(out_ptr + zeros, x * 0.0, mask=mask)")
     fixed = kernel.replace("tl.atomic_add(out_ptr + zeros, x, mask=mask)", "tl.atomic_add(out_ptr, tl.sum(x))")
     transcript = tmp_path / "answers.json"
-    transcript.write_text(json.dumps({"version": 1, "answers": [{"kernel": slower, "rationale": "twice the atomics"},
+    transcript.write_text(json.dumps({"version": 1, "answers": [{"kernel": slower, "rationale": "add zeros too"},
                                                                  {"kernel": fixed, "rationale": "sum first"}]}))
     result = _optimize(tmp_path / "out", "--rewriter", "replay", "--transcript", str(transcript),
                        program="contended_sum.py")

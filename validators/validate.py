@@ -300,8 +300,9 @@ def _replay_problems(replay: dict, out: Path, settings: ValidationSettings, ref:
             earlier = previous.get(run["mode"], {}).get(name)
             if found and earlier is not None and earlier.shape == c[name].shape and torch.equal(earlier, c[name]):
                 found = [Problem(kind="stale-result", buffer=name, message=(
-                    f"{where}: {name} is exactly the candidate's result for the previous trial's inputs: it returns "
-                    "a stale result (a cache keyed on pointers or shapes?) instead of computing on the new inputs"))]
+                    f"{name} is exactly the candidate's result for the previous trial's inputs: it returns a stale "
+                    "result (a cache keyed on pointers or shapes?), or its result no longer depends on the inputs "
+                    "(e.g. a float accumulator so large that the added values round away)"))]
             for p in found:
                 p.message = f"{where}: {p.message}"
             problems += found
