@@ -80,6 +80,9 @@ class AccessSite(_Model):
     bytes_requested: int
     sectors: int = Field(description="32-byte sectors touched, counted per 32-lane group (a warp's request)")
     sector_efficiency: float = Field(description="bytes_requested / (32 * sectors); 1.0 is fully coalesced")
+    lane_stride_elems: int | None = Field(
+        None, description="most common distance, in elements, between consecutive lanes' addresses (1: contiguous)")
+    lane_stride_share: float | None = Field(None, description="share of lane pairs at that distance")
     # atomics only
     lanes_per_address_max: int | None = Field(
         None, description="serialisation depth: most lanes of one call that hit one address")

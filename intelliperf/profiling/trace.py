@@ -54,6 +54,7 @@ class _Site:
     depth_max: int = 0
     depth_mean_sum: float = 0.0
     addresses: list = field(default_factory=list)
+    strides: dict = field(default_factory=dict)  # bytes between consecutive active lanes -> count
 
     def as_dict(self) -> dict:
         requested = self.lanes * self.elem_bytes
@@ -63,6 +64,10 @@ class _Site:
             "lanes": self.lanes, "bytes_requested": requested, "sectors": self.sectors,
             "sector_efficiency": requested / (SECTOR_BYTES * self.sectors) if self.sectors else 1.0,
         }
+        if self.strides:
+            stride = max(self.strides, key=self.strides.get)
+            row["lane_stride_elems"] = stride // self.elem_bytes if stride % self.elem_bytes == 0 else None
+            row["lane_stride_share"] = self.strides[stride] / sum(self.strides.values())
         if self.is_atomic:
             addrs = np.concatenate(self.addresses) if self.addresses else np.zeros(0, np.uint64)
             _, per_address = np.unique(addrs, return_counts=True)
@@ -128,11 +133,20 @@ class _Tracer:
         site.calls += 1
         site.lanes += int(hit.size)
         site.sectors += count_sectors(addresses, active)
+        if hit.size > 1:
+            _count_strides(site.strides, hit)
         if is_atomic and hit.size:
             _, counts = np.unique(hit, return_counts=True)
             site.depth_max = max(site.depth_max, int(counts.max()))
             site.depth_mean_sum += float(counts.mean())
             site.addresses.append(hit)
+
+
+def _count_strides(counts: dict, hit: np.ndarray, keep: int = 8) -> None:
+    """Tally the byte distances between consecutive active lanes (the few most common per call)."""
+    deltas, seen = np.unique(np.diff(hit.astype(np.int64)), return_counts=True)
+    for i in np.argsort(seen)[-keep:]:
+        counts[int(deltas[i])] = counts.get(int(deltas[i]), 0) + int(seen[i])
 
 
 def _triton_dir() -> str:
