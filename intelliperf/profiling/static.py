@@ -1,0 +1,242 @@
+"""Static view: compile a recorded launch for a GPU target on any machine and read the code.
+
+`triton.compile` produces PTX (NVIDIA) and AMDGCN (AMD) without a GPU. Compiled with the
+recorded signature (dtypes, constexpr values, integer arguments divisible by 16, num_warps,
+num_stages), the code shows what the hardware will be asked to do, line by line through the
+`.loc` debug directives: global load/store widths (a 128-bit `ld.global.v4.b32` or
+`global_load_dwordx4` against a 32-bit scalar one), atomics, shared-memory traffic (layout
+conversions, `ds_*`), asynchronous copies, TMA and tensor-core instructions.
+
+Tensors are assumed 16-byte aligned, as torch allocates them (the recorder does not see data
+pointers); a view at an odd offset compiles to narrower accesses on the GPU than shown here.
+
+Imports triton (and the stdlib) only, lazily where it can: this runs where the kernel lives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass
+
+DEFAULT_TARGETS = ("cuda:90", "hip:gfx942")
+_TRITON_TYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int8": "i8",
+                 "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1",
+                 "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+
+# (kind, pattern) per vendor; the first match names the instruction's kind.
+_PTX = [
+    ("load", re.compile(r"\bld\.global(?:\.[\w]+)*")),
+    ("store", re.compile(r"\bst\.global(?:\.[\w]+)*")),
+    ("atomic", re.compile(r"\b(?:atom|red)\.global(?:\.[\w]+)*")),
+    ("tma", re.compile(r"\bcp\.async\.bulk\.tensor(?:\.[\w:]+)*")),
+    ("async_copy", re.compile(r"\bcp\.async\.(?:ca|cg)(?:\.[\w]+)*")),
+    ("mma", re.compile(r"\b(?:wgmma\.mma_async|mma\.sync)(?:\.[\w]+)*")),
+    ("shared_load", re.compile(r"\b(?:ld\.shared|ldmatrix)(?:\.[\w:]+)*")),
+    ("shared_store", re.compile(r"\b(?:st\.shared|stmatrix)(?:\.[\w:]+)*")),
+]
+_AMDGCN = [
+    ("atomic", re.compile(r"\b(?:global|buffer|flat)_atomic_\w+")),
+    ("load", re.compile(r"\b(?:global|buffer)_load_\w+")),
+    ("store", re.compile(r"\b(?:global|buffer)_store_\w+")),
+    ("mma", re.compile(r"\bv_mfma_\w+")),
+    ("shared_load", re.compile(r"\bds_(?:read|load)\w*")),
+    ("shared_store", re.compile(r"\bds_(?:write|store)\w*")),
+]
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s+"([^"]*)")?')
+
+
+@dataclass
+class StaticFact:
+    """Instructions of one kind at one kernel line, for one target."""
+
+    target: str
+    file: str
+    line: int
+    kind: str  # load, store, atomic, shared_load, shared_store, async_copy, tma, mma
+    instruction: str  # e.g. ld.global.v4.b32, global_load_dwordx4
+    width_bits: int | None  # bits per lane per instruction (loads, stores, atomics)
+    count: int
+
+
+def parse_target(name: str):
+    """'cuda:90' or 'hip:gfx942' -> triton's GPUTarget."""
+    from triton.backends.compiler import GPUTarget
+
+    backend, _, arch = name.partition(":")
+    if backend == "cuda" and arch.isdigit():
+        return GPUTarget("cuda", int(arch), 32)
+    if backend == "hip" and arch.startswith("gfx"):
+        return GPUTarget("hip", arch, 64)
+    raise ValueError(f"unknown target {name!r}: expected cuda:<sm number> (e.g. cuda:90) or hip:<gfx arch> "
+                     "(e.g. hip:gfx942)")
+
+
+def compile_args(fn_params: list[str], args: list[dict]) -> tuple[dict, dict, dict]:
+    """Triton's signature, constexprs and attributes for a recorded launch (ArgInfo dicts)."""
+    by_name = {a["name"]: a for a in args}
+    signature, constexprs, attrs = {}, {}, {}
+    for index, name in enumerate(fn_params):
+        arg = by_name.get(name, {"kind": "none"})
+        kind = arg["kind"]
+        if kind in ("constexpr", "none"):
+            signature[name], constexprs[name] = "constexpr", arg.get("value")
+        elif kind == "tensor":
+            signature[name] = "*" + _TRITON_TYPES.get(arg["dtype"], arg["dtype"])
+            attrs[(index,)] = [["tt.divisibility", 16]]  # torch allocations are aligned
+        elif kind == "scalar":
+            value = arg["value"]
+            if isinstance(value, bool):
+                signature[name] = "i1"
+            elif isinstance(value, int):
+                signature[name] = "i32" if -(2 ** 31) <= value < 2 ** 31 else "i64"
+                if value % 16 == 0:
+                    attrs[(index,)] = [["tt.divisibility", 16]]
+            else:
+                signature[name] = "fp32"
+        else:
+            raise ValueError(f"argument {name!r} is a {arg.get('type_name', kind)}, which cannot be compiled "
+                             "from its description")
+    return signature, constexprs, attrs
+
+
+def compile_launch(jit_fn, args: list[dict], target: str, num_warps: int | None = None,
+                   num_stages: int | None = None) -> dict:
+    """The compiled kernel's text (ttgir, ptx or amdgcn) for one target, without a GPU."""
+    import triton
+    from triton.compiler import ASTSource
+
+    signature, constexprs, attrs = compile_args([p.name for p in jit_fn.params], args)
+    options = {k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None}
+    compiled = triton.compile(ASTSource(jit_fn, signature, constexprs, attrs), target=parse_target(target),
+                              options=options)
+    return {k: v for k, v in compiled.asm.items() if isinstance(v, str)}
+
+
+def analyse(asm: dict, target: str) -> list[StaticFact]:
+    """Per (line, instruction) facts: NVIDIA from the LLVM IR (its PTX instructions are inline asm
+    there, each with its debug location; the PTX's own `.loc` runs put a vector load at lines
+    that are not in the kernel, seen with Triton 3.9), AMD from the AMDGCN `.loc` directives."""
+    if target.startswith("cuda"):
+        return _from_llir(asm.get("llir", ""), target)
+    return _from_amdgcn(asm.get("amdgcn", ""), target)
+
+
+_META = re.compile(r"^!(\d+) = (?:distinct )?(.*)$")
+_DBG = re.compile(r"!dbg !(\d+)")
+_SHARED = re.compile(r"\b(load|store)\b[^,]*?(<\d+ x \w+>|\bi\d+\b|\bfloat\b|\bhalf\b|\bdouble\b|\bbfloat\b)"
+                     r".*addrspace\(3\)")
+
+
+def _from_llir(text: str, target: str) -> list[StaticFact]:
+    meta = {m.group(1): m.group(2) for m in map(_META.match, text.splitlines()) if m}
+    counts: Counter = Counter()
+    for raw in text.splitlines():
+        dbg = _DBG.search(raw)
+        if dbg is None:
+            continue
+        where = _location(meta, dbg.group(1))
+        if where is None:
+            continue
+        if " asm " in raw:
+            body = raw.split('"')[1] if '"' in raw else raw
+            for kind, pattern in _PTX:
+                for m in pattern.finditer(body):
+                    counts[(where, kind, m.group(0))] += 1
+        elif m := _SHARED.search(raw):
+            verb, type_ = m.groups()
+            counts[(where, f"shared_{verb}", f"{'ld' if verb == 'load' else 'st'}.shared ({type_})")] += 1
+    return _facts(counts, target)
+
+
+def _location(meta: dict, ref: str) -> tuple[str, int] | None:
+    """(file, line) of a DILocation, following `inlinedAt` out to the kernel's own line."""
+    seen = set()
+    while ref not in seen:
+        seen.add(ref)
+        text = meta.get(ref, "")
+        inlined = re.search(r"inlinedAt: !(\d+)", text)
+        if inlined is None:
+            line = re.search(r"line: (\d+)", text)
+            scope = re.search(r"scope: !(\d+)", text)
+            if line is None or int(line.group(1)) == 0:
+                return None
+            return _file(meta, scope.group(1) if scope else ""), int(line.group(1))
+        ref = inlined.group(1)
+    return None
+
+
+def _file(meta: dict, scope: str) -> str:
+    seen = set()
+    while scope and scope not in seen:
+        seen.add(scope)
+        text = meta.get(scope, "")
+        if text.startswith("!DIFile"):
+            name = re.search(r'filename: "([^"]*)"', text)
+            folder = re.search(r'directory: "([^"]*)"', text)
+            return f"{folder.group(1)}/{name.group(1)}" if folder and folder.group(1) else name.group(1)
+        ref = re.search(r"\bfile: !(\d+)", text) or re.search(r"\bscope: !(\d+)", text)
+        scope = ref.group(1) if ref else ""
+    return "?"
+
+
+def _from_amdgcn(text: str, target: str) -> list[StaticFact]:
+    files = {m.group(1): f"{m.group(2)}/{m.group(3)}" if m.group(3) else m.group(2)
+             for m in map(_FILE.match, text.splitlines()) if m}
+    where: tuple[str, int] | None = None
+    counts: Counter = Counter()
+    for raw in text.splitlines():
+        if m := _LOC.match(raw):
+            where = (files.get(m.group(1), "?"), int(m.group(2))) if int(m.group(2)) > 0 else where
+            continue
+        code = raw.split(";")[0]
+        for kind, pattern in _AMDGCN:
+            if (m := pattern.search(code)) and where is not None:
+                counts[(where, kind, m.group(0))] += 1
+                break
+    return _facts(counts, target)
+
+
+def _facts(counts: Counter, target: str) -> list[StaticFact]:
+    return [StaticFact(target, file, line, kind, instr, _width(instr), n)
+            for ((file, line), kind, instr), n in sorted(counts.items(), key=lambda item: (item[0][0][1], item[0][2]))]
+
+
+def _width(instruction: str) -> int | None:
+    """Bits per lane: ld.global.v4.b32 -> 128, global_load_dwordx2 -> 64, global_atomic_add_f32 -> 32."""
+    if m := re.search(r"<(\d+) x (?:i|float|half|bfloat|double)(\d*)>", instruction):
+        bits = int(m.group(2)) if m.group(2) else {"float": 32, "half": 16, "bfloat": 16, "double": 64}[
+            re.search(r"x (\w+?)\d*>", instruction).group(1)]
+        return int(m.group(1)) * bits
+    if m := re.search(r"\((i(\d+)|float|half|bfloat|double)\)", instruction):
+        return int(m.group(2)) if m.group(2) else {"float": 32, "half": 16, "bfloat": 16, "double": 64}[m.group(1)]
+    if m := re.search(r"\.v(\d)\.[busf](\d+)", instruction):
+        return int(m.group(1)) * int(m.group(2))
+    if m := re.search(r"\.[busf](\d+)$", instruction) or re.search(r"\.[busf](\d+)\b", instruction):
+        return int(m.group(1))
+    if m := re.search(r"dword(?:x(\d))?", instruction):
+        return 32 * int(m.group(1) or 1)
+    if m := re.search(r"_(?:ubyte|sbyte|byte)", instruction):
+        return 8
+    if m := re.search(r"_(?:ushort|sshort|short)", instruction):
+        return 16
+    if m := re.search(r"_[bfiu](\d+)$", instruction):
+        return int(m.group(1))
+    return None
+
+
+def static_view(jit_fn, args: list[dict], targets=DEFAULT_TARGETS, num_warps: int | None = None,
+                num_stages: int | None = None) -> dict:
+    """Facts for every target; a target that fails to compile becomes a note. Never raises."""
+    out = {"facts": [], "notes": [], "targets": []}
+    for target in targets:
+        try:
+            asm = compile_launch(jit_fn, args, target, num_warps, num_stages)
+        except Exception as exc:  # a kernel this target cannot compile: say so, keep the others
+            out["notes"].append(f"static view for {target} not available: {type(exc).__name__}: "
+                                f"{str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}")
+            continue
+        out["facts"] += [asdict(f) for f in analyse(asm, target)]
+        out["targets"].append(target)
+    return out
