@@ -18,7 +18,7 @@ from .base import Formula
 class AtomicContention(Formula):
     name = "atomicContention"
     summary = "many lanes of one atomic instruction update the same address and are serialised"
-    evidence = ("interpreter-trace",)
+    evidence = ("interpreter-trace", "static")
     metric = "atomic_serialisation_depth"
     problem = ("Lanes of a single atomic instruction update the same memory address, so the hardware applies "
                "them one after another.")
@@ -43,13 +43,14 @@ class AtomicContention(Formula):
         depth = worst.lanes_per_address_max or 0
         flagged = [(ev, s) for ev, s in atomics if (s.lanes_per_address_max or 0) >= self.options.min_depth]
         metric = Metric(name=self.metric, value=depth, unit="lanes per address per atomic call", better="lower")
-        common = dict(metric=metric, evidence_backend=worst_ev.backend, modelled=worst_ev.modelled)
+        common = dict(metric=metric, evidence_backend=self.backends(evidence), modelled=worst_ev.modelled)
         if not flagged:
             return self.finding(
                 False, f"Every atomic in {kernel.name} updates at most {depth} address(es) per lane group "
                        f"(threshold {self.options.min_depth}): no contention within an instruction.", **common)
         severity = "high" if depth >= 32 else "medium" if depth >= 8 else "low"
-        lines = [source_line(s.file, s.line, _detail(ev, s)) for ev, s in flagged]
+        lines = [source_line(s.file, s.line, _detail(ev, s) + self.compiled_at(evidence, s.file, s.line, ("atomic",)))
+                 for ev, s in flagged]
         return self.finding(
             True,
             f"{len(flagged)} atomic line(s) of {kernel.name} serialise: at worst {depth} lanes of one "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar
 
@@ -58,6 +59,29 @@ class Formula(ABC):
         fields.setdefault("severity", "none")
         return Finding(formula=self.name, present=present, explanation=explanation, **fields)
 
+    @staticmethod
+    def backends(evidence: list[Evidence]) -> str:
+        """The backends that actually contributed, e.g. 'interpreter-trace+static'."""
+        return "+".join(ev.backend for ev in evidence if ev.sites or ev.facts or ev.programs_sampled) or "none"
+
+    @staticmethod
+    def compiled_at(evidence: list[Evidence], file: str, line: int, kinds: tuple[str, ...]) -> str:
+        """What the static view saw at a kernel line, per target: '; compiled: cuda:90 8x atom...'."""
+        per_target: dict[str, list[str]] = {}
+        for ev in evidence:
+            for f in ev.facts:
+                if f.line == line and f.kind in kinds and _same_file(f.file, file):
+                    width = f" ({f.width_bits}-bit)" if f.width_bits else ""
+                    per_target.setdefault(f.target, []).append(f"{f.count}x {f.instruction}{width}")
+        if not per_target:
+            return ""
+        return "; compiled: " + "; ".join(f"{t} {', '.join(v)}" for t, v in per_target.items())
+
     def no_evidence(self, kernel: KernelProfile) -> Finding:
-        return self.finding(False, f"no {' or '.join(self.evidence)} evidence was gathered for {kernel.name}, "
+        # The first backend named is the one the formula judges on; the others add detail.
+        return self.finding(False, f"no {self.evidence[0]} evidence was gathered for {kernel.name}, "
                                    "so this formula cannot judge it")
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b) or os.path.basename(a) == os.path.basename(b)

@@ -7,7 +7,8 @@ fastest walk contiguous memory: swap which index the program's lanes cover, or l
 along rows and transpose it in registers (`tl.trans`) before storing it along rows.
 
 Evidence today: the interpreter trace (a model: sectors per group of 32 consecutive lanes in
-block order). Hardware counters come with the ncu backend.
+block order), with the static view's instruction widths at each flagged line (a 32-bit scalar
+store where a 128-bit one would do). Hardware counters come with the ncu backend.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .base import Formula
 class MemoryAccess(Formula):
     name = "memoryAccess"
     summary = "global loads/stores use a small part of each 32-byte sector (uncoalesced access)"
-    evidence = ("interpreter-trace",)
+    evidence = ("interpreter-trace", "static")
     metric = "sector_efficiency"
     problem = ("Consecutive lanes of the kernel's loads or stores touch addresses far apart, so each 32-byte "
                "sector the memory system moves serves one lane and most of its bytes are wasted.")
@@ -43,7 +44,7 @@ class MemoryAccess(Formula):
         if not traced:
             return self.no_evidence(kernel)
         sites = [(ev, s) for ev in traced for s in ev.sites if not s.is_atomic and s.sectors]
-        common = dict(evidence_backend=traced[0].backend, modelled=traced[0].modelled)
+        common = dict(evidence_backend=self.backends(evidence), modelled=traced[0].modelled)
         if not sites:
             return self.finding(False, f"{kernel.name} makes no traced global load or store.", **common)
         total_bytes = sum(s.sectors for _, s in sites) * 32
@@ -58,7 +59,9 @@ class MemoryAccess(Formula):
                                 metric=metric, **common)
         worst = min(s.sector_efficiency for _, s in flagged)
         severity = "high" if worst < 0.25 else "medium"
-        lines = [source_line(s.file, s.line, _detail(s, total_bytes)) for _, s in flagged]
+        lines = [source_line(s.file, s.line, _detail(s, total_bytes) + self.compiled_at(evidence, s.file, s.line,
+                                                                                        (s.op,)))
+                 for _, s in flagged]
         return self.finding(
             True,
             f"{len(flagged)} load/store line(s) of {kernel.name} are uncoalesced: at worst {worst:.1%} of each 32-byte "

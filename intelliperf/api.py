@@ -21,6 +21,7 @@ from .workload.runner import TraceSettings, check_command, run_workload
 
 DEVICES = ("auto", "cpu", "gpu")
 TRACE_BACKEND = "interpreter-trace"
+STATIC_BACKEND = "static"
 
 Progress = Callable[[str], None]
 
@@ -85,7 +86,7 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
     top = _select(recording.kernels, pattern, kernel, top_n)
     diagnoses = []
     for rank, profile in enumerate(top, start=1):
-        evidence = [recording.evidence[profile.id]] if profile.id in recording.evidence else []
+        evidence = recording.evidence_of(profile.id)
         findings = the_formula.evaluate(profile, evidence, registry)
         diagnoses.append(KernelDiagnosis(kernel=profile.name, rank=rank, findings=findings, evidence=evidence))
     stages["diagnose"] = time.perf_counter() - started
@@ -107,10 +108,13 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
 
 def trace_settings(the_formula, registry: Registry, kernel: str | None, sample_programs: int = 32,
                    launches: int = 1) -> TraceSettings:
-    """The address trace a formula needs (none when it reads no interpreter evidence)."""
-    wanted = TRACE_BACKEND in the_formula.needs(registry)
+    """The address trace and static view a formula needs (none when it reads neither)."""
+    from .profiling.static import DEFAULT_TARGETS
+
+    needs = the_formula.needs(registry)
+    wanted = bool(needs & {TRACE_BACKEND, STATIC_BACKEND})
     return TraceSettings(pattern=(kernel or ".") if wanted else None, sample_programs=sample_programs,
-                         launches=launches)
+                         launches=launches, static_targets=DEFAULT_TARGETS if STATIC_BACKEND in needs else ())
 
 
 def _kernel_pattern(kernel: str | None) -> re.Pattern | None:
@@ -176,8 +180,8 @@ def _notes(registry: Registry, recording: Recording, interpret: bool) -> list[st
                          "random sample); its total time is scaled from them")
     for record in recording.records:
         notes += [f"recorder, process {record['pid']}: {problem}" for problem in record.get("problems", [])]
-    for ev in recording.evidence.values():
-        notes += [f"{ev.kernel}: {note}" for note in ev.notes]
+    for items in recording.evidence.values():
+        notes += [f"{ev.kernel}: {note}" for ev in items for note in ev.notes]
     return notes
 
 

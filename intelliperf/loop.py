@@ -192,13 +192,13 @@ def _hardware(interpret: bool) -> HardwareFacts:
 
 def _request(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, opt: Optimization,
              launch: dict) -> RewriteRequest:
-    evidence = s.recording.evidence.get(s.profile.id)
+    sites = [site for ev in s.recording.evidence_of(s.profile.id) for site in ev.sites]
     history = [PastAttempt(number=a.number, rewriter=a.rewriter, title=a.title, outcome=a.status, reasons=a.reasons,
                            diff=a.diff or None) for a in opt.attempts]
     return RewriteRequest(
         kernel=kernel, launcher=launcher, profile=s.profile, finding=s.finding, formula=s.formula.name,
         problem=s.formula.problem, techniques=list(s.formula.techniques), metric=s.formula.metric,
-        hardware=HardwareFacts(**opt.hardware), sites=evidence.sites if evidence else [],
+        hardware=HardwareFacts(**opt.hardware), sites=sites,
         launch={"grid": launch.get("grid"), "options": launch.get("options")}, history=history)
 
 
@@ -285,8 +285,7 @@ def _measure_candidate(s: Session, record_dir: Path) -> Measure:
     profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
     if profile is None:
         return Measure()
-    evidence = [recording.evidence[profile.id]] if profile.id in recording.evidence else []
-    findings = s.formula.evaluate(profile, evidence, s.registry)
+    findings = s.formula.evaluate(profile, recording.evidence_of(profile.id), s.registry)
     finding = next((f for f in findings if f.formula == s.finding.formula), findings[0] if findings else None)
     return _measure(finding, profile, recording.first("time_source", "unknown"))
 

@@ -93,6 +93,18 @@ class AccessSite(_Model):
     distinct_addresses: int | None = None
 
 
+class StaticFact(_Model):
+    """Instructions of one kind at one kernel line, in the kernel compiled for one target."""
+
+    target: str = Field(description="cuda:90, hip:gfx942, ...")
+    file: str
+    line: int
+    kind: Literal["load", "store", "atomic", "shared_load", "shared_store", "async_copy", "tma", "mma"]
+    instruction: str = Field(description="e.g. ld.global.v4.b32, global_atomic_add_f32")
+    width_bits: int | None = Field(None, description="bits per lane per instruction")
+    count: int = Field(description="instructions of this kind at this line, per thread")
+
+
 class Evidence(_Model):
     """What one backend measured or modelled about one kernel."""
 
@@ -103,6 +115,7 @@ class Evidence(_Model):
     programs_total: int = 0
     programs_sampled: int = 0
     sites: list[AccessSite] = Field(default_factory=list)
+    facts: list[StaticFact] = Field(default_factory=list, description="the static view's, per target and line")
     metrics: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 

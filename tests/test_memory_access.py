@@ -27,7 +27,8 @@ def _line(example: str, text: str) -> int:
 def test_uncoalesced_lines_are_named_with_their_stride(example, flagged, stride):
     report, finding = _finding(example)
     assert report.selected == f"{example}_kernel" and finding.present and finding.severity == "high"
-    assert finding.modelled and finding.evidence_backend == "interpreter-trace"
+    assert finding.modelled and finding.evidence_backend == "interpreter-trace+static"
+    assert all("compiled: cuda:90" in src.detail and "hip:gfx942" in src.detail for src in finding.lines)
     assert [src.line for src in finding.lines] == [_line(example, text) for text in flagged]
     assert all("12.5% of each sector used" in src.detail for src in finding.lines)
     assert all(f"consecutive lanes are {stride} element(s) apart" in src.detail for src in finding.lines)

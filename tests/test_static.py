@@ -82,3 +82,15 @@ def test_bad_targets_and_arguments_are_explained():
     view = static_view(kernel, [_tensor("x_ptr"), {"name": "out_ptr", "kind": "other", "type_name": "Foo"}],
                        targets=("cuda:90",))
     assert view["facts"] == [] and "cannot be compiled from its description" in view["notes"][0]
+
+
+def test_diagnose_reports_the_static_view_at_the_flagged_line(sum_report):
+    diagnosis = sum_report.diagnosis("contended_sum_kernel")
+    assert [ev.backend for ev in diagnosis.evidence] == ["interpreter-trace", "static"]
+    static = diagnosis.evidence[1]
+    assert not static.modelled and {f.target for f in static.facts} == {"cuda:90", "hip:gfx942"}
+    finding = diagnosis.findings[0]
+    assert finding.evidence_backend == "interpreter-trace+static"
+    detail = finding.lines[0].detail
+    assert ("compiled: cuda:90 8x atom.global.gpu.acq_rel.add.f32 (32-bit); hip:gfx942 4x global_atomic_add_f32"
+            in detail)

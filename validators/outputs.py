@@ -8,7 +8,8 @@ of a load (a loaded index selects an address, it is not the pointer's provenance
 followed through `scf.for` iter_args and `scf.yield`. Read-only arguments are not outputs.
 
 In a compiled-mode process the kernel's own TTIR is used (`CompiledKernel.asm["ttir"]`); under
-the interpreter the kernel is compiled for sm_90 on the CPU just for this analysis.
+the interpreter the kernel is compiled for sm_90 on the CPU just for this analysis
+(`intelliperf.profiling.static.compile_here`).
 
 Imports only triton and torch, lazily: this runs inside the user's program.
 """
@@ -16,14 +17,11 @@ Imports only triton and torch, lazily: this runs inside the user's program.
 from __future__ import annotations
 
 import re
-import sys
-import warnings
 from dataclasses import dataclass, field
 
 _WRITES = ("tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_store", "tt.descriptor_reduce",
            "tt.descriptor_scatter")
 _READS = ("tt.load", "tt.descriptor_load", "tt.descriptor_gather", "tt.atomic_rmw", "tt.atomic_cas")
-_MISSING = object()
 _VALUE = re.compile(r"%[\w.$-]+")
 _ARG = re.compile(r"(%[\w.$-]+)\s*:\s*([^,()]*(?:<[^>]*>)?[^,()]*?)\s*(?:\{[^}]*\}\s*)?loc\((?:\"([^\"]+)\")?")
 
@@ -138,84 +136,8 @@ def ttir_of(compiled) -> str | None:
 
 
 def interpreted_ttir(py_fn, bound: dict) -> str:
-    """Compile `py_fn` for sm_90 on the CPU and return its TTIR, from inside a process that runs
-    the interpreter (TRITON_INTERPRET=1). There every @triton.jit function, the library's own
-    included, is an InterpretedFunction, which the compiler refuses; for the duration of the
-    compile they are swapped for JITFunctions, then put back."""
-    import triton
-    from triton import knobs
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    from triton.runtime.interpreter import InterpretedFunction
-    from triton.runtime.jit import JITFunction, mangle_type
+    """Compile `py_fn` for sm_90 on the CPU and return its TTIR, also from inside a process that
+    runs the interpreter (see `intelliperf.profiling.static.compile_here`)."""
+    from intelliperf.profiling.static import compile_here
 
-    jit_fn = JITFunction(py_fn)
-    signature, constexprs = {}, {}
-    for param in jit_fn.params:
-        value = bound.get(param.name)
-        if param.is_constexpr or value is None:
-            signature[param.name] = "constexpr"
-            constexprs[param.name] = value
-        else:
-            signature[param.name] = mangle_type(value)
-    restore: list[tuple[object, str, object]] = []
-    try:
-        for (obj, name), value in _PRISTINE.items():  # undo what earlier interpreted kernels patched
-            restore.append((obj, name, vars(obj).get(name, _MISSING)))
-            setattr(obj, name, value)
-        with warnings.catch_warnings():  # some modules hold deprecated objects that warn when touched
-            warnings.simplefilter("ignore")
-            _swap_interpreted(restore, InterpretedFunction, JITFunction)
-        with knobs.runtime.scope():
-            knobs.runtime.interpret = False
-            compiled = triton.compile(ASTSource(jit_fn, signature, constexprs), target=GPUTarget("cuda", 90, 32))
-    finally:
-        for obj, name, value in reversed(restore):
-            if value is _MISSING:
-                delattr(obj, name)
-            else:
-                setattr(obj, name, value)
-    return compiled.asm["ttir"]
-
-
-# The interpreter patches triton.language for each kernel it runs and leaves helper calls'
-# patches in place, so compiling later needs the values from before any kernel ran.
-_PRISTINE: dict[tuple[object, str], object] = {}
-
-
-def remember_language() -> None:
-    """Note triton.language as it is before the first interpreted kernel runs."""
-    if _PRISTINE:
-        return
-    import triton.language as tl
-    from triton.runtime import interpreter as ti
-
-    touched = []
-
-    class _Recording(ti._LangPatchScope):
-        def set_attr(self, obj, name, value):
-            touched.append((obj, name))
-
-    namespace = {"tl": tl, "core": tl.core}
-    probe = eval("lambda: None", namespace)  # a function that sees triton.language, as kernels do
-    saved = ti._LangPatchScope
-    ti._LangPatchScope = _Recording
-    try:
-        ti._patch_lang(probe)
-    finally:
-        ti._LangPatchScope = saved
-    for obj, name in touched:
-        value = vars(obj).get(name, _MISSING)
-        if value is not _MISSING:
-            _PRISTINE[(obj, name)] = value
-
-
-def _swap_interpreted(swapped: list, interpreted_type, jit_type) -> None:
-    for module in list(sys.modules.values()):
-        namespace = getattr(module, "__dict__", None)
-        if not isinstance(namespace, dict):
-            continue
-        for name, value in list(namespace.items()):
-            if isinstance(value, interpreted_type):
-                swapped.append((module, name, value))
-                setattr(module, name, jit_type(value.fn))
+    return compile_here(py_fn, bound, "cuda:90").asm["ttir"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import IntelliPerfError
-from ..models import AccessSite, Evidence, KernelProfile, LaunchSignature
+from ..models import AccessSite, Evidence, KernelProfile, LaunchSignature, StaticFact
 
 
 @dataclass
@@ -18,7 +18,10 @@ class Recording:
     records: list[dict]
     errors: list[str]
     kernels: list[KernelProfile] = field(default_factory=list)
-    evidence: dict[str, Evidence] = field(default_factory=dict)
+    evidence: dict[str, list[Evidence]] = field(default_factory=dict)  # per kernel id: trace, then static
+
+    def evidence_of(self, kernel_id: str) -> list[Evidence]:
+        return self.evidence.get(kernel_id, [])
 
     @property
     def launches(self) -> int:
@@ -78,24 +81,30 @@ def rank_kernels(records: list[dict]) -> list[KernelProfile]:
     return sorted(profiles, key=lambda p: (-p.total_time_s, p.name))
 
 
-def collect_evidence(records: list[dict]) -> dict[str, Evidence]:
-    """Interpreter-trace evidence per kernel id, merged across processes and launches."""
-    evidence: dict[str, Evidence] = {}
+def collect_evidence(records: list[dict]) -> dict[str, list[Evidence]]:
+    """Per kernel id: the interpreter trace merged across processes and launches, then the
+    static view (from the first process that compiled it)."""
+    traces: dict[str, Evidence] = {}
+    static: dict[str, Evidence] = {}
     for record in records:
         for k in record["kernels"]:
-            trace = k.get("trace")
-            if not trace:
-                continue
             key = kernel_id(k["name"], k["file"], k["line"])
-            ev = evidence.setdefault(key, Evidence(backend="interpreter-trace", modelled=True, kernel=k["name"]))
-            ev.launches_traced += trace["launches_traced"]
-            ev.programs_total += trace["programs_total"]
-            ev.programs_sampled += trace["programs_sampled"]
-            ev.sites += [AccessSite(**s) for s in trace["sites"]]
-            ev.notes += trace["notes"]
-    for ev in evidence.values():
+            trace = k.get("trace")
+            if trace:
+                ev = traces.setdefault(key, Evidence(backend="interpreter-trace", modelled=True, kernel=k["name"]))
+                ev.launches_traced += trace["launches_traced"]
+                ev.programs_total += trace["programs_total"]
+                ev.programs_sampled += trace["programs_sampled"]
+                ev.sites += [AccessSite(**s) for s in trace["sites"]]
+                ev.notes += trace["notes"]
+            view = k.get("static")
+            if view and key not in static:
+                static[key] = Evidence(backend="static", modelled=False, kernel=k["name"],
+                                       facts=[StaticFact(**f) for f in view["facts"]], notes=view["notes"])
+    for ev in traces.values():
         ev.sites = merge_sites(ev.sites)
-    return evidence
+    return {key: [ev for ev in (traces.get(key), static.get(key)) if ev is not None]
+            for key in {**traces, **static}}
 
 
 def merge_sites(sites: list[AccessSite]) -> list[AccessSite]:
@@ -117,6 +126,8 @@ def merge_sites(sites: list[AccessSite]) -> list[AccessSite]:
         m.bytes_requested += s.bytes_requested
         m.sectors += s.sectors
         m.sector_efficiency = m.bytes_requested / (32 * m.sectors) if m.sectors else 1.0
+        if m.lane_stride_elems is None:
+            m.lane_stride_elems, m.lane_stride_share = s.lane_stride_elems, s.lane_stride_share
     return sorted(merged.values(), key=lambda s: (s.file, s.line, s.op))
 
 

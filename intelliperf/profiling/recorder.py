@@ -31,6 +31,7 @@ ENV_TRACE = "INTELLIPERF_TRACE"  # regex of kernel names to trace; unset: no tra
 ENV_SAMPLE = "INTELLIPERF_SAMPLE_PROGRAMS"
 ENV_TRACE_LAUNCHES = "INTELLIPERF_TRACE_LAUNCHES"
 ENV_TRACE_BUDGET = "INTELLIPERF_TRACE_BUDGET_S"
+ENV_STATIC = "INTELLIPERF_STATIC"  # comma-separated targets (cuda:90,hip:gfx942) for traced kernels
 
 MAX_SIGNATURES = 32
 ENV_TIME_FRACTION = "INTELLIPERF_TIME_FRACTION"
@@ -60,7 +61,7 @@ class _Signature(_Counts):
 
 
 class _Kernel(_Counts):
-    __slots__ = ("name", "file", "line", "signatures", "dropped", "traced")
+    __slots__ = ("name", "file", "line", "signatures", "dropped", "traced", "static")
 
     def __init__(self, name, file, line):
         super().__init__()
@@ -68,6 +69,7 @@ class _Kernel(_Counts):
         self.signatures: dict[tuple, _Signature] = {}
         self.dropped = 0
         self.traced: dict | None = None
+        self.static: dict | None = None
 
     def as_dict(self) -> dict:
         sigs = sorted(self.signatures.values(), key=lambda s: -s.launches)
@@ -79,6 +81,7 @@ class _Kernel(_Counts):
                 {"grid": list(s.grid), "num_warps": s.num_warps, "num_stages": s.num_stages,
                  "args": s.args, "launches": s.launches, "total_time_s": s.total()} for s in sigs],
             "trace": self.traced,
+            "static": self.static,
         }
 
 
@@ -171,6 +174,7 @@ class Recorder:
         self.trace_launches = int(os.environ.get(ENV_TRACE_LAUNCHES, "1"))
         self.sample = int(os.environ.get(ENV_SAMPLE, "32"))
         self.trace_budget = float(os.environ.get(ENV_TRACE_BUDGET, "60"))
+        self.static_targets = tuple(t for t in os.environ.get(ENV_STATIC, "").split(",") if t)
         self.exit_registered = False
         self.events = None  # clock.DriverEvents or TorchEvents, made at the first compiled launch
         self.timing_failed = False
@@ -221,6 +225,8 @@ class Recorder:
             sig.launches += 1
         if info.traced:
             self.maybe_trace(kernel, info, bound, grid)
+            if self.static_targets and kernel.static is None:
+                self.static_view(kernel, info, bound, options)
         if self.capture is not None and info.captured:
             self.pending_capture = (info, bound, grid, options)
         return kernel, sig
@@ -239,8 +245,8 @@ class Recorder:
             self.tensor_type = torch.Tensor
         if interpreted:
             self.mode = "interpreter"
-            if self.capture is not None:
-                from intelliperf.validators.outputs import remember_language
+            if self.capture is not None or self.static_targets:
+                from .static import remember_language
 
                 remember_language()  # before any kernel runs: the interpreter leaves patches behind
         info = self.fn_info[jit_fn] = _FnInfo(jit_fn)
@@ -267,6 +273,16 @@ class Recorder:
         merged["sites"].extend(result["sites"])
         merged["notes"].extend(result["notes"])
         kernel.traced = merged
+
+    def static_view(self, kernel: _Kernel, info: _FnInfo, bound: dict, options: dict) -> None:
+        """The kernel compiled for each static target, read line by line (once per kernel)."""
+        from .static import static_launch
+
+        self.busy = True
+        try:
+            kernel.static = static_launch(info.py_fn, bound, options, self.static_targets)  # never raises
+        finally:
+            self.busy = False
 
     def wrap(self, original, interpreted: bool):
         recorder = self

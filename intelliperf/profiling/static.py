@@ -15,11 +15,15 @@ Imports triton (and the stdlib) only, lazily where it can: this runs where the k
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import warnings
 from collections import Counter
 from dataclasses import asdict, dataclass
 
 DEFAULT_TARGETS = ("cuda:90", "hip:gfx942")
+_MISSING = object()
 _TRITON_TYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int8": "i8",
                  "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1",
                  "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
@@ -228,11 +232,16 @@ def _width(instruction: str) -> int | None:
 
 def static_view(jit_fn, args: list[dict], targets=DEFAULT_TARGETS, num_warps: int | None = None,
                 num_stages: int | None = None) -> dict:
-    """Facts for every target; a target that fails to compile becomes a note. Never raises."""
+    """Facts for every target from a recorded launch (ArgInfo dicts). Never raises."""
+    return _view(lambda target: compile_launch(jit_fn, args, target, num_warps, num_stages), targets)
+
+
+def _view(compile_for, targets) -> dict:
+    """Facts for every target; a target that fails to compile becomes a note."""
     out = {"facts": [], "notes": [], "targets": []}
     for target in targets:
         try:
-            asm = compile_launch(jit_fn, args, target, num_warps, num_stages)
+            asm = compile_for(target)
         except Exception as exc:  # a kernel this target cannot compile: say so, keep the others
             out["notes"].append(f"static view for {target} not available: {type(exc).__name__}: "
                                 f"{str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}")
@@ -240,3 +249,107 @@ def static_view(jit_fn, args: list[dict], targets=DEFAULT_TARGETS, num_warps: in
         out["facts"] += [asdict(f) for f in analyse(asm, target)]
         out["targets"].append(target)
     return out
+
+
+# --- compiling inside the user's process, also under the interpreter ------------------------------
+
+
+def compile_here(py_fn, bound: dict, target: str, options: dict | None = None):
+    """Compile the kernel `py_fn` for `target` with the launch's own arguments (dtypes,
+    constexprs, 16-divisible integers and 16-byte aligned pointers, as Triton specialises).
+
+    Works in a process that runs the interpreter (TRITON_INTERPRET=1) too: there every
+    @triton.jit function, the library's own included, is an InterpretedFunction, which the
+    compiler refuses; for the duration of the compile they are swapped for JITFunctions and
+    triton.language is put back as it was before the first kernel ran, then all is restored."""
+    import triton
+    from triton import knobs
+    from triton.compiler import ASTSource
+    from triton.runtime.jit import JITFunction, mangle_type
+
+    jit_fn = JITFunction(py_fn)
+    signature, constexprs, attrs = {}, {}, {}
+    for index, param in enumerate(jit_fn.params):
+        value = bound.get(param.name)
+        if param.is_constexpr or value is None:
+            signature[param.name], constexprs[param.name] = "constexpr", value
+            continue
+        signature[param.name] = mangle_type(value)
+        aligned = value.data_ptr() % 16 == 0 if hasattr(value, "data_ptr") else (
+            isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0)
+        if aligned:
+            attrs[(index,)] = [["tt.divisibility", 16]]
+    options = {k: v for k, v in (options or {}).items() if k in ("num_warps", "num_stages") and v is not None}
+    restore: list[tuple[object, str, object]] = []
+    try:
+        if _interpreting():
+            from triton.runtime.interpreter import InterpretedFunction
+
+            for (obj, name), value in _PRISTINE.items():  # undo what earlier interpreted kernels patched
+                restore.append((obj, name, vars(obj).get(name, _MISSING)))
+                setattr(obj, name, value)
+            with warnings.catch_warnings():  # some modules hold deprecated objects that warn when touched
+                warnings.simplefilter("ignore")
+                _swap_interpreted(restore, InterpretedFunction, JITFunction)
+        with knobs.runtime.scope():
+            knobs.runtime.interpret = False
+            return triton.compile(ASTSource(jit_fn, signature, constexprs, attrs), target=parse_target(target),
+                                  options=options)
+    finally:
+        for obj, name, value in reversed(restore):
+            if value is _MISSING:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, value)
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def static_launch(py_fn, bound: dict, options: dict, targets=DEFAULT_TARGETS) -> dict:
+    """`static_view` for a live launch inside the program (the recorder calls it). Never raises."""
+    return _view(lambda target: compile_here(py_fn, bound, target, options).asm, targets)
+
+
+# The interpreter patches triton.language for each kernel it runs and leaves helper calls'
+# patches in place, so compiling later needs the values from before any kernel ran.
+_PRISTINE: dict[tuple[object, str], object] = {}
+
+
+def remember_language() -> None:
+    """Note triton.language as it is before the first interpreted kernel runs."""
+    if _PRISTINE:
+        return
+    import triton.language as tl
+    from triton.runtime import interpreter as ti
+
+    touched = []
+
+    class _Recording(ti._LangPatchScope):
+        def set_attr(self, obj, name, value):
+            touched.append((obj, name))
+
+    namespace = {"tl": tl, "core": tl.core}
+    probe = eval("lambda: None", namespace)  # a function that sees triton.language, as kernels do
+    saved = ti._LangPatchScope
+    ti._LangPatchScope = _Recording
+    try:
+        ti._patch_lang(probe)
+    finally:
+        ti._LangPatchScope = saved
+    for obj, name in touched:
+        value = vars(obj).get(name, _MISSING)
+        if value is not _MISSING:
+            _PRISTINE[(obj, name)] = value
+
+
+def _swap_interpreted(swapped: list, interpreted_type, jit_type) -> None:
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for name, value in list(namespace.items()):
+            if isinstance(value, interpreted_type):
+                swapped.append((module, name, value))
+                setattr(module, name, jit_type(value.fn))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CommandNotFoundError, EmptyCommandError, WorkloadFailedError, WorkloadTimeoutError
-from ..profiling.recorder import ENV_DIR, ENV_SAMPLE, ENV_TRACE, ENV_TRACE_BUDGET, ENV_TRACE_LAUNCHES
+from ..profiling.recorder import ENV_DIR, ENV_SAMPLE, ENV_STATIC, ENV_TRACE, ENV_TRACE_BUDGET, ENV_TRACE_LAUNCHES
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
@@ -40,6 +40,7 @@ class TraceSettings:
     sample_programs: int = 32
     launches: int = 1
     budget_s: float = 60.0
+    static_targets: tuple[str, ...] = ()  # also compile the traced kernels for these (static view)
 
 
 @dataclass
@@ -79,6 +80,8 @@ def workload_env(record_dir: Path, interpret: bool, trace: TraceSettings, base: 
         env[ENV_SAMPLE] = str(trace.sample_programs)
         env[ENV_TRACE_LAUNCHES] = str(trace.launches)
         env[ENV_TRACE_BUDGET] = str(trace.budget_s)
+    if trace.pattern is not None and trace.static_targets:
+        env[ENV_STATIC] = ",".join(trace.static_targets)
     return env
 
 
