@@ -23,6 +23,7 @@ def _line(example: str, text: str) -> int:
 @pytest.mark.parametrize("example,flagged,stride", [
     ("column_copy", ["x = tl.load(", "tl.store(y_ptr"], 192),
     ("naive_transpose", ["tl.store(y_ptr"], 128),
+    ("aos_gather", ["a = tl.load(", "b = tl.load("], 8),
 ])
 def test_uncoalesced_lines_are_named_with_their_stride(example, flagged, stride):
     report, finding = _finding(example)
@@ -36,7 +37,7 @@ def test_uncoalesced_lines_are_named_with_their_stride(example, flagged, stride)
     assert finding.metric.value < 0.5
 
 
-@pytest.mark.parametrize("example", ["row_copy", "tiled_transpose"])
+@pytest.mark.parametrize("example", ["row_copy", "tiled_transpose", "soa_gather"])
 def test_the_fixed_kernels_are_clean(example):
     report, finding = _finding(example)
     assert report.selected is None and not finding.present and finding.metric.value == 1.0
