@@ -17,6 +17,7 @@ from .formulas import Registry, default_registry
 from .models import KernelDiagnosis, KernelProfile, Report, RunInfo
 from .profiling.aggregate import Recording, load_recording
 from .validators import ValidationSettings
+from .validators.validate import within
 from .workload.runner import TraceSettings, check_command, run_workload
 
 DEVICES = ("auto", "cpu", "gpu")
@@ -256,7 +257,7 @@ def optimize(
         return report
     profile = next(k for k in recording.kernels if k.name == report.selected)
     finding = next(f for f in report.diagnosis(report.selected).findings if f.present)
-    if not _inside_folder(root, Path(report.run.cwd)):
+    if not within(Path(report.run.cwd), root):
         raise UsageError(f"the command runs in {report.run.cwd}, outside the project folder {root}",
                          hint="Pass --project DIR: the folder copied for each candidate must contain the command's "
                               "working directory and the kernel's file.")
@@ -280,11 +281,6 @@ def optimize(
         apply_in_place(root, optimization, force)
     write()
     return report
-
-
-def _inside_folder(root: Path, path: Path) -> bool:
-    path = path.resolve()
-    return path == root or root in path.parents
 
 
 def _stop(report: Report, status: str, why: str, write: Callable[[], None]) -> None:
@@ -319,14 +315,13 @@ def apply_in_place(root: Path, optimization, force: bool) -> None:
     from .rewriters.source import unified_diff
 
     check_clean(root, force)
-    for rel, copy in optimization.files.items():
-        target = root / rel
-        new = Path(copy).read_text()
-        patch = Path(optimization.patch).read_text()
-        if unified_diff(rel, target.read_text(), new) not in patch:
+    patch = Path(optimization.patch).read_text()
+    new = {rel: Path(copy).read_text() for rel, copy in optimization.files.items()}
+    for rel, text in new.items():
+        if unified_diff(rel, (root / rel).read_text(), text) not in patch:
             optimization.notes.append(f"{rel} changed while intelliperf ran: not applied (the patch is kept)")
             return
-    for rel, copy in optimization.files.items():
-        (root / rel).write_text(Path(copy).read_text())
+    for rel, text in new.items():
+        (root / rel).write_text(text)
     optimization.applied = True
     optimization.notes.append(f"applied to {', '.join(optimization.files)} (--in-place)")

@@ -43,6 +43,10 @@ def _parse_options(pairs: list[str]) -> dict:
     return options
 
 
+def _progress(stage: str) -> None:
+    err.print(Text(f"intelliperf: {stage}", style="dim"))
+
+
 @app.command(context_settings=_COMMAND_SETTINGS)
 def diagnose(
     command: list[str] | None = typer.Argument(None, metavar="-- CMD [ARGS]...", help="The program to run."),
@@ -61,13 +65,10 @@ def diagnose(
     from .api import diagnose as run_diagnose
     from .delivery.console import print_report
 
-    def progress(stage: str) -> None:
-        err.print(Text(f"intelliperf: {stage}", style="dim"))
-
     report = run_diagnose(
         command or [], formula=formula, formula_paths=formula_path, formula_options=_parse_options(formula_option),
         top_n=top_n, kernel=kernel, device=device, sample_programs=sample_programs, timeout_s=timeout,
-        output=output, markdown=markdown, progress=progress)
+        output=output, markdown=markdown, progress=_progress)
     print_report(report, out)
     for path in (output, markdown):
         if path is not None:
@@ -113,9 +114,6 @@ def optimize(
     from .api import optimize as run_optimize
     from .delivery.console import print_report
 
-    def progress(stage: str) -> None:
-        err.print(Text(f"intelliperf: {stage}", style="dim"))
-
     llm_options = {"api_base": api_base, "api_key_env": api_key_env,
                    "transcript": save_transcript or out_dir / "transcript.json"}
     try:
@@ -125,7 +123,7 @@ def optimize(
             rewriter=rewriter, max_attempts=max_attempts, time_budget_s=time_budget, max_tokens=max_tokens,
             candidates=candidates, model=model, llm_options=llm_options, transcript=transcript, project=project,
             in_place=in_place, force=force, out_dir=out_dir, timeout_s=timeout, output=output, markdown=markdown,
-            progress=progress)
+            progress=_progress)
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted: the attempts so far are in {out_dir / 'report.json'}[/yellow]")
         raise typer.Exit(130) from None

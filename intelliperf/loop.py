@@ -24,6 +24,7 @@ from .profiling.aggregate import Recording, load_recording
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
 from .rewriters.source import ScopeError, check_scope, code_unit, splice, unified_diff
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
+from .validators.validate import within
 from .workload.runner import TraceSettings
 
 IMPROVEMENT = 0.01  # the metric must move by more than 1 % in its better direction
@@ -106,7 +107,7 @@ def _round(s: Session, opt: Optimization, rewriter: Rewriter, reference: Referen
             opt.notes.append(f"{rewriter.name}: {cand.declined}")
             s.progress(f"{rewriter.name} has no (more) candidates: {cand.declined}")
             return "declined"
-        attempt = _attempt(s, reference, kernel, launcher, cand, len(opt.attempts) + 1, work)
+        attempt = _attempt(s, opt, reference, kernel, launcher, cand, work)
         attempt.seconds = {"rewrite": round(rewrite_s, 3), **attempt.seconds}
         opt.attempts.append(attempt)
         opt.tokens += cand.tokens
@@ -145,7 +146,7 @@ def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun,
     s.report.stages["reference"] = round(time.perf_counter() - begin, 3)
     info = reference.manifest.get("launcher") or {}
     launcher = None
-    if info.get("file") and _inside(s.root, Path(info["file"])):
+    if info.get("file") and within(Path(info["file"]), s.root):
         launcher = code_unit(Path(info["file"]), info.get("qualname") or info["function"], s.root)
     if launcher is None:
         opt.notes.append(f"the launcher ({info.get('qualname') or '?'} in {info.get('file') or '?'}) cannot be "
@@ -154,7 +155,7 @@ def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun,
 
 
 def _unit(s: Session, file: Path, name: str, what: str) -> CodeUnit:
-    if not _inside(s.root, file):
+    if not within(file, s.root):
         raise UsageError(f"the {what} {name} is defined in {file}, outside the project folder {s.root}",
                          hint="Run from the project's root, or pass --project DIR containing the kernel's file.")
     unit = code_unit(file, name, s.root)
@@ -163,26 +164,16 @@ def _unit(s: Session, file: Path, name: str, what: str) -> CodeUnit:
     return unit
 
 
-def _inside(root: Path, file: Path) -> bool:
-    root, file = root.resolve(), file.resolve()
-    return root in file.parents
-
-
 def _hardware(interpret: bool) -> HardwareFacts:
     if interpret:
         return HardwareFacts(device="no GPU (Triton interpreter on the CPU)",
                              note="metrics are a model of the memory traffic; write for a current NVIDIA GPU")
-    import json
-    import os
-
     import torch
 
+    from .validators.performance import cached_bandwidth
+
     props = torch.cuda.get_device_properties(0)
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "intelliperf" / "bandwidth.json"
-    try:
-        bandwidth = json.loads(cache.read_text()).get(props.name)
-    except (OSError, ValueError):
-        bandwidth = None
+    bandwidth = cached_bandwidth(props.name)
     shared = getattr(props, "shared_memory_per_multiprocessor", None)
     return HardwareFacts(device=props.name, sm_count=props.multi_processor_count,
                          memory_bandwidth_gb_s=bandwidth / 1e9 if bandwidth else None,
@@ -231,11 +222,11 @@ def _changes(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, cand: Cand
     return texts
 
 
-def _attempt(s: Session, reference: ReferenceRun, kernel: CodeUnit, launcher: CodeUnit | None, cand: Candidate,
-             number: int, work: Path) -> Attempt:
+def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: CodeUnit, launcher: CodeUnit | None,
+             cand: Candidate, work: Path) -> Attempt:
+    number = len(opt.attempts) + 1
     attempt = Attempt(number=number, rewriter=cand.rewriter, title=cand.title, rationale=cand.rationale,
-                      status="invalid", tokens=cand.tokens, before=_measure(s.finding, s.profile,
-                                                                            s.report.run.time_source))
+                      status="invalid", tokens=cand.tokens, before=opt.baseline.model_copy())
     if cand.invalid:
         attempt.reasons = f"- [invalid] {cand.invalid}"
         return attempt
@@ -269,7 +260,7 @@ def _in_copy(command: list[str], root: Path, copy: Path) -> list[str]:
     for arg in command:
         path = Path(arg)
         out.append(str(copy / path.resolve().relative_to(root.resolve()))
-                   if path.is_absolute() and _inside(root, path) else arg)
+                   if path.is_absolute() and within(path, root) else arg)
     return out
 
 
@@ -326,8 +317,12 @@ def _summary(a: Attempt) -> str:
     return text
 
 
+def _attempt_dir(s: Session, number: int) -> Path:
+    return s.out_dir / "attempts" / f"{number:02d}"
+
+
 def _save_attempt(s: Session, attempt: Attempt, changes: dict[str, str]) -> None:
-    folder = s.out_dir / "attempts" / f"{attempt.number:02d}"
+    folder = _attempt_dir(s, attempt.number)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "candidate.patch").write_text(attempt.diff)
     for rel, text in changes.items():
@@ -347,5 +342,5 @@ def _keep_winner(s: Session, opt: Optimization, attempt: Attempt) -> None:
     patch = s.out_dir / "winner.patch"
     patch.write_text(attempt.diff)
     opt.patch = str(patch)
-    folder = s.out_dir / "attempts" / f"{attempt.number:02d}" / "files"
+    folder = _attempt_dir(s, attempt.number) / "files"
     opt.files = {rel: str(folder / rel) for rel in attempt.files}

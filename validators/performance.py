@@ -126,16 +126,28 @@ def interleaved(ref_call, cand_call, *, warmup: int = 5, min_pairs: int = 30, ma
             "device": torch.cuda.get_device_name(), "method": "CUDA events, interleaved pairs, L2 flushed"}
 
 
+def _bandwidth_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "intelliperf" / "bandwidth.json"
+
+
+def _known_bandwidths() -> dict:
+    try:
+        return json.loads(_bandwidth_cache().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def cached_bandwidth(device_name: str) -> float | None:
+    """The copy bandwidth measured earlier for this device, without touching the GPU."""
+    return _known_bandwidths().get(device_name)
+
+
 def device_bandwidth() -> float:
     """Bytes per second of a large device-to-device copy (read + write), cached per device."""
     import torch
 
     name = torch.cuda.get_device_name()
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "intelliperf" / "bandwidth.json"
-    try:
-        known = json.loads(cache.read_text())
-    except (OSError, ValueError):
-        known = {}
+    known = _known_bandwidths()
     if name in known:
         return known[name]
     src = torch.empty(1 << 28, dtype=torch.float32, device="cuda")  # 1 GiB
@@ -151,6 +163,7 @@ def device_bandwidth() -> float:
     value = 10 * 2 * src.numel() * 4 / (begin.elapsed_time(end) / 1e3)
     known[name] = value
     try:
+        cache = _bandwidth_cache()
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps(known))
     except OSError:

@@ -84,6 +84,12 @@ class _Tail:
         pass
 
 
+def within(path: Path, folder: Path) -> bool:
+    """`path` is `folder` or lies below it (both resolved)."""
+    path, folder = Path(path).resolve(), Path(folder).resolve()
+    return path == folder or folder in path.parents
+
+
 def copy_project(root: Path, changes: dict[str, str], into: Path, exclude: tuple[Path, ...] = ()) -> Path:
     """A copy of `root` in `into` with `changes` ({relative path: new text}) applied; the
     folders in `exclude` (e.g. the tool's own output folder inside the project) are left out."""
@@ -198,7 +204,7 @@ def _loaded_outside(cand: dict | None, candidate: Program) -> Problem | None:
         return None
     root = Path(candidate.root).resolve()
     file = Path(cand["kernel"]["file"]).resolve()
-    if root == file or root in file.parents:
+    if within(file, root):
         return None
     return Problem(kind="capture", message=(
         f"the candidate run took the kernel from {file}, outside the candidate's copy {root}, so the change was "

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ..models import Finding, Measure, Optimization, Report
+from ..profiling.recorder import write_atomic
 from ..validators.verdict import Speedup
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "report.schema.json"
@@ -17,17 +17,14 @@ def report_schema() -> dict:
 
 def write_reports(report: Report, *, output: str | Path | None = None, markdown: str | Path | None = None) -> None:
     if output is not None:
-        _write_atomic(Path(output), report.model_dump_json(indent=2) + "\n")
+        _write(Path(output), report.model_dump_json(indent=2) + "\n")
     if markdown is not None:
-        _write_atomic(Path(markdown), render_markdown(report))
+        _write(Path(markdown), render_markdown(report))
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    # A reader never sees half a report, also when the run is interrupted while writing.
+def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_atomic(str(path), text)
 
 
 def format_time(seconds: float) -> str:

@@ -453,11 +453,15 @@ class Recorder:
         write_json(os.path.join(self.out_dir, f"record-{os.getpid()}.json"), record)
 
 
-def write_json(path: str, data: dict) -> None:
-    """Write whole or not at all: a reader never sees half a file."""
+def write_atomic(path: str, text: str) -> None:
+    """Write whole or not at all: a reader never sees half a file, also when the run is interrupted."""
     with open(path + ".tmp", "w") as f:
-        json.dump(data, f)
+        f.write(text)
     os.replace(path + ".tmp", path)
+
+
+def write_json(path: str, data: dict, indent: int | None = None) -> None:
+    write_atomic(path, json.dumps(data, indent=indent))
 
 
 _RECORDER: Recorder | None = None

@@ -80,7 +80,7 @@ def _parse_site(request: RewriteRequest, file_line: int) -> _Site:
         raise NotApplicable(f"line {file_line} is not a statement of {request.kernel.name}")
     call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
     op = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else ""
-    if op not in _REDUCTION and op != "atomic_add":
+    if op not in _REDUCTION:
         raise NotApplicable(f"line {file_line} is not a tl.atomic_add/max/min call")
     if isinstance(stmt, ast.Assign):
         raise NotApplicable(f"line {file_line} uses the value the atomic returns, which a pre-reduced atomic "
@@ -201,8 +201,9 @@ def apply_recipe(recipe: Recipe, request: RewriteRequest) -> str:
     """The kernel with the recipe applied at every pinpointed line it matches (bottom-up, so line
     numbers stay valid). Raises NotApplicable with every line's reason when it matches none."""
     lines = request.kernel.source.splitlines()
+    targets = sorted({src.line for src in request.finding.lines}, reverse=True)
     reasons = []
-    for file_line in sorted({src.line for src in request.finding.lines}, reverse=True):
+    for file_line in targets:
         try:
             site, new = recipe(request, file_line)
         except NotApplicable as exc:
@@ -211,7 +212,7 @@ def apply_recipe(recipe: Recipe, request: RewriteRequest) -> str:
         first = lines[site.stmt.lineno - 1]
         indent = first[: len(first) - len(first.lstrip())]
         lines[site.stmt.lineno - 1: site.stmt.end_lineno] = textwrap.indent("\n".join(new), indent).splitlines()
-    if reasons and len(reasons) == len({src.line for src in request.finding.lines}):
+    if reasons and len(reasons) == len(targets):
         raise NotApplicable("; ".join(reasons))
     return "\n".join(lines) + "\n"
 

@@ -86,18 +86,25 @@ def pin_loop(kernel: str, line: int, value: int) -> str:
     lines = kernel.splitlines()
     keyword = next((k for k in call.keywords if k.arg == "num_stages"), None)
     if keyword is not None:
-        v = keyword.value
-        text = lines[v.lineno - 1]
-        lines[v.lineno - 1] = text[: v.col_offset] + str(value) + text[v.end_col_offset:]
+        _put(lines, keyword.value, str(value))
     else:
-        row, col = call.end_lineno - 1, call.end_col_offset - 1
-        text = lines[row]
-        lines[row] = text[:col].rstrip() + f", num_stages={value}" + text[col:]
+        _add_keyword(lines, call, "num_stages", value)
     if ast.unparse(call.func) == "range":  # plain range has no stages: make it tl.range
-        f = call.func
-        text = lines[f.lineno - 1]
-        lines[f.lineno - 1] = text[: f.col_offset] + "tl.range" + text[f.end_col_offset:]
+        _put(lines, call.func, "tl.range")
     return "\n".join(lines) + "\n"
+
+
+def _put(lines: list[str], node: ast.expr, text: str) -> None:
+    """Replace the source of a one-line expression by `text`."""
+    row = lines[node.lineno - 1]
+    lines[node.lineno - 1] = row[: node.col_offset] + text + row[node.end_col_offset:]
+
+
+def _add_keyword(lines: list[str], call: ast.Call, name: str, value: int) -> None:
+    """Add `name=value` just before the call's closing parenthesis."""
+    row, col = call.end_lineno - 1, call.end_col_offset - 1
+    sep = ", " if call.args or call.keywords else ""
+    lines[row] = lines[row][:col].rstrip() + f"{sep}{name}={value}" + lines[row][col:]
 
 
 def pin(launcher: str, kernel: str, knob: str, value: int) -> str:
@@ -111,15 +118,9 @@ def pin(launcher: str, kernel: str, knob: str, value: int) -> str:
     keyword = next((k for k in call.keywords if k.arg == knob), None)
     params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
     if keyword is None:
-        # Add the keyword just before the call's closing parenthesis.
-        row, col = call.end_lineno - 1, call.end_col_offset - 1
-        text = lines[row]
-        sep = ", " if call.args or call.keywords else ""
-        lines[row] = text[:col].rstrip() + f"{sep}{knob}={value}" + text[col:]
+        _add_keyword(lines, call, knob, value)
     elif isinstance(keyword.value, ast.Constant):
-        v = keyword.value
-        text = lines[v.lineno - 1]
-        lines[v.lineno - 1] = text[: v.col_offset] + str(value) + text[v.end_col_offset:]
+        _put(lines, keyword.value, str(value))
     elif isinstance(keyword.value, ast.Name) and keyword.value.id in params:
         first = fn.body[0]
         at = fn.body[1] if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)

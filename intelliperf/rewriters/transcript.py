@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from intelliperf.errors import UsageError
+from intelliperf.profiling.recorder import write_atomic
 
 from .base import Candidate, Rewriter, RewriteRequest
 from .source import ScopeError, extract_function, strip_fences, top_level_defs
@@ -30,9 +31,7 @@ class Transcript(BaseModel):
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.model_dump_json(indent=2) + "\n")
-        tmp.replace(path)
+        write_atomic(str(path), self.model_dump_json(indent=2) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> Transcript:
