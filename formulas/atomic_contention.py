@@ -3,6 +3,11 @@
 The hardware serialises atomics to one address, so an `atomic_add` where a whole block adds
 into one cell runs one lane at a time. The textbook fix reduces inside the program first
 (`tl.sum`, a privatised histogram) and issues one atomic per program and address.
+
+Evidence: the interpreter trace measures the depth (lanes per address in one call), which no
+hardware counter reports. With Nsight Compute the finding adds what the hardware saw: atomic
+instructions executed and L2 atomic requests for the kernel, and per flagged line the share of
+the kernel's warp-stall samples that sit at its atomic instructions (the time it costs).
 """
 
 from __future__ import annotations
@@ -12,13 +17,18 @@ from pydantic import Field
 from intelliperf.models import AccessSite, Evidence, Finding, KernelProfile, Metric
 from intelliperf.pinpoint import source_line
 
-from .base import Formula
+from .base import Formula, _same_file
 
 
 class AtomicContention(Formula):
     name = "atomicContention"
     summary = "many lanes of one atomic instruction update the same address and are serialised"
     evidence = ("interpreter-trace", "static")
+    counters = {
+        "ncu": ("smsp__sass_inst_executed_op_global_atom.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+                "lts__t_requests_op_atom.sum", "lts__t_sectors_op_atom.sum", "gpu__time_duration.sum"),
+        "rocprofv3": ("TCP_TCC_ATOMIC_WITH_RET_REQ_sum", "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum", "TCC_ATOMIC_sum"),
+    }
     metric = "atomic_serialisation_depth"
     problem = ("Lanes of a single atomic instruction update the same memory address, so the hardware applies "
                "them one after another.")
@@ -49,13 +59,15 @@ class AtomicContention(Formula):
                 False, f"Every atomic in {kernel.name} updates at most {depth} address(es) per lane group "
                        f"(threshold {self.options.min_depth}): no contention within an instruction.", **common)
         severity = "high" if depth >= 32 else "medium" if depth >= 8 else "low"
-        lines = [source_line(s.file, s.line, _detail(ev, s) + self.compiled_at(evidence, s.file, s.line, ("atomic",)))
+        counted = self.counter_evidence(evidence)
+        lines = [source_line(s.file, s.line, _detail(ev, s) + _measured_at(counted, s.file, s.line)
+                             + self.compiled_at(evidence, s.file, s.line, ("atomic",)))
                  for ev, s in flagged]
         return self.finding(
             True,
             f"{len(flagged)} atomic line(s) of {kernel.name} serialise: at worst {depth} lanes of one "
             f"{worst.op} call update the same address of `{worst.buffer or '?'}`, so they run one after "
-            "another. Reduce within the program first and issue one atomic per address.",
+            "another. Reduce within the program first and issue one atomic per address." + _measured(counted),
             severity=severity, lines=lines, **common)
 
 
@@ -64,3 +76,26 @@ def _detail(ev: Evidence, s: AccessSite) -> str:
     return (f"{s.op} on `{s.buffer or '?'}`: {s.lanes_per_address_max} of {per_call:.0f} lanes per call hit one "
             f"address (mean {s.lanes_per_address_mean:.1f}); {s.distinct_addresses} distinct address(es) over "
             f"{ev.programs_sampled} sampled programs, up to {s.ops_per_address_max} atomic ops on one")
+
+
+def _measured(counted: Evidence | None) -> str:
+    if counted is None:
+        return ""
+    m = counted.metrics
+    parts = [f"{m[k]:,.0f} {label}" for k, label in (
+        ("smsp__sass_inst_executed_op_global_atom.sum", "atomic warp instructions"),
+        ("lts__t_requests_op_atom.sum", "L2 atomic requests"),
+        ("TCC_ATOMIC_sum", "L2 atomics")) if k in m]
+    return f" Measured by {counted.backend}: {', '.join(parts)}." if parts else ""
+
+
+def _measured_at(counted: Evidence | None, file: str, line: int) -> str:
+    """The share of the kernel's warp-stall samples at this line's instructions (ncu)."""
+    if counted is None or not counted.lines:
+        return ""
+    samples = "Warp Stall Sampling (All Samples)"
+    total = sum(c.counters.get(samples, 0.0) for c in counted.lines)
+    here = next((c for c in counted.lines if c.line == line and _same_file(c.file, file)), None)
+    if not total or here is None:
+        return ""
+    return f"; measured: {here.counters.get(samples, 0.0) / total:.0%} of the kernel's warp-stall samples at this line"

@@ -26,6 +26,9 @@ class Formula(ABC):
     name: ClassVar[str]
     summary: ClassVar[str] = ""
     evidence: ClassVar[tuple[str, ...]] = ("interpreter-trace",)
+    # Hardware counters per profiler backend ("ncu", "rocprofv3"), gathered when a GPU and the
+    # profiler are there; a formula prefers them to the interpreter model and the static view.
+    counters: ClassVar[dict[str, tuple[str, ...]]] = {}
     metric: ClassVar[str | None] = None  # the figure a fix must improve
     problem: ClassVar[str] = ""  # what a rewriter is told the problem is
     techniques: ClassVar[tuple[str, ...]] = ()  # known fixes, for the rewriter
@@ -54,6 +57,15 @@ class Formula(ABC):
         """The evidence backends to gather before this formula can judge a kernel."""
         return set(self.evidence)
 
+    def counter_metrics(self, registry: Registry, backend: str) -> list[str]:
+        """The metrics to collect with `backend` for this formula."""
+        return list(self.counters.get(backend, ()))
+
+    @staticmethod
+    def counter_evidence(evidence: list[Evidence]) -> Evidence | None:
+        """The hardware counters among the evidence, when a profiler pass gathered them."""
+        return next((ev for ev in evidence if not ev.modelled and ev.metrics), None)
+
     def finding(self, present: bool, explanation: str, **fields) -> Finding:
         """A Finding with this formula's name filled in."""
         fields.setdefault("severity", "none")
@@ -62,7 +74,8 @@ class Formula(ABC):
     @staticmethod
     def backends(evidence: list[Evidence]) -> str:
         """The backends that actually contributed, e.g. 'interpreter-trace+static'."""
-        return "+".join(ev.backend for ev in evidence if ev.sites or ev.facts or ev.programs_sampled) or "none"
+        return "+".join(ev.backend for ev in evidence if ev.sites or ev.facts or ev.programs_sampled or ev.metrics
+                        ) or "none"
 
     @staticmethod
     def compiled_at(evidence: list[Evidence], file: str, line: int, kinds: tuple[str, ...]) -> str:

@@ -19,5 +19,9 @@ class DiagnoseOnly(Formula):
         others = [registry.create(name) for name in registry.names() if name != self.name]
         return {need for formula in others for need in formula.needs(registry)}
 
+    def counter_metrics(self, registry, backend: str) -> list[str]:
+        others = [registry.create(name) for name in registry.names() if name != self.name]
+        return sorted({m for formula in others for m in formula.counter_metrics(registry, backend)})
+
     def evaluate(self, kernel, evidence, registry) -> list[Finding]:
         return [registry.create(name).diagnose(kernel, evidence) for name in registry.names() if name != self.name]

@@ -6,16 +6,19 @@ own sector and uses 4 of its 32 bytes (12.5 %). The fix makes the lane index tha
 fastest walk contiguous memory: swap which index the program's lanes cover, or load a tile
 along rows and transpose it in registers (`tl.trans`) before storing it along rows.
 
-Evidence today: the interpreter trace (a model: sectors per group of 32 consecutive lanes in
-block order), with the static view's instruction widths at each flagged line (a 32-bit scalar
-store where a 128-bit one would do). Hardware counters come with the ncu backend.
+Evidence, best first: Nsight Compute (bytes used per sector moved, per kernel from
+`smsp__sass_average_data_bytes_per_sector_mem_global_op_{ld,st}.pct`, per line from the
+source page's ideal over theoretical L2 sectors); rocprofv3 on AMD (TA wavefronts over TCP
+accesses, untested on hardware); the interpreter trace (a model: sectors per group of 32
+consecutive lanes in block order). The trace's lane stride and the static view's instruction
+widths are added to each flagged line whichever backend judged.
 """
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from intelliperf.models import AccessSite, Evidence, Finding, KernelProfile, Metric
+from intelliperf.models import AccessSite, Evidence, Finding, KernelProfile, LineCounters, Metric
 from intelliperf.pinpoint import source_line
 
 from .base import Formula
@@ -25,6 +28,15 @@ class MemoryAccess(Formula):
     name = "memoryAccess"
     summary = "global loads/stores use a small part of each 32-byte sector (uncoalesced access)"
     evidence = ("interpreter-trace", "static")
+    counters = {
+        "ncu": ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+                "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+                "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct",
+                "dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum"),
+        "rocprofv3": ("TA_TOTAL_WAVEFRONTS_sum", "TCP_TOTAL_ACCESSES_sum", "TCP_TCC_READ_REQ_sum",
+                      "TCP_TCC_WRITE_REQ_sum"),
+    }
     metric = "sector_efficiency"
     problem = ("Consecutive lanes of the kernel's loads or stores touch addresses far apart, so each 32-byte "
                "sector the memory system moves serves one lane and most of its bytes are wasted.")
@@ -40,6 +52,9 @@ class MemoryAccess(Formula):
         min_share: float = Field(0.05, ge=0, le=1, description="ignore lines with less of the kernel's traffic")
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
+        counted = self.counter_evidence(evidence)
+        if counted is not None and _measured_efficiency(counted) is not None:
+            return self._from_counters(kernel, counted, evidence)
         traced = [ev for ev in evidence if ev.sites or ev.programs_sampled]
         if not traced:
             return self.no_evidence(kernel)
@@ -67,6 +82,76 @@ class MemoryAccess(Formula):
             f"{len(flagged)} load/store line(s) of {kernel.name} are uncoalesced: at worst {worst:.1%} of each 32-byte "
             f"sector is used; overall {efficiency:.0%}. Make consecutive lanes touch consecutive elements.",
             severity=severity, metric=metric, lines=lines, **common)
+
+
+    def _from_counters(self, kernel: KernelProfile, counted: Evidence, evidence: list[Evidence]) -> Finding:
+        """Judged on the hardware: the kernel's figure from whole-kernel counters, the lines from
+        the per-instruction ones (or, without them, the model's lines)."""
+        efficiency = _measured_efficiency(counted)
+        metric = Metric(name=self.metric, value=round(efficiency, 4), unit="of each 32-byte sector used (measured)",
+                        better="higher")
+        common = dict(evidence_backend=self.backends(evidence), modelled=False, metric=metric)
+        sites = {(s.file, s.line): s for ev in evidence for s in ev.sites if not s.is_atomic and s.sectors}
+        moved = [c for c in counted.lines if c.counters.get(THEORETICAL)]
+        total = sum(c.counters[THEORETICAL] for c in moved)
+        flagged = [c for c in moved if c.counters.get(IDEAL, 0) / c.counters[THEORETICAL] < self.options.min_efficiency
+                   and c.counters[THEORETICAL] / total >= self.options.min_share]
+        if not moved and efficiency < self.options.min_efficiency:  # no line view: the model names the lines
+            traced_bytes = sum(s.sectors for s in sites.values()) * 32
+            lines = [source_line(s.file, s.line, _detail(s, traced_bytes) + " (line from the interpreter model)")
+                     for s in sites.values() if s.sector_efficiency < self.options.min_efficiency]
+            return self._flagged(kernel, efficiency, efficiency, lines, counted, common)
+        if not flagged:
+            return self.finding(False, f"{kernel.name}'s loads and stores use {efficiency:.0%} of each sector they "
+                                       f"move, measured by {counted.backend} (threshold "
+                                       f"{self.options.min_efficiency:.0%} per line).", **common)
+        worst = min(c.counters.get(IDEAL, 0) / c.counters[THEORETICAL] for c in flagged)
+        lines = [source_line(c.file, c.line, _counted_detail(c, total, sites.get((c.file, c.line)))
+                             + self.compiled_at(evidence, c.file, c.line, ("load", "store")))
+                 for c in flagged]
+        return self._flagged(kernel, worst, efficiency, lines, counted, common)
+
+    def _flagged(self, kernel, worst, efficiency, lines, counted, common) -> Finding:
+        return self.finding(
+            True,
+            f"{len(lines)} load/store line(s) of {kernel.name} are uncoalesced, measured by {counted.backend}: at "
+            f"worst {worst:.1%} of each 32-byte sector is used; overall {efficiency:.0%}. Make consecutive lanes "
+            "touch consecutive elements.",
+            severity="high" if worst < 0.25 else "medium", lines=lines, **common)
+
+
+THEORETICAL = "L2 Theoretical Sectors Global"
+IDEAL = "L2 Theoretical Sectors Global Ideal"
+LD_PCT = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"
+ST_PCT = "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct"
+LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
+
+
+def _measured_efficiency(ev: Evidence) -> float | None:
+    """Bytes used over bytes moved, loads and stores weighted by their sectors (ncu), or the
+    TA wavefronts' lanes over TCP accesses (rocprofv3, as Omniperf computes coalescing)."""
+    m = ev.metrics
+    if ev.backend == "rocprofv3":
+        if not m.get("TCP_TOTAL_ACCESSES_sum") or "TA_TOTAL_WAVEFRONTS_sum" not in m:
+            return None
+        return min(1.0, m["TA_TOTAL_WAVEFRONTS_sum"] * 64 / (m["TCP_TOTAL_ACCESSES_sum"] * 4))
+    parts = [(m[pct] / 100, m[sectors]) for pct, sectors in ((LD_PCT, LD_SECTORS), (ST_PCT, ST_SECTORS))
+             if pct in m and m.get(sectors)]
+    moved = sum(s for _, s in parts)
+    return sum(e * s for e, s in parts) / moved if moved else None
+
+
+def _counted_detail(c: LineCounters, total: float, site: AccessSite | None) -> str:
+    used = c.counters.get(IDEAL, 0) / c.counters[THEORETICAL]
+    ops = "/".join(i for i in c.instructions if i.startswith(("LDG", "STG"))) or "global access"
+    text = (f"{ops}: {used:.1%} of each sector used, measured ({c.counters[THEORETICAL]:,.0f} sectors moved, "
+            f"{c.counters.get(IDEAL, 0):,.0f} needed); {c.counters[THEORETICAL] / total:.0%} of the kernel's sectors")
+    if site is not None:
+        text += f"; model: {site.sector_efficiency:.1%}"
+        if site.lane_stride_elems is not None:
+            text += f", consecutive lanes {site.lane_stride_elems} element(s) apart"
+    return text
 
 
 def _detail(s: AccessSite, total_bytes: int) -> str:

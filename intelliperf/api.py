@@ -38,6 +38,7 @@ def diagnose(
     device: str = "auto",
     sample_programs: int = 32,
     trace_launches: int = 1,
+    counters: str = "auto",
     timeout_s: float | None = None,
     cwd: str | None = None,
     output: str | Path | None = None,
@@ -46,14 +47,17 @@ def diagnose(
 ) -> Report:
     """Run `command`, rank its Triton kernels and ask `formula` about the top ones.
 
+    `counters`: "auto" reads hardware counters when the formula uses them and a GPU and its
+    profiler (ncu, rocprofv3) are there; "ncu"/"rocprofv3" insist; "off" never profiles.
+
     Returns the Report that `intelliperf diagnose` prints and writes (`output` for JSON,
     `markdown` for Markdown). Raises an IntelliPerfError subclass for anything the user can fix.
     """
     registry = default_registry(formula_paths)
     the_formula = registry.create(formula, **(formula_options or {}))
     report, _ = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
-                          sample_programs=sample_programs, trace_launches=trace_launches, timeout_s=timeout_s,
-                          cwd=cwd, progress=progress or (lambda stage: None))
+                          sample_programs=sample_programs, trace_launches=trace_launches, counters=counters,
+                          timeout_s=timeout_s, cwd=cwd, progress=progress or (lambda stage: None))
     from .delivery.report import write_reports
 
     write_reports(report, output=output, markdown=markdown)
@@ -62,7 +66,7 @@ def diagnose(
 
 def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int, kernel: str | None, device: str,
               sample_programs: int, trace_launches: int, timeout_s: float | None, cwd: str | None,
-              progress: Progress) -> tuple[Report, Recording]:
+              progress: Progress, counters: str = "auto") -> tuple[Report, Recording]:
     """Profile, rank and diagnose: the report without an optimization, and the recording."""
     pattern = _kernel_pattern(kernel)
     if top_n < 1:
@@ -72,6 +76,8 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
     check_command(command)
     interpret = _interpret(device)
     trace = trace_settings(the_formula, registry, kernel, sample_programs, trace_launches)
+    backend, counter_note = _counter_backend(counters, the_formula, registry, interpret)
+    trace.sass_lines = backend == "ncu" and trace.pattern is not None
 
     stages: dict[str, float] = {}
     started = time.perf_counter()
@@ -85,9 +91,18 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
     started = time.perf_counter()
     _check_recording(recording, command)
     top = _select(recording.kernels, pattern, kernel, top_n)
+    measured, counter_notes = {}, [counter_note] if counter_note else []
+    if backend is not None:
+        progress(f"counters: running the command under {backend} for the top {len(top)} kernel(s)")
+        started_counters = time.perf_counter()
+        measured, notes = _counters(backend, command, top, the_formula, registry, recording, timeout_s, cwd)
+        counter_notes += notes
+        stages["counters"] = time.perf_counter() - started_counters
+        started += stages["counters"]
     diagnoses = []
     for rank, profile in enumerate(top, start=1):
-        evidence = recording.evidence_of(profile.id)
+        # best first: hardware counters, then the interpreter model, then the static view
+        evidence = ([measured[profile.id]] if profile.id in measured else []) + recording.evidence_of(profile.id)
         findings = the_formula.evaluate(profile, evidence, registry)
         diagnoses.append(KernelDiagnosis(kernel=profile.name, rank=rank, findings=findings, evidence=evidence))
     stages["diagnose"] = time.perf_counter() - started
@@ -103,8 +118,28 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
             duration_s=run.duration_s, processes=len(recording.records), launches=recording.launches,
             versions={"intelliperf": __version__, **_merged_versions(recording)}),
         kernels=recording.kernels, top=[p.name for p in top], diagnoses=diagnoses, selected=selected,
-        stages=stages, notes=_notes(registry, recording, interpret))
+        stages=stages, notes=_notes(registry, recording, interpret) + counter_notes)
     return report, recording
+
+
+def _counter_backend(requested: str, the_formula, registry: Registry, interpret: bool) -> tuple[str | None, str | None]:
+    from .profiling import counters
+
+    wanted = any(the_formula.counter_metrics(registry, b) for b in ("ncu", "rocprofv3"))
+    asks = requested not in ("off", "auto") or wanted
+    return counters.choose(requested, interpret, counters.gpu_vendor() if asks and not interpret else None, wanted)
+
+
+def _counters(backend: str, command: list[str], top: list[KernelProfile], the_formula, registry: Registry,
+              recording: Recording, timeout_s: float | None, cwd: str | None):
+    """One profiler pass over the top kernels: evidence per kernel id, and notes."""
+    from .profiling import counters
+
+    names = {p.id: p.id.split("@", 1)[0] for p in top}
+    metrics = the_formula.counter_metrics(registry, backend)
+    evidence, notes = counters.collect(backend, command, sorted(set(names.values())), metrics, cwd=cwd,
+                                       timeout_s=timeout_s, sass_tables=recording.sass_tables())
+    return {pid: evidence[name] for pid, name in names.items() if name in evidence}, notes
 
 
 def trace_settings(the_formula, registry: Registry, kernel: str | None, sample_programs: int = 32,
@@ -196,6 +231,7 @@ def optimize(
     kernel: str | None = None,
     device: str = "auto",
     sample_programs: int = 32,
+    counters: str = "auto",
     timeout_s: float | None = None,
     cwd: str | None = None,
     project: str | Path | None = None,
@@ -244,7 +280,7 @@ def optimize(
     the_formula = registry.create(formula, **(formula_options or {}))
     report, recording = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
                                   sample_programs=sample_programs, trace_launches=1, timeout_s=timeout_s, cwd=cwd,
-                                  progress=progress)
+                                  progress=progress, counters=counters)
 
     def write() -> None:
         write_reports(report, output=out / "report.json", markdown=out / "report.md")

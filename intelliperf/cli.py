@@ -57,6 +57,8 @@ def diagnose(
     kernel: str | None = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regex."),
     device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
     sample_programs: int = typer.Option(32, "--sample-programs", help="Programs per launch the address trace runs."),
+    counters: str = typer.Option("auto", "--counters", help="Hardware counters: auto (when a GPU and its "
+                                                             "profiler are there), ncu, rocprofv3 or off."),
     timeout: float | None = typer.Option(None, "--timeout", help="Stop the command after this many seconds."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the JSON report here."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Write a Markdown report here."),
@@ -67,8 +69,8 @@ def diagnose(
 
     report = run_diagnose(
         command or [], formula=formula, formula_paths=formula_path, formula_options=_parse_options(formula_option),
-        top_n=top_n, kernel=kernel, device=device, sample_programs=sample_programs, timeout_s=timeout,
-        output=output, markdown=markdown, progress=_progress)
+        top_n=top_n, kernel=kernel, device=device, sample_programs=sample_programs, counters=counters,
+        timeout_s=timeout, output=output, markdown=markdown, progress=_progress)
     print_report(report, out)
     for path in (output, markdown):
         if path is not None:
@@ -84,6 +86,8 @@ def optimize(
     top_n: int = typer.Option(10, "--top-n", "-n", help="Consider the N kernels with the most time."),
     kernel: str | None = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regex."),
     device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
+    counters: str = typer.Option("auto", "--counters", help="Hardware counters: auto (when a GPU and its "
+                                                             "profiler are there), ncu, rocprofv3 or off."),
     rewriter: str = typer.Option("auto", "--rewriter", "-r",
                                  help="auto, llm, recipes, search or replay (auto: llm with a model, else "
                                       "recipes then search)."),
@@ -120,7 +124,8 @@ def optimize(
         report = run_optimize(
             command or [], formula=formula, formula_paths=formula_path,
             formula_options=_parse_options(formula_option), top_n=top_n, kernel=kernel, device=device,
-            rewriter=rewriter, max_attempts=max_attempts, time_budget_s=time_budget, max_tokens=max_tokens,
+            counters=counters, rewriter=rewriter, max_attempts=max_attempts, time_budget_s=time_budget,
+            max_tokens=max_tokens,
             candidates=candidates, model=model, llm_options=llm_options, transcript=transcript, project=project,
             in_place=in_place, force=force, out_dir=out_dir, timeout_s=timeout, output=output, markdown=markdown,
             progress=_progress)

@@ -15,7 +15,9 @@ prints its message (no traceback) and exits with that code::
     ├── NothingToAnalyseError           exit 4  the command ran but gave nothing to diagnose
     │   ├── NoKernelsError                      no Triton kernel was launched
     │   └── KernelFilterError                   --kernel matched none of the kernels
-    └── ModelError                      exit 5  the model endpoint: no key, key refused, unreachable
+    ├── ModelError                      exit 5  the model endpoint: no key, key refused, unreachable
+    └── ProfilerError                   exit 7  the counter profiler (ncu, rocprofv3): missing, not
+                                                allowed to read counters, or it failed
 """
 
 from __future__ import annotations
@@ -123,3 +125,7 @@ class KernelFilterError(NothingToAnalyseError):
 
 class ModelError(IntelliPerfError):
     exit_code = 5
+
+
+class ProfilerError(IntelliPerfError):
+    exit_code = 7

@@ -70,7 +70,7 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
     opt = Optimization(kernel=s.profile.name, rewriters=[r.name for r in rewriters], status="running",
                        budget={"max_attempts": s.budget.max_attempts, "time_budget_s": s.budget.time_budget_s,
                                "max_tokens": s.budget.max_tokens, "candidates": s.budget.candidates},
-                       baseline=_measure(s.finding, s.profile, s.report.run.time_source))
+                       baseline=_baseline(s))
     s.report.optimization = opt
     with tempfile.TemporaryDirectory(prefix="intelliperf-opt-") as tmp:
         work = Path(tmp)
@@ -268,6 +268,14 @@ def _measure(finding: Finding | None, profile: KernelProfile | None, time_source
     return Measure(metric=finding.metric.value if finding and finding.metric else None,
                    metric_modelled=bool(finding and finding.modelled),
                    kernel_time_s=profile.mean_time_s if profile else None, time_source=time_source)
+
+
+def _baseline(s: Session) -> Measure:
+    """The original measured as each candidate will be, from its recording (no profiler pass), so
+    before and after compare like with like when the diagnosis also read hardware counters."""
+    findings = s.formula.evaluate(s.profile, s.recording.evidence_of(s.profile.id), s.registry)
+    finding = next((f for f in findings if f.formula == s.finding.formula), s.finding)
+    return _measure(finding, s.profile, s.report.run.time_source)
 
 
 def _measure_candidate(s: Session, record_dir: Path) -> Measure:

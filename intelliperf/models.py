@@ -105,6 +105,15 @@ class StaticFact(_Model):
     count: int = Field(description="instructions of this kind at this line, per thread")
 
 
+class LineCounters(_Model):
+    """Hardware counters of the instructions at one kernel line (ncu's per-SASS-instruction view)."""
+
+    file: str
+    line: int
+    instructions: list[str] = Field(default_factory=list, description="SASS opcodes at the line, e.g. STS, LDS")
+    counters: dict[str, float] = Field(default_factory=dict)
+
+
 class Evidence(_Model):
     """What one backend measured or modelled about one kernel."""
 
@@ -116,7 +125,8 @@ class Evidence(_Model):
     programs_sampled: int = 0
     sites: list[AccessSite] = Field(default_factory=list)
     facts: list[StaticFact] = Field(default_factory=list, description="the static view's, per target and line")
-    metrics: dict[str, float] = Field(default_factory=dict)
+    metrics: dict[str, float] = Field(default_factory=dict, description="whole-kernel counters (ncu, rocprofv3)")
+    lines: list[LineCounters] = Field(default_factory=list, description="counters per kernel line (ncu)")
     notes: list[str] = Field(default_factory=list)
 
 

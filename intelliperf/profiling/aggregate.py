@@ -23,6 +23,15 @@ class Recording:
     def evidence_of(self, kernel_id: str) -> list[Evidence]:
         return self.evidence.get(kernel_id, [])
 
+    def sass_tables(self) -> dict[str, list]:
+        """Kernel name -> the SASS line table of the binary that ran (first process that kept one)."""
+        tables: dict[str, list] = {}
+        for record in self.records:
+            for k in record["kernels"]:
+                if k.get("sass_lines"):
+                    tables.setdefault(k["name"], k["sass_lines"])
+        return tables
+
     @property
     def launches(self) -> int:
         return sum(r["launches"] for r in self.records)

@@ -32,6 +32,7 @@ ENV_SAMPLE = "INTELLIPERF_SAMPLE_PROGRAMS"
 ENV_TRACE_LAUNCHES = "INTELLIPERF_TRACE_LAUNCHES"
 ENV_TRACE_BUDGET = "INTELLIPERF_TRACE_BUDGET_S"
 ENV_STATIC = "INTELLIPERF_STATIC"  # comma-separated targets (cuda:90,hip:gfx942) for traced kernels
+ENV_SASS = "INTELLIPERF_SASS_LINES"  # "1": keep the SASS line table of traced kernels (for ncu's counters)
 
 MAX_SIGNATURES = 32
 ENV_TIME_FRACTION = "INTELLIPERF_TIME_FRACTION"
@@ -61,7 +62,7 @@ class _Signature(_Counts):
 
 
 class _Kernel(_Counts):
-    __slots__ = ("name", "file", "line", "signatures", "dropped", "traced", "static")
+    __slots__ = ("name", "file", "line", "signatures", "dropped", "traced", "static", "sass_lines")
 
     def __init__(self, name, file, line):
         super().__init__()
@@ -70,6 +71,7 @@ class _Kernel(_Counts):
         self.dropped = 0
         self.traced: dict | None = None
         self.static: dict | None = None
+        self.sass_lines: list | None = None
 
     def as_dict(self) -> dict:
         sigs = sorted(self.signatures.values(), key=lambda s: -s.launches)
@@ -82,6 +84,7 @@ class _Kernel(_Counts):
                  "args": s.args, "launches": s.launches, "total_time_s": s.total()} for s in sigs],
             "trace": self.traced,
             "static": self.static,
+            "sass_lines": self.sass_lines,
         }
 
 
@@ -175,6 +178,7 @@ class Recorder:
         self.sample = int(os.environ.get(ENV_SAMPLE, "32"))
         self.trace_budget = float(os.environ.get(ENV_TRACE_BUDGET, "60"))
         self.static_targets = tuple(t for t in os.environ.get(ENV_STATIC, "").split(",") if t)
+        self.sass = os.environ.get(ENV_SASS) == "1"
         self.exit_registered = False
         self.events = None  # clock.DriverEvents or TorchEvents, made at the first compiled launch
         self.timing_failed = False
@@ -310,11 +314,23 @@ class Recorder:
             if sig is not None and sig.num_warps is None and compiled is not None:
                 sig.num_warps = getattr(compiled.metadata, "num_warps", None)
                 sig.num_stages = getattr(compiled.metadata, "num_stages", None)
+            if recorder.sass and kernel.sass_lines is None and recorder.fn_info[jit_fn].traced:
+                recorder.keep_sass_lines(kernel, compiled)
             recorder.after_dispatch(compiled)
             return compiled
 
         run.__intelliperf_original__ = original
         return run
+
+    def keep_sass_lines(self, kernel: _Kernel, compiled) -> None:
+        """The binary that ran, offset by offset to kernel lines (once per kernel)."""
+        from .static import sass_lines
+
+        try:
+            kernel.sass_lines = sass_lines(compiled.asm["cubin"])
+        except Exception as exc:  # no cubin (AMD), no nvdisasm: the counters stay per kernel
+            kernel.sass_lines = []
+            self.problems.append(f"no SASS line table for {kernel.name}: {type(exc).__name__}: {exc}")
 
     def after_dispatch(self, compiled) -> None:
         """A validation run: hand the target kernel's dispatch to the capture."""

@@ -353,3 +353,44 @@ def _swap_interpreted(swapped: list, interpreted_type, jit_type) -> None:
             if isinstance(value, interpreted_type):
                 swapped.append((module, name, value))
                 setattr(module, name, jit_type(value.fn))
+
+
+# --- SASS offsets to kernel lines (for the ncu backend's per-instruction counters) ----------------
+
+_SASS_INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+_SASS_LOCATION = re.compile(r'"([^"]+)", line (\d+)')
+
+
+def sass_lines(cubin: bytes) -> list[list]:
+    """[offset, file, line, instruction] for every SASS instruction of a cubin, from nvdisasm's
+    line information (Triton emits it). An instruction inlined from a helper (tl.sum's
+    combine, say) is put at the kernel line that called it: the outermost 'inlined at'."""
+    import subprocess
+    import tempfile
+
+    from triton import knobs
+
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        text = subprocess.run([knobs.nvidia.nvdisasm.path, "-gi", "-c", f.name], capture_output=True, text=True,
+                              check=True, timeout=60).stdout
+    return parse_sass_lines(text)
+
+
+def parse_sass_lines(text: str) -> list[list]:
+    rows, where, block = [], None, []
+    for raw in text.splitlines():
+        if raw.lstrip().startswith("//##"):
+            block.append(raw)
+            continue
+        m = _SASS_INSTRUCTION.search(raw)
+        if not m:
+            continue
+        if block:  # the comments since the last instruction: the last location named is the outermost
+            found = _SASS_LOCATION.findall(block[-1])
+            where = (found[-1][0], int(found[-1][1])) if found else where
+            block = []
+        if where is not None:
+            rows.append([int(m.group(1), 16), where[0], where[1], " ".join(m.group(2).split())])
+    return rows

@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CommandNotFoundError, EmptyCommandError, WorkloadFailedError, WorkloadTimeoutError
-from ..profiling.recorder import ENV_DIR, ENV_SAMPLE, ENV_STATIC, ENV_TRACE, ENV_TRACE_BUDGET, ENV_TRACE_LAUNCHES
+from ..profiling.recorder import (
+    ENV_DIR,
+    ENV_SAMPLE,
+    ENV_SASS,
+    ENV_STATIC,
+    ENV_TRACE,
+    ENV_TRACE_BUDGET,
+    ENV_TRACE_LAUNCHES,
+)
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
@@ -41,6 +49,7 @@ class TraceSettings:
     launches: int = 1
     budget_s: float = 60.0
     static_targets: tuple[str, ...] = ()  # also compile the traced kernels for these (static view)
+    sass_lines: bool = False  # keep the traced kernels' SASS line tables (the ncu backend's line mapping)
 
 
 @dataclass
@@ -82,6 +91,8 @@ def workload_env(record_dir: Path, interpret: bool, trace: TraceSettings, base: 
         env[ENV_TRACE_BUDGET] = str(trace.budget_s)
     if trace.pattern is not None and trace.static_targets:
         env[ENV_STATIC] = ",".join(trace.static_targets)
+    if trace.pattern is not None and trace.sass_lines:
+        env[ENV_SASS] = "1"
     return env
 
 

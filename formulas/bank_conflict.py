@@ -1,0 +1,151 @@
+"""bankConflict: shared-memory accesses whose lanes collide on the same bank.
+
+Shared memory has 32 banks of 4 bytes; lanes of one warp that hit different addresses in one
+bank are served one after another, in extra wavefronts. Triton kernels touch shared memory
+behind the scenes: reductions across warps (`tl.sum(x, axis=0)` when axis 0 spans warps),
+layout conversions (`tl.trans`, `tl.permute`, `tl.gather`) and the operands of `tl.dot`. The
+costly case measured on the H100 (examples/bank_conflict/) is such an exchange inside a loop:
+a column reduction per tile had 82 % of its shared wavefronts in conflict.
+
+Evidence, best first: Nsight Compute (bank conflicts over shared wavefronts per kernel; the
+conflicts per line from the source page's N-way column); rocprofv3 on AMD (LDS bank-conflict
+cycles over LDS active cycles, untested on hardware); the static view (no GPU): a line inside
+a loop whose compiled code stores to and loads from shared memory (a round trip through it,
+not the staging of a dot operand) is a likely conflict site, which only counters can confirm.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from intelliperf.models import Evidence, Finding, KernelProfile, Metric
+from intelliperf.pinpoint import loop_lines, source_line
+
+from .base import Formula
+
+CONFLICTS = ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum")
+WAVEFRONTS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+              "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
+GLOBAL_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
+EXCESS = "Shared Excess Wavefronts"  # ncu.EXCESS_SHARED, per line
+
+
+class BankConflict(Formula):
+    name = "bankConflict"
+    summary = "shared-memory accesses whose lanes collide on a bank (extra wavefronts)"
+    evidence = ("static",)
+    counters = {
+        "ncu": (*CONFLICTS, *WAVEFRONTS, *GLOBAL_SECTORS, "smsp__sass_inst_executed_op_shared_ld.sum",
+                "smsp__sass_inst_executed_op_shared_st.sum", "gpu__time_duration.sum"),
+        "rocprofv3": ("SQ_LDS_BANK_CONFLICT", "SQ_LDS_IDX_ACTIVE", "SQ_INSTS_LDS"),
+    }
+    metric = "bank_conflict_share"
+    problem = ("The kernel exchanges data through shared memory (a reduction across warps, a layout conversion) "
+               "in a pattern where lanes of a warp hit the same bank, so each access is replayed in extra "
+               "wavefronts.")
+    techniques = (
+        "move the exchange out of the loop: accumulate the tile in registers and reduce across warps once at the end",
+        "reduce along the axis a warp already holds (the contiguous, last axis) so no exchange between warps is needed",
+        "change num_warps or the block shape so the reduced axis stays within a warp",
+        "for transposes, use tiles whose row length in bytes is not a multiple of 128, or a wider element type",
+    )
+
+    class Options(Formula.Options):
+        min_share: float = Field(0.2, ge=0, le=1, description="flag when this share of shared wavefronts conflict")
+        min_weight: float = Field(0.1, ge=0, description="and the conflicts amount to this share of the kernel's "
+                                                          "global sectors (so a rare exchange is not flagged)")
+        min_line_share: float = Field(0.05, ge=0, le=1, description="name lines with this share of the conflicts")
+
+    def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
+        counted = self.counter_evidence(evidence)
+        if counted is not None and counted.backend == "ncu" and all(m in counted.metrics for m in WAVEFRONTS):
+            return self._from_ncu(kernel, counted, evidence)
+        if counted is not None and counted.backend == "rocprofv3" and counted.metrics.get("SQ_LDS_IDX_ACTIVE"):
+            return self._from_rocprof(kernel, counted, evidence)
+        if not any(ev.facts for ev in evidence):
+            return self.no_evidence(kernel)
+        return self._from_static(kernel, evidence)
+
+    def _from_ncu(self, kernel: KernelProfile, counted: Evidence, evidence: list[Evidence]) -> Finding:
+        m = counted.metrics
+        conflicts = sum(m.get(c, 0.0) for c in CONFLICTS)
+        wavefronts = sum(m[w] for w in WAVEFRONTS)
+        sectors = sum(m.get(s, 0.0) for s in GLOBAL_SECTORS)
+        share = conflicts / wavefronts if wavefronts else 0.0
+        weight = conflicts / sectors if sectors else (1.0 if conflicts else 0.0)
+        metric = Metric(name=self.metric, value=round(share, 4), unit="of shared-memory wavefronts are bank "
+                        "conflicts (measured)", better="lower")
+        common = dict(evidence_backend=self.backends(evidence), modelled=False, metric=metric)
+        figures = (f"{conflicts:,.0f} of {wavefronts:,.0f} shared-memory wavefronts are bank conflicts ({share:.0%}), "
+                   f"{weight:.2f} per global sector moved")
+        if not wavefronts:
+            return self.finding(False, f"{kernel.name} issues no shared-memory access (measured by ncu).", **common)
+        if share < self.options.min_share or weight < self.options.min_weight:
+            return self.finding(False, f"{kernel.name}: {figures} (thresholds {self.options.min_share:.0%} and "
+                                       f"{self.options.min_weight:g}).", **common)
+        per_line = [c for c in counted.lines if c.counters.get(EXCESS)]
+        total = sum(c.counters[EXCESS] for c in per_line)
+        lines = [source_line(c.file, c.line, f"{'/'.join(i for i in c.instructions if i.startswith(('LDS', 'STS')))}"
+                             f": {c.counters[EXCESS]:,.0f} extra wavefronts from bank conflicts, "
+                             f"{c.counters[EXCESS] / total:.0%} of the kernel's (measured)"
+                             + self.compiled_at(evidence, c.file, c.line, ("shared_load", "shared_store")))
+                 for c in sorted(per_line, key=lambda c: -c.counters[EXCESS])
+                 if c.counters[EXCESS] / total >= self.options.min_line_share]
+        if not lines:
+            lines = self._static_lines(kernel, evidence)
+        return self.finding(True, f"{kernel.name} has shared-memory bank conflicts: {figures}. "
+                                  "Move the exchange out of the loop or keep the reduced axis within a warp.",
+                            severity="high" if share >= 0.5 else "medium", lines=lines, **common)
+
+    def _from_rocprof(self, kernel: KernelProfile, counted: Evidence, evidence: list[Evidence]) -> Finding:
+        m = counted.metrics
+        share = m.get("SQ_LDS_BANK_CONFLICT", 0.0) / m["SQ_LDS_IDX_ACTIVE"]
+        metric = Metric(name=self.metric, value=round(share, 4), unit="of LDS active cycles stalled on bank "
+                        "conflicts (measured)", better="lower")
+        common = dict(evidence_backend=self.backends(evidence), modelled=False, metric=metric)
+        if share < self.options.min_share:
+            return self.finding(False, f"{kernel.name}: {share:.0%} of LDS cycles are bank-conflict stalls "
+                                       f"(threshold {self.options.min_share:.0%}).", **common)
+        return self.finding(True, f"{kernel.name} stalls {share:.0%} of its LDS cycles on bank conflicts "
+                                  "(rocprofv3); lines from the static view.",
+                            severity="high" if share >= 0.5 else "medium",
+                            lines=self._static_lines(kernel, evidence), **common)
+
+    def _from_static(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
+        sites = _round_trips_in_loops(kernel, evidence)
+        count = sum(n for n in sites.values())
+        metric = Metric(name="shared_round_trips_in_loops", value=count, unit="shared-memory instructions per "
+                        "thread at loop lines that store and load shared memory (static)", better="lower")
+        common = dict(evidence_backend=self.backends(evidence), modelled=True, metric=metric)
+        if not sites:
+            return self.finding(False, f"{kernel.name}'s compiled code makes no round trip through shared memory "
+                                       "inside a loop (static view; bank conflicts need ncu to be measured).",
+                                **common)
+        return self.finding(True, f"likely bank conflicts in {kernel.name}: {len(sites)} line(s) inside a loop "
+                                  "exchange data through shared memory every iteration (static view, cuda "
+                                  "targets). Only counters can confirm conflicts: run on an NVIDIA GPU with ncu.",
+                            severity="low", lines=self._static_lines(kernel, evidence), **common)
+
+    def _static_lines(self, kernel: KernelProfile, evidence: list[Evidence]):
+        return [source_line(file, line, f"{n} shared-memory instruction(s) per thread each iteration "
+                            "(a store and load round trip)"
+                            + self.compiled_at(evidence, file, line, ("shared_load", "shared_store")))
+                for (file, line), n in _round_trips_in_loops(kernel, evidence).items()]
+
+
+def _round_trips_in_loops(kernel: KernelProfile, evidence: list[Evidence]) -> dict[tuple[str, int], int]:
+    """(file, line) -> shared instructions per thread, for kernel lines inside a loop that both
+    store to and load from shared memory and issue no dot (operand staging is not an exchange).
+    NVIDIA targets only: the AMDGCN line table puts inlined reductions at the helper's line."""
+    if not kernel.file:
+        return {}
+    in_loop = loop_lines(kernel.file, kernel.line)
+    kinds: dict[tuple[str, int], dict[str, int]] = {}
+    for ev in evidence:
+        for f in ev.facts:
+            if f.target.startswith("cuda") and f.line in in_loop:
+                per = kinds.setdefault((f.file, f.line), {})
+                per[f.kind] = per.get(f.kind, 0) + f.count
+    return {where: k.get("shared_load", 0) + k.get("shared_store", 0) for where, k in sorted(kinds.items())
+            if k.get("shared_load") and k.get("shared_store") and not k.get("mma")}

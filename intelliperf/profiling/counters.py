@@ -1,0 +1,166 @@
+"""Hardware counters for the top kernels: which profiler, and one pass of it.
+
+`choose` picks the backend (ncu on NVIDIA, rocprofv3 on AMD, none on CPU or when asked);
+`collect` runs the user's command once under it, restricted to the named kernels, and returns
+an `Evidence` per kernel. The program runs as it would without intelliperf (no recorder), with
+secrets removed from its environment.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from ..errors import ProfilerError, UsageError
+from ..models import Evidence
+from . import ncu as ncu_backend
+from . import rocprof as rocprof_backend
+
+CHOICES = ("auto", "ncu", "rocprofv3", "off")
+FINDERS = {"ncu": ncu_backend.find_ncu, "rocprofv3": rocprof_backend.find_rocprof}
+INSTALL_HINTS = {
+    "ncu": "Install Nsight Compute (it comes with the CUDA toolkit) or set INTELLIPERF_NCU to its path.",
+    "rocprofv3": "Install ROCm's rocprofiler-sdk or set INTELLIPERF_ROCPROFV3 to its path.",
+}
+
+
+def choose(requested: str, interpret: bool, vendor: str | None, wanted: bool) -> tuple[str | None, str | None]:
+    """(backend or None, a note for the report). `vendor` is the GPU's profiler ('ncu' or
+    'rocprofv3', None without a GPU); `wanted`: the formula reads counters at all."""
+    if requested not in CHOICES:
+        raise UsageError(f"--counters must be one of {', '.join(CHOICES)}, got {requested!r}")
+    if requested == "off" or (requested == "auto" and not wanted):
+        return None, None
+    if interpret or vendor is None:
+        if requested != "auto":
+            raise UsageError(f"--counters {requested} needs the kernels compiled on a GPU, and this run "
+                             "interprets them on the CPU", hint="Run on a GPU machine with --device gpu.")
+        return None, None
+    backend = vendor if requested == "auto" else requested
+    if backend != vendor:
+        raise UsageError(f"--counters {backend} cannot profile this GPU; its profiler is {vendor}")
+    if FINDERS[backend]() is None:
+        if requested == "auto":
+            return None, (f"{backend} was not found, so the formula judged on the interpreter model and the "
+                          f"static view instead of hardware counters. {INSTALL_HINTS[backend]}")
+        raise ProfilerError(f"--counters {backend}: {backend} was not found", hint=INSTALL_HINTS[backend])
+    return backend, None
+
+
+def gpu_vendor() -> str | None:
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    return "rocprofv3" if getattr(torch.version, "hip", None) else "ncu"
+
+
+def collect(backend: str, command: list[str], kernels: list[str], metrics: list[str], *, cwd: str | None,
+            timeout_s: float | None, sass_tables: dict[str, list] | None = None,
+            launches: int = 1) -> tuple[dict[str, Evidence], list[str]]:
+    """One pass of the program under the profiler: evidence per kernel name, and notes."""
+    if backend == "ncu":
+        return _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables or {}, launches)
+    return _rocprof(command, kernels, metrics, cwd, timeout_s, launches)
+
+
+def _env() -> dict:
+    from ..workload.runner import is_secret
+
+    env = {k: v for k, v in os.environ.items() if not is_secret(k)}
+    env.pop("TRITON_INTERPRET", None)
+    return env
+
+
+def _run(args: list[str], cwd: str | None, timeout_s: float | None):
+    from ..workload.runner import spawn
+
+    return spawn(args, cwd=cwd or os.getcwd(), env=_env(), timeout_s=timeout_s)
+
+
+def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches):
+    import subprocess
+
+    exe = ncu_backend.find_ncu()
+    notes: list[str] = []
+    query = subprocess.run([exe, "--query-metrics"], capture_output=True, text=True, timeout=120)
+    known = ncu_backend.query_metrics(query.stdout)
+    if known:  # metrics this GPU lacks would fail the whole pass: drop them, say so
+        metrics, dropped = ncu_backend.supported(metrics, known)
+        if dropped:
+            notes.append(f"ncu: this GPU has no {', '.join(dropped)}")
+    req = ncu_backend.NcuRequest(kernels=kernels, metrics=metrics, launches=launches)
+    with tempfile.TemporaryDirectory(prefix="intelliperf-ncu-") as tmp:
+        report, log = Path(tmp) / "report", Path(tmp) / "ncu.log"
+        started = time.perf_counter()
+        result = _run(ncu_backend.profile_command(exe, req, report, command, log), cwd, timeout_s)
+        log_text = log.read_text(errors="replace") if log.exists() else "\n".join(result.tail)
+        ncu_backend.check_log(log_text + "\n".join(result.tail), result.returncode, exe)
+        notes.append(f"ncu pass: {time.perf_counter() - started:.1f} s for {len(kernels)} kernel(s), "
+                     f"{launches} launch(es) each, clocks not locked (--clock-control none)")
+        rep = report.with_suffix(".ncu-rep")
+        if not rep.exists():
+            notes.append("ncu profiled no launch of " + ", ".join(kernels) + _no_kernels_detail(log_text))
+            return {}, notes
+        raw = subprocess.run(ncu_backend.raw_command(exe, req, rep), capture_output=True, text=True, timeout=300)
+        by_kernel: dict[str, list[ncu_backend.Launch]] = {}
+        for launch in ncu_backend.parse_raw(raw.stdout, metrics):
+            by_kernel.setdefault(launch.kernel, []).append(launch)
+        evidence = {}
+        for name in kernels:
+            profiled = by_kernel.get(name, [])
+            if not profiled:
+                notes.append(f"ncu profiled no launch of {name} (it did not run, or the launch limit was reached)")
+                continue
+            ev = Evidence(backend="ncu", modelled=False, kernel=name, launches_traced=len(profiled),
+                          metrics=_mean([p.metrics for p in profiled]))
+            missing = sorted({m for p in profiled for m in p.missing})
+            if missing:
+                ev.notes.append("not reported on this GPU: " + ", ".join(missing))
+            source = subprocess.run(ncu_backend.source_command(exe, rep, name), capture_output=True, text=True,
+                                    timeout=300)
+            sections = ncu_backend.parse_source(source.stdout)
+            rows = next(iter(sections.values()), [])
+            ev.lines, why = ncu_backend.attribute(rows, sass_tables.get(name, []))
+            if why:
+                ev.notes.append(why)
+            evidence[name] = ev
+    return evidence, notes
+
+
+def _no_kernels_detail(log: str) -> str:
+    ran = [line.strip() for line in log.splitlines() if line[:1].isdigit() and ". " in line]
+    return f"; kernels that ran: {', '.join(r.split('. ', 1)[1] for r in ran)}" if ran else ""
+
+
+def _rocprof(command, kernels, counters, cwd, timeout_s, launches):
+    exe = rocprof_backend.find_rocprof()
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="intelliperf-rocprof-") as tmp:
+        started = time.perf_counter()
+        result = _run(rocprof_backend.profile_command(exe, kernels, counters, Path(tmp), command), cwd, timeout_s)
+        if result.returncode is None:
+            raise ProfilerError(f"the program under {exe} ran past the timeout")
+        notes.append(f"rocprofv3 pass: {time.perf_counter() - started:.1f} s for {len(kernels)} kernel(s)")
+        per_kernel: dict[str, list[dict[str, float]]] = {}
+        for path in rocprof_backend.collection_files(Path(tmp)):
+            for name, dispatches in rocprof_backend.parse_counter_collection(path.read_text()).items():
+                per_kernel.setdefault(name, []).extend(dispatches)
+        if not per_kernel and result.returncode != 0:
+            raise ProfilerError(f"{exe} failed (exit {result.returncode}): " + " | ".join(result.tail[-3:]))
+    evidence = {}
+    for name in kernels:
+        dispatches = per_kernel.get(name, [])[:launches]
+        if not dispatches:
+            notes.append(f"rocprofv3 reported no dispatch of {name}")
+            continue
+        evidence[name] = Evidence(backend="rocprofv3", modelled=False, kernel=name,
+                                  launches_traced=len(dispatches), metrics=_mean(dispatches))
+    return evidence, notes
+
+
+def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
+    keys = {k for r in rows for k in r}
+    return {k: sum(r[k] for r in rows if k in r) / sum(1 for r in rows if k in r) for k in sorted(keys)}
