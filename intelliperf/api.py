@@ -39,6 +39,7 @@ def diagnose(
     sample_programs: int = 32,
     trace_launches: int = 1,
     counters: str = "auto",
+    profile_dir: str | Path | None = None,
     timeout_s: float | None = None,
     cwd: str | None = None,
     output: str | Path | None = None,
@@ -49,6 +50,7 @@ def diagnose(
 
     `counters`: "auto" reads hardware counters when the formula uses them and a GPU and its
     profiler (ncu, rocprofv3) are there; "ncu"/"rocprofv3" insist; "off" never profiles.
+    `profile_dir` keeps the profiler's files (the .ncu-rep opens in Nsight Compute).
 
     Returns the Report that `intelliperf diagnose` prints and writes (`output` for JSON,
     `markdown` for Markdown). Raises an IntelliPerfError subclass for anything the user can fix.
@@ -57,7 +59,8 @@ def diagnose(
     the_formula = registry.create(formula, **(formula_options or {}))
     report, _ = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
                           sample_programs=sample_programs, trace_launches=trace_launches, counters=counters,
-                          timeout_s=timeout_s, cwd=cwd, progress=progress or (lambda stage: None))
+                          profile_dir=profile_dir, timeout_s=timeout_s, cwd=cwd,
+                          progress=progress or (lambda stage: None))
     from .delivery.report import write_reports
 
     write_reports(report, output=output, markdown=markdown)
@@ -66,7 +69,8 @@ def diagnose(
 
 def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int, kernel: str | None, device: str,
               sample_programs: int, trace_launches: int, timeout_s: float | None, cwd: str | None,
-              progress: Progress, counters: str = "auto") -> tuple[Report, Recording]:
+              progress: Progress, counters: str = "auto",
+              profile_dir: str | Path | None = None) -> tuple[Report, Recording]:
     """Profile, rank and diagnose: the report without an optimization, and the recording."""
     pattern = _kernel_pattern(kernel)
     if top_n < 1:
@@ -95,7 +99,8 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
     if backend is not None:
         progress(f"counters: running the command under {backend} for the top {len(top)} kernel(s)")
         started_counters = time.perf_counter()
-        measured, notes = _counters(backend, command, top, the_formula, registry, recording, timeout_s, cwd)
+        measured, notes = _counters(backend, command, top, the_formula, registry, recording, timeout_s, cwd,
+                                    profile_dir)
         counter_notes += notes
         stages["counters"] = time.perf_counter() - started_counters
         started += stages["counters"]
@@ -131,14 +136,15 @@ def _counter_backend(requested: str, the_formula, registry: Registry, interpret:
 
 
 def _counters(backend: str, command: list[str], top: list[KernelProfile], the_formula, registry: Registry,
-              recording: Recording, timeout_s: float | None, cwd: str | None):
+              recording: Recording, timeout_s: float | None, cwd: str | None, keep: str | Path | None):
     """One profiler pass over the top kernels: evidence per kernel id, and notes."""
     from .profiling import counters
 
     names = {p.id: p.id.split("@", 1)[0] for p in top}
     metrics = the_formula.counter_metrics(registry, backend)
     evidence, notes = counters.collect(backend, command, sorted(set(names.values())), metrics, cwd=cwd,
-                                       timeout_s=timeout_s, sass_tables=recording.sass_tables())
+                                       timeout_s=timeout_s, sass_tables=recording.sass_tables(),
+                                       keep=Path(keep) if keep else None)
     return {pid: evidence[name] for pid, name in names.items() if name in evidence}, notes
 
 

@@ -59,6 +59,8 @@ def diagnose(
     sample_programs: int = typer.Option(32, "--sample-programs", help="Programs per launch the address trace runs."),
     counters: str = typer.Option("auto", "--counters", help="Hardware counters: auto (when a GPU and its "
                                                              "profiler are there), ncu, rocprofv3 or off."),
+    profile_dir: Path | None = typer.Option(None, "--profile-dir", help="Keep the profiler's files here (the "
+                                                                        ".ncu-rep opens in Nsight Compute)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Stop the command after this many seconds."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the JSON report here."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Write a Markdown report here."),
@@ -70,7 +72,7 @@ def diagnose(
     report = run_diagnose(
         command or [], formula=formula, formula_paths=formula_path, formula_options=_parse_options(formula_option),
         top_n=top_n, kernel=kernel, device=device, sample_programs=sample_programs, counters=counters,
-        timeout_s=timeout, output=output, markdown=markdown, progress=_progress)
+        profile_dir=profile_dir, timeout_s=timeout, output=output, markdown=markdown, progress=_progress)
     print_report(report, out)
     for path in (output, markdown):
         if path is not None:

@@ -58,12 +58,16 @@ def gpu_vendor() -> str | None:
 
 
 def collect(backend: str, command: list[str], kernels: list[str], metrics: list[str], *, cwd: str | None,
-            timeout_s: float | None, sass_tables: dict[str, list] | None = None,
-            launches: int = 1) -> tuple[dict[str, Evidence], list[str]]:
-    """One pass of the program under the profiler: evidence per kernel name, and notes."""
-    if backend == "ncu":
-        return _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables or {}, launches)
-    return _rocprof(command, kernels, metrics, cwd, timeout_s, launches)
+            timeout_s: float | None, sass_tables: dict[str, list] | None = None, launches: int = 1,
+            keep: Path | None = None) -> tuple[dict[str, Evidence], list[str]]:
+    """One pass of the program under the profiler: evidence per kernel name, and notes. With
+    `keep`, the profiler's files stay there (an .ncu-rep opens in Nsight Compute)."""
+    with tempfile.TemporaryDirectory(prefix=f"intelliperf-{backend}-") as tmp:
+        folder = Path(keep) if keep else Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        if backend == "ncu":
+            return _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables or {}, launches, folder)
+        return _rocprof(command, kernels, metrics, cwd, timeout_s, launches, folder)
 
 
 def _env() -> dict:
@@ -80,7 +84,8 @@ def _run(args: list[str], cwd: str | None, timeout_s: float | None):
     return spawn(args, cwd=cwd or os.getcwd(), env=_env(), timeout_s=timeout_s)
 
 
-def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches):
+def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folder: Path):
+    import json
     import subprocess
 
     exe = ncu_backend.find_ncu()
@@ -92,41 +97,42 @@ def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches):
         if dropped:
             notes.append(f"ncu: this GPU has no {', '.join(dropped)}")
     req = ncu_backend.NcuRequest(kernels=kernels, metrics=metrics, launches=launches)
-    with tempfile.TemporaryDirectory(prefix="intelliperf-ncu-") as tmp:
-        report, log = Path(tmp) / "report", Path(tmp) / "ncu.log"
-        started = time.perf_counter()
-        result = _run(ncu_backend.profile_command(exe, req, report, command, log), cwd, timeout_s)
-        log_text = log.read_text(errors="replace") if log.exists() else "\n".join(result.tail)
-        ncu_backend.check_log(log_text + "\n".join(result.tail), result.returncode, exe)
-        notes.append(f"ncu pass: {time.perf_counter() - started:.1f} s for {len(kernels)} kernel(s), "
-                     f"{launches} launch(es) each, clocks not locked (--clock-control none)")
-        rep = report.with_suffix(".ncu-rep")
-        if not rep.exists():
-            notes.append("ncu profiled no launch of " + ", ".join(kernels) + _no_kernels_detail(log_text))
-            return {}, notes
-        raw = subprocess.run(ncu_backend.raw_command(exe, req, rep), capture_output=True, text=True, timeout=300)
-        by_kernel: dict[str, list[ncu_backend.Launch]] = {}
-        for launch in ncu_backend.parse_raw(raw.stdout, metrics):
-            by_kernel.setdefault(launch.kernel, []).append(launch)
-        evidence = {}
-        for name in kernels:
-            profiled = by_kernel.get(name, [])
-            if not profiled:
-                notes.append(f"ncu profiled no launch of {name} (it did not run, or the launch limit was reached)")
-                continue
-            ev = Evidence(backend="ncu", modelled=False, kernel=name, launches_traced=len(profiled),
-                          metrics=_mean([p.metrics for p in profiled]))
-            missing = sorted({m for p in profiled for m in p.missing})
-            if missing:
-                ev.notes.append("not reported on this GPU: " + ", ".join(missing))
-            source = subprocess.run(ncu_backend.source_command(exe, rep, name), capture_output=True, text=True,
-                                    timeout=300)
-            sections = ncu_backend.parse_source(source.stdout)
-            rows = next(iter(sections.values()), [])
-            ev.lines, why = ncu_backend.attribute(rows, sass_tables.get(name, []))
-            if why:
-                ev.notes.append(why)
-            evidence[name] = ev
+    report, log = folder / "report", folder / "ncu.log"
+    started = time.perf_counter()
+    result = _run(ncu_backend.profile_command(exe, req, report, command, log), cwd, timeout_s)
+    log_text = log.read_text(errors="replace") if log.exists() else ""
+    ncu_backend.check_log(log_text + "\n".join(result.tail), result.returncode, exe)
+    notes.append(f"ncu pass: {time.perf_counter() - started:.1f} s for {len(kernels)} kernel(s), "
+                 f"{launches} launch(es) each, clocks not locked (--clock-control none)")
+    rep = report.with_suffix(".ncu-rep")
+    if not rep.exists():
+        notes.append("ncu profiled no launch of " + ", ".join(kernels) + _no_kernels_detail(log_text))
+        return {}, notes
+    raw = subprocess.run(ncu_backend.raw_command(exe, req, rep), capture_output=True, text=True, timeout=300)
+    (folder / "raw.csv").write_text(raw.stdout)
+    by_kernel: dict[str, list[ncu_backend.Launch]] = {}
+    for launch in ncu_backend.parse_raw(raw.stdout, metrics):
+        by_kernel.setdefault(launch.kernel, []).append(launch)
+    evidence = {}
+    for name in kernels:
+        profiled = by_kernel.get(name, [])
+        if not profiled:
+            notes.append(f"ncu profiled no launch of {name} (it did not run, or the launch limit was reached)")
+            continue
+        ev = Evidence(backend="ncu", modelled=False, kernel=name, launches_traced=len(profiled),
+                      metrics=_mean([p.metrics for p in profiled]))
+        missing = sorted({m for p in profiled for m in p.missing})
+        if missing:
+            ev.notes.append("not reported on this GPU: " + ", ".join(missing))
+        source = subprocess.run(ncu_backend.source_command(exe, rep, name), capture_output=True, text=True,
+                                timeout=300)
+        (folder / f"source-{name}.csv").write_text(source.stdout)
+        (folder / f"sass-lines-{name}.json").write_text(json.dumps(sass_tables.get(name, [])))
+        rows = next(iter(ncu_backend.parse_source(source.stdout).values()), [])
+        ev.lines, why = ncu_backend.attribute(rows, sass_tables.get(name, []))
+        if why:
+            ev.notes.append(why)
+        evidence[name] = ev
     return evidence, notes
 
 
@@ -135,21 +141,20 @@ def _no_kernels_detail(log: str) -> str:
     return f"; kernels that ran: {', '.join(r.split('. ', 1)[1] for r in ran)}" if ran else ""
 
 
-def _rocprof(command, kernels, counters, cwd, timeout_s, launches):
+def _rocprof(command, kernels, counters, cwd, timeout_s, launches, folder: Path):
     exe = rocprof_backend.find_rocprof()
     notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="intelliperf-rocprof-") as tmp:
-        started = time.perf_counter()
-        result = _run(rocprof_backend.profile_command(exe, kernels, counters, Path(tmp), command), cwd, timeout_s)
-        if result.returncode is None:
-            raise ProfilerError(f"the program under {exe} ran past the timeout")
-        notes.append(f"rocprofv3 pass: {time.perf_counter() - started:.1f} s for {len(kernels)} kernel(s)")
-        per_kernel: dict[str, list[dict[str, float]]] = {}
-        for path in rocprof_backend.collection_files(Path(tmp)):
-            for name, dispatches in rocprof_backend.parse_counter_collection(path.read_text()).items():
-                per_kernel.setdefault(name, []).extend(dispatches)
-        if not per_kernel and result.returncode != 0:
-            raise ProfilerError(f"{exe} failed (exit {result.returncode}): " + " | ".join(result.tail[-3:]))
+    started = time.perf_counter()
+    result = _run(rocprof_backend.profile_command(exe, kernels, counters, folder, command), cwd, timeout_s)
+    if result.returncode is None:
+        raise ProfilerError(f"the program under {exe} ran past the timeout")
+    notes.append(f"rocprofv3 pass: {time.perf_counter() - started:.1f} s for {len(kernels)} kernel(s)")
+    per_kernel: dict[str, list[dict[str, float]]] = {}
+    for path in rocprof_backend.collection_files(folder):
+        for name, dispatches in rocprof_backend.parse_counter_collection(path.read_text()).items():
+            per_kernel.setdefault(name, []).extend(dispatches)
+    if not per_kernel and result.returncode != 0:
+        raise ProfilerError(f"{exe} failed (exit {result.returncode}): " + " | ".join(result.tail[-3:]))
     evidence = {}
     for name in kernels:
         dispatches = per_kernel.get(name, [])[:launches]

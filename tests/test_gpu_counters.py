@@ -1,0 +1,55 @@
+"""GPU truth for the counter backend: each formula's diagnosis of each example under Nsight
+Compute (marker `gpu`; on the device machine: `pytest -m gpu tests/test_gpu_counters.py`)."""
+
+import os
+import shutil
+import sys
+
+import pytest
+from conftest import REPO
+
+import intelliperf
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
+              pytest.mark.skipif(shutil.which("ncu") is None and not os.environ.get("INTELLIPERF_NCU"),
+                                 reason="needs Nsight Compute")]
+
+CASES = [  # formula, example, has the bottleneck, a line it must name
+    ("memoryAccess", "memory_access/column_copy.py", True, "tl.load(x_ptr + rows * n"),
+    ("memoryAccess", "memory_access/row_copy.py", False, None),
+    ("memoryAccess", "memory_access/naive_transpose.py", True, "tl.store("),
+    ("memoryAccess", "memory_access/tiled_transpose.py", False, None),
+    ("memoryAccess", "memory_access/aos_gather.py", True, "tl.load("),
+    ("memoryAccess", "memory_access/soa_gather.py", False, None),
+    ("bankConflict", "bank_conflict/column_sums.py", True, "total += tl.sum(tile, axis=0)"),
+    ("bankConflict", "bank_conflict/column_sums_once.py", False, None),
+    ("bankConflict", "bank_conflict/row_sums.py", False, None),
+    ("atomicContention", "atomic_contention/contended_sum.py", True, "tl.atomic_add("),
+    ("atomicContention", "atomic_contention/reduced_sum.py", False, None),
+]
+
+
+@pytest.mark.parametrize(("formula", "example", "present", "line"), CASES,
+                         ids=[f"{f}-{e.split('/')[1][:-3]}" for f, e, _, _ in CASES])
+def test_diagnosis_on_counters(formula, example, present, line, tmp_path):
+    report = intelliperf.diagnose([sys.executable, str(REPO / "examples" / example)], formula=formula, top_n=1,
+                                  device="gpu", counters="ncu", profile_dir=tmp_path / "ncu")
+    finding = report.diagnoses[0].findings[0]
+    print(f"\n{example}: present={finding.present} {finding.metric} backend={finding.evidence_backend} "
+          f"ncu pass {report.stages.get('counters', 0):.1f} s\n  {finding.explanation}")
+    assert finding.evidence_backend.startswith("ncu"), finding.evidence_backend
+    assert finding.present is present, finding.explanation
+    assert (tmp_path / "ncu" / "report.ncu-rep").exists()
+    if line is not None:
+        assert any(line in s.code for s in finding.lines), [s.code for s in finding.lines]
+        assert all(s.file.endswith(example.split("/")[1]) for s in finding.lines)
+
+
+def test_counters_off_keeps_the_model():
+    report = intelliperf.diagnose([sys.executable, str(REPO / "examples/memory_access/column_copy.py")],
+                                  formula="memoryAccess", top_n=1, device="gpu", counters="off")
+    finding = report.diagnoses[0].findings[0]
+    assert finding.present and finding.modelled
+    assert "ncu" not in finding.evidence_backend
