@@ -16,12 +16,14 @@ not the staging of a dot operand) is a likely conflict site, which only counters
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 
 from intelliperf.models import Evidence, Finding, KernelProfile, Metric
 from intelliperf.pinpoint import loop_lines, source_line
 
-from .base import Formula
+from .base import Formula, _same_file
 
 CONFLICTS = ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
              "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum")
@@ -86,17 +88,33 @@ class BankConflict(Formula):
                                        f"{self.options.min_weight:g}).", **common)
         per_line = [c for c in counted.lines if c.counters.get(EXCESS)]
         total = sum(c.counters[EXCESS] for c in per_line)
-        lines = [source_line(c.file, c.line, f"{'/'.join(i for i in c.instructions if i.startswith(('LDS', 'STS')))}"
-                             f": {c.counters[EXCESS]:,.0f} extra wavefronts from bank conflicts, "
-                             f"{c.counters[EXCESS] / total:.0%} of the kernel's (measured)"
-                             + self.compiled_at(evidence, c.file, c.line, ("shared_load", "shared_store")))
-                 for c in sorted(per_line, key=lambda c: -c.counters[EXCESS])
-                 if c.counters[EXCESS] / total >= self.options.min_line_share]
+        lines = []
+        for c in sorted(per_line, key=lambda c: -c.counters[EXCESS]):
+            if c.counters[EXCESS] / total < self.options.min_line_share:
+                continue
+            file, line, moved = self._kernel_line(kernel, evidence, c.file, c.line)
+            ops = "/".join(i for i in c.instructions if i.startswith(("LDS", "STS")))
+            lines.append(source_line(file, line, f"{ops}: {c.counters[EXCESS]:,.0f} extra wavefronts from bank "
+                                     f"conflicts, {c.counters[EXCESS] / total:.0%} of the kernel's (measured){moved}"
+                                     + self.compiled_at(evidence, file, line, ("shared_load", "shared_store"))))
         if not lines:
             lines = self._static_lines(kernel, evidence)
         return self.finding(True, f"{kernel.name} has shared-memory bank conflicts: {figures}. "
                                   "Move the exchange out of the loop or keep the reduced axis within a warp.",
                             severity="high" if share >= 0.5 else "medium", lines=lines, **common)
+
+    @staticmethod
+    def _kernel_line(kernel: KernelProfile, evidence: list[Evidence], file: str, line: int) -> tuple[str, int, str]:
+        """A line in a Triton helper (tl.sum's combine in standard.py) back to the kernel's line.
+        Some Triton versions (3.6) drop the call site from the SASS line table; the static view,
+        read from LLVM IR, keeps it: take the one loop line that round-trips through shared memory."""
+        if not kernel.file or _same_file(file, kernel.file):
+            return file, line, ""
+        candidates = list(_round_trips_in_loops(kernel, evidence))
+        if len(candidates) != 1:
+            return file, line, f"; measured inside Triton's {Path(file).name}:{line}, call site unknown"
+        return (*candidates[0], f"; measured inside Triton's {Path(file).name}:{line}, the kernel line from the "
+                                "static view")
 
     def _from_rocprof(self, kernel: KernelProfile, counted: Evidence, evidence: list[Evidence]) -> Finding:
         m = counted.metrics
