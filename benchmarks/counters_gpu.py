@@ -23,7 +23,8 @@ CASES = [
     ("memoryAccess", "memory_access/aos_gather.py"), ("memoryAccess", "memory_access/soa_gather.py"),
     ("bankConflict", "bank_conflict/column_sums.py"), ("bankConflict", "bank_conflict/column_sums_once.py"),
     ("bankConflict", "bank_conflict/row_sums.py"),
-    ("atomicContention", "atomic_contention/contended_sum.py"), ("atomicContention", "atomic_contention/reduced_sum.py"),
+    ("atomicContention", "atomic_contention/contended_sum.py"),
+    ("atomicContention", "atomic_contention/reduced_sum.py"),
     ("atomicContention", "atomic_contention/contended_histogram.py"),
 ]
 

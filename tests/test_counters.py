@@ -78,7 +78,6 @@ def test_a_different_binary_is_not_attributed():
 def test_sass_line_table_from_a_kernel_compiled_here():
     sys.path.insert(0, str(BANK.parent))
     import column_sums
-
     import torch
 
     x = torch.empty(64, 64)
