@@ -71,7 +71,7 @@ def test_help_is_fast_and_lists_commands():
     (["diagnose", "--kernel", "nomatch", "--", sys.executable, str(PROGRAMS / "many_launches.py"), "2"], 4,
      "matches none of the launched kernels: tiny_kernel"),
     (["diagnose", "--kernel", "(", "--", "true"], 2, "not a valid regular expression"),
-    (["diagnose", "-f", "atomicContentoin", "--", "true"], 2, "registered formulas: atomicContention, diagnoseOnly"),
+    (["diagnose", "-f", "atomicContentoin", "--", "true"], 2, "registered formulas: atomicContention, bankConflict, diagnoseOnly"),
     (["diagnose", "--formula-path", "missing.py", "--", "true"], 2, "formula file not found"),
     (["diagnose", "-O", "min_depth", "-f", "atomicContention", "--", "true"], 2, "expects KEY=VALUE"),
     (["diagnose", "--top-n", "0", "--", "true"], 2, "--top-n must be at least 1"),
