@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,12 +39,10 @@ _UNITS = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
 
 
 def find_ncu() -> str | None:
-    """The ncu executable: $INTELLIPERF_NCU, then PATH, then the CUDA toolkit's usual places."""
-    for candidate in (os.environ.get(ENV_NCU), shutil.which("ncu"),
-                      os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ncu")):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    """The ncu executable: $INTELLIPERF_NCU, then PATH, then the CUDA toolkit's."""
+    from ..workload.runner import find_tool
+
+    return find_tool(ENV_NCU, "ncu", "CUDA_HOME", "/usr/local/cuda")
 
 
 @dataclass

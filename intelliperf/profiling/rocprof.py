@@ -10,20 +10,16 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
-import shutil
 from pathlib import Path
 
 ENV_ROCPROF = "INTELLIPERF_ROCPROFV3"
 
 
 def find_rocprof() -> str | None:
-    for candidate in (os.environ.get(ENV_ROCPROF), shutil.which("rocprofv3"),
-                      os.path.join(os.environ.get("ROCM_PATH", "/opt/rocm"), "bin", "rocprofv3")):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    from ..workload.runner import find_tool
+
+    return find_tool(ENV_ROCPROF, "rocprofv3", "ROCM_PATH", "/opt/rocm")
 
 
 def profile_command(rocprof: str, kernels: list[str], counters: list[str], out_dir: Path,

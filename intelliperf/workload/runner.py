@@ -62,6 +62,15 @@ class WorkloadRun:
     stderr_tail: str
 
 
+def find_tool(override_env: str, name: str, home_env: str, home_default: str) -> str | None:
+    """An external tool: the path in $override_env, then PATH, then $home_env/bin (home_default)."""
+    for candidate in (os.environ.get(override_env), shutil.which(name),
+                      os.path.join(os.environ.get(home_env, home_default), "bin", name)):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 def check_command(command: list[str]) -> None:
     if not command or not command[0].strip():
         raise EmptyCommandError()
