@@ -31,6 +31,7 @@ WAVEFRONTS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
 GLOBAL_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
 EXCESS = "Shared Excess Wavefronts"  # ncu.EXCESS_SHARED, per line
+Sites = dict[tuple[str, int], int]  # (file, line) -> shared instructions per thread at a loop line
 
 
 class BankConflict(Formula):
@@ -61,15 +62,16 @@ class BankConflict(Formula):
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
         counted = self.counter_evidence(evidence)
+        sites = _round_trips_in_loops(kernel, evidence)  # the static view's exchange lines, read once
         if counted is not None and counted.backend == "ncu" and all(m in counted.metrics for m in WAVEFRONTS):
-            return self._from_ncu(kernel, counted, evidence)
+            return self._from_ncu(kernel, counted, evidence, sites)
         if counted is not None and counted.backend == "rocprofv3" and counted.metrics.get("SQ_LDS_IDX_ACTIVE"):
-            return self._from_rocprof(kernel, counted, evidence)
+            return self._from_rocprof(kernel, counted, evidence, sites)
         if not any(ev.facts for ev in evidence):
             return self.no_evidence(kernel)
-        return self._from_static(kernel, evidence)
+        return self._from_static(kernel, evidence, sites)
 
-    def _from_ncu(self, kernel: KernelProfile, counted: Evidence, evidence: list[Evidence]) -> Finding:
+    def _from_ncu(self, kernel: KernelProfile, counted: Evidence, evidence: list[Evidence], sites: Sites) -> Finding:
         m = counted.metrics
         conflicts = sum(m.get(c, 0.0) for c in CONFLICTS)
         wavefronts = sum(m[w] for w in WAVEFRONTS)
@@ -92,31 +94,32 @@ class BankConflict(Formula):
         for c in sorted(per_line, key=lambda c: -c.counters[EXCESS]):
             if c.counters[EXCESS] / total < self.options.min_line_share:
                 continue
-            file, line, moved = self._kernel_line(kernel, evidence, c.file, c.line)
+            file, line, moved = self._kernel_line(kernel, sites, c.file, c.line)
             ops = "/".join(i for i in c.instructions if i.startswith(("LDS", "STS")))
             lines.append(source_line(file, line, f"{ops}: {c.counters[EXCESS]:,.0f} extra wavefronts from bank "
                                      f"conflicts, {c.counters[EXCESS] / total:.0%} of the kernel's (measured){moved}"
                                      + self.compiled_at(evidence, file, line, ("shared_load", "shared_store"))))
         if not lines:
-            lines = self._static_lines(kernel, evidence)
+            lines = self._static_lines(sites, evidence)
         return self.finding(True, f"{kernel.name} has shared-memory bank conflicts: {figures}. "
                                   "Move the exchange out of the loop or keep the reduced axis within a warp.",
                             severity="high" if share >= 0.5 else "medium", lines=lines, **common)
 
     @staticmethod
-    def _kernel_line(kernel: KernelProfile, evidence: list[Evidence], file: str, line: int) -> tuple[str, int, str]:
+    def _kernel_line(kernel: KernelProfile, sites: Sites, file: str, line: int) -> tuple[str, int, str]:
         """A line in a Triton helper (tl.sum's combine in standard.py) back to the kernel's line.
         Some Triton versions (3.6) drop the call site from the SASS line table; the static view,
         read from LLVM IR, keeps it: take the one loop line that round-trips through shared memory."""
         if not kernel.file or _same_file(file, kernel.file):
             return file, line, ""
-        candidates = list(_round_trips_in_loops(kernel, evidence))
+        candidates = list(sites)
         if len(candidates) != 1:
             return file, line, f"; measured inside Triton's {Path(file).name}:{line}, call site unknown"
         return (*candidates[0], f"; measured inside Triton's {Path(file).name}:{line}, the kernel line from the "
                                 "static view")
 
-    def _from_rocprof(self, kernel: KernelProfile, counted: Evidence, evidence: list[Evidence]) -> Finding:
+    def _from_rocprof(self, kernel: KernelProfile, counted: Evidence, evidence: list[Evidence],
+                      sites: Sites) -> Finding:
         m = counted.metrics
         share = m.get("SQ_LDS_BANK_CONFLICT", 0.0) / m["SQ_LDS_IDX_ACTIVE"]
         metric = Metric(name=self.metric, value=round(share, 4), unit="of LDS active cycles stalled on bank "
@@ -128,10 +131,9 @@ class BankConflict(Formula):
         return self.finding(True, f"{kernel.name} stalls {share:.0%} of its LDS cycles on bank conflicts "
                                   "(rocprofv3); lines from the static view.",
                             severity="high" if share >= 0.5 else "medium",
-                            lines=self._static_lines(kernel, evidence), **common)
+                            lines=self._static_lines(sites, evidence), **common)
 
-    def _from_static(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
-        sites = _round_trips_in_loops(kernel, evidence)
+    def _from_static(self, kernel: KernelProfile, evidence: list[Evidence], sites: Sites) -> Finding:
         count = sum(n for n in sites.values())
         metric = Metric(name="shared_round_trips_in_loops", value=count, unit="shared-memory instructions per "
                         "thread at loop lines that store and load shared memory (static)", better="lower")
@@ -143,16 +145,16 @@ class BankConflict(Formula):
         return self.finding(True, f"likely bank conflicts in {kernel.name}: {len(sites)} line(s) inside a loop "
                                   "exchange data through shared memory every iteration (static view, cuda "
                                   "targets). Only counters can confirm conflicts: run on an NVIDIA GPU with ncu.",
-                            severity="low", lines=self._static_lines(kernel, evidence), **common)
+                            severity="low", lines=self._static_lines(sites, evidence), **common)
 
-    def _static_lines(self, kernel: KernelProfile, evidence: list[Evidence]):
+    def _static_lines(self, sites: Sites, evidence: list[Evidence]):
         return [source_line(file, line, f"{n} shared-memory instruction(s) per thread each iteration "
                             "(a store and load round trip)"
                             + self.compiled_at(evidence, file, line, ("shared_load", "shared_store")))
-                for (file, line), n in _round_trips_in_loops(kernel, evidence).items()]
+                for (file, line), n in sites.items()]
 
 
-def _round_trips_in_loops(kernel: KernelProfile, evidence: list[Evidence]) -> dict[tuple[str, int], int]:
+def _round_trips_in_loops(kernel: KernelProfile, evidence: list[Evidence]) -> Sites:
     """(file, line) -> shared instructions per thread, for kernel lines inside a loop that both
     store to and load from shared memory and issue no dot (operand staging is not an exchange).
     NVIDIA targets only: the AMDGCN line table puts inlined reductions at the helper's line."""

@@ -273,9 +273,7 @@ def _measure(finding: Finding | None, profile: KernelProfile | None, time_source
 def _baseline(s: Session) -> Measure:
     """The original measured as each candidate will be, from its recording (no profiler pass), so
     before and after compare like with like when the diagnosis also read hardware counters."""
-    findings = s.formula.evaluate(s.profile, s.recording.evidence_of(s.profile.id), s.registry)
-    finding = next((f for f in findings if f.formula == s.finding.formula), s.finding)
-    return _measure(finding, s.profile, s.report.run.time_source)
+    return _measure_in(s, s.recording, s.profile, s.report.run.time_source)
 
 
 def _measure_candidate(s: Session, record_dir: Path) -> Measure:
@@ -284,9 +282,14 @@ def _measure_candidate(s: Session, record_dir: Path) -> Measure:
     profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
     if profile is None:
         return Measure()
+    return _measure_in(s, recording, profile, recording.first("time_source", "unknown"))
+
+
+def _measure_in(s: Session, recording: Recording, profile: KernelProfile, time_source: str) -> Measure:
+    """The formula asked again on one run's recording: its metric there, and the kernel time."""
     findings = s.formula.evaluate(profile, recording.evidence_of(profile.id), s.registry)
     finding = next((f for f in findings if f.formula == s.finding.formula), findings[0] if findings else None)
-    return _measure(finding, profile, recording.first("time_source", "unknown"))
+    return _measure(finding, profile, time_source)
 
 
 def _decide(s: Session, attempt: Attempt) -> None:
