@@ -24,7 +24,7 @@ from .profiling.aggregate import Recording, load_recording
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
 from .rewriters.source import ScopeError, check_scope, code_unit, splice, unified_diff
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
-from .validators.validate import within
+from .validators.validate import in_copy, within
 from .workload.runner import TraceSettings
 
 IMPROVEMENT = 0.01  # the metric must move by more than 1 % in its better direction
@@ -240,7 +240,7 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     _save_attempt(s, attempt, changes)
     where = work / f"attempt-{number}"
     copy = copy_project(s.root, changes, where / "project", exclude=(s.out_dir,))
-    program = Program(copy, _in_copy(s.report.run.command, s.root, copy),
+    program = Program(copy, in_copy(s.report.run.command, s.root, copy),
                       copy / Path(s.report.run.cwd).resolve().relative_to(s.root))
     s.progress(f"attempt {number}: validating {cand.rewriter} candidate ({cand.title})")
     verdict = validate(reference, program, work_dir=where / "validation", settings=s.validation, trace=s.trace)
@@ -252,16 +252,6 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     _decide(s, attempt)
     shutil.rmtree(where, ignore_errors=True)  # the copy and its captures: the report has what matters
     return attempt
-
-
-def _in_copy(command: list[str], root: Path, copy: Path) -> list[str]:
-    """The command with absolute paths into the project pointed at the copy."""
-    out = []
-    for arg in command:
-        path = Path(arg)
-        out.append(str(copy / path.resolve().relative_to(root.resolve()))
-                   if path.is_absolute() and within(path, root) else arg)
-    return out
 
 
 def _measure(finding: Finding | None, profile: KernelProfile | None, time_source: str) -> Measure:

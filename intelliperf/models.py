@@ -114,6 +114,50 @@ class LineCounters(_Model):
     counters: dict[str, float] = Field(default_factory=dict)
 
 
+class RegionStat(_Model):
+    """One timed region of a kernel (Proton instrumentation), over the warps of one launch."""
+
+    name: str = Field(description="the scope name, e.g. load@36 (its first line)")
+    kind: str = Field(description="kernel, prologue, loop, load, dot, math, store, epilogue or user")
+    side: Literal["memory", "compute", "other"]
+    first_line: int | None = None
+    last_line: int | None = None
+    executions: int = Field(description="over all warps")
+    cycles_per_warp: float = Field(description="SM cycles a warp spends in it per launch")
+    cycles_per_execution: float
+    share_of_kernel: float | None = None
+    share_of_loop: float | None = None
+
+
+class Regions(_Model):
+    """What the region timers measured in one launch of a kernel (the last one traced)."""
+
+    kernel: str
+    launches: int = 0
+    ctas: int = 0
+    warps_per_cta: int = 0
+    kernel_cycles_per_warp: float | None = None
+    loop_line: int | None = None
+    loop_cycles_per_warp: float | None = None
+    loop_iterations: float | None = Field(None, description="per warp, from the loop regions' executions")
+    iteration_cycles: float | None = None
+    exposed_memory_share: float | None = Field(
+        None, description="of the main loop's time, the share warps spend in memory statements (loads waiting "
+                          "for their data): what pipelining hides")
+    compute_share: float | None = None
+    unattributed_share: float | None = Field(None, description="loop time outside every region (waits the "
+                                                               "compiler placed between statements)")
+    overlap: float | None = Field(None, description="per CTA, time some warp is in a memory region while "
+                                                    "another is in a compute region over the time either is")
+    overlap_per_cta: dict[int, float] = Field(default_factory=dict, description="first 64 CTAs")
+    critical_path: list[dict] = Field(default_factory=list)
+    warp_group_wait_cycles: dict[str, float] | None = None
+    regions: list[RegionStat] = Field(default_factory=list)
+    overhead: float | None = Field(None, description="instrumented / plain kernel time - 1, when measured")
+    problems: list[str] = Field(default_factory=list, description="why the figures cannot be trusted")
+    files: dict[str, str] = Field(default_factory=dict, description="timeline (Perfetto JSON), png, proton trace")
+
+
 class Evidence(_Model):
     """What one backend measured or modelled about one kernel."""
 
@@ -127,6 +171,7 @@ class Evidence(_Model):
     facts: list[StaticFact] = Field(default_factory=list, description="the static view's, per target and line")
     metrics: dict[str, float] = Field(default_factory=dict, description="whole-kernel counters (ncu, rocprofv3)")
     lines: list[LineCounters] = Field(default_factory=list, description="counters per kernel line (ncu)")
+    regions: Regions | None = Field(None, description="region timers (proton)")
     notes: list[str] = Field(default_factory=list)
 
 

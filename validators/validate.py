@@ -90,6 +90,12 @@ def within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def in_copy(command: list[str], root: Path, copy: Path) -> list[str]:
+    """The command with absolute paths into the project pointed at the copy."""
+    return [str(copy / Path(arg).resolve().relative_to(Path(root).resolve()))
+            if Path(arg).is_absolute() and within(Path(arg), root) else arg for arg in command]
+
+
 def copy_project(root: Path, changes: dict[str, str], into: Path, exclude: tuple[Path, ...] = ()) -> Path:
     """A copy of `root` in `into` with `changes` ({relative path: new text}) applied; the
     folders in `exclude` (e.g. the tool's own output folder inside the project) are left out."""

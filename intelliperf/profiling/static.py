@@ -93,6 +93,8 @@ def compile_args(fn_params: list[str], args: list[dict]) -> tuple[dict, dict, di
             value = arg["value"]
             if isinstance(value, bool):
                 signature[name] = "i1"
+            elif value == 1 and isinstance(value, int):  # Triton specialises an integer 1 as a constant
+                signature[name], constexprs[name] = "constexpr", 1
             elif isinstance(value, int):
                 signature[name] = "i32" if -(2 ** 31) <= value < 2 ** 31 else "i64"
                 if value % 16 == 0:
@@ -273,6 +275,9 @@ def compile_here(py_fn, bound: dict, target: str, options: dict | None = None):
         value = bound.get(param.name)
         if param.is_constexpr or value is None:
             signature[param.name], constexprs[param.name] = "constexpr", value
+            continue
+        if value == 1 and type(value) is int:  # Triton specialises an integer 1 as a constant (and so do we)
+            signature[param.name], constexprs[param.name] = "constexpr", 1
             continue
         signature[param.name] = mangle_type(value)
         aligned = value.data_ptr() % 16 == 0 if hasattr(value, "data_ptr") else (

@@ -76,6 +76,26 @@ def _chain_next_sitecustomize():
             sys.modules["sitecustomize"] = ours
 
 
+def _start_region_timers():
+    """The region-timer pass: a Proton instrumentation session for the whole program. Scopes in
+    plain @triton.jit code count only after enable_semantic("triton"); the trace is written at exit."""
+    prefix = os.environ.get("INTELLIPERF_REGIONS")
+    if not prefix:
+        return
+    try:
+        import atexit
+
+        import triton.profiler as proton
+        import triton.profiler.language as pl
+
+        pl.enable_semantic("triton")
+        proton.start(prefix, backend="instrumentation", data="trace",
+                     mode=os.environ.get("INTELLIPERF_REGIONS_MODE") or None)
+        atexit.register(proton.finalize)
+    except Exception as exc:  # the parent finds no trace and reports this
+        _note_error(os.path.dirname(prefix), exc)
+
+
 def _install():
     out_dir = os.environ.get("INTELLIPERF_RECORD_DIR")
     if not out_dir or not os.path.isdir(out_dir):
@@ -87,5 +107,6 @@ def _install():
     sys.meta_path.insert(0, _TritonWatcher(out_dir))
 
 
+_start_region_timers()
 _install()
 _chain_next_sitecustomize()

@@ -1,0 +1,147 @@
+"""The region-timer pass: the program once more, its top kernels instrumented, under Proton.
+
+The user's files are not touched: the project is copied, each kernel's file in the copy gets
+timers around its regions (`regions.instrument`), and the command runs there with Proton's
+instrumentation backend started by the bootstrap (no recorder, secrets stripped). The chrome
+trace is parsed into intervals and analysed per kernel (`timeline`); the timeline files
+(Perfetto JSON, PNG) are written next to the reports when asked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..models import Evidence, KernelProfile
+from . import timeline
+from .regions import instrument
+
+BACKEND = "proton"
+ENV_PREFIX, ENV_MODE = "INTELLIPERF_REGIONS", "INTELLIPERF_REGIONS_MODE"
+# Proton keeps events per CTA in a buffer of this many bytes (8 per event, shared by the CTA's warps);
+# a global buffer keeps it out of the kernel's shared memory, whose use would change occupancy.
+DEFAULT_MODE = "default:buffer_type=global:buffer_size=65536"
+_DROPPED = re.compile(r"first (\d+) events are dropped due to insufficient buffer size \((\d+)/(\d+)\)")
+
+
+@dataclass
+class TimerRun:
+    """What one pass produced: evidence per kernel id, notes, and the files it kept."""
+
+    evidence: dict[str, Evidence] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def available(interpret: bool) -> str | None:
+    """None when region timers can run here, else why not (for the report)."""
+    if interpret:
+        return ("region timers need compiled kernels on a GPU (Proton's instrumentation does not run in the "
+                "interpreter); the formula judged on the static view instead")
+    try:
+        import triton.profiler.language  # noqa: F401
+    except ImportError as exc:
+        return f"region timers need triton.profiler (Proton), which this Triton lacks: {exc}"
+    return None
+
+
+def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd: Path, timeout_s: float | None,
+            keep: Path | None = None, changes: dict[str, str] | None = None, mode: str | None = None,
+            pictures: bool = False) -> TimerRun:
+    """Run the program once with timers in `kernels` (files under `root`; `changes` are a
+    candidate's rewritten files, relative to root). `keep`: write the trace, timeline and PNG there."""
+    from ..validators.validate import copy_project, in_copy, within
+
+    out = TimerRun()
+    started = time.perf_counter()
+    root = Path(root).resolve()
+    files: dict[str, str] = dict(changes or {})
+    tables = {}
+    for profile in kernels:
+        if not profile.file or not within(Path(profile.file), root):
+            out.notes.append(f"{profile.name}: its file ({profile.file}) is outside the project, so it was not "
+                             "instrumented")
+            continue
+        rel = str(Path(profile.file).resolve().relative_to(root))
+        text = files.get(rel) or (root / rel).read_text()
+        try:
+            done = instrument(text, profile.name, profile.line)
+        except (ValueError, SyntaxError) as exc:
+            out.notes.append(f"{profile.name}: not instrumented: {exc}")
+            continue
+        files[rel] = done.text
+        tables[profile.id] = done
+        out.notes += [f"{profile.name}: {n}" for n in done.notes]
+    if not tables:
+        return out
+    with tempfile.TemporaryDirectory(prefix="intelliperf-timers-") as tmp:
+        copy = copy_project(root, files, Path(tmp) / "project", exclude=(keep,) if keep else ())
+        folder = Path(keep) if keep else Path(tmp) / "out"
+        folder.mkdir(parents=True, exist_ok=True)
+        prefix = folder / "proton"
+        result = _run(in_copy(command, root, copy), copy / Path(cwd).resolve().relative_to(root), prefix,
+                      mode or DEFAULT_MODE, timeout_s)
+        trace = prefix.with_suffix(".chrome_trace")
+        dropped = _dropped(result.tail)
+        if result.returncode != 0 or not trace.exists():
+            why = _errors(folder) or " | ".join(result.tail[-3:])
+            out.notes.append(f"region timers: the instrumented run produced no trace (exit {result.returncode}): "
+                             f"{why[:400]}")
+            return out
+        text = trace.read_text()
+        for profile in kernels:
+            if profile.id not in tables:
+                continue
+            done = tables[profile.id]
+            intervals = timeline.parse_trace(text, profile.name)
+            regions = done.regions or timeline.regions_from_names(sorted({iv.region for iv in intervals}))
+            report = timeline.analyse(intervals, regions, profile.name)
+            report.loop_line = done.loop_line
+            if dropped:
+                report.problems.append(dropped)
+            if keep:
+                report.files = _pictures(intervals, regions, folder, profile.name, pictures) | {
+                    "proton_trace": str(trace)}
+            out.evidence[profile.id] = Evidence(backend=BACKEND, modelled=False, kernel=profile.name,
+                                                launches_traced=report.launches, regions=report)
+    out.seconds = round(time.perf_counter() - started, 2)
+    out.notes.append(f"region timers: one instrumented run, {out.seconds:.1f} s (Proton, mode {mode or DEFAULT_MODE})")
+    return out
+
+
+def _run(command: list[str], cwd: Path, prefix: Path, mode: str, timeout_s: float | None):
+    from ..workload.runner import BOOTSTRAP_DIR, PACKAGE_PARENT, is_secret, spawn
+
+    env = {k: v for k, v in os.environ.items() if not is_secret(k)}
+    env.pop("TRITON_INTERPRET", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(BOOTSTRAP_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env.update({ENV_PREFIX: str(prefix), ENV_MODE: mode, "INTELLIPERF_HOME": str(PACKAGE_PARENT)})
+    return spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s)
+
+
+def _dropped(tail: list[str]) -> str | None:
+    worst = max((int(m[3]) for line in tail if (m := _DROPPED.search(line))), default=0)
+    if not worst:
+        return None
+    kept = next(int(m[2]) for line in tail if (m := _DROPPED.search(line)))
+    return (f"Proton's buffer kept {kept} of up to {worst} events per warp: the earliest were dropped; raise "
+            "buffer_size in --timer-mode")
+
+
+def _errors(folder: Path) -> str:
+    return " ".join(p.read_text().strip() for p in folder.glob("error-*.txt"))
+
+
+def _pictures(intervals, regions, folder: Path, kernel: str, png: bool) -> dict[str, str]:
+    files = {"timeline": str(timeline.perfetto(intervals, regions, folder / f"timeline-{kernel}.json"))}
+    if png:
+        try:
+            files["png"] = str(timeline.render_png(intervals, regions, folder / f"timeline-{kernel}.png",
+                                                   f"{kernel}: regions per warp"))
+        except ImportError:
+            files["png_missing"] = "matplotlib is not installed (pip install 'intelliperf[plot]')"
+    return files
