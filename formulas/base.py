@@ -29,6 +29,8 @@ class Formula(ABC):
     # Hardware counters per profiler backend ("ncu", "rocprofv3"), gathered when a GPU and the
     # profiler are there; a formula prefers them to the interpreter model and the static view.
     counters: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # Region timers (Proton instrumentation of the kernel, on a GPU): Evidence.regions.
+    regions: ClassVar[bool] = False
     metric: ClassVar[str | None] = None  # the figure a fix must improve
     problem: ClassVar[str] = ""  # what a rewriter is told the problem is
     techniques: ClassVar[tuple[str, ...]] = ()  # known fixes, for the rewriter
@@ -56,6 +58,10 @@ class Formula(ABC):
     def needs(self, registry: Registry) -> set[str]:
         """The evidence backends to gather before this formula can judge a kernel."""
         return set(self.evidence)
+
+    def wants_regions(self, registry: Registry) -> bool:
+        """Whether to run the region-timer pass (Proton) for this formula on a GPU."""
+        return self.regions
 
     def counter_metrics(self, registry: Registry, backend: str) -> list[str]:
         """The metrics to collect with `backend` for this formula."""

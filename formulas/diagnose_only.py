@@ -19,6 +19,9 @@ class DiagnoseOnly(Formula):
         others = [registry.create(name) for name in registry.names() if name != self.name]
         return {need for formula in others for need in formula.needs(registry)}
 
+    def wants_regions(self, registry) -> bool:
+        return any(registry.create(name).wants_regions(registry) for name in registry.names() if name != self.name)
+
     def counter_metrics(self, registry, backend: str) -> list[str]:
         others = [registry.create(name) for name in registry.names() if name != self.name]
         return sorted({m for formula in others for m in formula.counter_metrics(registry, backend)})

@@ -70,7 +70,8 @@ def diagnose(
 def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int, kernel: str | None, device: str,
               sample_programs: int, trace_launches: int, timeout_s: float | None, cwd: str | None,
               progress: Progress, counters: str = "auto",
-              profile_dir: str | Path | None = None) -> tuple[Report, Recording]:
+              profile_dir: str | Path | None = None, timer_dir: str | Path | None = None,
+              ) -> tuple[Report, Recording]:
     """Profile, rank and diagnose: the report without an optimization, and the recording."""
     pattern = _kernel_pattern(kernel)
     if top_n < 1:
@@ -104,10 +105,20 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
         counter_notes += notes
         stages["counters"] = time.perf_counter() - started_counters
         started += stages["counters"]
+    timed: dict = {}
+    if the_formula.wants_regions(registry):
+        if not interpret:
+            progress("region timers: running the command with the top kernels instrumented (Proton)")
+        started_timers = time.perf_counter()
+        timed, notes = _region_timers(command, top, interpret, cwd, timeout_s, timer_dir or profile_dir)
+        counter_notes += notes
+        stages["region_timers"] = time.perf_counter() - started_timers
+        started += stages["region_timers"]
     diagnoses = []
     for rank, profile in enumerate(top, start=1):
-        # best first: hardware counters, then the interpreter model, then the static view
-        evidence = ([measured[profile.id]] if profile.id in measured else []) + recording.evidence_of(profile.id)
+        # best first: hardware counters, region timers, then the interpreter model, then the static view
+        evidence = ([measured[profile.id]] if profile.id in measured else []) + (
+            [timed[profile.id]] if profile.id in timed else []) + recording.evidence_of(profile.id)
         findings = the_formula.evaluate(profile, evidence, registry)
         diagnoses.append(KernelDiagnosis(kernel=profile.name, rank=rank, findings=findings, evidence=evidence))
     stages["diagnose"] = time.perf_counter() - started
@@ -125,6 +136,46 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
         kernels=recording.kernels, top=[p.name for p in top], diagnoses=diagnoses, selected=selected,
         stages=stages, notes=_notes(registry, recording, interpret) + counter_notes)
     return report, recording
+
+
+class _RegionsOnly:
+    """The formula slot of `intelliperf regions`: no verdict, the region timers and static view only."""
+
+    name = "regions"
+    metric = None
+
+    def needs(self, registry: Registry) -> set[str]:
+        return {STATIC_BACKEND}
+
+    def wants_regions(self, registry: Registry) -> bool:
+        return True
+
+    def counter_metrics(self, registry: Registry, backend: str) -> list[str]:
+        return []
+
+    def evaluate(self, kernel: KernelProfile, evidence: list, registry: Registry) -> list:
+        return []
+
+
+def regions(command: Sequence[str], *, kernel: str | None = None, device: str = "auto",
+            out_dir: str | Path = "intelliperf-regions", timeout_s: float | None = None, cwd: str | None = None,
+            progress: Progress | None = None) -> Report:
+    """Time the regions of the top kernel (or the top one matching `kernel`) with compiler-inserted
+    timers, without a formula: per-region cycles, overlap, the timeline (Perfetto JSON, PNG) in
+    `out_dir`. Without a GPU, the regions and what the static view compiled in each."""
+    from .delivery.report import write_reports
+    from .profiling.region_timers import static_regions
+
+    out = Path(out_dir).resolve()
+    report, recording = _diagnose(list(command), _RegionsOnly(), default_registry(), top_n=1, kernel=kernel,
+                                  device=device, sample_programs=1, trace_launches=1, timeout_s=timeout_s, cwd=cwd,
+                                  progress=progress or (lambda stage: None), counters="off", timer_dir=out)
+    for d in report.diagnoses:
+        profile = next(k for k in report.kernels if k.name == d.kernel)
+        if not any(ev.regions for ev in d.evidence):
+            report.notes += static_regions(profile, d.evidence)
+    write_reports(report, output=out / "report.json", markdown=out / "report.md")
+    return report
 
 
 def _counter_backend(requested: str, the_formula, registry: Registry, interpret: bool) -> tuple[str | None, str | None]:
@@ -146,6 +197,22 @@ def _counters(backend: str, command: list[str], top: list[KernelProfile], the_fo
                                        timeout_s=timeout_s, sass_tables=recording.sass_tables(),
                                        keep=Path(keep) if keep else None)
     return {pid: evidence[name] for pid, name in names.items() if name in evidence}, notes
+
+
+def _region_timers(command: list[str], top: list[KernelProfile], interpret: bool, cwd: str | None,
+                   timeout_s: float | None, keep: str | Path | None) -> tuple[dict, list[str]]:
+    """One instrumented run over the top kernels (GPU only): evidence per kernel id, and notes."""
+    from .profiling import region_timers
+
+    why = region_timers.available(interpret)
+    if why:
+        return {}, [why]
+    root = Path(cwd or os.getcwd())
+    run = region_timers.collect(command, top, root=root, cwd=root, timeout_s=timeout_s,
+                                keep=Path(keep) if keep else None, pictures=keep is not None)
+    if keep is None:
+        run.notes.append("the timeline (Perfetto JSON, PNG) is kept with --profile-dir DIR")
+    return run.evidence, run.notes
 
 
 def trace_settings(the_formula, registry: Registry, kernel: str | None, sample_programs: int = 32,
@@ -286,7 +353,7 @@ def optimize(
     the_formula = registry.create(formula, **(formula_options or {}))
     report, recording = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
                                   sample_programs=sample_programs, trace_launches=1, timeout_s=timeout_s, cwd=cwd,
-                                  progress=progress, counters=counters)
+                                  progress=progress, counters=counters, timer_dir=out / "regions")
 
     def write() -> None:
         write_reports(report, output=out / "report.json", markdown=out / "report.md")

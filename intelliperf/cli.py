@@ -141,6 +141,25 @@ def optimize(
         raise typer.Exit(NO_WIN_EXIT)
 
 
+@app.command(context_settings=_COMMAND_SETTINGS)
+def regions(
+    command: list[str] | None = typer.Argument(None, metavar="-- CMD [ARGS]...", help="The program to run."),
+    kernel: str | None = typer.Option(None, "--kernel", "-k", help="The top kernel whose name matches this regex."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
+    out_dir: Path = typer.Option(Path("intelliperf-regions"), "--out-dir", help="Report, timeline (Perfetto "
+                                                                                  "JSON) and PNG go here."),
+    timeout: float | None = typer.Option(None, "--timeout", help="Stop the command after this many seconds."),
+) -> None:
+    """Time the regions of the top kernel with compiler-inserted timers (Proton) and draw its timeline."""
+    from .api import regions as run_regions
+    from .delivery.console import print_report
+
+    report = run_regions(command or [], kernel=kernel, device=device, out_dir=out_dir, timeout_s=timeout,
+                         progress=_progress)
+    print_report(report, out)
+    err.print(f"[dim]report and timeline written to {out_dir}[/dim]")
+
+
 @app.command()
 def formulas(
     formula_path: list[Path] = typer.Option([], "--formula-path", help="Also load formulas from this file."),

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import IntelliPerfError, UsageError
-from .models import Attempt, Finding, KernelProfile, Measure, Optimization, Report
+from .models import Attempt, Evidence, Finding, KernelProfile, Measure, Optimization, Report
 from .profiling.aggregate import Recording, load_recording
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
 from .rewriters.source import ScopeError, check_scope, code_unit, splice, unified_diff
@@ -247,7 +247,7 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     attempt.verdict = verdict
     attempt.seconds.update(verdict.seconds)
     begin = time.perf_counter()
-    attempt.after = _measure_candidate(s, where / "validation" / "candidate") if verdict.correct else None
+    attempt.after = _measure_candidate(s, where / "validation" / "candidate", program) if verdict.correct else None
     attempt.seconds["metric"] = round(time.perf_counter() - begin, 3)
     _decide(s, attempt)
     shutil.rmtree(where, ignore_errors=True)  # the copy and its captures: the report has what matters
@@ -263,21 +263,32 @@ def _measure(finding: Finding | None, profile: KernelProfile | None, time_source
 def _baseline(s: Session) -> Measure:
     """The original measured as each candidate will be, from its recording (no profiler pass), so
     before and after compare like with like when the diagnosis also read hardware counters."""
-    return _measure_in(s, s.recording, s.profile, s.report.run.time_source)
+    timed = [ev for d in s.report.diagnoses if d.kernel == s.profile.name for ev in d.evidence if ev.regions]
+    return _measure_in(s, s.recording, s.profile, s.report.run.time_source, timed)
 
 
-def _measure_candidate(s: Session, record_dir: Path) -> Measure:
-    """The formula's metric and the kernel time in the candidate's own (validation) run."""
+def _measure_candidate(s: Session, record_dir: Path, program: Program) -> Measure:
+    """The formula's metric and the kernel time in the candidate's own (validation) run; region
+    timers, when the formula reads them, in one more run of the candidate's copy."""
     recording = load_recording(record_dir)
     profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
     if profile is None:
         return Measure()
-    return _measure_in(s, recording, profile, recording.first("time_source", "unknown"))
+    timed = []
+    if s.report.run.mode == "compiled" and s.formula.wants_regions(s.registry):
+        from .profiling import region_timers
+
+        s.progress("region timers: the candidate once more, instrumented")
+        timed = list(region_timers.collect(program.command, [profile], root=program.root, cwd=program.workdir(),
+                                           timeout_s=s.validation.timeout_s).evidence.values())
+    return _measure_in(s, recording, profile, recording.first("time_source", "unknown"), timed)
 
 
-def _measure_in(s: Session, recording: Recording, profile: KernelProfile, time_source: str) -> Measure:
-    """The formula asked again on one run's recording: its metric there, and the kernel time."""
-    findings = s.formula.evaluate(profile, recording.evidence_of(profile.id), s.registry)
+def _measure_in(s: Session, recording: Recording, profile: KernelProfile, time_source: str,
+                timed: list[Evidence] = ()) -> Measure:
+    """The formula asked again on one run's recording (and its region timers): its metric there,
+    and the kernel time."""
+    findings = s.formula.evaluate(profile, [*timed, *recording.evidence_of(profile.id)], s.registry)
     finding = next((f for f in findings if f.formula == s.finding.formula), findings[0] if findings else None)
     return _measure(finding, profile, time_source)
 

@@ -24,7 +24,13 @@ def print_report(report: Report, console: Console) -> None:
         for finding in diagnosis.findings:
             if finding.present or len(report.diagnoses) == 1:
                 console.print(_finding_panel(diagnosis.kernel, finding))
-    if report.selected:
+    for diagnosis in report.diagnoses:
+        for ev in diagnosis.evidence:
+            if ev.regions is not None:
+                console.print(regions_table(ev.regions))
+    if report.formula == "regions":
+        pass  # `intelliperf regions` asks no formula
+    elif report.selected:
         console.print(f"[bold]Bottleneck ({report.formula}) found first in [red]{report.selected}[/red].[/bold]")
     else:
         console.print(f"[green]No {report.formula} bottleneck in the diagnosed kernels: {', '.join(report.top)}.[/]")
@@ -98,3 +104,18 @@ def _finding_panel(kernel: str, finding: Finding) -> Panel:
             parts.append(Syntax(code, "python", line_numbers=True, start_line=first, highlight_lines={src.line}))
     title = f"{finding.formula} · {kernel} · {finding.severity if finding.present else 'not found'}"
     return Panel(Group(*parts), title=title, border_style=_SEVERITY_STYLE[finding.severity])
+
+
+def regions_table(r) -> Table:
+    """Per-region cycles of one kernel (region timers)."""
+    title = f"Regions of {r.kernel} (cycles per warp, {r.ctas} CTAs x {r.warps_per_cta} warps)"
+    if r.iteration_cycles:
+        title += (f"; loop: {r.iteration_cycles:,.0f} cycles/iteration, {r.exposed_memory_share:.0%} memory, "
+                  f"{r.compute_share:.0%} compute")
+    table = Table("region", "kind", "lines", "cycles/warp", "per execution", "of kernel", "of loop", title=title)
+    for x in r.regions:
+        table.add_row(x.name, x.kind, f"{x.first_line}-{x.last_line}" if x.first_line else "",
+                      f"{x.cycles_per_warp:,.0f}", f"{x.cycles_per_execution:,.0f}",
+                      f"{x.share_of_kernel:.1%}" if x.share_of_kernel is not None else "",
+                      f"{x.share_of_loop:.1%}" if x.share_of_loop is not None else "")
+    return table

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..models import Finding, Measure, Optimization, Report
+from ..models import Finding, Measure, Optimization, Regions, Report
 from ..profiling.recorder import write_atomic
 from ..validators.verdict import Speedup
 
@@ -64,6 +64,9 @@ def render_markdown(report: Report) -> str:
         out += ["", f"### {diagnosis.rank}. `{diagnosis.kernel}`", ""]
         for finding in diagnosis.findings:
             out += _finding_markdown(finding)
+        for ev in diagnosis.evidence:
+            if ev.regions is not None:
+                out += regions_markdown(ev.regions)
     if report.optimization is not None:
         out += optimization_markdown(report.optimization)
     if report.stages:
@@ -132,6 +135,43 @@ def optimization_markdown(opt: Optimization) -> list[str]:
     if opt.notes:
         out += ["", "Loop notes:", ""] + [f"- {n}" for n in opt.notes]
     return out
+
+
+def regions_markdown(r: Regions) -> list[str]:
+    """The `regions` section: what the region timers measured in one launch of a kernel."""
+    out = ["", f"#### Regions of `{r.kernel}` (region timers, {r.ctas} CTAs x {r.warps_per_cta} warps, "
+               f"cycles per warp)", ""]
+    if r.iteration_cycles:
+        out.append(f"Main loop (line {r.loop_line}): {r.loop_iterations:g} iterations, {r.iteration_cycles:,.0f} "
+                   f"cycles each; {r.exposed_memory_share:.0%} in memory statements, {r.compute_share:.0%} in "
+                   f"compute, {r.unattributed_share:.0%} between statements. Overlap of memory and compute regions "
+                   f"across a CTA's warps: {r.overlap or 0:.0%}.")
+    if r.overhead is not None:
+        out.append(f"Instrumentation overhead (measured): {r.overhead:+.1%} kernel time.")
+    out += ["", "| region | kind | lines | cycles/warp | per execution | share of kernel | share of loop |",
+            "|---|---|---|---:|---:|---:|---:|"]
+    for x in r.regions:
+        lines = f"{x.first_line}-{x.last_line}" if x.first_line else ""
+        out.append(f"| `{x.name}` | {x.kind} | {lines} | {x.cycles_per_warp:,.0f} | {x.cycles_per_execution:,.0f} | "
+                   f"{_pct(x.share_of_kernel)} | {_pct(x.share_of_loop)} |")
+    if r.critical_path:
+        first = r.critical_path[0]
+        out.append(f"\nCritical path: CTA {first['cta']} warp {first['warp']}: " + ", ".join(
+            f"{c['region']} {c['cycles']:,}" for c in r.critical_path[:6]))
+    if r.warp_group_wait_cycles:
+        out.append("\nWarp groups waiting on each other (cycles): " + ", ".join(
+            f"{k} {v:,.0f}" for k, v in r.warp_group_wait_cycles.items()))
+    for problem in r.problems:
+        out.append(f"\n**Not to be trusted as is:** {problem}")
+    if r.files.get("png"):
+        out.append(f"\n![timeline]({r.files['png']})")
+    if r.files.get("timeline"):
+        out.append(f"\nTimeline for Perfetto (ui.perfetto.dev) or chrome://tracing: `{r.files['timeline']}`")
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return f"{x:.1%}" if x is not None else ""
 
 
 def _finding_markdown(finding: Finding) -> list[str]:

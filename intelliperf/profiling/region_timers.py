@@ -145,3 +145,26 @@ def _pictures(intervals, regions, folder: Path, kernel: str, png: bool) -> dict[
         except ImportError:
             files["png_missing"] = "matplotlib is not installed (pip install 'intelliperf[plot]')"
     return files
+
+
+def static_regions(profile: KernelProfile, evidence: list[Evidence]) -> list[str]:
+    """Without timers: each region of the kernel and what the static view compiled there (cuda:90)."""
+    if not profile.file or not Path(profile.file).is_file():
+        return []
+    try:
+        done = instrument(Path(profile.file).read_text(), profile.name, profile.line)
+    except (ValueError, SyntaxError):
+        return []
+    out = []
+    for region in done.regions:
+        if region.kind in ("kernel", "loop"):
+            continue
+        seen: dict[str, int] = {}
+        for ev in evidence:
+            for f in ev.facts:
+                if f.target.startswith("cuda") and region.first_line <= f.line <= region.last_line:
+                    seen[f.instruction] = seen.get(f.instruction, 0) + f.count
+        compiled = ", ".join(f"{n}x {i}" for i, n in seen.items()) or "no memory or tensor-core instruction"
+        out.append(f"region {region.name} ({region.kind}, lines {region.first_line}-{region.last_line}"
+                   f"{', in the loop' if region.in_loop else ''}): compiled for cuda:90: {compiled}")
+    return out

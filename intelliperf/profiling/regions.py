@@ -83,9 +83,11 @@ def user_kind(name: str) -> str:
     return "user"
 
 
-def instrument(text: str, kernel: str, kernel_line: int | None = None) -> Instrumented:
+def instrument(text: str, kernel: str, kernel_line: int | None = None, inner: bool = True) -> Instrumented:
     """The file `text` with timers around the regions of the @triton.jit function `kernel`
-    (the one defined at `kernel_line` when given). Raises ValueError when it is not there."""
+    (the one defined at `kernel_line` when given); `inner=False` leaves the loop body alone
+    (kernel, prologue, loop, epilogue only: the cheapest timing). Raises ValueError when the
+    kernel is not there."""
     tree = ast.parse(text)
     fn = _find_kernel(tree, kernel, kernel_line)
     if _has_user_scopes(fn):
@@ -112,8 +114,8 @@ def instrument(text: str, kernel: str, kernel_line: int | None = None) -> Instru
             regions.append((Region("prologue", "prologue", before[0].lineno, before[-1].end_lineno),
                             before[0], before[-1]))
         regions.append((Region("loop", "loop", loop.lineno, loop.end_lineno), loop, loop))
-        inside = _runs(loop.body, in_loop=True)
-        if not any(r.kind in MEMORY_KINDS for r, _, _ in inside) or not any(r.kind in COMPUTE_KINDS
+        inside = _runs(loop.body, in_loop=True) if inner else []
+        if inner and not any(r.kind in MEMORY_KINDS for r, _, _ in inside) or not any(r.kind in COMPUTE_KINDS
                                                                            for r, _, _ in inside):
             notes.append("the main loop does not separate memory from compute statements (e.g. a load nested "
                          "inside a dot), so its overlap cannot be measured; split them into separate statements")
@@ -129,8 +131,8 @@ def instrument(text: str, kernel: str, kernel_line: int | None = None) -> Instru
 
 
 def _find_kernel(tree: ast.Module, kernel: str, line: int | None) -> ast.FunctionDef:
-    found = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == kernel
-             and (line is None or n.lineno <= line <= n.end_lineno)]
+    named = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == kernel]
+    found = [n for n in named if line is None or n.lineno - len(n.decorator_list) <= line <= n.end_lineno] or named
     if not found:
         raise ValueError(f"no function {kernel} in the kernel's file" + (f" at line {line}" if line else ""))
     return found[0]

@@ -93,7 +93,7 @@ def compile_args(fn_params: list[str], args: list[dict]) -> tuple[dict, dict, di
             value = arg["value"]
             if isinstance(value, bool):
                 signature[name] = "i1"
-            elif value == 1 and isinstance(value, int):  # Triton specialises an integer 1 as a constant
+            elif type(value) is int and value == 1:  # Triton specialises an integer 1 as a constant
                 signature[name], constexprs[name] = "constexpr", 1
             elif isinstance(value, int):
                 signature[name] = "i32" if -(2 ** 31) <= value < 2 ** 31 else "i64"
@@ -276,7 +276,7 @@ def compile_here(py_fn, bound: dict, target: str, options: dict | None = None):
         if param.is_constexpr or value is None:
             signature[param.name], constexprs[param.name] = "constexpr", value
             continue
-        if value == 1 and type(value) is int:  # Triton specialises an integer 1 as a constant (and so do we)
+        if type(value) is int and value == 1:  # Triton specialises an integer 1 as a constant (and so do we)
             signature[param.name], constexprs[param.name] = "constexpr", 1
             continue
         signature[param.name] = mangle_type(value)

@@ -70,6 +70,11 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
         current = next((k.value.value for k in loop.iter.keywords if k.arg == "num_stages"
                         and isinstance(k.value, ast.Constant)), None)
         out.append(Knob("num_stages", current, (2, 3, 4, 1), *STAGES_RANGE, loop_line=loop.lineno))
+    if request.formula == "overlap":  # pipelining depth is the fix the formula names first
+        out.sort(key=lambda k: k.name != "num_stages")
+        for knob in out:
+            if knob.name == "num_stages" and knob.value == 1 and not knob.loop_line:
+                knob.tries = (3, 2, 4)
     return out, skipped
 
 

@@ -1,11 +1,14 @@
-"""Probe: what Proton's instrumentation reports for the overlap examples (H100 exploration).
+"""Overhead and accuracy of intelliperf's region timers (GPU).
 
-    python benchmarks/regions_probe.py OUT_DIR
+    python benchmarks/regions_accuracy.py OUT_DIR [inner|outer] [PROTON_MODE]
 
-Instruments each examples/overlap kernel with intelliperf's region timers, runs it once under
-Proton (chrome trace, reduced size), times the plain and the instrumented kernel (CUPTI kernel
-durations through torch.profiler), and measures a spin of known length. Writes traces and a
-summary JSON to OUT_DIR.
+Instruments each examples/overlap kernel as `intelliperf regions` does (`inner`: also the loop's
+load/dot/math statements; `outer`: kernel, prologue, loop and epilogue only), runs it once under
+Proton (chrome trace, reduced size), and times the plain and the instrumented kernel at full
+size: median CUPTI kernel duration of 20 launches (torch.profiler), so Proton's per-launch buffer
+fill is not counted. Then a spin of known length (clock64) inside one CTA: the "spin" region
+against the cycles the kernel counted itself, and the whole-kernel region (cycles over the SM
+clock measured with %globaltimer) against the CUPTI duration. Writes probe.json to OUT_DIR.
 """
 
 import json
@@ -117,7 +120,7 @@ res = {"sm_clock_mhz": buf[0].item() / buf[1].item() * 1000, "freq_cycles": buf[
 spins = []
 for cycles in (10_000, 1_000_000, 4_000_000):
     o = torch.zeros(1, dtype=torch.int64, device="cuda")
-    proton.start(f"{out}/spin_{cycles}", backend="instrumentation", data="trace")
+    proton.start(f"{out}/spin_{cycles}", backend="instrumentation", data="trace", mode=sys.argv[2])
     spin_kernel[(1,)](o, cycles); torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         spin_kernel[(1,)](o, cycles); torch.cuda.synchronize()
@@ -151,16 +154,19 @@ def summarize(path: Path) -> dict:
 def main() -> None:
     out = Path(sys.argv[1]).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    mode = sys.argv[2] if len(sys.argv) > 2 else ""
-    results = {"mode": mode}
+    inner = (sys.argv[2] if len(sys.argv) > 2 else "inner") == "inner"
+    from intelliperf.profiling.region_timers import DEFAULT_MODE
+
+    mode = sys.argv[3] if len(sys.argv) > 3 else DEFAULT_MODE
+    results = {"mode": mode, "inner": inner}
     with tempfile.TemporaryDirectory() as tmp:
         for name, (kernel, fn, small) in EXAMPLES.items():
             src = (ROOT / "examples/overlap" / f"{name}.py").read_text()
-            inst = instrument(src, kernel)
+            inst = instrument(src, kernel, inner=inner)
             (Path(tmp) / f"{name}.py").write_text(src)
             (Path(tmp) / f"{name}_instrumented.py").write_text(inst.text)
             (Path(tmp) / "_harness.py").write_text((ROOT / "examples/overlap/_harness.py").read_text())
-            env = dict(os.environ, TRITON_KERNEL_DUMP="1", TRITON_DUMP_DIR=str(out / "dump" / name))
+            env = dict(os.environ)
             p = subprocess.run([sys.executable, "-c", CHILD, tmp, name, fn, str(out), mode, *small],
                                capture_output=True, text=True, env=env, timeout=300)
             print(p.stderr[-3000:], file=sys.stderr)
@@ -171,13 +177,31 @@ def main() -> None:
             row["regions"] = [r.to_dict() for r in inst.regions]
             results[name] = row
             print(name, json.dumps({k: v for k, v in row.items() if k not in ("trace", "regions")}), flush=True)
-        p = subprocess.run([sys.executable, "-c", SPIN, str(out)], capture_output=True, text=True, timeout=300)
+        p = subprocess.run([sys.executable, "-c", SPIN, str(out), mode], capture_output=True, text=True, timeout=300)
         print(p.stderr[-3000:], file=sys.stderr)
         results["spin"] = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {"error": p.stderr}
         for f in out.glob("spin_*.chrome_trace"):
             results["spin"].setdefault("traces", {})[f.name] = summarize(f)
     (out / "probe.json").write_text(json.dumps(results, indent=1, default=str))
-    print(json.dumps(results, indent=1, default=str)[:6000])
+    print(f"{'example':22s} {'plain ms':>9s} {'timed ms':>9s} {'overhead':>9s}")
+    for name in EXAMPLES:
+        row = results[name]
+        if "plain_ms" in row:
+            print(f"{name:22s} {row['plain_ms']:9.4f} {row['instrumented_ms']:9.4f} "
+                  f"{row['instrumented_ms'] / row['plain_ms'] - 1:+9.2%}")
+    spin = results["spin"]
+    if "spins" in spin:
+        clock = spin["sm_clock_mhz"]
+        for sp, (fname, tr) in zip(spin["spins"], sorted(spin.get("traces", {}).items(), key=lambda kv: int(
+                kv[0].split("_")[1].split(".")[0])), strict=False):
+            regions = tr["regions"]
+            # per execution: the trace holds two launches of 4 warps (the traced one and the timed one)
+            region = regions["spin"]["dur_kcycles"] * 1000 / regions["spin"]["n"]
+            whole = regions["kernel"]["dur_kcycles"] * 1000 / regions["kernel"]["n"]
+            cupti = min(sp["cupti_us"]) if sp["cupti_us"] else None
+            print(f"spin {sp['cycles']:>9,} cycles: region {region:,.0f} vs in-kernel {sp['measured_in_kernel']:,} "
+                  f"({region / sp['measured_in_kernel'] - 1:+.3%}); kernel region {whole / clock:,.1f} us at "
+                  f"{clock:.0f} MHz vs CUPTI {cupti} us")
 
 
 if __name__ == "__main__":

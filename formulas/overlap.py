@@ -1,0 +1,136 @@
+"""overlap: a main loop whose memory and compute take turns instead of overlapping.
+
+A GEMM or attention loop is fast when the loads of later iterations are in flight while the
+tensor cores work on the current one (software pipelining: `num_stages`, asynchronous copies,
+TMA). With `num_stages=1` every iteration waits for its own loads.
+
+Evidence, best first: region timers (Proton, inserted by intelliperf around the loop's load,
+dot and math statements; GPU only) give the share of the loop's time warps spend in memory
+statements, i.e. waiting for loads: on the H100 the num_stages=1 GEMM example spent 46 % of
+its loop there, the pipelined one 12 %. The static view (any machine, NVIDIA targets) says
+whether the loop's loads compiled to synchronous `ld.global` or to asynchronous copies
+(`cp.async`, TMA): the share of synchronous ones is the modelled metric.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from intelliperf.models import Evidence, Finding, KernelProfile, Metric
+from intelliperf.pinpoint import source_line
+from intelliperf.profiling.regions import Instrumented, instrument
+
+from .base import Formula, _same_file
+
+ASYNC = ("async_copy", "tma")
+
+
+class Overlap(Formula):
+    name = "overlap"
+    summary = "a loop whose memory and compute take turns (not software-pipelined)"
+    evidence = ("static",)
+    regions = True  # region timers on a GPU
+    metric = "exposed_memory_share"
+    problem = ("The kernel's main loop loads its tiles and only then computes on them, so the tensor cores wait for "
+               "memory in every iteration: memory and compute do not overlap.")
+    techniques = (
+        "software-pipeline the loop: launch with num_stages=3 (or 2-4), or tl.range(..., num_stages=3) on the loop, "
+        "so loads of later iterations become asynchronous copies issued ahead",
+        "keep the loads as separate statements before the dot, with masks the pipeliner accepts",
+        "on Hopper, TMA descriptors (tl.make_tensor_descriptor) for the tiles; warp specialisation "
+        "(tl.range(..., warp_specialize=True)) where the Triton version supports it",
+        "change BLOCK_K or the tile shape so more bytes are in flight per iteration",
+    )
+
+    class Options(Formula.Options):
+        min_exposed: float = Field(0.1, ge=0, le=1, description="flag when warps spend this share of the loop in "
+                                                                 "memory statements (region timers)")
+
+    def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
+        layout = _layout(kernel)
+        if layout is None or layout.loop_line is None:
+            return self.finding(False, f"{kernel.name} has no loop with loads to pipeline", evidence_backend="static")
+        timed = next((ev for ev in evidence if ev.regions is not None and ev.regions.loop_cycles_per_warp), None)
+        sync, total, where = _load_instructions(kernel, evidence, layout)
+        if timed is not None:
+            return self._from_timers(kernel, timed, evidence, layout, sync, total)
+        if not total:
+            return self.no_evidence(kernel)
+        share = sync / total
+        metric = Metric(name="synchronous_load_share", value=round(share, 4), unit="of the loop's global-load "
+                        "instructions are synchronous (static view, cuda:90)", better="lower")
+        common = dict(evidence_backend=self.backends(evidence), modelled=True, metric=metric)
+        if share == 0:
+            return self.finding(False, f"{kernel.name}: the loop at line {layout.loop_line} loads through "
+                                       f"asynchronous copies ({total} instructions): it is pipelined.", **common)
+        has_compute = any(r.kind in ("dot", "math") and r.in_loop for r in layout.regions)
+        if not has_compute:
+            return self.finding(False, f"{kernel.name}: its loop only moves data; nothing to overlap with.", **common)
+        loop = _line(kernel, layout.loop_line, "the main loop (not pipelined)")
+        return self.finding(True, f"{kernel.name}: the loop at line {layout.loop_line} loads with {sync} synchronous "
+                                  "ld.global instruction(s) and no asynchronous copy: it is not software-pipelined, "
+                                  "so each iteration waits for its loads. Region timers on a GPU measure how long.",
+                            severity="low", lines=[loop, *where], **common)
+
+    def _from_timers(self, kernel, timed: Evidence, evidence, layout: Instrumented, sync: int, total: int) -> Finding:
+        r = timed.regions
+        exposed = r.exposed_memory_share or 0.0
+        metric = Metric(name=self.metric, value=round(exposed, 4), unit="of the main loop's time in memory statements "
+                        "(region timers)", better="lower")
+        common = dict(evidence_backend=self.backends(evidence), modelled=False, metric=metric)
+        figures = (f"per warp the loop takes {r.iteration_cycles:,.0f} cycles per iteration; "
+                   f"{exposed:.0%} in memory statements, {r.compute_share or 0:.0%} in compute, "
+                   f"{r.unattributed_share or 0:.0%} between statements; overlap of memory and compute regions "
+                   f"across warps {r.overlap or 0:.0%}") if r.iteration_cycles else "the loop was not timed"
+        if r.problems:
+            figures += ". Caution: " + "; ".join(r.problems)
+        pipelined = total and sync == 0
+        if exposed < self.options.min_exposed or pipelined:
+            why = "its loads are asynchronous copies (pipelined)" if pipelined else (
+                f"below the {self.options.min_exposed:.0%} threshold")
+            return self.finding(False, f"{kernel.name}: {figures}; {why}.", **common)
+        lines = [_line(kernel, layout.loop_line, f"the main loop: {r.iteration_cycles:,.0f} cycles per iteration "
+                       "(measured)")]
+        for stat in sorted(r.regions, key=lambda s: -(s.share_of_loop or 0)):
+            if stat.share_of_loop and stat.first_line and stat.side in ("memory", "compute"):
+                lines.append(_line(kernel, stat.first_line, f"{stat.name}: {stat.share_of_loop:.0%} of the loop, "
+                                   f"{stat.cycles_per_execution:,.0f} cycles per iteration ({stat.side}, measured)"))
+        severity = "high" if exposed >= 0.3 else "medium"
+        return self.finding(True, f"{kernel.name}: {figures}. Memory and compute take turns: pipeline the loop "
+                                  "(num_stages) so loads of later iterations are in flight during the dots.",
+                            severity=severity, lines=lines, **common)
+
+
+def _layout(kernel: KernelProfile) -> Instrumented | None:
+    if not kernel.file or not Path(kernel.file).is_file():
+        return None
+    try:
+        return instrument(Path(kernel.file).read_text(), kernel.name, kernel.line)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _load_instructions(kernel: KernelProfile, evidence: list[Evidence], layout: Instrumented):
+    """(synchronous global loads, all global loads) the static view saw at the loop's load lines
+    for cuda:90, and those lines with what was compiled there."""
+    load_lines = {ln for r in layout.regions if r.in_loop and r.kind == "load"
+                  for ln in range(r.first_line, r.last_line + 1)}
+    sync = total = 0
+    where = []
+    for ev in evidence:
+        for f in ev.facts:
+            if f.target.startswith("cuda") and f.line in load_lines and _same_file(f.file, kernel.file or "") \
+                    and f.kind in ("load", *ASYNC):
+                total += f.count
+                sync += f.count if f.kind == "load" else 0
+                where.append((f.line, f"{f.count}x {f.instruction}"))
+    lines = {}
+    for line, text in where:
+        lines.setdefault(line, []).append(text)
+    return sync, total, [_line(kernel, ln, "compiled (cuda:90): " + ", ".join(t)) for ln, t in sorted(lines.items())]
+
+
+def _line(kernel: KernelProfile, line: int, detail: str):
+    return source_line(kernel.file, line, detail)
