@@ -1,0 +1,169 @@
+"""Region timers: regions from the kernel's syntax, Proton traces recorded on the H100 (probe run,
+tests/fixtures/proton: 2 CTAs x 4 warps of each example, 1024x1024x4096 GEMM, Proton's default
+shared buffer, so the earliest events were dropped), the analysis, the timeline, and the overlap
+formula on timers and on the static view."""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from intelliperf.formulas.overlap import Overlap
+from intelliperf.models import Evidence, KernelProfile, StaticFact
+from intelliperf.profiling import timeline
+from intelliperf.profiling.regions import Region, instrument
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / "fixtures" / "proton"
+EXAMPLES = ROOT / "examples" / "overlap"
+
+
+def _regions(name: str) -> list[Region]:
+    return [Region(**r) for r in json.loads((FIXTURES / "regions.json").read_text())[name]]
+
+
+def _analysed(name: str):
+    intervals = timeline.parse_trace((FIXTURES / f"{name}.chrome_trace").read_text())
+    return intervals, timeline.analyse(intervals, _regions(name), "gemm_kernel")
+
+
+def test_regions_of_the_gemm_come_from_its_syntax():
+    done = instrument((EXAMPLES / "gemm.py").read_text(), "gemm_kernel")
+    kinds = [(r.name, r.kind, r.first_line, r.last_line, r.in_loop) for r in done.regions]
+    assert kinds == [("kernel", "kernel", 21, 44, False), ("prologue", "prologue", 21, 34, False),
+                     ("loop", "loop", 35, 40, False), ("load@36", "load", 36, 37, True),
+                     ("dot@38", "dot", 38, 38, True), ("epilogue", "epilogue", 41, 44, False)]
+    assert done.loop_line == 35
+    tree = ast.parse(done.text)  # still Python; the alias is imported once, after the docstring
+    assert done.text.count("import triton.profiler.language as _intelliperf_pl") == 1
+    kernel = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "gemm_kernel")
+    calls = [ast.unparse(n) for n in ast.walk(kernel) if isinstance(n, ast.Call) and "scope" in ast.unparse(n.func)]
+    assert calls.count("_intelliperf_pl.enter_scope('load@36')") == 1
+    assert calls.count("_intelliperf_pl.exit_scope('kernel')") == 1
+    # pointer increments stay outside every region: the loop body's last two statements
+    assert "_intelliperf_pl.exit_scope(\"dot@38\")\n        a_ptrs += BLOCK_K * stride_ak" in done.text
+
+
+def test_outer_only_and_user_scopes():
+    outer = instrument((EXAMPLES / "attention.py").read_text(), "attention_kernel", inner=False)
+    assert [r.kind for r in outer.regions] == ["kernel", "prologue", "loop", "epilogue"]
+    own = ("import triton\nimport triton.profiler.language as pl\n@triton.jit\ndef k(x):\n"
+           "    pl.enter_scope('mine')\n    pl.exit_scope('mine')\n")
+    done = instrument(own, "k")
+    assert done.user_scopes and done.text == own and not done.regions
+    with pytest.raises(ValueError, match="no function nope"):
+        instrument(own, "nope")
+
+
+def test_h100_gemm_trace_shows_the_unpipelined_loop_waiting_on_memory():
+    intervals, r = _analysed("gemm")
+    assert {iv.cta for iv in intervals} == {44, 8} or len({iv.cta for iv in intervals}) == 2
+    assert r.warps_per_cta == 4 and r.loop_iterations == 63  # 64 iterations, the first one's events dropped
+    # measured on the H100: a load region of ~760 cycles and a dot of ~625 per iteration
+    load = next(s for s in r.regions if s.name == "load@36")
+    dot = next(s for s in r.regions if s.name == "dot@38")
+    assert 700 < load.cycles_per_execution < 800 and 600 < dot.cycles_per_execution < 650
+    assert 0.40 < r.exposed_memory_share < 0.52
+    assert r.overlap is not None and r.overlap < 0.05  # warps of a CTA load together, then compute together
+
+
+def test_h100_pipelined_gemm_trace_hides_memory():
+    _, r = _analysed("gemm_pipelined")
+    assert r.exposed_memory_share < 0.15 and r.iteration_cycles < 700
+    assert r.unattributed_share > 0.5  # the pipeliner's waits sit between the statements
+
+
+def test_dropped_events_are_reported_not_analysed_as_if_complete():
+    intervals = timeline.parse_trace((FIXTURES / "attention.chrome_trace").read_text())
+    problems = timeline.check(intervals, _regions("attention"))
+    assert any("counts that do not match" in p for p in problems)
+    moved = [timeline.Interval(0, 0, 0, 0, "load@36", 100, 50)]
+    assert "end before they start" in timeline.check(moved, _regions("gemm"))[0]
+
+
+def test_launches_are_told_apart():
+    text = (FIXTURES / "gemm.chrome_trace").read_text()
+    data = json.loads(text)
+    twice = json.dumps({"traceEvents": data["traceEvents"] + data["traceEvents"]})
+    launches = {iv.launch for iv in timeline.parse_trace(twice)}
+    assert launches == {0, 1}
+
+
+def test_timeline_files(tmp_path):
+    intervals, _ = _analysed("gemm")
+    trace = json.loads(timeline.perfetto(intervals, _regions("gemm"), tmp_path / "t.json").read_text())
+    slices = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert {e["tid"] for e in slices} == {0, 1, 2, 3} and all(e["dur"] >= 0 for e in slices)
+    assert any(e["args"]["where"] == "(lines 36-37)" for e in slices)
+    png = timeline.render_png(intervals, _regions("gemm"), tmp_path / "t.png", "gemm")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _profile(example: str) -> KernelProfile:
+    return KernelProfile(id=f"gemm_kernel@{example}", name="gemm_kernel", file=str(EXAMPLES / example), line=18,
+                         launches=1, timed_launches=1, total_time_s=1e-3, mean_time_s=1e-3, share=1.0, signatures=[])
+
+
+def _static(example: str, kind: str, lines: tuple[int, int]) -> Evidence:
+    facts = [StaticFact(target="cuda:90", file=str(EXAMPLES / example), line=n, kind=kind, count=8,
+                        instruction="ld.global.v4.b32" if kind == "load" else "cp.async.cg.shared.global")
+             for n in lines]
+    return Evidence(backend="static", modelled=True, kernel="gemm_kernel", facts=facts)
+
+
+def test_overlap_formula_on_timers():
+    cases = (("gemm.py", "gemm", "load", (36, 37), True),
+             ("gemm_pipelined.py", "gemm_pipelined", "async_copy", (35, 36), False))
+    for example, name, kind, lines, flagged in cases:
+        _, r = _analysed(name)
+        timed = Evidence(backend="proton", modelled=False, kernel="gemm_kernel", regions=r)
+        finding = Overlap().diagnose(_profile(example), [timed, _static(example, kind, lines)])
+        assert finding.present is flagged and not finding.modelled
+        assert finding.metric.name == "exposed_memory_share" and finding.metric.better == "lower"
+    # the pipelined trace alone (12 % in its load statements, which only issue the copies) is above the
+    # 10 % threshold: the static view's asynchronous copies are what clears it
+    alone = Overlap().diagnose(_profile("gemm_pipelined.py"), [timed])
+    assert alone.present and alone.metric.value > 0.1
+    assert any(line.line == 36 and "load@36" in line.detail for line in
+               Overlap().diagnose(_profile("gemm.py"), [Evidence(backend="proton", modelled=False, kernel="g",
+                                                                 regions=_analysed("gemm")[1])]).lines)
+
+
+def _cli(*args, cwd=EXAMPLES):
+    env = dict(os.environ, TRITON_DEFAULT_FP_FUSION="1")
+    return subprocess.run([sys.executable, "-m", "intelliperf", *args], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=600)
+
+
+def test_cpu_diagnose_uses_the_static_view():
+    flagged = _cli("diagnose", "--formula", "overlap", "--device", "cpu", "--", sys.executable, "gemm.py")
+    assert flagged.returncode == 0, flagged.stderr
+    assert "not software-pipelined" in flagged.stdout and "region timers need compiled kernels" in flagged.stdout
+    clean = _cli("diagnose", "--formula", "overlap", "--device", "cpu", "--", sys.executable, "gemm_pipelined.py")
+    assert "asynchronous copies" in clean.stdout and "No overlap bottleneck" in clean.stdout
+
+
+def test_cpu_regions_command_says_it_needs_a_gpu(tmp_path):
+    result = _cli("regions", "--device", "cpu", "--out-dir", str(tmp_path), "--", sys.executable, "gemm.py")
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert "region timers need compiled kernels on a GPU" in result.stdout
+    assert "region load@36 (load, lines 36-37, in the loop): compiled for cuda:90" in result.stdout.replace("\n", " ")
+    assert (tmp_path / "report.md").exists()
+
+
+def test_search_rewriter_pipelines_the_gemm_on_cpu(tmp_path):
+    project = tmp_path / "overlap"
+    project.mkdir()
+    for f in ("_harness.py", "gemm.py"):
+        (project / f).write_text((EXAMPLES / f).read_text())
+    result = _cli("optimize", "--formula", "overlap", "--rewriter", "search", "--max-attempts", "2", "--device", "cpu",
+                  "--", sys.executable, "gemm.py", cwd=project)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    report = json.loads((project / "intelliperf-out" / "report.json").read_text())
+    winner = report["optimization"]["attempts"][report["optimization"]["winner"] - 1]
+    assert winner["title"] == "num_stages=3 (was 1)" and winner["after"]["metric"] == 0
+    assert (project / "gemm.py").read_text() == (EXAMPLES / "gemm.py").read_text()  # untouched without --in-place
