@@ -177,7 +177,10 @@ def main() -> None:
             row["regions"] = [r.to_dict() for r in inst.regions]
             results[name] = row
             print(name, json.dumps({k: v for k, v in row.items() if k not in ("trace", "regions")}), flush=True)
-        p = subprocess.run([sys.executable, "-c", SPIN, str(out), mode], capture_output=True, text=True, timeout=300)
+        spin_file = Path(tmp) / "spin.py"  # @triton.jit needs its source in a file
+        spin_file.write_text(SPIN)
+        p = subprocess.run([sys.executable, str(spin_file), str(out), mode], capture_output=True, text=True,
+                           timeout=300)
         print(p.stderr[-3000:], file=sys.stderr)
         results["spin"] = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {"error": p.stderr}
         for f in out.glob("spin_*.chrome_trace"):
@@ -192,7 +195,7 @@ def main() -> None:
     spin = results["spin"]
     if "spins" in spin:
         clock = spin["sm_clock_mhz"]
-        for sp, (fname, tr) in zip(spin["spins"], sorted(spin.get("traces", {}).items(), key=lambda kv: int(
+        for sp, (_file, tr) in zip(spin["spins"], sorted(spin.get("traces", {}).items(), key=lambda kv: int(
                 kv[0].split("_")[1].split(".")[0])), strict=False):
             regions = tr["regions"]
             # per execution: the trace holds two launches of 4 warps (the traced one and the timed one)
