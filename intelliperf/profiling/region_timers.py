@@ -9,7 +9,6 @@ trace is parsed into intervals and analysed per kernel (`timeline`); the timelin
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 import time
@@ -114,22 +113,20 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
 
 
 def _run(command: list[str], cwd: Path, prefix: Path, mode: str, timeout_s: float | None):
-    from ..workload.runner import BOOTSTRAP_DIR, PACKAGE_PARENT, is_secret, spawn
+    from ..workload.runner import bootstrap_env, spawn
 
-    env = {k: v for k, v in os.environ.items() if not is_secret(k)}
-    env.pop("TRITON_INTERPRET", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(BOOTSTRAP_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env.update({ENV_PREFIX: str(prefix), ENV_MODE: mode, "INTELLIPERF_HOME": str(PACKAGE_PARENT)})
+    env = bootstrap_env(interpret=False)  # no recorder: only the Proton session
+    env.update({ENV_PREFIX: str(prefix), ENV_MODE: mode})
     return spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s)
 
 
 def _dropped(tail: list[str]) -> str | None:
-    worst = max((int(m[3]) for line in tail if (m := _DROPPED.search(line))), default=0)
-    if not worst:
+    found = [m for line in tail if (m := _DROPPED.search(line))]
+    if not found:
         return None
-    kept = next(int(m[2]) for line in tail if (m := _DROPPED.search(line)))
-    return (f"Proton's buffer kept {kept} of up to {worst} events per warp: the earliest were dropped; raise "
-            "buffer_size in --timer-mode")
+    kept, worst = int(found[0][2]), max(int(m[3]) for m in found)
+    return (f"Proton's buffer kept {kept} of up to {worst} events per warp: the earliest were dropped (the "
+            f"buffer is set by region_timers.DEFAULT_MODE, {DEFAULT_MODE})")
 
 
 def _errors(folder: Path) -> str:

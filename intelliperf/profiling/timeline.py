@@ -155,9 +155,12 @@ def analyse(intervals: list[Interval], regions: list[Region], kernel: str) -> Re
         loop_cycles = sum(max(i.end for i in v if by_name[i.region].in_loop) - min(i.start for i in v
                           if by_name[i.region].in_loop) for v in per_warp.values()
                           if any(by_name[i.region].in_loop for i in v)) / len(warps)
+    by_region: dict[str, list[Interval]] = defaultdict(list)
+    for iv in ivs:
+        by_region[iv.region].append(iv)
     stats = []
     for name, region in by_name.items():
-        mine = [iv for iv in ivs if iv.region == name]
+        mine = by_region.get(name)
         if not mine:
             continue
         total = sum(iv.end - iv.start for iv in mine)

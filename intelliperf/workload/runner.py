@@ -82,17 +82,24 @@ def check_command(command: list[str]) -> None:
         raise CommandNotFoundError(program)
 
 
-def workload_env(record_dir: Path, interpret: bool, trace: TraceSettings, base: dict | None = None,
-                 secrets: tuple[str, ...] = ()) -> dict:
-    """The program's environment: ours minus secrets (and any variable named in `secrets`)."""
+def bootstrap_env(interpret: bool, base: dict | None = None, secrets: tuple[str, ...] = ()) -> dict:
+    """Ours minus secrets (and any variable named in `secrets`), with the bootstrap on PYTHONPATH;
+    what the bootstrap then does is chosen by the variables the caller adds."""
     env = {k: v for k, v in (base if base is not None else os.environ).items() if not is_secret(k, secrets)}
     env["PYTHONPATH"] = os.pathsep.join([str(BOOTSTRAP_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env[ENV_DIR] = str(record_dir)
     env["INTELLIPERF_HOME"] = str(PACKAGE_PARENT)
     if interpret:
         env["TRITON_INTERPRET"] = "1"
     else:  # --device gpu must mean compiled kernels, whatever the calling shell has set
         env.pop("TRITON_INTERPRET", None)
+    return env
+
+
+def workload_env(record_dir: Path, interpret: bool, trace: TraceSettings, base: dict | None = None,
+                 secrets: tuple[str, ...] = ()) -> dict:
+    """The program's environment with the launch recorder on: `bootstrap_env` plus the recorder's settings."""
+    env = bootstrap_env(interpret, base, secrets)
+    env[ENV_DIR] = str(record_dir)
     if trace.pattern is not None:
         env[ENV_TRACE] = trace.pattern
         env[ENV_SAMPLE] = str(trace.sample_programs)
