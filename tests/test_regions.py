@@ -6,6 +6,7 @@ formula on timers and on the static view."""
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,15 @@ def test_launches_are_told_apart():
     twice = json.dumps({"traceEvents": data["traceEvents"] + data["traceEvents"]})
     launches = {iv.launch for iv in timeline.parse_trace(twice)}
     assert launches == {0, 1}
+    # The scheduler places CTAs on other SMs in the next launch: CTA ids, not (SM, CTA), repeat.
+    ctas = sorted({re.match(r".*CTA(\d+)$", e["pid"])[1] for e in data["traceEvents"] if e.get("ph") == "X"})
+    moved = json.loads(json.dumps(data["traceEvents"]))
+    for e in moved:
+        if e.get("ph") == "X":
+            e["pid"] = re.sub(r"CTA(\d+)$", lambda m: f"CTA{ctas[(ctas.index(m[1]) + 1) % len(ctas)]}", e["pid"])
+    intervals = timeline.parse_trace(json.dumps({"traceEvents": data["traceEvents"] + moved}))
+    per_launch = [{iv.cta for iv in intervals if iv.launch == n} for n in (0, 1)]
+    assert {iv.launch for iv in intervals} == {0, 1} and per_launch[0] == per_launch[1]
 
 
 def test_timeline_files(tmp_path):

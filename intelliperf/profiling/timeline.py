@@ -2,8 +2,9 @@
 
 Proton writes one complete event per region execution and warp: `pid` "<kernel> Core<sm>
 CTA<id>", `tid` "warp <w> (line <n>)", `ts`/`dur` in cycles / 1000 (it assumes 1 GHz). Events
-come grouped by launch, then SM, CTA and warp, which is how launches are told apart (the
-format has no launch id). Within a CTA all warps read one SM clock, so intervals of one CTA
+come grouped by launch, then SM (ascending), CTA and warp. The format has no launch id, so a
+launch ends where the SM number falls or a CTA's warp comes back (a CTA id runs once per launch,
+on whichever SM the scheduler picks then). Within a CTA all warps read one SM clock, so intervals of one CTA
 compare exactly; across CTAs only roughly, which is why overlap is computed per CTA.
 
 The analysis (`analyse`) is plain arithmetic on those intervals, so it runs on any machine;
@@ -51,11 +52,11 @@ def parse_trace(text: str, kernel: str | None = None) -> list[Interval]:
         pid, tid = _PID.match(str(e.get("pid", ""))), _TID.match(str(e.get("tid", "")))
         if pid is None or tid is None or (kernel and pid["kernel"] != kernel):
             continue
-        key = (pid["sm"], pid["cta"], tid[1])
-        if key != last and key in seen:  # the writer came back to a warp it finished: next launch
-            launch, seen = launch + 1, set()
+        key, sm = (pid["kernel"], int(pid["cta"]), int(tid[1])), int(pid["sm"])
+        if last is not None and key != last[0] and (key in seen or (key[0] == last[0][0] and sm < last[1])):
+            launch, seen = launch + 1, set()  # the writer came back to a CTA's warp, or to a lower SM
         seen.add(key)
-        last = key
+        last = (key, sm)
         start = round(float(e["ts"]) * 1000)
         out.append(Interval(launch, int(pid["sm"]), int(pid["cta"]), int(tid[1]), str(e["name"]), start,
                             start + round(float(e["dur"]) * 1000)))
