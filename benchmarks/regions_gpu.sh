@@ -1,24 +1,58 @@
 #!/usr/bin/env bash
-# Region timers on a GPU: `intelliperf regions` and `diagnose --formula overlap` on the overlap examples at
-# a reduced size (one launch each; a 4096^3 GEMM's trace of 3 launches is 425 MB and takes a minute to
-# parse), small traces for the CPU tests' fixtures, then overhead and accuracy (regions_accuracy.py).
-#     bash benchmarks/regions_gpu.sh OUT_DIR
+# Region timers on a GPU, in two parts that each fit one device call (every step has its own timeout and
+# writes its log under OUT_DIR, so a step that hangs loses nothing else):
+#   tool      diagnose --formula overlap on the four overlap examples (reduced size, one launch), optimize
+#             --formula overlap --rewriter search on the two num_stages=1 examples, `intelliperf regions`
+#             on a 3-launch GEMM (launch separation), small traces from the tool's own pass (CI fixtures)
+#   accuracy  overhead and accuracy (regions_accuracy.py) with the default Proton mode, outer regions only,
+#             and Proton's optimizations / one warp per warp group
+#     bash benchmarks/regions_gpu.sh OUT_DIR tool|accuracy
 set -u
-out=${1:?usage: regions_gpu.sh OUT_DIR}
+out=${1:?usage: regions_gpu.sh OUT_DIR tool|accuracy}
+part=${2:-tool}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$out/device.txt"
 gemm="--m 1024 --n 1024 --k 4096 --repeat 1"
 attn="--batch 1 --heads 4 --seq 4096 --repeat 1"
-for ex in gemm gemm_pipelined attention attention_pipelined; do
-  args=$gemm; [[ $ex == attention* ]] && args=$attn
-  timeout 120 intelliperf diagnose --formula overlap --profile-dir "$out/diag_$ex" --markdown "$out/diag_$ex/report.md" \
-    -- python "examples/overlap/$ex.py" $args 2>&1 | grep -v "^│ \|^┃\|^┏\|^┡\|^└" | tail -6
-  rm -f "$out/diag_$ex/proton.chrome_trace"
-done
-for ex in gemm gemm_pipelined; do  # fixtures: 4 CTAs, 16 iterations
-  timeout 120 intelliperf regions --out-dir "$out/fixture_$ex" -- python "examples/overlap/$ex.py" --m 256 --n 256 \
-    --k 1024 --repeat 1 > /dev/null 2>&1
-done
-timeout 200 python3 benchmarks/regions_accuracy.py "$out/accuracy_inner" inner 2>&1 | grep -v -i warning | tail -8
-timeout 200 python3 benchmarks/regions_accuracy.py "$out/accuracy_outer" outer 2>&1 | grep -v -i warning | tail -8
+quiet() { grep -v "^│ \|^┃\|^┏\|^┡\|^└\|^╭\|^╰" | tail -"$1"; }
+
+if [ "$part" = tool ]; then
+  for ex in gemm gemm_pipelined attention attention_pipelined; do
+    args=$gemm; [[ $ex == attention* ]] && args=$attn
+    timeout 120 intelliperf diagnose --formula overlap --profile-dir "$out/diag_$ex" \
+      --markdown "$out/diag_$ex/report.md" -- python "examples/overlap/$ex.py" $args > "$out/diag_$ex.log" 2>&1
+    echo "== diagnose $ex (exit $?)"; quiet 6 < "$out/diag_$ex.log"
+    rm -f "$out/diag_$ex/proton.chrome_trace"
+  done
+  for ex in gemm attention; do
+    args=$gemm; [[ $ex == attention* ]] && args=$attn
+    timeout 200 intelliperf optimize --formula overlap --rewriter search --max-attempts 3 --out-dir "$out/opt_$ex" \
+      -- python "examples/overlap/$ex.py" $args > "$out/opt_$ex.log" 2>&1
+    echo "== optimize $ex (exit $?)"; quiet 12 < "$out/opt_$ex.log"
+    find "$out/opt_$ex" -name proton.chrome_trace -delete
+  done
+  timeout 150 intelliperf regions --out-dir "$out/regions_3launches" -- python examples/overlap/gemm.py \
+    --m 1024 --n 1024 --k 4096 --repeat 3 > "$out/regions_3launches.log" 2>&1
+  echo "== regions, 3 launches (exit $?)"; quiet 8 < "$out/regions_3launches.log"
+  rm -f "$out/regions_3launches/proton.chrome_trace"
+  for ex in gemm gemm_pipelined attention; do  # CI fixtures: a few CTAs, one launch
+    args="--m 256 --n 256 --k 1024 --repeat 1"; [[ $ex == attention* ]] && args="--batch 1 --heads 1 --seq 512 --repeat 1"
+    timeout 120 intelliperf regions --out-dir "$out/fixture_$ex" -- python "examples/overlap/$ex.py" $args \
+      > "$out/fixture_$ex.log" 2>&1
+    echo "== fixture $ex (exit $?): $(du -h "$out/fixture_$ex/proton.chrome_trace" 2>/dev/null | cut -f1)"
+  done
+else
+  base=$(python3 -c "from intelliperf.profiling.region_timers import DEFAULT_MODE; print(DEFAULT_MODE)")
+  timeout 170 python3 benchmarks/regions_accuracy.py "$out/acc_inner" inner > "$out/acc_inner.log" 2>&1
+  echo "== inner, $base (exit $?)"; grep -v -i warning "$out/acc_inner.log" | tail -8
+  timeout 130 python3 benchmarks/regions_accuracy.py "$out/acc_outer" outer > "$out/acc_outer.log" 2>&1
+  echo "== outer, $base (exit $?)"; grep -v -i warning "$out/acc_outer.log" | tail -8
+  timeout 130 python3 benchmarks/regions_accuracy.py "$out/acc_opt" inner "$base:optimizations=clock32,sched_stores" \
+    > "$out/acc_opt.log" 2>&1
+  echo "== inner, clock32,sched_stores (exit $?)"; grep -v -i warning "$out/acc_opt.log" | tail -8
+  timeout 130 python3 benchmarks/regions_accuracy.py "$out/acc_group" inner "$base:granularity=warp_group" \
+    > "$out/acc_group.log" 2>&1
+  echo "== inner, one warp per warp group (exit $?)"; grep -v -i warning "$out/acc_group.log" | tail -8
+  find "$out" -name "*.chrome_trace" -size +4M -delete
+fi
