@@ -4,8 +4,9 @@
 #   tool      diagnose --formula overlap on the four overlap examples (reduced size, one launch), optimize
 #             --formula overlap --rewriter search on the two num_stages=1 examples, `intelliperf regions`
 #             on a 3-launch GEMM (launch separation), small traces from the tool's own pass (CI fixtures)
-#   accuracy  overhead and accuracy (regions_accuracy.py) with the default Proton mode, outer regions only,
-#             and Proton's optimizations / one warp per warp group
+#   accuracy  overhead and accuracy (regions_accuracy.py): the default Proton mode with inner and outer
+#             regions, and inner regions without Proton's clock32/sched_stores optimizations
+# Everything it wrote is packed into OUT_DIR.tgz at the end (traces over 4 MB left out).
 #     bash benchmarks/regions_gpu.sh OUT_DIR tool|accuracy
 set -u
 out=${1:?usage: regions_gpu.sh OUT_DIR tool|accuracy}
@@ -44,15 +45,13 @@ if [ "$part" = tool ]; then
   done
 else
   base=$(python3 -c "from intelliperf.profiling.region_timers import DEFAULT_MODE; print(DEFAULT_MODE)")
+  plain="default:buffer_type=global:buffer_size=65536"  # the same without Proton's optimizations
   timeout 170 python3 benchmarks/regions_accuracy.py "$out/acc_inner" inner > "$out/acc_inner.log" 2>&1
   echo "== inner, $base (exit $?)"; grep -v -i warning "$out/acc_inner.log" | tail -8
   timeout 130 python3 benchmarks/regions_accuracy.py "$out/acc_outer" outer > "$out/acc_outer.log" 2>&1
   echo "== outer, $base (exit $?)"; grep -v -i warning "$out/acc_outer.log" | tail -8
-  timeout 130 python3 benchmarks/regions_accuracy.py "$out/acc_opt" inner "$base:optimizations=clock32,sched_stores" \
-    > "$out/acc_opt.log" 2>&1
-  echo "== inner, clock32,sched_stores (exit $?)"; grep -v -i warning "$out/acc_opt.log" | tail -8
-  timeout 130 python3 benchmarks/regions_accuracy.py "$out/acc_group" inner "$base:granularity=warp_group" \
-    > "$out/acc_group.log" 2>&1
-  echo "== inner, one warp per warp group (exit $?)"; grep -v -i warning "$out/acc_group.log" | tail -8
-  find "$out" -name "*.chrome_trace" -size +4M -delete
+  timeout 170 python3 benchmarks/regions_accuracy.py "$out/acc_plain" inner "$plain" > "$out/acc_plain.log" 2>&1
+  echo "== inner, $plain (exit $?)"; grep -v -i warning "$out/acc_plain.log" | tail -8
 fi
+find "$out" -name "*.chrome_trace" -size +4M -delete
+tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")"

@@ -151,3 +151,27 @@ def test_tracing_leaves_triton_language_usable_by_the_compiler():
                     constexprs={"BLOCK": 64})
     compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32))
     assert "atom.global" in compiled.asm["ptx"]
+
+
+@triton.jit
+def loop_over_scalar_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i in range(0, tl.cdiv(n, BLOCK)):  # a loop bound made of a scalar argument: tensor.__index__
+        acc += tl.load(x_ptr + i * BLOCK + tl.arange(0, BLOCK))
+    tl.store(out_ptr + tl.arange(0, BLOCK), acc)
+
+
+def test_scalar_loop_bounds_trace_with_one_element_scalars():
+    # Triton <= 3.6 holds scalars as 1-element arrays and int()s them, which NumPy >= 2.4 refuses;
+    # the trace must run such loops whatever the Triton version (it failed on the H100 machine).
+    from triton.runtime.interpreter import TensorHandle
+
+    from intelliperf.profiling.trace import _interpreter_semantics
+
+    with _interpreter_semantics(loop_over_scalar_kernel.fn):
+        one = tl.core.tensor(TensorHandle(np.array([3], dtype=np.int32), tl.int32), tl.int32)
+        assert list(range(one)) == [0, 1, 2]
+    assert "__index__" not in tl.core.tensor.__dict__  # put back for the compiler
+    result = trace_launch(loop_over_scalar_kernel.fn, {"x_ptr": torch.ones(64), "out_ptr": torch.zeros(16), "n": 64,
+                                                       "BLOCK": 16}, (1, 1, 1), 1, 60)
+    assert result["notes"] == [] and _sites(result)["load"]["calls"] == 4  # n / BLOCK iterations

@@ -217,6 +217,7 @@ def _interpreter_semantics(py_fn):
     compiler uses the same triton.language module right after.
     """
     from triton import knobs
+    from triton.language import core as tl_core
     from triton.runtime import interpreter as ti
     from triton.runtime.jit import JITFunction
 
@@ -227,6 +228,10 @@ def _interpreter_semantics(py_fn):
         if id(fn.__globals__) not in patched:
             patched.add(id(fn.__globals__))
             scopes.append(ti._patch_lang(fn))
+            # Triton <= 3.6 makes scalars 1-element arrays and int()s them, which NumPy >= 2.4
+            # refuses ("only 0-dimensional arrays ..."), e.g. in `range(tl.cdiv(K, BLOCK_K))`.
+            # The interpreter's scopes put the original back on exit.
+            tl_core.tensor.__index__ = _scalar_index
 
     def call_interpreted(jit_fn, *args, **kwargs):
         patch_globals_of(jit_fn.fn)
@@ -244,6 +249,10 @@ def _interpreter_semantics(py_fn):
             for scope in reversed(scopes):
                 if scope is not None:
                     scope.restore()
+
+
+def _scalar_index(tensor) -> int:
+    return int(tensor.handle.data.item())  # .item() takes a 1-element array of any rank, refuses more
 
 
 def host_copies(bound: dict) -> tuple[dict, list[tuple[str, int, int]]]:
