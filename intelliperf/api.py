@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__
+from .delivery.publish import Publish, Ready, deliver, prepare
 from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
 from .formulas import Registry, default_registry
 from .models import KernelDiagnosis, KernelProfile, Report, RunInfo
@@ -323,14 +324,16 @@ def optimize(
     output: str | Path | None = None,
     markdown: str | Path | None = None,
     progress: Progress | None = None,
+    publish: Publish | None = None,
 ) -> Report:
     """Diagnose, then rewrite -> validate -> feed back until a candidate is correct, faster and
     improves the formula's metric, or the budget is spent.
 
     Writes `out_dir/report.json` and `report.md` (and `output`/`markdown` if given) after every
     attempt, each attempt's patch under `out_dir/attempts/`, and the winner as
-    `out_dir/winner.patch`; with `in_place` the winner is applied to the project. The returned
-    Report's `optimization` holds every attempt; it is None when no kernel has the bottleneck.
+    `out_dir/winner.patch`; with `in_place` the winner is applied to the project; with `publish`
+    it is committed on its own branch (and pushed, with a pull request). The returned Report's
+    `optimization` holds every attempt; it is None when no kernel has the bottleneck.
     """
     from . import loop
     from .delivery.report import write_reports
@@ -348,6 +351,7 @@ def optimize(
         raise UsageError(f"--project {root} is not a folder")
     if in_place:
         check_clean(root, force)
+    ready = prepare(publish, root) if publish else None
     out = Path(out_dir).resolve()
     registry = default_registry(formula_paths)
     the_formula = registry.create(formula, **(formula_options or {}))
@@ -388,8 +392,22 @@ def optimize(
     report.stages["attempts"] = round(time.perf_counter() - started - report.stages.get("reference", 0), 3)
     if in_place and optimization.winner is not None:
         apply_in_place(root, optimization, force)
+    if ready is not None:
+        _publish(ready, report, write)
     write()
     return report
+
+
+def _publish(ready: Ready, report: Report, write: Callable[[], None]) -> None:
+    if report.optimization.winner is None:
+        report.notes.append("no validated win, so no branch or pull request")
+        return
+    try:
+        report.delivery = deliver(ready, report)
+    except UsageError as exc:
+        report.notes.append(f"branch / pull request not made: {exc}")
+        write()  # the reports and the patch stay; the message says what to fix
+        raise
 
 
 def _stop(report: Report, status: str, why: str, write: Callable[[], None]) -> None:

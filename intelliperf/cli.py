@@ -115,10 +115,28 @@ def optimize(
                                                                  "seconds."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Also write the JSON report here."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Also write the Markdown report here."),
+    branch: bool = typer.Option(False, "--branch", help="Commit the winner on a new branch (your tree and index "
+                                                         "stay as they are)."),
+    branch_name: str | None = typer.Option(None, "--branch-name", help="Its name (default "
+                                                                        "intelliperf/FORMULA/KERNEL)."),
+    base: str | None = typer.Option(None, "--base", help="Branch to build on and open the PR against (default: "
+                                                          "the current branch)."),
+    create_pr: bool = typer.Option(False, "--create-pr", help="Also push the branch and open (or update) a pull "
+                                                               "request; token from GITHUB_TOKEN or GH_TOKEN."),
+    remote: str = typer.Option("origin", "--remote", help="Git remote to push to."),
+    github_repo: str | None = typer.Option(None, "--github-repo", help="OWNER/NAME (default $GITHUB_REPOSITORY, "
+                                                                        "else from the remote's URL)."),
+    github_api: str | None = typer.Option(None, "--github-api", help="REST API base (default $GITHUB_API_URL, "
+                                                                      "else https://api.github.com)."),
+    pr_label: list[str] = typer.Option([], "--pr-label", help="Label for the pull request (repeatable)."),
 ) -> None:
     """Find a kernel's bottleneck, rewrite it and keep the first validated, faster candidate."""
     from .api import optimize as run_optimize
     from .delivery.console import print_report
+    from .delivery.publish import Publish
+
+    publish = Publish(branch=branch_name, base=base, create_pr=create_pr, remote=remote, github_repo=github_repo,
+                      github_api=github_api, labels=pr_label) if branch or branch_name or create_pr else None
 
     llm_options = {"api_base": api_base, "api_key_env": api_key_env,
                    "transcript": save_transcript or out_dir / "transcript.json"}
@@ -130,12 +148,18 @@ def optimize(
             max_tokens=max_tokens,
             candidates=candidates, model=model, llm_options=llm_options, transcript=transcript, project=project,
             in_place=in_place, force=force, out_dir=out_dir, timeout_s=timeout, output=output, markdown=markdown,
-            progress=_progress)
+            progress=_progress, publish=publish)
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted: the attempts so far are in {out_dir / 'report.json'}[/yellow]")
         raise typer.Exit(130) from None
     print_report(report, out)
     err.print(f"[dim]reports written to {out_dir / 'report.json'} and {out_dir / 'report.md'}[/dim]")
+    if report.delivery:
+        d = report.delivery
+        out.print(f"Branch {d.branch}: commit {d.commit[:12]} on {d.base}"
+                  + (f"; pull request {d.pr_action}: {d.pr_url}" if d.pr_url else ""))
+        for note in d.notes:
+            err.print(f"[yellow]note: {note}[/yellow]")
     opt = report.optimization
     if opt is not None and opt.winner is None:
         raise typer.Exit(NO_WIN_EXIT)

@@ -264,6 +264,19 @@ class Optimization(_Model):
 # --- the report ---------------------------------------------------------------------------------
 
 
+class Delivery(_Model):
+    """Where the validated winner went besides the patch file (--branch, --create-pr)."""
+
+    branch: str
+    base: str = Field(description="the commit or branch the fix was committed on top of")
+    commit: str
+    remote: str | None = Field(None, description="remote the branch was pushed to (--create-pr)")
+    pr_number: int | None = None
+    pr_url: str | None = None
+    pr_action: Literal["created", "updated"] | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
 class RunInfo(_Model):
     command: list[str]
     cwd: str
@@ -290,6 +303,7 @@ class Report(_Model):
     stages: dict[str, float] = Field(default_factory=dict, description="seconds per stage")
     notes: list[str] = Field(default_factory=list)
     optimization: Optimization | None = Field(None, description="`intelliperf optimize` only")
+    delivery: Delivery | None = Field(None, description="the winner's branch and pull request, when asked for")
 
     def diagnosis(self, kernel: str) -> KernelDiagnosis:
         return next(d for d in self.diagnoses if d.kernel == kernel)

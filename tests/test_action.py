@@ -1,0 +1,156 @@
+"""The GitHub Action: its metadata checked against GitHub's action-metadata rules, the workflows
+that use it, and its Optimize step run end to end as the runner runs it (inputs substituted into
+the step's environment, GITHUB_OUTPUT / GITHUB_STEP_SUMMARY files, a git remote, a scripted
+model and a loopback GitHub API)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import yaml
+from conftest import REPO, SMALL
+from test_delivery import TOKEN, _git, _repository
+from test_optimize import REDUCED_LINE, _answer, _kernel
+
+from intelliperf.testing.github_api import FakeGitHub
+from intelliperf.testing.openai_server import Reply, ScriptedServer
+
+ACTION = yaml.safe_load((REPO / "action.yml").read_text())
+WORKFLOWS = [REPO / ".github/workflows/ci.yml", *sorted((REPO / "examples/github").glob("*.yml"))]
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+INPUT_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+STEP_KEYS = {"id", "if", "name", "uses", "with", "run", "shell", "env", "working-directory", "continue-on-error"}
+COLORS = {"white", "black", "yellow", "blue", "green", "orange", "red", "purple", "gray-dark"}
+
+
+def _optimize_step() -> dict:
+    return next(s for s in ACTION["runs"]["steps"] if s.get("id") == "optimize")
+
+
+def test_action_metadata_follows_githubs_rules():
+    assert set(ACTION) <= {"name", "author", "description", "inputs", "outputs", "runs", "branding"}
+    assert ACTION["name"] and ACTION["description"] and ACTION["runs"]["using"] == "composite"
+    assert ACTION["branding"]["color"] in COLORS and ACTION["branding"]["icon"]
+    inputs, outputs, steps = ACTION["inputs"], ACTION["outputs"], ACTION["runs"]["steps"]
+    for name, spec in inputs.items():
+        assert INPUT_ID.match(name) and spec["description"], name
+        assert set(spec) <= {"description", "required", "default", "deprecationMessage"}, name
+        assert "default" in spec or spec.get("required") is True, name
+        assert not isinstance(spec.get("default"), bool | int), f"{name}: defaults are strings"
+    ids = {s["id"] for s in steps if "id" in s}
+    for step in steps:
+        assert set(step) <= STEP_KEYS and ("run" in step) != ("uses" in step), step
+        if "run" in step:
+            assert step["shell"] == "bash", "composite run steps must name their shell"
+            # Inputs reach scripts through env only, never pasted into the script (injection).
+            assert not EXPRESSION.search(step["run"]), step["name"]
+    for name, spec in outputs.items():  # composite outputs need a value taken from a step
+        m = re.fullmatch(r"\$\{\{ steps\.([\w-]+)\.outputs\.([\w-]+) \}\}", spec["value"])
+        assert spec["description"] and m and m[1] in ids and m[2] == name, name
+    # Every ${{ }} refers to a declared input, github.* or a step; `if:` uses declared inputs.
+    text = (REPO / "action.yml").read_text()
+    for expr in EXPRESSION.findall(text) + [s["if"] for s in steps if "if" in s]:
+        for ref in re.findall(r"inputs\.([\w-]+)", expr):
+            assert ref in inputs, expr
+        assert re.match(r"^(inputs|github|steps)\.", expr), expr
+
+
+def test_every_input_reaches_the_entry_script():
+    env = _optimize_step()["env"]
+    other_steps = {"python-version", "extra-pip-args", "working-directory", "github-token", "model-api-key"}
+    for name in set(ACTION["inputs"]) - other_steps:
+        variable = "INPUT_" + name.upper().replace("-", "_")
+        assert env.get(variable) == f"${{{{ inputs.{name} }}}}", name
+    assert env["GITHUB_TOKEN"] == "${{ inputs.github-token }}"
+    assert env["INTELLIPERF_API_KEY"] == "${{ inputs.model-api-key }}"
+    script = (REPO / "intelliperf/delivery/action.py").read_text()
+    for name in ACTION["outputs"]:
+        assert f'"{name}"' in script, f"the entry script never writes output {name}"
+
+
+def test_workflows_are_well_formed_and_use_the_action_correctly():
+    for path in WORKFLOWS:
+        flow = yaml.safe_load(path.read_text())
+        assert flow["name"] and (flow.get("on") or flow.get(True)), path  # YAML 1.1 reads `on` as True
+        for job_name, job in flow["jobs"].items():
+            assert job["runs-on"] and job["steps"], (path, job_name)
+            for step in job["steps"]:
+                assert ("run" in step) != ("uses" in step), (path, step)
+                if step.get("uses", "").split("@")[0] in ("./", "intelliperf/intelliperf"):
+                    given = set(step.get("with", {}))
+                    assert given <= set(ACTION["inputs"]), (path, given - set(ACTION["inputs"]))
+                    required = {n for n, s in ACTION["inputs"].items() if s.get("required")}
+                    assert required <= given, (path, required - given)
+    ci = yaml.safe_load((REPO / ".github/workflows/ci.yml").read_text())
+    runs = [s.get("run", "") for job in ci["jobs"].values() for s in job["steps"]]
+    assert "bash .ci/run" in runs and "ruff check ." in runs
+
+
+def _substitute(value: str, inputs: dict) -> str:
+    def one(m: re.Match) -> str:
+        expr = m[1]
+        if expr == "github.action_path":
+            return str(REPO)
+        if expr == "github.token":
+            return ""  # no workflow token in a test
+        name = re.fullmatch(r"inputs\.([\w-]+)", expr)
+        assert name, f"the test runner does not know the expression {expr}"
+        return inputs[name[1]]
+
+    return EXPRESSION.sub(one, str(value))
+
+
+def _run_step(step: dict, with_: dict, runner_env: dict, cwd: Path) -> subprocess.CompletedProcess:
+    """Run a composite step as the runner does: its `with:` inputs over the defaults, its env
+    expressions evaluated, its script in bash in its working directory."""
+    inputs = {n: with_[n] if n in with_ else _substitute(s.get("default", ""), {}) for n, s in ACTION["inputs"].items()}
+    env = {**runner_env, **{k: _substitute(v, inputs) for k, v in step.get("env", {}).items()}}
+    workdir = cwd / _substitute(step.get("working-directory", "."), inputs)
+    return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=workdir, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_the_action_optimizes_and_opens_a_pull_request_end_to_end(tmp_path):
+    workspace = tmp_path / "workspace"
+    project, remote = _repository(workspace)
+    outputs, summary = tmp_path / "github_output", tmp_path / "step_summary"
+    key = "sk-model-key-never-in-reports"
+    replies = [Reply(content=_answer(_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program."))]
+    with ScriptedServer(replies) as model, FakeGitHub("octo/kernels", TOKEN) as api:
+        with_ = {"command": f"python contended_sum.py {' '.join(SMALL)}", "working-directory": "project",
+                 "model": "scripted-model", "api-base": model.url, "rewriter": "llm", "max-attempts": "2",
+                 "device": "cpu", "create-pr": "true", "pr-labels": "performance, intelliperf",
+                 "github-token": TOKEN, "model-api-key": key}
+        runner = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
+        runner.update({"GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(summary),
+                       "INTELLIPERF_CACHE_DIR": str(tmp_path / "cache"),
+                       "GITHUB_REPOSITORY": "octo/kernels", "GITHUB_API_URL": api.url})
+        done = _run_step(_optimize_step(), with_, runner, workspace)
+        model_headers = list(model.headers)
+    assert done.returncode == 0, done.stderr[-3000:]
+    values = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    assert values["success"] == "true" and values["speedup"] == ""  # no GPU here: speed not measured
+    assert values["pr-url"] == "https://github.example/octo/kernels/pull/1"
+    report = Path(values["report"])
+    assert report.is_file() and report.parent == project / "intelliperf-out"
+    text = summary.read_text()
+    assert text.startswith("Pull request: https://github.example/octo/kernels/pull/1")
+    assert "## Optimization of `contended_sum_kernel`" in text
+    assert api.pulls[1]["labels"] == ["intelliperf", "performance"]
+    assert _git(remote, "rev-parse", "intelliperf/atomicContention/contended_sum_kernel")
+    assert model_headers and model_headers[0].get("Authorization") == f"Bearer {key}"
+    for secret in (key, TOKEN):
+        assert secret not in report.read_text() and secret not in text and secret not in done.stdout
+    assert _git(project, "status", "--porcelain") == "?? intelliperf-out/"
+
+
+def test_a_bad_input_is_a_clear_error(tmp_path):
+    step = _optimize_step()
+    done = _run_step(step, {"command": "  ", "create-pr": "false", "github-token": ""}, dict(os.environ), tmp_path)
+    assert done.returncode != 0 and "the `command` input is empty" in done.stderr and "Traceback" not in done.stderr
+    done = _run_step(step, {"command": "python x.py", "create-pr": "yes", "github-token": ""}, dict(os.environ),
+                     tmp_path)
+    assert done.returncode != 0 and "create-pr must be true or false" in done.stderr

@@ -1,0 +1,190 @@
+"""--branch / --create-pr with real components: a git repository in a temp dir, a bare repository
+as its remote, and a loopback server speaking GitHub's pull-request API."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, SMALL, run_cli
+
+from intelliperf.delivery import github
+from intelliperf.delivery.publish import Publish, deliver, prepare
+from intelliperf.errors import UsageError
+from intelliperf.models import Report
+from intelliperf.testing.github_api import FakeGitHub
+
+TOKEN = "ghs_test_token_do_not_leak_0123456789"
+BRANCH = "intelliperf/atomicContention/contended_sum_kernel"
+# A local edit the user has not committed, in a file the fix does not change; it also records the
+# GitHub token as every run of the program sees it (it must never see one).
+PROBE = ("\nimport os as _os\nif _os.environ.get('ENV_PROBE'):\n"
+         "    open(_os.environ['ENV_PROBE'], 'a').write(repr(_os.environ.get('GITHUB_TOKEN')) + '\\n')\n")
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _repository(tmp_path: Path) -> tuple[Path, Path]:
+    project, remote = tmp_path / "project", tmp_path / "remote.git"
+    shutil.copytree(EXAMPLES, project, ignore=shutil.ignore_patterns("__pycache__"))
+    _git(tmp_path, "init", "-q", "--bare", str(remote))
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "add", ".")
+    _git(project, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-qm", "kernels")
+    _git(project, "remote", "add", "origin", str(remote))
+    _git(project, "push", "-q", "origin", "main")
+    return project, remote
+
+
+def _snapshot(project: Path) -> dict:
+    """Everything a user would notice: every file's bytes, the index, status, HEAD and its branch."""
+    files = {str(p.relative_to(project)): p.read_bytes() for p in sorted(project.rglob("*"))
+             if p.is_file() and ".git" not in p.relative_to(project).parts}
+    return {"files": files, "index": _git(project, "ls-files", "--stage"), "status": _git(project, "status",
+            "--porcelain"), "head": _git(project, "rev-parse", "HEAD"), "branch": _git(project, "branch",
+                                                                                      "--show-current")}
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("delivery")
+    project, remote = _repository(tmp)
+    (project / "_harness.py").write_text((project / "_harness.py").read_text() + PROBE)
+    probe, out = tmp / "env_probe.txt", tmp / "out"
+    before = _snapshot(project)
+    with FakeGitHub("octo/kernels", TOKEN) as api:
+        env = {**os.environ, "GITHUB_TOKEN": TOKEN, "ENV_PROBE": str(probe)}
+        done = run_cli("optimize", "--out-dir", str(out), "--create-pr", "--github-repo", "octo/kernels",
+                       "--github-api", api.url, "--pr-label", "performance", "--pr-label", "intelliperf", "--",
+                       sys.executable, "contended_sum.py", *SMALL, cwd=project, env=env)
+        yield {"done": done, "project": project, "remote": remote, "api": api, "out": out, "before": before,
+               "after": _snapshot(project), "probe": probe, "tmp": tmp}
+
+
+def test_create_pr_pushes_a_commit_and_opens_a_pull_request_with_the_evidence(published):
+    done, api, remote, out = published["done"], published["api"], published["remote"], published["out"]
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    delivery = report["delivery"]
+    assert delivery["branch"] == BRANCH and delivery["base"] == "main" and delivery["pr_action"] == "created"
+    assert delivery["pr_url"] == "https://github.example/octo/kernels/pull/1" and delivery["pr_url"] in done.stdout
+    assert any("uncommitted changes that are not in the branch" in n and "_harness.py" in n for n in delivery["notes"])
+
+    # The branch in the remote: one commit on top of main holding exactly the validated patch.
+    main = _git(remote, "rev-parse", "main")
+    assert _git(remote, "rev-parse", f"{BRANCH}^") == main and _git(remote, "rev-parse", BRANCH) == delivery["commit"]
+    changed = [line for line in _git(remote, "diff", main, BRANCH).splitlines() if line[:1] in "+-"]
+    patch = [line for line in (out / "winner.patch").read_text().splitlines() if line[:1] in "+-"]
+    assert changed == patch and any("tl.sum(" in line for line in changed)
+    message = _git(remote, "log", "-1", "--format=%B", BRANCH)
+    assert message.startswith("intelliperf: atomicContention fix for contended_sum_kernel")
+    assert "reduce-then-atomic" in message and "1024 -> 1 (modelled)" in message and "Checked:" in message
+    assert "dispatches" in message
+
+    # The API calls: look for an open PR, open one, label it; the token only in the Authorization header.
+    assert [(r.method, r.path.split("?")[0]) for r in api.requests] == [
+        ("GET", "/repos/octo/kernels/pulls"), ("POST", "/repos/octo/kernels/pulls"),
+        ("POST", "/repos/octo/kernels/issues/1/labels")]
+    assert "head=octo:" + BRANCH in api.requests[0].path
+    create = api.requests[1].body
+    assert (create["head"], create["base"]) == (BRANCH, "main")
+    body = create["body"]
+    for needle in ("## `contended_sum_kernel`: atomicContention", "contended_sum.py:", "atomic_serialisation_depth",
+                   "1024 → 1", "## Correctness", "dispatches", "rewriter `recipes`, attempt 1 of 1",
+                   "<details><summary>Full intelliperf report (JSON)</summary>"):
+        assert needle in body, needle
+    assert len(body) <= github.BODY_LIMIT
+    assert all(TOKEN not in json.dumps(r.body) and TOKEN not in r.path for r in api.requests)
+    assert all(r.headers["Authorization"] == f"Bearer {TOKEN}" for r in api.requests)
+    assert api.pulls[1]["labels"] == ["intelliperf", "performance"]
+
+
+def test_the_users_tree_is_untouched_and_the_token_goes_nowhere(published):
+    assert published["after"] == published["before"]  # files byte for byte, index, status, HEAD, branch
+    assert _git(published["project"], "branch", "--list", BRANCH)  # the only thing added: the fix's branch
+    assert _git(published["project"], "worktree", "list").count("\n") == 0  # the temporary worktree is gone
+    seen = published["probe"].read_text().splitlines()
+    assert seen and set(seen) == {"None"}  # every run of the program (recording, candidates, replays)
+    done = published["done"]
+    assert TOKEN not in done.stdout and TOKEN not in done.stderr
+    for path in published["out"].rglob("*"):
+        if path.is_file():
+            assert TOKEN.encode() not in path.read_bytes(), path
+
+
+def test_a_rerun_updates_the_same_pull_request(published, monkeypatch):
+    api, project = published["api"], published["project"]
+    report = Report.model_validate_json((published["out"] / "report.json").read_text())
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    ready = prepare(Publish(create_pr=True, github_repo="octo/kernels", github_api=api.url, labels=["performance"]),
+                    project)
+    again = deliver(ready, report)
+    assert (again.pr_number, again.pr_action) == (1, "updated") and len(api.pulls) == 1
+    assert [r.method for r in api.requests[-3:]] == ["GET", "PATCH", "POST"]
+    assert _git(published["remote"], "rev-parse", BRANCH) == again.commit
+
+
+def test_a_conflicting_local_change_in_the_patched_file_is_refused(published):
+    project = published["project"]
+    report = Report.model_validate_json((published["out"] / "report.json").read_text())
+    kernel_file = project / "contended_sum.py"
+    original = kernel_file.read_bytes()
+    kernel_file.write_bytes(original + b"# edited after the run\n")
+    try:
+        with pytest.raises(UsageError, match="uncommitted changes in the files the fix changes") as info:
+            deliver(prepare(Publish(), project), report)
+        assert "contended_sum.py" in str(info.value) and "commit (or stash)" in info.value.hint
+    finally:
+        kernel_file.write_bytes(original)
+
+
+def test_refusals_come_before_any_run(tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    cases = [(plain, ["--branch"], {}, "needs a git repository")]
+    project, _ = _repository(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in github.TOKEN_VARIABLES}
+    cases += [(project, ["--create-pr", "--github-repo", "o/r"], env, "needs a GitHub token in GITHUB_TOKEN"),
+              (project, ["--create-pr"], {**env, "GITHUB_TOKEN": TOKEN}, "cannot tell the GitHub repository"),
+              (project, ["--create-pr", "--remote", "upstream", "--github-repo", "o/r"], {**env, "GITHUB_TOKEN": TOKEN},
+               "no git remote named 'upstream'")]
+    for cwd, options, extra, message in cases:
+        done = run_cli("optimize", *options, "--", sys.executable, "missing_program.py", cwd=cwd,
+                       env={**os.environ, **extra} if extra else None)
+        assert done.returncode == 2 and message in done.stderr, (options, done.stderr)
+        assert "Traceback" not in done.stderr and TOKEN not in done.stderr
+    _git(project, "checkout", "-q", "--detach")
+    detached = run_cli("optimize", "--branch", "--", sys.executable, "missing_program.py", cwd=project)
+    assert detached.returncode == 2 and "HEAD is detached" in detached.stderr and "--base" in detached.stderr
+
+
+def test_remote_urls_name_the_repository():
+    for url in ("https://github.com/octo/kernels.git", "https://github.com/octo/kernels",
+                "git@github.com:octo/kernels.git", "ssh://git@ghe.example.com/octo/kernels.git"):
+        assert github.repo_from_url(url) == "octo/kernels", url
+    assert github.repo_from_url("/srv/git/kernels.git") is None
+
+
+def test_api_errors_are_clear_and_keep_the_token_out(published):
+    api = github.GitHub(published["api"].url, "wrong-token-value", "octo/kernels")
+    with pytest.raises(UsageError, match="answered 401") as info:
+        api.open_or_update("b", "main", "t", "body", [])
+    assert "wrong-token-value" not in str(info.value) and "GITHUB_TOKEN" in info.value.hint
+    missing = github.GitHub(published["api"].url, TOKEN, "octo/elsewhere")
+    with pytest.raises(UsageError, match="answered 404"):
+        missing.open_or_update("b", "main", "t", "body", [])
+
+
+def test_a_large_report_is_truncated_to_the_body_limit(published):
+    report = Report.model_validate_json((published["out"] / "report.json").read_text())
+    report.notes = ["x" * 1000] * 200  # 200 KB of notes
+    body = github.pr_body(report)
+    assert len(body) <= github.BODY_LIMIT and "Truncated to GitHub's 65,536-character limit" in body
+    assert body.rstrip().endswith("</details>")
