@@ -390,10 +390,10 @@ def optimize(
         _stop(report, "failed", f"{type(exc).__name__}: {exc}", write)
         raise
     report.stages["attempts"] = round(time.perf_counter() - started - report.stages.get("reference", 0), 3)
+    if ready is not None:  # before --in-place, which makes the patched files differ from the commit
+        _publish(ready, report, write)
     if in_place and optimization.winner is not None:
         apply_in_place(root, optimization, force)
-    if ready is not None:
-        _publish(ready, report, write)
     write()
     return report
 

@@ -188,3 +188,17 @@ def test_a_large_report_is_truncated_to_the_body_limit(published):
     body = github.pr_body(report)
     assert len(body) <= github.BODY_LIMIT and "Truncated to GitHub's 65,536-character limit" in body
     assert body.rstrip().endswith("</details>")
+
+
+def test_branch_only_from_a_detached_head_builds_on_the_base(published):
+    project, remote = published["project"], published["remote"]
+    report = Report.model_validate_json((published["out"] / "report.json").read_text())
+    _git(project, "checkout", "-q", "--detach")
+    try:
+        done = deliver(prepare(Publish(branch="perf/sum", base="main"), project), report)
+        assert (done.branch, done.base, done.remote, done.pr_url) == ("perf/sum", "main", None, None)
+        assert _git(project, "rev-parse", "perf/sum^") == _git(project, "rev-parse", "main")
+        assert "reduce-then-atomic" in _git(project, "log", "-1", "--format=%B", "perf/sum")
+        assert "perf/sum" not in _git(remote, "branch", "--list")  # --branch alone pushes nothing
+    finally:
+        _git(project, "checkout", "-q", "main")
