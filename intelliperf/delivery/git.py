@@ -29,17 +29,18 @@ class Repo:
     head_branch: str | None  # None: detached HEAD
 
 
-def git(cwd: Path, *args: str, env: dict | None = None, secret: str | None = None) -> str:
+def git(cwd: Path, *args: str, env: dict | None = None, secret: str | None = None, stdin: str | None = None) -> str:
     """Run git; a failure is a UsageError with git's message (and never the token)."""
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, input=stdin)
     except FileNotFoundError as exc:
         raise UsageError("git is not installed", hint="Install git to use --branch / --create-pr.") from exc
     if done.returncode != 0:
         message = (done.stderr or done.stdout).strip()
         if secret:
             message = message.replace(secret, "***")
-        raise UsageError(f"git {args[0]} failed: {message}")
+        verb = next((a for a in args if a[:1] != "-" and "=" not in a), "")  # past any -c name=value
+        raise UsageError(f"git {verb} failed: {message}")
     return done.stdout.strip()
 
 
@@ -122,19 +123,12 @@ def commit_winner(repo: Repo, report: Report, project: Path, branch: str, base: 
                 target = tree / prefix / rel
                 target.write_text(Path(copy).read_text())
                 git(tree, "add", "--", str(prefix / rel))
-            _commit(tree, identity, commit_message(report))
+            git(tree, *identity, "commit", "--quiet", "--no-verify", "-F", "-", stdin=commit_message(report))
             sha = git(tree, "rev-parse", "HEAD")
         finally:
             git(repo.root, "worktree", "remove", "--force", str(tree))
     git(repo.root, "branch", "--force", branch, sha)
     return sha
-
-
-def _commit(tree: Path, identity: list[str], message: str) -> None:
-    done = subprocess.run(["git", *identity, "commit", "--quiet", "--no-verify", "-F", "-"], cwd=tree, input=message,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise UsageError(f"git commit failed: {(done.stderr or done.stdout).strip()}")
 
 
 def _has_identity(root: Path) -> bool:
