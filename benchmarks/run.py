@@ -1,0 +1,322 @@
+"""The example suite end to end on a GPU, against the baselines, in one command.
+
+    python benchmarks/run.py [--quick] [--out benchmarks/results/run_<device>.json]
+
+For every example under examples/ (each formula's positive cases and the clean kernels) it runs
+`intelliperf diagnose` (was the bottleneck found, and not found on clean kernels?) and, for the
+positive cases, `intelliperf optimize` with the offline rewriters (speedup with its interval,
+the formula's metric before/after, seconds per stage, program runs). Baselines in the same run:
+the original kernel and the hand-written fix in the example's folder (its device time from a
+`diagnose --counters off` run). The roofline fraction is the kernel's throughput over peaks
+measured once per run (a device-to-device copy; a bf16 matmul): bytes = every tensor argument
+read or written once (a model, stated as such), flops = 2MNK for the GEMM, 4·B·H·S²·D for
+attention. Each accepted winner is also run again on its own (its files over a copy of the
+example folder) and must pass the example's own reference check. Held-back cases run the same
+programs at sizes the examples were not written for.
+
+Results go to a JSON file (rewritten after every case, so a cut-off run keeps what it measured),
+a Markdown table next to it and a PNG of speedup per example against the hand-written fix.
+Not yet: `triton.autotune` over the knob space as a baseline; time to a verdict on several GPUs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEVICE = "gpu"  # a CPU dry run of the plumbing sets "cpu" (its numbers mean nothing)
+
+
+@dataclass
+class Case:
+    program: str  # examples/<folder>/<name>.py
+    formula: str
+    positive: bool
+    fix: str | None = None  # the hand-written fix in the same folder
+    target: float | None = None  # speedup the issue asks for
+    args: list[str] = field(default_factory=list)
+    held_back: bool = False
+    quick: bool = False
+
+    @property
+    def name(self) -> str:
+        return Path(self.program).stem + (" " + " ".join(self.args) if self.args else "")
+
+
+def _cases() -> list[Case]:
+    ac, ma = "examples/atomic_contention", "examples/memory_access"
+    bc, ov = "examples/bank_conflict", "examples/overlap"
+    return [
+        Case(f"{ac}/contended_sum.py", "atomicContention", True, "reduced_sum.py", 100, quick=True),
+        Case(f"{ac}/contended_histogram.py", "atomicContention", True, "privatized_histogram.py", 3),
+        Case(f"{ac}/reduced_sum.py", "atomicContention", False, quick=True),
+        Case(f"{ac}/privatized_histogram.py", "atomicContention", False),
+        Case(f"{ma}/column_copy.py", "memoryAccess", True, "row_copy.py", 4, quick=True),
+        Case(f"{ma}/naive_transpose.py", "memoryAccess", True, "tiled_transpose.py", 4),
+        Case(f"{ma}/aos_gather.py", "memoryAccess", True, "soa_gather.py"),
+        Case(f"{ma}/row_copy.py", "memoryAccess", False),
+        Case(f"{ma}/tiled_transpose.py", "memoryAccess", False),
+        Case(f"{ma}/soa_gather.py", "memoryAccess", False),
+        Case(f"{bc}/column_sums.py", "bankConflict", True, "column_sums_once.py"),
+        Case(f"{bc}/row_sums.py", "bankConflict", False),
+        Case(f"{bc}/column_sums_once.py", "bankConflict", False),
+        Case(f"{ov}/gemm.py", "overlap", True, "gemm_pipelined.py", 1.3, quick=True),
+        Case(f"{ov}/attention.py", "overlap", True, "attention_pipelined.py"),
+        Case(f"{ov}/gemm_pipelined.py", "overlap", False),
+        Case(f"{ov}/attention_pipelined.py", "overlap", False),
+        # held back: sizes the examples were not written for (odd lengths, rectangles)
+        Case(f"{ac}/contended_sum.py", "atomicContention", True, "reduced_sum.py", args=["--n", "3000017"],
+             held_back=True),
+        Case(f"{ma}/naive_transpose.py", "memoryAccess", True, "tiled_transpose.py",
+             args=["--m", "3000", "--n", "5000"], held_back=True),
+        Case(f"{ov}/gemm.py", "overlap", True, "gemm_pipelined.py", args=["--m", "768", "--n", "1536", "--k", "2048"],
+             held_back=True),
+    ]
+
+
+def cli(*args: str, timeout_s: float = 300) -> tuple[int, float, str]:
+    started = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, "-m", "intelliperf", *args], cwd=REPO, capture_output=True, text=True,
+                              timeout=timeout_s)
+        return done.returncode, time.perf_counter() - started, done.stderr[-1500:]
+    except subprocess.TimeoutExpired:
+        return 124, time.perf_counter() - started, f"timed out after {timeout_s:.0f} s"
+
+
+def peaks() -> dict:
+    """Copy bandwidth and bf16 matmul throughput, measured here (median of 10 after warm-up)."""
+    import torch
+
+    def median_ms(fn) -> float:
+        for _ in range(3):
+            fn()
+        times = []
+        for _ in range(10):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end))
+        return sorted(times)[len(times) // 2]
+
+    src = torch.empty(1 << 28, dtype=torch.float32, device="cuda")  # 1 GiB
+    dst = torch.empty_like(src)
+    copy_ms = median_ms(lambda: dst.copy_(src))
+    a = torch.randn(8192, 8192, dtype=torch.bfloat16, device="cuda")
+    mm_ms = median_ms(lambda: a @ a)
+    return {"copy_bytes_per_s": 2 * (1 << 30) / (copy_ms / 1e3), "bf16_flops_per_s": 2 * 8192**3 / (mm_ms / 1e3)}
+
+
+def work(report: dict, program: str) -> tuple[str, float] | None:
+    """('bytes' | 'flops', amount) of the top kernel's most used launch."""
+    kernel = report["kernels"][0]
+    args = {a["name"]: a for a in kernel["signatures"][0]["args"]}
+    if "gemm" in program:
+        m, k = args["a_ptr"]["shape"]
+        return "flops", 2.0 * m * k * args["b_ptr"]["shape"][1]
+    if "attention" in program:
+        b, h, s, d = args["q_ptr"]["shape"]
+        return "flops", 4.0 * b * h * s * s * d
+    sizes = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "uint8": 1, "int8": 1}
+    total = sum(math.prod(a["shape"]) * sizes.get(str(a["dtype"]).replace("torch.", ""), 4)
+                for a in args.values() if a["kind"] == "tensor" and a.get("shape"))
+    return "bytes", float(total)
+
+
+def found(report: dict, case: Case, program: str) -> dict:
+    """What the diagnosis said: flagged?, the top kernel, its device time, its work."""
+    top = report["kernels"][0]
+    return {"flagged": report["selected"] is not None, "kernel": top["name"], "time_ms": top["mean_time_s"] * 1e3,
+            "work": work(report, program), "metric": next((f["metric"]["value"] for d in report["diagnoses"]
+                                                            for f in d["findings"]
+                                                            if f["formula"] == case.formula and f.get("metric")), None)}
+
+
+def diagnose(case: Case, program: str, work_dir: Path, counters: str = "auto") -> dict:
+    out = work_dir / "report.json"
+    code, wall, err = cli("diagnose", "--formula", case.formula, "--device", DEVICE, "--counters", counters, "-o",
+                          str(out), "--", sys.executable, program, *case.args)
+    if not out.exists():
+        return {"exit": code, "error": err, "wall_s": round(wall, 1)}
+    return {"exit": code, "wall_s": round(wall, 1), **found(json.loads(out.read_text()), case, program)}
+
+
+def optimize(case: Case, work_dir: Path) -> tuple[dict, dict]:
+    """optimize's own diagnosis (as `diagnose` would give it) and its optimization."""
+    out = work_dir / "opt"
+    code, wall, err = cli("optimize", "--formula", case.formula, "--device", DEVICE, "--out-dir", str(out), "--",
+                          sys.executable, case.program, *case.args, timeout_s=400)
+    path = out / "report.json"
+    if not path.exists():
+        failed = {"exit": code, "error": err, "wall_s": round(wall, 1)}
+        return failed, failed
+    report = json.loads(path.read_text())
+    diagnosis = {"exit": code, **found(report, case, case.program)}
+    opt = report.get("optimization") or {}
+    attempts = opt.get("attempts", [])
+    winner = attempts[opt["winner"] - 1] if opt.get("winner") else None
+    result = {"exit": code, "wall_s": round(wall, 1), "status": opt.get("status"), "stages": report["stages"],
+              "attempts": len(attempts), "program_runs": 1 + sum("candidate_run" in a["seconds"] for a in attempts),
+              "speedup": opt.get("speedup"), "winner": winner and winner["title"],
+              "metric": [winner and (winner.get("before") or {}).get("metric"),
+                         winner and (winner.get("after") or {}).get("metric")],
+              "after_ms": winner and ((winner.get("after") or {}).get("kernel_time_s") or 0) * 1e3}
+    if winner:
+        result["rerun_ok"] = rerun(case, opt["files"], work_dir)
+    return diagnosis, result
+
+
+def rerun(case: Case, files: dict, work_dir: Path) -> bool:
+    """The winner's files over a copy of the example folder; the program must pass its own check."""
+    folder = REPO / Path(case.program).parent
+    copy = work_dir / "rerun"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for rel, path in files.items():
+        (copy / Path(rel).name).write_text(Path(path).read_text())
+    env = {**os.environ, **({"TRITON_INTERPRET": "1"} if DEVICE == "cpu" else {})}
+    done = subprocess.run([sys.executable, Path(case.program).name, *case.args], cwd=copy, capture_output=True,
+                          text=True, timeout=300, env=env)
+    return done.returncode == 0 and "OK" in done.stdout
+
+
+def roofline(d: dict, ms: float | None, peak: dict) -> float | None:
+    if not d.get("work") or not ms:
+        return None
+    kind, amount = d["work"]
+    rate = amount / (ms / 1e3)
+    return rate / (peak["copy_bytes_per_s"] if kind == "bytes" else peak["bf16_flops_per_s"])
+
+
+def run_case(case: Case, peak: dict, tmp: Path) -> dict:
+    work_dir = tmp / re.sub(r"\W+", "_", case.name + case.formula)
+    work_dir.mkdir(parents=True)
+    row = {"case": case.name, "program": case.program, "formula": case.formula, "positive": case.positive,
+           "held_back": case.held_back, "target": case.target}
+    started = time.perf_counter()
+    if case.positive:  # optimize diagnoses first: its report holds both
+        row["diagnose"], row["optimize"] = optimize(case, work_dir)
+    else:
+        row["diagnose"] = diagnose(case, case.program, work_dir / "diag")
+    if case.fix:
+        fix = str(Path(case.program).parent / case.fix)
+        row["fix"] = diagnose(case, fix, work_dir / "fix", counters="off")
+    d, o, f = row["diagnose"], row.get("optimize", {}), row.get("fix", {})
+    before = d.get("time_ms")
+    after = (o.get("speedup") or {}) and before / o["speedup"]["estimate"]
+    row["roofline"] = {"before": roofline(d, before, peak), "after": roofline(d, after, peak) if after else None,
+                       "fix": roofline(d, f.get("time_ms"), peak)}
+    row["fix_speedup"] = before / f["time_ms"] if before and f.get("time_ms") else None
+    row["seconds"] = round(time.perf_counter() - started, 1)
+    return row
+
+
+def markdown(meta: dict, rows: list[dict]) -> str:
+    out = [f"# intelliperf benchmark: {meta['device']}", "",
+           f"{meta['date']}, driver {meta['driver']}, torch {meta['torch']}, Triton {meta['triton']}, Python "
+           f"{meta['python']}. Command: `{meta['command']}`. Peaks measured in this run: copy "
+           f"{meta['peaks']['copy_bytes_per_s'] / 1e12:.2f} TB/s, bf16 matmul "
+           f"{meta['peaks']['bf16_flops_per_s'] / 1e12:.0f} TFLOP/s.", "",
+           "| case | formula | expected | found | optimize | speedup [95 % CI] | hand fix | metric | roofline "
+           "before → after (fix) | rerun | s |", "|---|---|---|---|---|---|---|---|---|---|---:|"]
+    for r in rows:
+        d, o = r["diagnose"], r.get("optimize") or {}
+        found = "error" if "error" in d else ("yes" if d["flagged"] else "no")
+        ok = found == ("yes" if r["positive"] else "no")
+        sp = o.get("speedup")
+        speed = f"{sp['estimate']:.2f}x [{sp['low']:.2f}, {sp['high']:.2f}]" if sp else "–"
+        fix = f"{r['fix_speedup']:.2f}x" if r.get("fix_speedup") else "–"
+        metric = " → ".join(f"{m:g}" for m in o.get("metric") or [] if m is not None) or "–"
+        roof = r["roofline"]
+        pct = " → ".join(f"{x:.0%}" for x in (roof["before"], roof["after"]) if x is not None)
+        pct += f" ({roof['fix']:.0%})" if roof.get("fix") is not None else ""
+        name = r["case"] + (" (held back)" if r["held_back"] else "")
+        out.append(f"| {name} | {r['formula']} | {'positive' if r['positive'] else 'clean'} | {found}"
+                   f"{'' if ok else ' ✗'} | {o.get('status', '–') if r['positive'] else '–'} | {speed} | {fix} | "
+                   f"{metric} | {pct or '–'} | {o.get('rerun_ok', '–')} | {r['seconds']:.0f} |")
+    clean_flagged = sum(1 for r in rows if not r["positive"] and r["diagnose"].get("flagged"))
+    wrong = sum(1 for r in rows if (r.get("optimize") or {}).get("rerun_ok") is False)
+    out += ["", f"Clean kernels flagged: {clean_flagged}. Accepted winners failing their own check on rerun: {wrong}.",
+            f"Total {meta['seconds']:.0f} s."]
+    return "\n".join(out) + "\n"
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [r for r in rows if r.get("optimize", {}).get("speedup") and r.get("fix_speedup")]
+    if not shown:
+        return
+    fig, ax = plt.subplots(figsize=(max(6, len(shown) * 1.2), 4))
+    xs = range(len(shown))
+    ax.bar([x - 0.2 for x in xs], [r["optimize"]["speedup"]["estimate"] for r in shown], 0.4, label="intelliperf")
+    ax.bar([x + 0.2 for x in xs], [r["fix_speedup"] for r in shown], 0.4, label="hand-written fix")
+    ax.set_yscale("log")
+    ax.set_xticks(list(xs), [r["case"].split(" ")[0] + ("*" if r["held_back"] else "") for r in shown], rotation=30,
+                  ha="right")
+    ax.set_ylabel("speedup over the original (log)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one positive and one clean case per formula family")
+    parser.add_argument("--out", type=Path, help="JSON path (default benchmarks/results/run_<device>.json)")
+    parser.add_argument("--only", help="only cases whose program path matches this regex")
+    parser.add_argument("--append", action="store_true", help="add to the results already in --out")
+    args = parser.parse_args()
+    import torch
+    import triton
+
+    if not torch.cuda.is_available():
+        print("benchmarks/run.py measures on a GPU; none is visible here.", file=sys.stderr)
+        return 2
+    device = torch.cuda.get_device_name()
+    slug = re.sub(r"\W+", "_", device).strip("_").lower()
+    out = args.out or REPO / "benchmarks" / "results" / f"run_{slug}.json"
+    driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                            capture_output=True, text=True).stdout.strip().splitlines()
+    meta = {"device": device, "driver": driver[0] if driver else "?", "torch": torch.__version__,
+            "triton": triton.__version__, "python": platform.python_version(), "date": time.strftime("%Y-%m-%d"),
+            "command": " ".join(["python", "benchmarks/run.py", *sys.argv[1:]]), "peaks": peaks()}
+    cases = [c for c in _cases() if (c.quick or not args.quick) and (not args.only or re.search(args.only, c.program))]
+    rows: list[dict] = json.loads(out.read_text())["results"] if args.append and out.exists() else []
+    if args.append and out.exists():
+        meta["command"] = json.loads(out.read_text())["meta"]["command"] + " && " + meta["command"]
+    started = time.perf_counter()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="intelliperf-bench-") as tmp:
+        for case in cases:
+            rows.append(run_case(case, meta["peaks"], Path(tmp)))
+            meta["seconds"] = round(time.perf_counter() - started, 1)
+            out.write_text(json.dumps({"meta": meta, "results": rows}, indent=1, default=str) + "\n")
+            print(json.dumps({k: rows[-1][k] for k in ("case", "seconds")} | {
+                "found": rows[-1]["diagnose"].get("flagged"), "speedup": (rows[-1].get("optimize") or {}).get(
+                    "speedup", {}) and rows[-1]["optimize"]["speedup"]["estimate"]}), flush=True)
+    out.with_suffix(".md").write_text(markdown(meta, rows))
+    plot(rows, out.with_suffix(".png"))
+    print(out.with_suffix(".md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    sys.exit(main())
