@@ -250,7 +250,7 @@ def markdown(meta: dict, rows: list[dict]) -> str:
     clean_flagged = sum(1 for r in rows if not r["positive"] and r["diagnose"].get("flagged"))
     wrong = sum(1 for r in rows if (r.get("optimize") or {}).get("rerun_ok") is False)
     out += ["", f"Clean kernels flagged: {clean_flagged}. Accepted winners failing their own check on rerun: {wrong}.",
-            f"Total {meta['seconds']:.0f} s."]
+            f"Cases took {sum(r['seconds'] for r in rows):.0f} s in all (peaks and start-up not counted)."]
     return "\n".join(out) + "\n"
 
 
