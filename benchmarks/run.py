@@ -249,7 +249,10 @@ def markdown(meta: dict, rows: list[dict]) -> str:
                    f"{metric} | {pct or '–'} | {o.get('rerun_ok', '–')} | {r['seconds']:.0f} |")
     clean_flagged = sum(1 for r in rows if not r["positive"] and r["diagnose"].get("flagged"))
     wrong = sum(1 for r in rows if (r.get("optimize") or {}).get("rerun_ok") is False)
-    out += ["", f"Clean kernels flagged: {clean_flagged}. Accepted winners failing their own check on rerun: {wrong}.",
+    out += ["", "Speedup: the validators' interleaved CUDA-event timing of the kernel (L2 flushed). Hand fix: the "
+            "ratio of the recorder's mean device time per launch in `diagnose` runs of the original and the fix "
+            "(another method: the two compare roughly). Roofline bytes: every tensor argument once (a model).",
+            "", f"Clean kernels flagged: {clean_flagged}. Accepted winners failing their own check on rerun: {wrong}.",
             f"Cases took {sum(r['seconds'] for r in rows):.0f} s in all (peaks and start-up not counted)."]
     return "\n".join(out) + "\n"
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
+
+from .loopback import LoopbackServer
 
 
 @dataclass
@@ -29,28 +30,16 @@ class Request:
     body: dict | None
 
 
-class FakeGitHub:
+class FakeGitHub(LoopbackServer):
     def __init__(self, repo: str, token: str) -> None:
         self.repo, self.token = repo, token
         self.requests: list[Request] = []
         self.pulls: dict[int, dict] = {}
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(self._handler())
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> FakeGitHub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.root
 
     def answer(self, method: str, path: str, body: dict | None) -> tuple[int, object]:
         url = urlsplit(path)

@@ -12,10 +12,11 @@ up it answers 500, so a test that asks more than it scripted fails loudly.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from .loopback import LoopbackServer
 
 
 @dataclass
@@ -28,29 +29,17 @@ class Reply:
     completion_tokens: int = 50
 
 
-class ScriptedServer:
+class ScriptedServer(LoopbackServer):
     def __init__(self, replies: list[Reply], model: str = "scripted-model") -> None:
         self.replies = list(replies)
         self.model = model
         self.requests: list[dict] = []
         self.headers: list[dict] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(self._handler())
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> ScriptedServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.root + "/v1"
 
     def prompts(self) -> list[str]:
         """The text of every request's messages, one string per request."""
