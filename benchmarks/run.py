@@ -1,6 +1,6 @@
 """The example suite end to end on a GPU, against the baselines, in one command.
 
-    python benchmarks/run.py [--quick] [--out benchmarks/results/run_<device>.json]
+    python benchmarks/run.py [--quick] [--only REGEX] [--append] [--repeat N] [--out FILE.json]
 
 For every example under examples/ (each formula's positive cases and the clean kernels) it runs
 `intelliperf diagnose` (was the bottleneck found, and not found on clean kernels?) and, for the
@@ -285,6 +285,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="JSON path (default benchmarks/results/run_<device>.json)")
     parser.add_argument("--only", help="only cases whose program path matches this regex")
     parser.add_argument("--append", action="store_true", help="add to the results already in --out")
+    parser.add_argument("--repeat", type=int, help="launches per program run (default: each example's own, 3); 1 "
+                                                   "cuts the traced launches, e.g. the region-timer pass's trace")
     args = parser.parse_args()
     import torch
     import triton
@@ -301,6 +303,8 @@ def main() -> int:
             "triton": triton.__version__, "python": platform.python_version(), "date": time.strftime("%Y-%m-%d"),
             "command": " ".join(["python", "benchmarks/run.py", *sys.argv[1:]]), "peaks": peaks()}
     cases = [c for c in _cases() if (c.quick or not args.quick) and (not args.only or re.search(args.only, c.program))]
+    for case in cases if args.repeat else []:
+        case.args += ["--repeat", str(args.repeat)]
     rows: list[dict] = json.loads(out.read_text())["results"] if args.append and out.exists() else []
     if args.append and out.exists():
         meta["command"] = json.loads(out.read_text())["meta"]["command"] + " && " + meta["command"]
