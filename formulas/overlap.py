@@ -14,13 +14,11 @@ whether the loop's loads compiled to synchronous `ld.global` or to asynchronous 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import Field
 
 from intelliperf.models import Evidence, Finding, KernelProfile, Metric
 from intelliperf.pinpoint import source_line
-from intelliperf.profiling.regions import Instrumented, instrument
+from intelliperf.profiling.regions import Instrumented, layout_of
 
 from .base import Formula, _same_file
 
@@ -49,7 +47,7 @@ class Overlap(Formula):
                                                                  "memory statements (region timers)")
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
-        layout = _layout(kernel)
+        layout = layout_of(kernel.file, kernel.name, kernel.line)
         if layout is None or layout.loop_line is None:
             return self.finding(False, f"{kernel.name} has no loop with loads to pipeline", evidence_backend="static")
         timed = next((ev for ev in evidence if ev.regions is not None and ev.regions.loop_cycles_per_warp), None)
@@ -101,15 +99,6 @@ class Overlap(Formula):
         return self.finding(True, f"{kernel.name}: {figures}. Memory and compute take turns: pipeline the loop "
                                   "(num_stages) so loads of later iterations are in flight during the dots.",
                             severity=severity, lines=lines, **common)
-
-
-def _layout(kernel: KernelProfile) -> Instrumented | None:
-    if not kernel.file or not Path(kernel.file).is_file():
-        return None
-    try:
-        return instrument(Path(kernel.file).read_text(), kernel.name, kernel.line)
-    except (ValueError, SyntaxError):
-        return None
 
 
 def _load_instructions(kernel: KernelProfile, evidence: list[Evidence], layout: Instrumented):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..models import Evidence, KernelProfile
 from . import timeline
-from .regions import instrument
+from .regions import instrument, layout_of
 
 BACKEND = "proton"
 ENV_PREFIX, ENV_MODE = "INTELLIPERF_REGIONS", "INTELLIPERF_REGIONS_MODE"
@@ -148,11 +148,8 @@ def _pictures(intervals, regions, folder: Path, kernel: str, png: bool) -> dict[
 
 def static_regions(profile: KernelProfile, evidence: list[Evidence]) -> list[str]:
     """Without timers: each region of the kernel and what the static view compiled there (cuda:90)."""
-    if not profile.file or not Path(profile.file).is_file():
-        return []
-    try:
-        done = instrument(Path(profile.file).read_text(), profile.name, profile.line)
-    except (ValueError, SyntaxError):
+    done = layout_of(profile.file, profile.name, profile.line)
+    if done is None:
         return []
     out = []
     for region in done.regions:

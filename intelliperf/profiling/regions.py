@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 PL = "_intelliperf_pl"  # the alias the instrumented file imports triton.profiler.language as
 MEMORY_KINDS = ("load", "store")
@@ -128,6 +129,16 @@ def instrument(text: str, kernel: str, kernel_line: int | None = None, inner: bo
         raise ValueError(f"{kernel} would need {len(regions)} regions; Proton takes at most 128")
     return Instrumented(_insert(text, tree, fn, regions), [r for r, _, _ in regions],
                         loop.lineno if loop is not None else None, notes)
+
+
+def layout_of(file: str | None, kernel: str, kernel_line: int | None = None) -> Instrumented | None:
+    """The kernel's regions as its file shows them; None when the file or the kernel cannot be read."""
+    if not file or not Path(file).is_file():
+        return None
+    try:
+        return instrument(Path(file).read_text(), kernel, kernel_line)
+    except (ValueError, SyntaxError):
+        return None
 
 
 def _find_kernel(tree: ast.Module, kernel: str, line: int | None) -> ast.FunctionDef:

@@ -247,7 +247,7 @@ def _group_waits(per_warp, by_name) -> dict[str, float] | None:
         others = _union([(i.start, i.end) for (c2, g2), w in groups.items() if c2 == cta and g2 != g for i in w
                          if by_name[i.region].kind not in ("kernel", "loop")])
         span = (min(i.start for i in v), max(i.end for i in v))
-        idle = _union([(a, b) for a, b in _gaps(own, span)])
+        idle = _gaps(own, span)  # sorted and disjoint already
         waits[f"group {g}"].append(_intersection(idle, others))
     return {k: round(sum(v) / len(v), 1) for k, v in sorted(waits.items())}
 
@@ -266,16 +266,21 @@ def _gaps(spans: list[tuple[int, int]], within: tuple[int, int]) -> list[tuple[i
 # --- what people look at ---------------------------------------------------------------------------
 
 
+def _shown(intervals: list[Interval], max_ctas: int) -> list[Interval]:
+    """What the pictures show: the last launch's first `max_ctas` CTAs."""
+    last = max((iv.launch for iv in intervals), default=0)
+    ctas = set(sorted({iv.cta for iv in intervals if iv.launch == last})[:max_ctas])
+    return [iv for iv in intervals if iv.launch == last and iv.cta in ctas]
+
+
 def perfetto(intervals: list[Interval], regions: list[Region], path: Path, max_ctas: int = 8) -> Path:
     """A Chrome/Perfetto trace: one process per CTA, one track per warp, the regions as slices
     (named with their lines). Times are in cycles, written as microseconds / 1000."""
     by_name = {r.name: r for r in regions}
-    last = max((iv.launch for iv in intervals), default=0)
-    ctas = sorted({iv.cta for iv in intervals if iv.launch == last})[:max_ctas]
-    events = [{"name": "process_name", "ph": "M", "pid": cta, "args": {"name": f"CTA {cta}"}} for cta in ctas]
-    for iv in intervals:
-        if iv.launch != last or iv.cta not in ctas:
-            continue
+    shown = _shown(intervals, max_ctas)
+    events = [{"name": "process_name", "ph": "M", "pid": cta, "args": {"name": f"CTA {cta}"}}
+              for cta in sorted({iv.cta for iv in shown})]
+    for iv in shown:
         region = by_name.get(iv.region)
         lines = f" (lines {region.first_line}-{region.last_line})" if region and region.first_line else ""
         events.append({"name": iv.region, "cat": region.kind if region else "user", "ph": "X", "pid": iv.cta,
@@ -299,15 +304,14 @@ def render_png(intervals: list[Interval], regions: list[Region], path: Path, tit
     from matplotlib.patches import Patch
 
     by_name = {r.name: r for r in regions}
-    last = max((iv.launch for iv in intervals), default=0)
-    ctas = sorted({iv.cta for iv in intervals if iv.launch == last})[:max_ctas]
-    rows = sorted({(iv.cta, iv.warp) for iv in intervals if iv.launch == last and iv.cta in ctas})
+    per_row: dict[tuple[int, int], list[Interval]] = defaultdict(list)
+    for iv in _shown(intervals, max_ctas):
+        per_row[(iv.cta, iv.warp)].append(iv)
+    rows = sorted(per_row)
     fig, ax = plt.subplots(figsize=(12, 0.35 * len(rows) + 1.5))
     kinds = set()
-    for y, (cta, warp) in enumerate(rows):
-        for iv in intervals:
-            if iv.launch != last or (iv.cta, iv.warp) != (cta, warp):
-                continue
+    for y, row in enumerate(rows):
+        for iv in per_row[row]:
             kind = by_name[iv.region].kind if iv.region in by_name else "user"
             if kind in ("kernel", "loop"):  # outer regions: a thin line under the row
                 ax.plot([iv.start, iv.end], [y - 0.42, y - 0.42], color="black", linewidth=0.6)
