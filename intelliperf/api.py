@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -12,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__
+from .delivery.git import run_git
 from .delivery.publish import Publish, Ready, deliver, prepare
 from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
 from .formulas import Registry, default_registry
@@ -417,21 +417,17 @@ def _stop(report: Report, status: str, why: str, write: Callable[[], None]) -> N
     write()
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
-
-
 def check_clean(root: Path, force: bool) -> None:
     """--in-place needs a clean tree (tracked files), so the change can be reviewed and undone."""
     if force:
         return
     try:
-        inside = _git(root, "rev-parse", "--is-inside-work-tree")
+        inside = run_git(root, "rev-parse", "--is-inside-work-tree")
     except FileNotFoundError:
         return  # no git: nothing to check; the patch file is the way back
     if inside.returncode != 0:
         return
-    dirty = _git(root, "status", "--porcelain", "--untracked-files=no").stdout.strip()
+    dirty = run_git(root, "status", "--porcelain", "--untracked-files=no").stdout.strip()
     if dirty:
         raise UsageError(f"--in-place refuses to change a git tree with uncommitted changes:\n{dirty}",
                          hint="Commit or stash them first, or pass --force to apply over them.")

@@ -29,10 +29,15 @@ class Repo:
     head_branch: str | None  # None: detached HEAD
 
 
+def run_git(cwd: Path, *args: str, env: dict | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """git as it answered, failures included (FileNotFoundError when git is not installed)."""
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, input=stdin)
+
+
 def git(cwd: Path, *args: str, env: dict | None = None, secret: str | None = None, stdin: str | None = None) -> str:
     """Run git; a failure is a UsageError with git's message (and never the token)."""
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, input=stdin)
+        done = run_git(cwd, *args, env=env, stdin=stdin)
     except FileNotFoundError as exc:
         raise UsageError("git is not installed", hint="Install git to use --branch / --create-pr.") from exc
     if done.returncode != 0:
@@ -53,7 +58,7 @@ def open_repo(project: Path, base: str | None) -> Repo:
                          hint="Run `git init` and commit your code first, or drop --branch/--create-pr "
                               "(the patch file is written either way).") from exc
     root = Path(top).resolve()
-    head = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+    head = run_git(root, "symbolic-ref", "-q", "--short", "HEAD")
     branch = head.stdout.strip() if head.returncode == 0 else None
     if branch is None and base is None:
         raise UsageError("HEAD is detached, so there is no branch to base the fix on",
@@ -132,7 +137,7 @@ def commit_winner(repo: Repo, report: Report, project: Path, branch: str, base: 
 
 
 def _has_identity(root: Path) -> bool:
-    return all(subprocess.run(["git", "config", key], cwd=root, capture_output=True).returncode == 0
+    return all(run_git(root, "config", key).returncode == 0
                for key in ("user.name", "user.email"))
 
 
@@ -146,8 +151,7 @@ def remote_url(repo: Repo, remote: str) -> str:
 
 def _has_auth_header(repo: Repo) -> bool:
     """actions/checkout leaves its own http.<url>.extraheader; a second Authorization header would clash."""
-    found = subprocess.run(["git", "config", "--get-regexp", r"^http\..*extraheader$"], cwd=repo.root,
-                           capture_output=True, text=True)
+    found = run_git(repo.root, "config", "--get-regexp", r"^http\..*extraheader$")
     return "authorization" in found.stdout.lower()
 
 
