@@ -118,18 +118,21 @@ class _Tracer:
     def record(self, op: str, is_atomic: bool, ptrs, mask) -> None:
         if time.monotonic() > self.deadline:
             raise TraceAborted()
-        addresses = np.ascontiguousarray(ptrs.data, dtype=np.uint64).reshape(-1)
-        if mask is None:
-            active = np.ones(addresses.shape, dtype=bool)
-        else:
-            active = np.broadcast_to(np.asarray(mask.data, dtype=bool), ptrs.data.shape).reshape(-1)
+        elem_bytes = max(ptrs.get_element_ty().primitive_bitwidth // 8, 1)
+        grid = np.asarray(ptrs.data, dtype=np.uint64)
+        active = np.ones(grid.shape, dtype=bool) if mask is None else np.broadcast_to(
+            np.asarray(mask.data, dtype=bool), grid.shape)
+        if grid.ndim > 1:
+            axis = lane_axis(grid, elem_bytes)
+            grid, active = np.moveaxis(grid, axis, -1), np.moveaxis(active, axis, -1)
+        addresses = np.ascontiguousarray(grid).reshape(-1)
+        active = np.ascontiguousarray(active).reshape(-1)
         file, line = self.caller_line()
         hit = addresses[active]
         site = self.sites.get((file, line, op))
         if site is None:
-            elem_bits = ptrs.get_element_ty().primitive_bitwidth
             buffer = self.buffer_of(int(hit[0])) if hit.size else None
-            site = self.sites[(file, line, op)] = _Site(file, line, op, is_atomic, max(elem_bits // 8, 1), buffer)
+            site = self.sites[(file, line, op)] = _Site(file, line, op, is_atomic, elem_bytes, buffer)
         site.calls += 1
         site.lanes += int(hit.size)
         site.sectors += count_sectors(addresses, active)
@@ -140,6 +143,16 @@ class _Tracer:
             site.depth_max = max(site.depth_max, int(counts.max()))
             site.depth_mean_sum += float(counts.mean())
             site.addresses.append(hit)
+
+
+def lane_axis(addresses: np.ndarray, elem_bytes: int) -> int:
+    """The axis consecutive lanes run along: the one the addresses are contiguous on (the last on a
+    tie), as Triton's coalescing pass orders a block's layout by the pointer's contiguity."""
+    signed = addresses.astype(np.int64)
+    share = [float(np.mean(np.diff(signed, axis=ax) == elem_bytes)) if addresses.shape[ax] > 1 else -1.0
+             for ax in range(addresses.ndim)]
+    best = max(share)
+    return max(ax for ax, s in enumerate(share) if s == best)
 
 
 def _count_strides(counts: dict, hit: np.ndarray, keep: int = 8) -> None:

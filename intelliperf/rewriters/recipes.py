@@ -9,6 +9,11 @@ atomicContention:
   block in the program (`tl.sum/max/min`) and issue one scalar atomic.
 * privatize-histogram: lanes increment a few bins -> count per program with `tl.histogram`
   and add each bin once.
+
+memoryAccess:
+* tile-program-axis: a program index added with stride 1 to a strided access -> each program
+  takes a tile of that index, so the access becomes a block with a contiguous axis
+  (`tiling.py`; it also shrinks the grid in the launcher).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass
 
 from intelliperf.models import AccessSite
 
+from . import tiling
 from .base import Candidate, Rewriter, RewriteRequest
 
 _REDUCTION = {"atomic_add": ("tl.sum", None), "atomic_max": ("tl.max", 'float("-inf")'),
@@ -191,13 +197,30 @@ def privatize_histogram(request: RewriteRequest, file_line: int) -> tuple[_Site,
     ]
 
 
-Recipe = Callable[[RewriteRequest, int], tuple[_Site, list[str]]]
+LineRecipe = Callable[[RewriteRequest, int], tuple[_Site, list[str]]]
+Recipe = Callable[[RewriteRequest], tuple[str, str | None]]  # -> new kernel, new launcher (None: unchanged)
+
+
+def at_lines(recipe: LineRecipe) -> Recipe:
+    """A recipe that rewrites pinpointed statements, applied to the whole kernel."""
+    return lambda request: (apply_recipe(recipe, request), None)
+
+
+def tile_program_axis(request: RewriteRequest) -> tuple[str, str | None]:
+    try:
+        return tiling.tile_program_axis(request)
+    except tiling.NotTileable as exc:
+        raise NotApplicable(str(exc)) from None
+
+
 RECIPES: dict[str, dict[str, Recipe]] = {
-    "atomicContention": {"reduce-then-atomic": reduce_then_atomic, "privatize-histogram": privatize_histogram},
+    "atomicContention": {"reduce-then-atomic": at_lines(reduce_then_atomic),
+                         "privatize-histogram": at_lines(privatize_histogram)},
+    "memoryAccess": {"tile-program-axis": tile_program_axis},
 }
 
 
-def apply_recipe(recipe: Recipe, request: RewriteRequest) -> str:
+def apply_recipe(recipe: LineRecipe, request: RewriteRequest) -> str:
     """The kernel with the recipe applied at every pinpointed line it matches (bottom-up, so line
     numbers stay valid). Raises NotApplicable with every line's reason when it matches none."""
     lines = request.kernel.source.splitlines()
@@ -234,11 +257,11 @@ class RecipeRewriter(Rewriter):
             if name in tried:
                 continue
             try:
-                kernel = apply_recipe(recipe, request)
+                kernel, launcher = recipe(request)
             except NotApplicable as exc:
                 reasons.append(f"{name}: {exc}")
                 continue
-            return Candidate(rewriter=self.name, title=name, kernel=kernel,
-                             rationale=f"recipe {name} applied at the pinpointed atomic line(s)")
+            return Candidate(rewriter=self.name, title=name, kernel=kernel, launcher=launcher,
+                             rationale=f"recipe {name} applied for the pinpointed line(s)")
         done = f" (already tried: {', '.join(sorted(tried))})" if tried else ""
         return Candidate.decline(self.name, "no recipe applies" + done + ("; " + "; ".join(reasons) if reasons else ""))
