@@ -15,8 +15,8 @@ example folder) and must pass the example's own reference check. Held-back cases
 programs at sizes the examples were not written for.
 
 Results go to a JSON file (rewritten after every case, so a cut-off run keeps what it measured),
-a Markdown table next to it and a PNG of speedup per example against the hand-written fix.
-Not yet: `triton.autotune` over the knob space as a baseline; time to a verdict on several GPUs.
+a Markdown table next to it and a PNG of speedup per example against the hand-written fix and
+`triton.autotune` (benchmarks/autotune_baseline.py).
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DEVICE = "gpu"  # a CPU dry run of the plumbing sets "cpu" (its numbers mean nothing)
+MAX_ATTEMPTS = 3  # every offline win so far came at attempt 1; a no-win case costs one run per attempt
+DEVICES: list[str] = []  # optimize's --devices option, when given
 
 
 @dataclass
@@ -158,8 +160,9 @@ def diagnose(case: Case, program: str, work_dir: Path, counters: str = "auto") -
 def optimize(case: Case, work_dir: Path) -> tuple[dict, dict]:
     """optimize's own diagnosis (as `diagnose` would give it) and its optimization."""
     out = work_dir / "opt"
-    code, wall, err = cli("optimize", "--formula", case.formula, "--device", DEVICE, "--out-dir", str(out), "--",
-                          sys.executable, case.program, *case.args, timeout_s=400)
+    code, wall, err = cli("optimize", "--formula", case.formula, "--device", DEVICE, "--out-dir", str(out),
+                          "--max-attempts", str(MAX_ATTEMPTS), *DEVICES, "--", sys.executable, case.program,
+                          *case.args, timeout_s=400)
     path = out / "report.json"
     if not path.exists():
         failed = {"exit": code, "error": err, "wall_s": round(wall, 1)}
@@ -178,6 +181,22 @@ def optimize(case: Case, work_dir: Path) -> tuple[dict, dict]:
     if winner:
         result["rerun_ok"] = rerun(case, opt["files"], work_dir)
     return diagnosis, result
+
+
+def autotune(case: Case, kernel: str | None) -> dict | None:
+    """The triton.autotune baseline (benchmarks/autotune_baseline.py) for the case's kernel."""
+    if DEVICE == "cpu" or not kernel:
+        return None
+    started = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "autotune_baseline.py"), case.program,
+                               kernel, *case.args], cwd=REPO, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out after 300 s"}
+    lines = done.stdout.strip().splitlines()
+    if done.returncode or not lines:
+        return {"error": done.stderr[-800:]}
+    return json.loads(lines[-1]) | {"wall_s": round(time.perf_counter() - started, 1)}
 
 
 def rerun(case: Case, files: dict, work_dir: Path) -> bool:
@@ -201,7 +220,7 @@ def roofline(d: dict, ms: float | None, peak: dict) -> float | None:
     return rate / (peak["copy_bytes_per_s"] if kind == "bytes" else peak["bf16_flops_per_s"])
 
 
-def run_case(case: Case, peak: dict, tmp: Path) -> dict:
+def run_case(case: Case, peak: dict, tmp: Path, clean: dict) -> dict:
     work_dir = tmp / re.sub(r"\W+", "_", case.name + case.formula)
     work_dir.mkdir(parents=True)
     row = {"case": case.name, "program": case.program, "formula": case.formula, "positive": case.positive,
@@ -210,10 +229,11 @@ def run_case(case: Case, peak: dict, tmp: Path) -> dict:
     if case.positive:  # optimize diagnoses first: its report holds both
         row["diagnose"], row["optimize"] = optimize(case, work_dir)
     else:
-        row["diagnose"] = diagnose(case, case.program, work_dir / "diag")
+        row["diagnose"] = clean[(case.program, tuple(case.args))] = diagnose(case, case.program, work_dir / "diag")
     if case.fix:
         fix = str(Path(case.program).parent / case.fix)
-        row["fix"] = diagnose(case, fix, work_dir / "fix", counters="off")
+        row["fix"] = clean.get((fix, tuple(case.args))) or diagnose(case, fix, work_dir / "fix", counters="off")
+        row["autotune"] = autotune(case, row["diagnose"].get("kernel"))
     d, o, f = row["diagnose"], row.get("optimize", {}), row.get("fix", {})
     before = d.get("time_ms")
     after = (o.get("speedup") or {}) and before / o["speedup"]["estimate"]
@@ -230,8 +250,9 @@ def markdown(meta: dict, rows: list[dict]) -> str:
            f"{meta['python']}. Command: `{meta['command']}`. Peaks measured in this run: copy "
            f"{meta['peaks']['copy_bytes_per_s'] / 1e12:.2f} TB/s, bf16 matmul "
            f"{meta['peaks']['bf16_flops_per_s'] / 1e12:.0f} TFLOP/s.", "",
-           "| case | formula | expected | found | optimize | speedup [95 % CI] | hand fix | metric | roofline "
-           "before → after (fix) | rerun | s |", "|---|---|---|---|---|---|---|---|---|---|---:|"]
+           "| case | formula | expected | found | optimize | speedup [95 % CI] | autotune | hand fix | metric | "
+           "roofline before → after (fix) | rerun | program runs | stages (s) | s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---:|---|---:|"]
     for r in rows:
         d, o = r["diagnose"], r.get("optimize") or {}
         found = "error" if "error" in d else ("yes" if d["flagged"] else "no")
@@ -239,19 +260,29 @@ def markdown(meta: dict, rows: list[dict]) -> str:
         sp = o.get("speedup")
         speed = f"{sp['estimate']:.2f}x [{sp['low']:.2f}, {sp['high']:.2f}]" if sp else "–"
         fix = f"{r['fix_speedup']:.2f}x" if r.get("fix_speedup") else "–"
+        tuned = (r.get("autotune") or {}).get("speedup")
+        tuned = f"{tuned:.2f}x" if tuned else ("error" if r.get("autotune") else "–")
+        stages = " · ".join(f"{k} {v:.0f}" for k, v in (o.get("stages") or {}).items() if v >= 0.5) or \
+            (f"diagnose {d['wall_s']:.0f}" if d.get("wall_s") else "–")
         metric = " → ".join(f"{m:g}" for m in o.get("metric") or [] if m is not None) or "–"
         roof = r["roofline"]
         pct = " → ".join(f"{x:.0%}" for x in (roof["before"], roof["after"]) if x is not None)
         pct += f" ({roof['fix']:.0%})" if roof.get("fix") is not None else ""
         name = r["case"] + (" (held back)" if r["held_back"] else "")
         out.append(f"| {name} | {r['formula']} | {'positive' if r['positive'] else 'clean'} | {found}"
-                   f"{'' if ok else ' ✗'} | {o.get('status', '–') if r['positive'] else '–'} | {speed} | {fix} | "
-                   f"{metric} | {pct or '–'} | {o.get('rerun_ok', '–')} | {r['seconds']:.0f} |")
+                   f"{'' if ok else ' ✗'} | {o.get('status', '–') if r['positive'] else '–'} | {speed} | {tuned} | "
+                   f"{fix} | {metric} | {pct or '–'} | {o.get('rerun_ok', '–')} | {o.get('program_runs', 1)} | "
+                   f"{stages} | {r['seconds']:.0f} |")
     clean_flagged = sum(1 for r in rows if not r["positive"] and r["diagnose"].get("flagged"))
     wrong = sum(1 for r in rows if (r.get("optimize") or {}).get("rerun_ok") is False)
     out += ["", "Speedup: the validators' interleaved CUDA-event timing of the kernel (L2 flushed). Hand fix: the "
             "ratio of the recorder's mean device time per launch in `diagnose` runs of the original and the fix "
-            "(another method: the two compare roughly). Roofline bytes: every tensor argument once (a model).",
+            "(the fix's clean-kernel row where it ran with the same arguments; another method: the two compare "
+            "roughly). Autotune: `triton.autotune` over num_warps (and num_stages for kernels with a loop) against "
+            "the kernel as written, both through the example's launcher with `triton.testing.do_bench` "
+            "(benchmarks/autotune_baseline.py). Roofline bytes: every tensor argument once (a model). Program runs: "
+            f"runs of the user's program by optimize (profile, then one per attempt; at most {MAX_ATTEMPTS} "
+            "attempts).",
             "", f"Clean kernels flagged: {clean_flagged}. Accepted winners failing their own check on rerun: {wrong}.",
             f"Cases took {sum(r['seconds'] for r in rows):.0f} s in all (peaks and start-up not counted)."]
     return "\n".join(out) + "\n"
@@ -263,13 +294,16 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = [r for r in rows if r.get("optimize", {}).get("speedup") and r.get("fix_speedup")]
+    shown = [r for r in rows if r["positive"] and r.get("fix_speedup")]
     if not shown:
         return
     fig, ax = plt.subplots(figsize=(max(6, len(shown) * 1.2), 4))
     xs = range(len(shown))
-    ax.bar([x - 0.2 for x in xs], [r["optimize"]["speedup"]["estimate"] for r in shown], 0.4, label="intelliperf")
-    ax.bar([x + 0.2 for x in xs], [r["fix_speedup"] for r in shown], 0.4, label="hand-written fix")
+    ax.bar([x - 0.27 for x in xs], [((r.get("optimize") or {}).get("speedup") or {}).get("estimate", 1.0)
+                                           for r in shown], 0.27, label="intelliperf (1: no win)")
+    ax.bar(list(xs), [r["fix_speedup"] for r in shown], 0.27, label="hand-written fix")
+    ax.bar([x + 0.27 for x in xs], [(r.get("autotune") or {}).get("speedup") or 0 for r in shown], 0.27,
+           label="triton.autotune")
     ax.set_yscale("log")
     ax.set_xticks(list(xs), [r["case"].split(" ")[0] + ("*" if r["held_back"] else "") for r in shown], rotation=30,
                   ha="right")
@@ -285,8 +319,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="JSON path (default benchmarks/results/run_<device>.json)")
     parser.add_argument("--only", help="only cases whose program path matches this regex")
     parser.add_argument("--append", action="store_true", help="add to the results already in --out")
-    parser.add_argument("--repeat", type=int, help="launches per program run (default: each example's own, 3); 1 "
-                                                   "cuts the traced launches, e.g. the region-timer pass's trace")
+    parser.add_argument("--repeat", type=int, default=1, help="launches per program run (default 1: each run "
+                        "records, traces and times one launch; the examples' own default is 3)")
     args = parser.parse_args()
     import torch
     import triton
@@ -303,7 +337,8 @@ def main() -> int:
             "triton": triton.__version__, "python": platform.python_version(), "date": time.strftime("%Y-%m-%d"),
             "command": " ".join(["python", "benchmarks/run.py", *sys.argv[1:]]), "peaks": peaks()}
     cases = [c for c in _cases() if (c.quick or not args.quick) and (not args.only or re.search(args.only, c.program))]
-    for case in cases if args.repeat else []:
+    cases.sort(key=lambda c: c.positive)  # clean kernels first: they are the hand fixes' baselines too
+    for case in cases:
         case.args += ["--repeat", str(args.repeat)]
     rows: list[dict] = json.loads(out.read_text())["results"] if args.append and out.exists() else []
     if args.append and out.exists():
@@ -311,8 +346,9 @@ def main() -> int:
     started = time.perf_counter()
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="intelliperf-bench-") as tmp:
+        clean: dict = {}
         for case in cases:
-            rows.append(run_case(case, meta["peaks"], Path(tmp)))
+            rows.append(run_case(case, meta["peaks"], Path(tmp), clean))
             meta["seconds"] = round(time.perf_counter() - started, 1)
             out.write_text(json.dumps({"meta": meta, "results": rows}, indent=1, default=str) + "\n")
             print(json.dumps({k: rows[-1][k] for k in ("case", "seconds")} | {

@@ -1,0 +1,79 @@
+"""Baseline: `triton.autotune` over the compile knobs of an example's kernel, timed against the original.
+
+    python benchmarks/autotune_baseline.py EXAMPLE.py KERNEL [EXAMPLE ARGS...]
+
+Runs the example once as written (its own reference check included) and keeps the first call of
+the function that launches KERNEL with its inputs. Then times that call with the kernel as
+written and with the kernel wrapped in `triton.autotune` over num_warps (1-16) and, when the
+kernel has a loop, num_stages (1-4): the knobs a config can change without changing the grid.
+Block sizes are left out because the launcher computes the grid from them. Both are timed with
+`triton.testing.do_bench` (L2 flushed between runs, median), and the tuned output must equal
+the original's. Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import sys
+from pathlib import Path
+
+WARPS = (1, 2, 4, 8, 16)
+STAGES = (1, 2, 3, 4)
+
+
+class _StripKnobs:
+    """The autotuned kernel, launched like the original: the launcher's own num_warps/num_stages
+    are dropped, as the config's values replace them."""
+
+    def __init__(self, tuned) -> None:
+        self.tuned = tuned
+
+    def __getitem__(self, grid):
+        launch = self.tuned[grid]
+        return lambda *args, **kwargs: launch(*args, **{k: v for k, v in kwargs.items()
+                                                        if k not in ("num_warps", "num_stages")})
+
+
+def main() -> int:
+    program, kernel_name, *args = sys.argv[1:]
+    path = Path(program).resolve()
+    sys.path.insert(0, str(path.parent))
+    sys.argv = [str(path), *args]
+    module = importlib.import_module(path.stem)
+    import torch
+    import triton
+
+    kernel = getattr(module, kernel_name)
+    launcher_name = next(name for name, fn in vars(module).items() if inspect.isfunction(fn)
+                         and f"{kernel_name}[" in inspect.getsource(fn))
+    launcher = getattr(module, launcher_name)
+    calls = []
+
+    def spy(*a, **k):
+        calls.append((a, k))
+        return launcher(*a, **k)
+
+    setattr(module, launcher_name, spy)
+    module.main()  # as written, with its own check
+    setattr(module, launcher_name, launcher)
+    a, k = calls[0]
+    expected = launcher(*a, **k)
+    original_ms = triton.testing.do_bench(lambda: launcher(*a, **k))
+    loops = "range(" in inspect.getsource(kernel.fn)
+    configs = [triton.Config({}, num_warps=w, num_stages=s) for w in WARPS for s in (STAGES if loops else (3,))]
+    tuned = triton.autotune(configs=configs, key=[])(kernel)
+    setattr(module, kernel_name, _StripKnobs(tuned))
+    got = launcher(*a, **k)  # the first call tunes
+    torch.testing.assert_close(got, expected, rtol=1e-2, atol=1e-2)
+    tuned_ms = triton.testing.do_bench(lambda: launcher(*a, **k))
+    print(json.dumps({"original_ms": original_ms, "autotuned_ms": tuned_ms, "speedup": original_ms / tuned_ms,
+                      "configs": len(configs), "best": str(tuned.best_config)}))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    sys.exit(main())
