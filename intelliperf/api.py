@@ -19,6 +19,7 @@ from .models import KernelDiagnosis, KernelProfile, Report, RunInfo
 from .profiling.aggregate import Recording, load_recording
 from .validators import ValidationSettings
 from .validators.validate import within
+from .workload.devices import parse_devices
 from .workload.runner import TraceSettings, check_command, run_workload
 
 DEVICES = ("auto", "cpu", "gpu")
@@ -313,7 +314,8 @@ def optimize(
     max_attempts: int = 6,
     time_budget_s: float | None = None,
     max_tokens: int | None = None,
-    candidates: int = 1,
+    candidates: int | None = None,
+    devices: str | None = None,
     model: str | None = None,
     llm_options: dict | None = None,
     transcript: str | Path | None = None,
@@ -334,14 +336,18 @@ def optimize(
     `out_dir/winner.patch`; with `in_place` the winner is applied to the project; with `publish`
     it is committed on its own branch (and pushed, with a pull request). The returned Report's
     `optimization` holds every attempt; it is None when no kernel has the bottleneck.
+
+    `devices` ("all" or "0,1"): validate each round's candidates in parallel, one worker per GPU;
+    `candidates` (per round) then defaults to the number of GPUs.
     """
     from . import loop
     from .delivery.report import write_reports
     from .rewriters import make_rewriters
 
     progress = progress or (lambda stage: None)
+    gpus = parse_devices(devices)
     budget = loop.Budget(max_attempts=max_attempts, time_budget_s=time_budget_s, max_tokens=max_tokens,
-                         candidates=candidates)
+                         candidates=candidates or max(len(gpus), 1), devices=gpus)
     budget.check()
     model = model or os.environ.get("INTELLIPERF_MODEL") or None
     rewriters = make_rewriters(rewriter, model=model, llm_options=llm_options,

@@ -97,7 +97,10 @@ def optimize(
     time_budget: float | None = typer.Option(None, "--time-budget", help="Stop starting attempts after this many "
                                                                           "seconds."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Stop after the model used this many tokens."),
-    candidates: int = typer.Option(1, "--candidates", help="Candidates per round from the llm rewriter (best-of-N)."),
+    candidates: int | None = typer.Option(None, "--candidates", help="Candidates per round (best-of-N; default 1, "
+                                                                      "or one per GPU with --devices)."),
+    devices: str | None = typer.Option(None, "--devices", help="Validate a round's candidates in parallel on these "
+                                                                "GPUs, one worker each: `all` or a list such as 0,1."),
     model: str | None = typer.Option(None, "--model", help="LLM model (LiteLLM name; default $INTELLIPERF_MODEL)."),
     api_base: str | None = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint URL."),
     api_key_env: str | None = typer.Option(None, "--api-key-env",
@@ -145,8 +148,8 @@ def optimize(
             command or [], formula=formula, formula_paths=formula_path,
             formula_options=_parse_options(formula_option), top_n=top_n, kernel=kernel, device=device,
             counters=counters, rewriter=rewriter, max_attempts=max_attempts, time_budget_s=time_budget,
-            max_tokens=max_tokens,
-            candidates=candidates, model=model, llm_options=llm_options, transcript=transcript, project=project,
+            max_tokens=max_tokens, candidates=candidates, devices=devices, model=model, llm_options=llm_options,
+            transcript=transcript, project=project,
             in_place=in_place, force=force, out_dir=out_dir, timeout_s=timeout, output=output, markdown=markdown,
             progress=_progress, publish=publish)
     except KeyboardInterrupt:

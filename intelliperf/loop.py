@@ -11,10 +11,12 @@ The report is written after every attempt (`write`), so an interrupted run keeps
 
 from __future__ import annotations
 
+import queue
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter
 from .rewriters.source import ScopeError, check_scope, code_unit, splice, unified_diff
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
 from .validators.validate import in_copy, within
+from .workload.devices import pinned_env
 from .workload.runner import TraceSettings
 
 IMPROVEMENT = 0.01  # the metric must move by more than 1 % in its better direction
@@ -36,6 +39,7 @@ class Budget:
     time_budget_s: float | None = None
     max_tokens: int | None = None
     candidates: int = 1  # per round (best-of-N)
+    devices: list[str] = field(default_factory=list)  # GPUs to validate a round's candidates on, one worker each
 
     def check(self) -> None:
         if self.max_attempts < 1:
@@ -70,6 +74,7 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
     opt = Optimization(kernel=s.profile.name, rewriters=[r.name for r in rewriters], status="running",
                        budget={"max_attempts": s.budget.max_attempts, "time_budget_s": s.budget.time_budget_s,
                                "max_tokens": s.budget.max_tokens, "candidates": s.budget.candidates},
+                       devices=s.budget.devices,
                        baseline=_baseline(s))
     s.report.optimization = opt
     with tempfile.TemporaryDirectory(prefix="intelliperf-opt-") as tmp:
@@ -101,19 +106,32 @@ def _round(s: Session, opt: Optimization, rewriter: Rewriter, reference: Referen
     s.progress(f"attempt {len(opt.attempts) + 1}: asking the {rewriter.name} rewriter")
     candidates = _ask(rewriter, request, min(s.budget.candidates, s.budget.max_attempts - len(opt.attempts)))
     rewrite_s = (time.perf_counter() - begin) / max(len(candidates), 1)
+    declined = next((c for c in candidates if c.declined), None)
+    candidates = candidates[: candidates.index(declined)] if declined else candidates
+    first = len(opt.attempts) + 1
+    jobs = [(first + i, cand) for i, cand in enumerate(candidates)]
     tried = []
-    for cand in candidates:
-        if cand.declined:
-            opt.notes.append(f"{rewriter.name}: {cand.declined}")
-            s.progress(f"{rewriter.name} has no (more) candidates: {cand.declined}")
-            return "declined"
-        attempt = _attempt(s, opt, reference, kernel, launcher, cand, work)
+
+    def done(attempt: Attempt, cand: Candidate) -> None:
         attempt.seconds = {"rewrite": round(rewrite_s, 3), **attempt.seconds}
         opt.attempts.append(attempt)
+        opt.attempts.sort(key=lambda a: a.number)
         opt.tokens += cand.tokens
         tried.append(attempt)
         s.progress(_summary(attempt))
         s.write()
+
+    if len(s.budget.devices) > 1 and len(jobs) > 1:
+        _on_devices(s, jobs, lambda number, cand, device: _attempt(s, opt, reference, kernel, launcher, cand, work,
+                                                                   number, device), done)
+    else:
+        device = s.budget.devices[0] if s.budget.devices else None
+        for number, cand in jobs:
+            done(_attempt(s, opt, reference, kernel, launcher, cand, work, number, device), cand)
+    if declined and not tried:
+        opt.notes.append(f"{rewriter.name}: {declined.declined}")
+        s.progress(f"{rewriter.name} has no (more) candidates: {declined.declined}")
+        return "declined"
     accepted = [a for a in tried if a.status == "accepted"]
     if accepted:
         best = max(accepted, key=lambda a: _rank(a, s.finding))
@@ -122,6 +140,29 @@ def _round(s: Session, opt: Optimization, rewriter: Rewriter, reference: Referen
         _keep_winner(s, opt, best)
         s.write()
     return "done"
+
+
+def _on_devices(s: Session, jobs: list[tuple[int, Candidate]], attempt: Callable[[int, Candidate, str], Attempt],
+                done: Callable[[Attempt, Candidate], None]) -> None:
+    """Validate the round's candidates in parallel, one worker per GPU, each candidate's runs pinned
+    to its worker's GPU (its speedup is timed against the original on that same GPU); `done` runs
+    here, in this thread, as each attempt finishes."""
+    free: queue.Queue[str] = queue.Queue()
+    for device in s.budget.devices:
+        free.put(device)
+
+    def work(number: int, cand: Candidate) -> Attempt:
+        device = free.get()
+        try:
+            s.progress(f"attempt {number}: on GPU {device}")
+            return attempt(number, cand, device)
+        finally:
+            free.put(device)
+
+    with ThreadPoolExecutor(max_workers=len(s.budget.devices), thread_name_prefix="intelliperf-gpu") as pool:
+        futures = {pool.submit(work, number, cand): cand for number, cand in jobs}
+        for future in as_completed(futures):
+            done(future.result(), futures[future])
 
 
 def _ask(rewriter: Rewriter, request: RewriteRequest, n: int) -> list[Candidate]:
@@ -223,8 +264,7 @@ def _changes(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, cand: Cand
 
 
 def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: CodeUnit, launcher: CodeUnit | None,
-             cand: Candidate, work: Path) -> Attempt:
-    number = len(opt.attempts) + 1
+             cand: Candidate, work: Path, number: int, device: str | None) -> Attempt:
     attempt = Attempt(number=number, rewriter=cand.rewriter, title=cand.title, rationale=cand.rationale,
                       status="invalid", tokens=cand.tokens, before=opt.baseline.model_copy())
     if cand.invalid:
@@ -241,7 +281,8 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     where = work / f"attempt-{number}"
     copy = copy_project(s.root, changes, where / "project", exclude=(s.out_dir,))
     program = Program(copy, in_copy(s.report.run.command, s.root, copy),
-                      copy / Path(s.report.run.cwd).resolve().relative_to(s.root))
+                      copy / Path(s.report.run.cwd).resolve().relative_to(s.root), env=pinned_env(device))
+    attempt.device = device
     s.progress(f"attempt {number}: validating {cand.rewriter} candidate ({cand.title})")
     verdict = validate(reference, program, work_dir=where / "validation", settings=s.validation, trace=s.trace)
     attempt.verdict = verdict
@@ -280,7 +321,7 @@ def _measure_candidate(s: Session, record_dir: Path, program: Program) -> Measur
 
         s.progress("region timers: the candidate once more, instrumented")
         timed = list(region_timers.collect(program.command, [profile], root=program.root, cwd=program.workdir(),
-                                           timeout_s=s.validation.timeout_s).evidence.values())
+                                           timeout_s=s.validation.timeout_s, env=program.env).evidence.values())
     return _measure_in(s, recording, profile, recording.first("time_source", "unknown"), timed)
 
 

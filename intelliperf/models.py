@@ -241,6 +241,8 @@ class Attempt(_Model):
     metric_improved: bool | None = None
     tokens: int = 0
     seconds: dict[str, float] = Field(default_factory=dict, description="rewrite, candidate_run, replay, timing")
+    device: str | None = Field(None, description="with --devices: the GPU its runs were pinned to "
+                                                 "(CUDA_VISIBLE_DEVICES)")
 
 
 class Optimization(_Model):
@@ -248,6 +250,8 @@ class Optimization(_Model):
     rewriters: list[str]
     status: Literal["running", "won", "no-win", "interrupted", "failed"]
     budget: dict[str, float | int | None] = Field(description="max_attempts, time_budget_s, max_tokens")
+    devices: list[str] = Field(default_factory=list, description="GPUs a round's candidates were validated on in "
+                                                                  "parallel (--devices); empty: the caller's own")
     hardware: dict = Field(default_factory=dict)
     baseline: Measure
     attempts: list[Attempt] = Field(default_factory=list)

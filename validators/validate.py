@@ -21,7 +21,7 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -59,6 +59,7 @@ class Program:
     root: Path
     command: list[str]
     cwd: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)  # set in every process run for it (e.g. its GPU)
 
     def workdir(self) -> Path:
         return Path(self.cwd or self.root)
@@ -159,7 +160,7 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     cand_dir.mkdir(parents=True, exist_ok=True)
     ref = reference.manifest
     env = _capture_env(reference.kernel, cand_dir, reference.interpret, settings, ref["written"], ref["dispatches"],
-                       trace)
+                       trace) | candidate.env
     result = spawn(candidate.command, cwd=str(candidate.workdir()), env=env, timeout_s=timeout, echo=_Tail())
     verdict.seconds["candidate_run"] = round(time.perf_counter() - start, 3)
     failure = _process_problem("the candidate program", result, timeout)
@@ -184,7 +185,7 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     timed = not reference.interpret and settings.timing and not verdict.problems
     start = time.perf_counter()
     replay = _run_worker(reference, cand, work_dir / "replay", settings,
-                         timeout + (settings.timing_budget_s if timed else 0), timing=timed)
+                         timeout + (settings.timing_budget_s if timed else 0), timing=timed, env=candidate.env)
     verdict.seconds["replay+timing" if timed else "replay"] = round(time.perf_counter() - start, 3)
     verdict.notes += ["worker seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in replay["phases"].items())] \
         if replay.get("phases") else []
@@ -259,7 +260,7 @@ def _process_problem(what: str, result, timeout: float) -> Problem | None:
 
 
 def _run_worker(reference: ReferenceRun, cand: dict, out: Path, settings: ValidationSettings, timeout: float,
-                timing: bool) -> dict:
+                timing: bool, env: dict[str, str]) -> dict:
     ref = reference.manifest
     out.mkdir(parents=True, exist_ok=True)
     job = {
@@ -271,7 +272,7 @@ def _run_worker(reference: ReferenceRun, cand: dict, out: Path, settings: Valida
     }
     job_path = out / "job.json"
     job_path.write_text(json.dumps(job))
-    env = workload_env(out, reference.interpret, TraceSettings(), secrets=tuple(settings.secrets))
+    env = workload_env(out, reference.interpret, TraceSettings(), secrets=tuple(settings.secrets)) | env
     env["PYTHONPATH"] = os.pathsep.join(p for p in env["PYTHONPATH"].split(os.pathsep) if "bootstrap" not in p)
     workdir = os.path.dirname(cand["kernel"]["file"])
     result = spawn([sys.executable, "-m", "intelliperf.validators.replay", str(job_path)], cwd=workdir, env=env,

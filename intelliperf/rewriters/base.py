@@ -103,3 +103,16 @@ class Rewriter(ABC):
     def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
         """Best-of-N: `n` candidates for one round. Deterministic rewriters return one."""
         return [self.rewrite(request)]
+
+    def next_untried(self, request: RewriteRequest, n: int) -> list[Candidate]:
+        """Up to `n` different candidates from a rewriter that skips what its history says it tried:
+        each is asked for with the ones before it marked as tried (a decline ends the list, and is
+        returned alone when it comes first)."""
+        out: list[Candidate] = []
+        for _ in range(n):
+            pending = [PastAttempt(number=0, rewriter=self.name, title=c.title, outcome="pending") for c in out]
+            cand = self.rewrite(request.model_copy(update={"history": request.history + pending}))
+            if cand.declined:
+                return out or [cand]
+            out.append(cand)
+        return out

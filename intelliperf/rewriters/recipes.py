@@ -245,6 +245,9 @@ class RecipeRewriter(Rewriter):
 
     name = "recipes"
 
+    def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
+        return self.next_untried(request, n)
+
     def rewrite(self, request: RewriteRequest) -> Candidate:
         recipes = RECIPES.get(request.formula, {})
         if not recipes:

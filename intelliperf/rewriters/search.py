@@ -142,6 +142,9 @@ class SearchRewriter(Rewriter):
 
     name = "search"
 
+    def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
+        return self.next_untried(request, n)
+
     def rewrite(self, request: RewriteRequest) -> Candidate:
         found, skipped = knobs(request)
         if request.launcher is None:
