@@ -1,18 +1,24 @@
 """The example suite end to end on a GPU, against the baselines, in one command.
 
-    python benchmarks/run.py [--quick] [--only REGEX] [--append] [--repeat N] [--out FILE.json]
+    python benchmarks/run.py [--quick] [--only REGEX] [--gpus all|0,1] [--scaling REGEX] [--append]
+                             [--repeat N] [--out FILE.json]
 
 For every example under examples/ (each formula's positive cases and the clean kernels) it runs
 `intelliperf diagnose` (was the bottleneck found, and not found on clean kernels?) and, for the
 positive cases, `intelliperf optimize` with the offline rewriters (speedup with its interval,
 the formula's metric before/after, seconds per stage, program runs). Baselines in the same run:
-the original kernel and the hand-written fix in the example's folder (its device time from a
-`diagnose --counters off` run). The roofline fraction is the kernel's throughput over peaks
+the original kernel, the hand-written fix in the example's folder (its device time from the
+fix's own clean-kernel `diagnose` row, or a `diagnose --counters off` run at held-back sizes)
+and `triton.autotune` over the compile knobs. The roofline fraction is the kernel's throughput over peaks
 measured once per run (a device-to-device copy; a bf16 matmul): bytes = every tensor argument
 read or written once (a model, stated as such), flops = 2MNK for the GEMM, 4·B·H·S²·D for
 attention. Each accepted winner is also run again on its own (its files over a copy of the
 example folder) and must pass the example's own reference check. Held-back cases run the same
 programs at sizes the examples were not written for.
+
+With --gpus the cases are spread over several GPUs of the host, one case per GPU at a time
+(every process of a case sees only its GPU, so its timings are its own); --scaling times
+`optimize --devices` to a verdict with one GPU and with all of them.
 
 Results go to a JSON file (rewritten after every case, so a cut-off run keeps what it measured),
 a Markdown table next to it and a PNG of speedup per example against the hand-written fix and
@@ -26,19 +32,24 @@ import json
 import math
 import os
 import platform
+import queue
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from intelliperf.workload.devices import parse_devices, pinned_env
 
 REPO = Path(__file__).resolve().parents[1]
 DEVICE = "gpu"  # a CPU dry run of the plumbing sets "cpu" (its numbers mean nothing)
 MAX_ATTEMPTS = 3  # every offline win so far came at attempt 1; a no-win case costs one run per attempt
-DEVICES: list[str] = []  # optimize's --devices option, when given
+_WORKER = threading.local()  # .gpu: the GPU this thread's cases run on (None: all visible)
 
 
 @dataclass
@@ -88,11 +99,16 @@ def _cases() -> list[Case]:
     ]
 
 
+def env() -> dict:
+    """Our environment, pinned to this worker thread's GPU when the cases are spread over several."""
+    return {**os.environ, **pinned_env(getattr(_WORKER, "gpu", None))}
+
+
 def cli(*args: str, timeout_s: float = 300) -> tuple[int, float, str]:
     started = time.perf_counter()
     try:
         done = subprocess.run([sys.executable, "-m", "intelliperf", *args], cwd=REPO, capture_output=True, text=True,
-                              timeout=timeout_s)
+                              timeout=timeout_s, env=env())
         return done.returncode, time.perf_counter() - started, done.stderr[-1500:]
     except subprocess.TimeoutExpired:
         return 124, time.perf_counter() - started, f"timed out after {timeout_s:.0f} s"
@@ -161,7 +177,7 @@ def optimize(case: Case, work_dir: Path) -> tuple[dict, dict]:
     """optimize's own diagnosis (as `diagnose` would give it) and its optimization."""
     out = work_dir / "opt"
     code, wall, err = cli("optimize", "--formula", case.formula, "--device", DEVICE, "--out-dir", str(out),
-                          "--max-attempts", str(MAX_ATTEMPTS), *DEVICES, "--", sys.executable, case.program,
+                          "--max-attempts", str(MAX_ATTEMPTS), "--", sys.executable, case.program,
                           *case.args, timeout_s=400)
     path = out / "report.json"
     if not path.exists():
@@ -190,7 +206,8 @@ def autotune(case: Case, kernel: str | None) -> dict | None:
     started = time.perf_counter()
     try:
         done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "autotune_baseline.py"), case.program,
-                               kernel, *case.args], cwd=REPO, capture_output=True, text=True, timeout=300)
+                               kernel, *case.args], cwd=REPO, capture_output=True, text=True, timeout=300,
+                              env=env())
     except subprocess.TimeoutExpired:
         return {"error": "timed out after 300 s"}
     lines = done.stdout.strip().splitlines()
@@ -206,9 +223,8 @@ def rerun(case: Case, files: dict, work_dir: Path) -> bool:
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
     for rel, path in files.items():
         (copy / Path(rel).name).write_text(Path(path).read_text())
-    env = {**os.environ, **({"TRITON_INTERPRET": "1"} if DEVICE == "cpu" else {})}
     done = subprocess.run([sys.executable, Path(case.program).name, *case.args], cwd=copy, capture_output=True,
-                          text=True, timeout=300, env=env)
+                          text=True, timeout=300, env=env() | ({"TRITON_INTERPRET": "1"} if DEVICE == "cpu" else {}))
     return done.returncode == 0 and "OK" in done.stdout
 
 
@@ -224,7 +240,7 @@ def run_case(case: Case, peak: dict, tmp: Path, clean: dict) -> dict:
     work_dir = tmp / re.sub(r"\W+", "_", case.name + case.formula)
     work_dir.mkdir(parents=True)
     row = {"case": case.name, "program": case.program, "formula": case.formula, "positive": case.positive,
-           "held_back": case.held_back, "target": case.target}
+           "held_back": case.held_back, "target": case.target, "gpu": getattr(_WORKER, "gpu", None)}
     started = time.perf_counter()
     if case.positive:  # optimize diagnoses first: its report holds both
         row["diagnose"], row["optimize"] = optimize(case, work_dir)
@@ -242,6 +258,49 @@ def run_case(case: Case, peak: dict, tmp: Path, clean: dict) -> dict:
     row["fix_speedup"] = before / f["time_ms"] if before and f.get("time_ms") else None
     row["seconds"] = round(time.perf_counter() - started, 1)
     return row
+
+
+def spread(cases: list[Case], gpus: list[str | None], run: Callable[[Case], None]) -> None:
+    """Run the cases, one worker thread per GPU, each taking the next case when it is free."""
+    todo: queue.Queue[Case] = queue.Queue()
+    for case in cases:
+        todo.put(case)
+
+    def worker(gpu: str | None) -> None:
+        _WORKER.gpu = gpu
+        while True:
+            try:
+                case = todo.get_nowait()
+            except queue.Empty:
+                return
+            run(case)
+
+    threads = [threading.Thread(target=worker, args=(gpu,)) for gpu in gpus]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def scaling(pattern: str, gpus: list[str | None], tmp: Path) -> dict:
+    """Time to a verdict of `optimize --rewriter search --devices ...` with one GPU and with all:
+    the same attempt budget (two rounds' worth with all GPUs), so only the parallelism differs."""
+    case = next((c for c in _cases() if c.positive and re.search(pattern, c.program)), None)
+    if case is None or len(gpus) < 2 or None in gpus:
+        return {"note": "needs a positive case and --gpus with two or more GPUs"}
+    result = {"case": case.name, "max_attempts": 2 * len(gpus), "runs": []}
+    for devices in (gpus[:1], gpus):
+        out = tmp / f"scaling-{len(devices)}"
+        code, wall, err = cli("optimize", "--formula", case.formula, "--device", DEVICE, "--rewriter", "search",
+                              "--max-attempts", str(2 * len(gpus)), "--devices", ",".join(devices), "--out-dir",
+                              str(out), "--", sys.executable, case.program, "--repeat", "1", timeout_s=500)
+        report = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() else {}
+        opt = report.get("optimization") or {}
+        result["runs"].append({"gpus": len(devices), "exit": code, "wall_s": round(wall, 1),
+                               "attempts_s": (report.get("stages") or {}).get("attempts"), "status": opt.get("status"),
+                               "attempts": [(a["number"], a["title"], a["status"], a.get("device"))
+                                            for a in opt.get("attempts", [])], "error": None if report else err})
+    return result
 
 
 def markdown(meta: dict, rows: list[dict]) -> str:
@@ -275,6 +334,12 @@ def markdown(meta: dict, rows: list[dict]) -> str:
                    f"{stages} | {r['seconds']:.0f} |")
     clean_flagged = sum(1 for r in rows if not r["positive"] and r["diagnose"].get("flagged"))
     wrong = sum(1 for r in rows if (r.get("optimize") or {}).get("rerun_ok") is False)
+    if meta.get("scaling", {}).get("runs"):
+        sc = meta["scaling"]
+        out += ["", f"Time to a verdict, `optimize --rewriter search --max-attempts {sc['max_attempts']}` on "
+                f"{sc['case']}: " + "; ".join(
+                    f"{r['gpus']} GPU(s) {r['wall_s']:.0f} s in all, {r['attempts_s'] or 0:.0f} s of attempts, "
+                    f"{len(r['attempts'])} attempts, {r['status']}" for r in sc["runs"]) + "."]
     out += ["", "Speedup: the validators' interleaved CUDA-event timing of the kernel (L2 flushed). Hand fix: the "
             "ratio of the recorder's mean device time per launch in `diagnose` runs of the original and the fix "
             "(the fix's clean-kernel row where it ran with the same arguments; another method: the two compare "
@@ -284,12 +349,19 @@ def markdown(meta: dict, rows: list[dict]) -> str:
             f"runs of the user's program by optimize (profile, then one per attempt; at most {MAX_ATTEMPTS} "
             "attempts).",
             "", f"Clean kernels flagged: {clean_flagged}. Accepted winners failing their own check on rerun: {wrong}.",
-            f"Cases took {sum(r['seconds'] for r in rows):.0f} s in all (peaks and start-up not counted)."]
+            f"Cases took {sum(r['seconds'] for r in rows):.0f} s in all (peaks and start-up not counted); the "
+            f"command ran {meta.get('seconds', 0):.0f} s with the cases spread over {meta.get('gpus', 1)} GPU(s), "
+            "one case per GPU at a time."]
     return "\n".join(out) + "\n"
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        print(f"no matplotlib here: {path} not drawn (python benchmarks/run.py --render FILE.json draws it "
+              "elsewhere)", file=sys.stderr)
+        return
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -319,9 +391,20 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="JSON path (default benchmarks/results/run_<device>.json)")
     parser.add_argument("--only", help="only cases whose program path matches this regex")
     parser.add_argument("--append", action="store_true", help="add to the results already in --out")
+    parser.add_argument("--gpus", help="spread the cases over these GPUs (`all` or 0,1,...), one case per GPU at "
+                                       "a time; each case's processes see only its GPU")
+    parser.add_argument("--scaling", metavar="REGEX", help="also time optimize --devices to a verdict on the first "
+                        "positive case matching REGEX, with one GPU and with all of --gpus (search rewriter)")
     parser.add_argument("--repeat", type=int, default=1, help="launches per program run (default 1: each run "
                         "records, traces and times one launch; the examples' own default is 3)")
+    parser.add_argument("--render", type=Path, metavar="FILE.json", help="only write the Markdown and PNG of "
+                        "results measured before")
     args = parser.parse_args()
+    if args.render:
+        saved = json.loads(args.render.read_text())
+        args.render.with_suffix(".md").write_text(markdown(saved["meta"], saved["results"]))
+        plot(saved["results"], args.render.with_suffix(".png"))
+        return 0
     import torch
     import triton
 
@@ -337,23 +420,36 @@ def main() -> int:
             "triton": triton.__version__, "python": platform.python_version(), "date": time.strftime("%Y-%m-%d"),
             "command": " ".join(["python", "benchmarks/run.py", *sys.argv[1:]]), "peaks": peaks()}
     cases = [c for c in _cases() if (c.quick or not args.quick) and (not args.only or re.search(args.only, c.program))]
-    cases.sort(key=lambda c: c.positive)  # clean kernels first: they are the hand fixes' baselines too
     for case in cases:
         case.args += ["--repeat", str(args.repeat)]
+    order = {(c.program, c.name): i for i, c in enumerate(cases)}
+    gpus = parse_devices(args.gpus) or [None]
+    meta["gpus"] = len(gpus)
     rows: list[dict] = json.loads(out.read_text())["results"] if args.append and out.exists() else []
     if args.append and out.exists():
         meta["command"] = json.loads(out.read_text())["meta"]["command"] + " && " + meta["command"]
     started = time.perf_counter()
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="intelliperf-bench-") as tmp:
-        clean: dict = {}
-        for case in cases:
-            rows.append(run_case(case, meta["peaks"], Path(tmp), clean))
+    lock = threading.Lock()
+
+    def save(row: dict) -> None:
+        with lock:
+            rows.append(row)
             meta["seconds"] = round(time.perf_counter() - started, 1)
             out.write_text(json.dumps({"meta": meta, "results": rows}, indent=1, default=str) + "\n")
-            print(json.dumps({k: rows[-1][k] for k in ("case", "seconds")} | {
-                "found": rows[-1]["diagnose"].get("flagged"), "speedup": (rows[-1].get("optimize") or {}).get(
-                    "speedup", {}) and rows[-1]["optimize"]["speedup"]["estimate"]}), flush=True)
+            print(json.dumps({k: row[k] for k in ("case", "seconds", "gpu")} | {
+                "found": row["diagnose"].get("flagged"), "speedup": (row.get("optimize") or {}).get(
+                    "speedup", {}) and row["optimize"]["speedup"]["estimate"]}), flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="intelliperf-bench-") as tmp:
+        clean: dict = {}
+        # Clean kernels first (they are the hand fixes' baselines), then the positive cases.
+        for batch in ([c for c in cases if not c.positive], [c for c in cases if c.positive]):
+            spread(batch, gpus, lambda case: save(run_case(case, meta["peaks"], Path(tmp), clean)))
+        if args.scaling:
+            meta["scaling"] = scaling(args.scaling, gpus, Path(tmp))
+            out.write_text(json.dumps({"meta": meta, "results": rows}, indent=1, default=str) + "\n")
+    rows.sort(key=lambda r: order.get((r["program"], r["case"]), len(order)))
     out.with_suffix(".md").write_text(markdown(meta, rows))
     plot(rows, out.with_suffix(".png"))
     print(out.with_suffix(".md").read_text())

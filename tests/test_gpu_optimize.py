@@ -15,10 +15,10 @@ from conftest import REPO, run_cli
 pytestmark = pytest.mark.gpu
 
 
-def _optimize(tmp_path, *options: str, program: str) -> dict:
+def _optimize(tmp_path, *options: str, program: str, folder: str = "atomic_contention") -> dict:
     tmp_path.mkdir(parents=True, exist_ok=True)
     done = run_cli("optimize", "--device", "gpu", "--out-dir", str(tmp_path), *options, "--", sys.executable,
-                   f"examples/atomic_contention/{program}")
+                   f"examples/{folder}/{program}")
     report = json.loads((tmp_path / "report.json").read_text())
     return {"exit": done.returncode, "stderr": done.stderr, "opt": report["optimization"], "run": report["run"]}
 
@@ -37,6 +37,32 @@ def test_recipe_wins_are_measured_on_the_gpu(tmp_path, program, recipe):
     assert "replay+timing" in winner["seconds"] and winner["after"]["metric"] < winner["before"]["metric"]
     assert (tmp_path / "winner.patch").read_text().count("tl.atomic_add") >= 1
     assert not (REPO / "intelliperf-out").exists()
+
+
+@pytest.mark.parametrize("program", ["column_copy.py", "naive_transpose.py"])
+def test_the_tiling_recipe_wins_on_the_uncoalesced_examples(tmp_path, program):
+    result = _optimize(tmp_path, "--formula", "memoryAccess", "--rewriter", "recipes", "--max-attempts", "1",
+                       program=program, folder="memory_access")
+    assert result["exit"] == 0, result["stderr"][-3000:]
+    opt = result["opt"]
+    winner = opt["attempts"][0]
+    assert opt["status"] == "won" and winner["title"] == "tile-program-axis", winner["reasons"]
+    assert winner["verdict"]["speedup"]["low"] > 2, winner["verdict"]["speedup"]
+    assert winner["after"]["metric"] > winner["before"]["metric"]  # sector efficiency
+    print(program, winner["verdict"]["speedup"], winner["before"]["metric"], "->", winner["after"]["metric"])
+
+
+def test_devices_spread_a_round_over_the_gpus(tmp_path):
+    import torch
+
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    result = _optimize(tmp_path, "--rewriter", "search", "--max-attempts", "2", "--devices", "0,1",
+                       program="contended_sum.py")
+    assert result["exit"] in (0, 6), result["stderr"][-3000:]
+    attempts = result["opt"]["attempts"]
+    assert len(attempts) == 2 and {a["device"] for a in attempts} == {"0", "1"}
+    assert all(a["verdict"]["speedup"] is not None for a in attempts if a["verdict"]["correct"])
 
 
 def test_search_times_every_correct_config(tmp_path):
