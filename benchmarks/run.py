@@ -7,9 +7,10 @@ For every example under examples/ (each formula's positive cases and the clean k
 `intelliperf diagnose` (was the bottleneck found, and not found on clean kernels?) and, for the
 positive cases, `intelliperf optimize` with the offline rewriters (speedup with its interval,
 the formula's metric before/after, seconds per stage, program runs). Baselines in the same run:
-the original kernel, the hand-written fix in the example's folder (its device time from the
-fix's own clean-kernel `diagnose` row, or a `diagnose --counters off` run at held-back sizes)
-and `triton.autotune` over the compile knobs. The roofline fraction is the kernel's throughput over peaks
+the original kernel, the hand-written fix in the example's folder and `triton.autotune` over the
+compile knobs, all three timed alike (benchmarks/autotune_baseline.py: `triton.testing.do_bench`
+through the example's launcher). The fix's kernel comes from its own clean-kernel row (a
+`diagnose --counters off` run at held-back sizes). The roofline fraction is the kernel's throughput over peaks
 measured once per run (a device-to-device copy; a bf16 matmul): bytes = every tensor argument
 read or written once (a model, stated as such), flops = 2MNK for the GEMM, 4·B·H·S²·D for
 attention. Each accepted winner is also run again on its own (its files over a copy of the
@@ -199,13 +200,14 @@ def optimize(case: Case, work_dir: Path) -> tuple[dict, dict]:
     return diagnosis, result
 
 
-def autotune(case: Case, kernel: str | None) -> dict | None:
-    """The triton.autotune baseline (benchmarks/autotune_baseline.py) for the case's kernel."""
+def autotune(case: Case, program: str, kernel: str | None, *options: str) -> dict | None:
+    """benchmarks/autotune_baseline.py on `program`'s `kernel`: the triton.autotune baseline, or with
+    --time-only the kernel as written, timed the same way."""
     if DEVICE == "cpu" or not kernel:
         return None
     started = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "autotune_baseline.py"), case.program,
+        done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "autotune_baseline.py"), *options, program,
                                kernel, *case.args], cwd=REPO, capture_output=True, text=True, timeout=300,
                               env=env())
     except subprocess.TimeoutExpired:
@@ -249,13 +251,17 @@ def run_case(case: Case, peak: dict, tmp: Path, clean: dict) -> dict:
     if case.fix:
         fix = str(Path(case.program).parent / case.fix)
         row["fix"] = clean.get((fix, tuple(case.args))) or diagnose(case, fix, work_dir / "fix", counters="off")
-        row["autotune"] = autotune(case, row["diagnose"].get("kernel"))
+        row["autotune"] = autotune(case, case.program, row["diagnose"].get("kernel"))
+        row["fix_bench"] = autotune(case, fix, row["fix"].get("kernel"), "--time-only")
     d, o, f = row["diagnose"], row.get("optimize", {}), row.get("fix", {})
-    before = d.get("time_ms")
+    # One method for the original, the fix and autotune where the GPU timed them (do_bench through the
+    # example's launcher); the recorder's device times otherwise (a CPU dry run).
+    before = (row.get("autotune") or {}).get("original_ms") or d.get("time_ms")
+    fix_ms = (row.get("fix_bench") or {}).get("original_ms") or f.get("time_ms")
     after = (o.get("speedup") or {}) and before / o["speedup"]["estimate"]
     row["roofline"] = {"before": roofline(d, before, peak), "after": roofline(d, after, peak) if after else None,
-                       "fix": roofline(d, f.get("time_ms"), peak)}
-    row["fix_speedup"] = before / f["time_ms"] if before and f.get("time_ms") else None
+                       "fix": roofline(d, fix_ms, peak)}
+    row["fix_speedup"] = before / fix_ms if before and fix_ms else None
     row["seconds"] = round(time.perf_counter() - started, 1)
     return row
 
@@ -340,12 +346,12 @@ def markdown(meta: dict, rows: list[dict]) -> str:
                 f"{sc['case']}: " + "; ".join(
                     f"{r['gpus']} GPU(s) {r['wall_s']:.0f} s in all, {r['attempts_s'] or 0:.0f} s of attempts, "
                     f"{len(r['attempts'])} attempts, {r['status']}" for r in sc["runs"]) + "."]
-    out += ["", "Speedup: the validators' interleaved CUDA-event timing of the kernel (L2 flushed). Hand fix: the "
-            "ratio of the recorder's mean device time per launch in `diagnose` runs of the original and the fix "
-            "(the fix's clean-kernel row where it ran with the same arguments; another method: the two compare "
-            "roughly). Autotune: `triton.autotune` over num_warps (and num_stages for kernels with a loop) against "
-            "the kernel as written, both through the example's launcher with `triton.testing.do_bench` "
-            "(benchmarks/autotune_baseline.py). Roofline bytes: every tensor argument once (a model). Program runs: "
+    out += ["", "Speedup: the validators' interleaved CUDA-event timing of the kernel (L2 flushed). Hand fix and "
+            "autotune: the original, the hand-written fix and `triton.autotune` over num_warps (and num_stages for "
+            "kernels with a loop), each through its example's launcher with `triton.testing.do_bench` (L2 flushed, "
+            "median; benchmarks/autotune_baseline.py), so these two columns share one method and the speedup "
+            "column has another (the two compare roughly). Roofline: before and hand fix from those do_bench "
+            "times, after = before x speedup; bytes = every tensor argument once (a model). Program runs: "
             f"runs of the user's program by optimize (profile, then one per attempt; at most {MAX_ATTEMPTS} "
             "attempts).",
             "", f"Clean kernels flagged: {clean_flagged}. Accepted winners failing their own check on rerun: {wrong}.",
