@@ -255,13 +255,14 @@ def run_case(case: Case, peak: dict, tmp: Path, clean: dict) -> dict:
         row["fix_bench"] = autotune(case, fix, row["fix"].get("kernel"), "--time-only")
     d, o, f = row["diagnose"], row.get("optimize", {}), row.get("fix", {})
     # One method for the original, the fix and autotune where the GPU timed them (do_bench through the
-    # example's launcher); the recorder's device times otherwise (a CPU dry run).
-    before = (row.get("autotune") or {}).get("original_ms") or d.get("time_ms")
+    # example's launcher); the recorder's device times otherwise (a CPU dry run). The roofline before and
+    # after the fix: the validators' own times of the reference and the winner (one method, one worker).
+    bench = (row.get("autotune") or {}).get("original_ms") or d.get("time_ms")
     fix_ms = (row.get("fix_bench") or {}).get("original_ms") or f.get("time_ms")
-    after = (o.get("speedup") or {}) and before / o["speedup"]["estimate"]
-    row["roofline"] = {"before": roofline(d, before, peak), "after": roofline(d, after, peak) if after else None,
-                       "fix": roofline(d, fix_ms, peak)}
-    row["fix_speedup"] = before / fix_ms if before and fix_ms else None
+    timed = o.get("speedup") or {}
+    row["roofline"] = {"before": roofline(d, timed.get("reference_ms") or bench, peak),
+                       "after": roofline(d, timed.get("candidate_ms"), peak), "fix": roofline(d, fix_ms, peak)}
+    row["fix_speedup"] = bench / fix_ms if bench and fix_ms else None
     row["seconds"] = round(time.perf_counter() - started, 1)
     return row
 
@@ -350,8 +351,9 @@ def markdown(meta: dict, rows: list[dict]) -> str:
             "autotune: the original, the hand-written fix and `triton.autotune` over num_warps (and num_stages for "
             "kernels with a loop), each through its example's launcher with `triton.testing.do_bench` (L2 flushed, "
             "median; benchmarks/autotune_baseline.py), so these two columns share one method and the speedup "
-            "column has another (the two compare roughly). Roofline: before and hand fix from those do_bench "
-            "times, after = before x speedup; bytes = every tensor argument once (a model). Program runs: "
+            "column has another (the two compare roughly). Roofline: before and after from the validators' times "
+            "of the original and the winner, the hand fix from its do_bench time; bytes = every tensor argument "
+            "once (a model). Program runs: "
             f"runs of the user's program by optimize (profile, then one per attempt; at most {MAX_ATTEMPTS} "
             "attempts).",
             "", f"Clean kernels flagged: {clean_flagged}. Accepted winners failing their own check on rerun: {wrong}.",
