@@ -3,7 +3,8 @@
 The trace runs a *sample* of a launch's programs through Triton's interpreter on host copies of
 the arguments, so the user's tensors are never touched and a launch with a huge grid costs the
 same as a small one. For each call site (file:line of the kernel) it models what a GPU would
-see: bytes requested, 32-byte sectors touched per 32-lane group (one warp request), and for
+see: bytes requested, 32-byte sectors touched per 32-lane group (one warp request; a block's
+lanes run along its contiguous axis, as Triton's coalescing pass lays them out), and for
 atomics how many lanes hit the same address at once (the serialisation depth).
 
 Imports only numpy, torch and triton: this runs inside the user's program.
