@@ -42,7 +42,8 @@ class Knob:
                 if self.low <= v <= self.high and v != self.value and v not in self.tries[:i]]
 
 
-def _launch_call(tree: ast.AST, kernel: str) -> ast.Call | None:
+def launch_call(tree: ast.AST, kernel: str) -> ast.Call | None:
+    """The `kernel[grid](...)` call in `tree`, if there is one."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
             target = node.func.value
@@ -116,7 +117,7 @@ def pin(launcher: str, kernel: str, knob: str, value: int) -> str:
     """The launcher with `knob` fixed to `value` at the kernel's launch call."""
     tree = ast.parse(launcher)
     fn = tree.body[0]
-    call = _launch_call(fn, kernel)
+    call = launch_call(fn, kernel)
     if call is None:
         raise ValueError(f"the launcher does not launch {kernel}[grid](...) directly")
     lines = launcher.splitlines()

@@ -21,6 +21,7 @@ import ast
 import textwrap
 
 from .base import RewriteRequest
+from .search import launch_call
 
 TILE_BYTES = 128  # one full cache line of the widened index per row of the block
 MAX_BLOCK_ELEMENTS = 32768  # BLOCK x TILE; larger blocks spill registers and shared memory
@@ -43,8 +44,8 @@ def tile_program_axis(request: RewriteRequest) -> tuple[str, str]:
     index, axis = _program_index(fn, request)
     accesses = [c for c in _calls(fn) if _tl_name(c) in ("load", "store")]
     widened = [c for c in accesses if index in _depends(fn, c.args[0] if c.args else None)]
-    launcher, extent = _shrink_grid(request, axis)
     tile = max(TILE_BYTES // _elem_bytes(request), 16)
+    launcher, extent = _shrink_grid(request, axis, tile)
     block = _block_elements(fn, request)
     if block * tile > MAX_BLOCK_ELEMENTS:
         raise NotTileable(f"a {block} x {tile} block per program is too large (at most {MAX_BLOCK_ELEMENTS} "
@@ -161,20 +162,13 @@ def _masked(call: ast.Call, bound: str) -> list[tuple[int, int, str]]:
     return [(call.end_lineno, call.end_col_offset - 1, f"{sep}mask={bound}")]
 
 
-def _launch(launcher: ast.FunctionDef, kernel: str) -> ast.Call:
-    for node in ast.walk(launcher):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
-            target = node.func.value
-            if (target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)) == kernel:
-                return node
-    raise NotTileable(f"the launcher does not launch {kernel}[grid](...) directly")
-
-
-def _shrink_grid(request: RewriteRequest, axis: int) -> tuple[str, str]:
+def _shrink_grid(request: RewriteRequest, axis: int, tile: int) -> tuple[str, str]:
     """The launcher with grid[axis] divided by the tile, and the kernel argument that holds the extent."""
     source = textwrap.dedent(request.launcher.source)
     fn = ast.parse(source).body[0]
-    call = _launch(fn, request.kernel.name)
+    call = launch_call(fn, request.kernel.name)
+    if call is None:
+        raise NotTileable(f"the launcher does not launch {request.kernel.name}[grid](...) directly")
     grid = call.func.slice
     if isinstance(grid, ast.Name):
         grid = next((s.value for s in ast.walk(fn) if isinstance(s, ast.Assign)
@@ -190,7 +184,6 @@ def _shrink_grid(request: RewriteRequest, axis: int) -> tuple[str, str]:
     if extent is None:
         raise NotTileable(f"the grid size along axis {axis} (`{ast.unparse(size)}`) is not passed to the kernel, "
                           "so the kernel cannot mask the tiled index against it")
-    tile = max(TILE_BYTES // _elem_bytes(request), 16)
     lines = source.splitlines()
     row = lines[size.end_lineno - 1]
     lines[size.end_lineno - 1] = row[: size.end_col_offset] + f", {tile})" + row[size.end_col_offset:]
