@@ -33,7 +33,6 @@ import json
 import math
 import os
 import platform
-import queue
 import re
 import shutil
 import subprocess
@@ -41,11 +40,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from intelliperf.workload.devices import parse_devices, pinned_env
+from intelliperf.workload.devices import parse_devices, pinned_env, spread_over
 
 REPO = Path(__file__).resolve().parents[1]
 DEVICE = "gpu"  # a CPU dry run of the plumbing sets "cpu" (its numbers mean nothing)
@@ -267,28 +265,6 @@ def run_case(case: Case, peak: dict, tmp: Path, clean: dict) -> dict:
     return row
 
 
-def spread(cases: list[Case], gpus: list[str | None], run: Callable[[Case], None]) -> None:
-    """Run the cases, one worker thread per GPU, each taking the next case when it is free."""
-    todo: queue.Queue[Case] = queue.Queue()
-    for case in cases:
-        todo.put(case)
-
-    def worker(gpu: str | None) -> None:
-        _WORKER.gpu = gpu
-        while True:
-            try:
-                case = todo.get_nowait()
-            except queue.Empty:
-                return
-            run(case)
-
-    threads = [threading.Thread(target=worker, args=(gpu,)) for gpu in gpus]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-
 def scaling(pattern: str, gpus: list[str | None], tmp: Path) -> dict:
     """Time to a verdict of `optimize --rewriter search --devices ...` with one GPU and with all:
     the same attempt budget (two rounds' worth with all GPUs), so only the parallelism differs."""
@@ -438,22 +414,24 @@ def main() -> int:
         meta["command"] = json.loads(out.read_text())["meta"]["command"] + " && " + meta["command"]
     started = time.perf_counter()
     out.parent.mkdir(parents=True, exist_ok=True)
-    lock = threading.Lock()
-
-    def save(row: dict) -> None:
-        with lock:
-            rows.append(row)
-            meta["seconds"] = round(time.perf_counter() - started, 1)
-            out.write_text(json.dumps({"meta": meta, "results": rows}, indent=1, default=str) + "\n")
-            print(json.dumps({k: row[k] for k in ("case", "seconds", "gpu")} | {
-                "found": row["diagnose"].get("flagged"), "speedup": (row.get("optimize") or {}).get(
-                    "speedup", {}) and row["optimize"]["speedup"]["estimate"]}), flush=True)
+    def save(case: Case, row: dict) -> None:  # in this thread, as each case finishes
+        rows.append(row)
+        meta["seconds"] = round(time.perf_counter() - started, 1)
+        out.write_text(json.dumps({"meta": meta, "results": rows}, indent=1, default=str) + "\n")
+        print(json.dumps({k: row[k] for k in ("case", "seconds", "gpu")} | {
+            "found": row["diagnose"].get("flagged"), "speedup": (row.get("optimize") or {}).get(
+                "speedup", {}) and row["optimize"]["speedup"]["estimate"]}), flush=True)
 
     with tempfile.TemporaryDirectory(prefix="intelliperf-bench-") as tmp:
         clean: dict = {}
+
+        def on_gpu(case: Case, gpu: str | None) -> dict:
+            _WORKER.gpu = gpu
+            return run_case(case, meta["peaks"], Path(tmp), clean)
+
         # Clean kernels first (they are the hand fixes' baselines), then the positive cases.
         for batch in ([c for c in cases if not c.positive], [c for c in cases if c.positive]):
-            spread(batch, gpus, lambda case: save(run_case(case, meta["peaks"], Path(tmp), clean)))
+            spread_over(gpus, batch, on_gpu, save)
         if args.scaling:
             meta["scaling"] = scaling(args.scaling, gpus, Path(tmp))
             out.write_text(json.dumps({"meta": meta, "results": rows}, indent=1, default=str) + "\n")

@@ -11,12 +11,10 @@ The report is written after every attempt (`write`), so an interrupted run keeps
 
 from __future__ import annotations
 
-import queue
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +25,7 @@ from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter
 from .rewriters.source import ScopeError, check_scope, code_unit, splice, unified_diff
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
 from .validators.validate import in_copy, within
-from .workload.devices import pinned_env
+from .workload.devices import pinned_env, spread_over
 from .workload.runner import TraceSettings
 
 IMPROVEMENT = 0.01  # the metric must move by more than 1 % in its better direction
@@ -122,8 +120,13 @@ def _round(s: Session, opt: Optimization, rewriter: Rewriter, reference: Referen
         s.write()
 
     if len(s.budget.devices) > 1 and len(jobs) > 1:
-        _on_devices(s, jobs, lambda number, cand, device: _attempt(s, opt, reference, kernel, launcher, cand, work,
-                                                                   number, device), done)
+        # One worker per GPU; each candidate's runs are pinned to its worker's GPU, where its speedup is
+        # timed against the original too.
+        def on_device(job: tuple[int, Candidate], device: str) -> Attempt:
+            s.progress(f"attempt {job[0]}: on GPU {device}")
+            return _attempt(s, opt, reference, kernel, launcher, job[1], work, job[0], device)
+
+        spread_over(s.budget.devices, jobs, on_device, lambda job, attempt: done(attempt, job[1]))
     else:
         device = s.budget.devices[0] if s.budget.devices else None
         for number, cand in jobs:
@@ -140,29 +143,6 @@ def _round(s: Session, opt: Optimization, rewriter: Rewriter, reference: Referen
         _keep_winner(s, opt, best)
         s.write()
     return "done"
-
-
-def _on_devices(s: Session, jobs: list[tuple[int, Candidate]], attempt: Callable[[int, Candidate, str], Attempt],
-                done: Callable[[Attempt, Candidate], None]) -> None:
-    """Validate the round's candidates in parallel, one worker per GPU, each candidate's runs pinned
-    to its worker's GPU (its speedup is timed against the original on that same GPU); `done` runs
-    here, in this thread, as each attempt finishes."""
-    free: queue.Queue[str] = queue.Queue()
-    for device in s.budget.devices:
-        free.put(device)
-
-    def work(number: int, cand: Candidate) -> Attempt:
-        device = free.get()
-        try:
-            s.progress(f"attempt {number}: on GPU {device}")
-            return attempt(number, cand, device)
-        finally:
-            free.put(device)
-
-    with ThreadPoolExecutor(max_workers=len(s.budget.devices), thread_name_prefix="intelliperf-gpu") as pool:
-        futures = {pool.submit(work, number, cand): cand for number, cand in jobs}
-        for future in as_completed(futures):
-            done(future.result(), futures[future])
 
 
 def _ask(rewriter: Rewriter, request: RewriteRequest, n: int) -> list[Candidate]:

@@ -9,9 +9,16 @@ so `--devices 0,1` under CUDA_VISIBLE_DEVICES=4,5 means GPUs 4 and 5.
 from __future__ import annotations
 
 import os
+import queue
 import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import TypeVar
 
 from intelliperf.errors import UsageError
+
+Job = TypeVar("Job")
+Result = TypeVar("Result")
 
 VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 
@@ -46,6 +53,27 @@ def parse_devices(spec: str | None) -> list[str]:
 def pinned_env(device: str | None) -> dict[str, str]:
     """The variables that give a worker's processes exactly one GPU."""
     return {name: device for name in VISIBLE} if device is not None else {}
+
+
+def spread_over(devices: Sequence[str | None], jobs: Sequence[Job], run: Callable[[Job, str | None], Result],
+                done: Callable[[Job, Result], None]) -> None:
+    """Run every job on a free device, one job per device at a time, in worker threads; `done`
+    is called in the caller's thread as each job finishes (so it may write reports unlocked)."""
+    free: queue.Queue[str | None] = queue.Queue()
+    for device in devices:
+        free.put(device)
+
+    def work(job: Job) -> Result:
+        device = free.get()
+        try:
+            return run(job, device)
+        finally:
+            free.put(device)
+
+    with ThreadPoolExecutor(max_workers=len(devices), thread_name_prefix="intelliperf-device") as pool:
+        futures = {pool.submit(work, job): job for job in jobs}
+        for future in as_completed(futures):
+            done(futures[future], future.result())
 
 
 def _visible_count() -> int:
