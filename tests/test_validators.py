@@ -251,7 +251,7 @@ def test_secrets_never_reach_candidate_code(axpy_reference, tmp_path, monkeypatc
                        settings=ValidationSettings(secrets=["MY_SERVICE_PASSWORD"]))
     assert verdict.correct, verdict.reasons()
     seen = (candidate.root / "env.txt").read_text().split()
-    assert "HARMLESS" in seen
+    assert "PATH" in seen and "HARMLESS" not in seen  # an allow-list, not a deny-list
     assert not {"OPENAI_API_KEY", "GITHUB_TOKEN", "MY_SERVICE_PASSWORD"} & set(seen)
 
 

@@ -16,6 +16,7 @@ from .compare import Tolerances, compare_buffer
 from .verdict import Problem
 
 MAX_PROBLEMS = 20
+VALUE_KINDS = ("mismatch", "nan", "inf", "all-zero", "precision", "shape", "dtype", "unwritten")
 
 
 def load_capture(directory: Path) -> dict | None:
@@ -56,8 +57,10 @@ def numel(arg: dict) -> int:
     return math.prod(desc.get("shape", []))
 
 
-def compare_captures(ref: dict, cand: dict | None, kernel: str, tol: Tolerances) -> tuple[list[Problem], list[str]]:
-    """Problems found, and a line saying what was compared."""
+def compare_captures(ref: dict, cand: dict | None, kernel: str, tol: Tolerances,
+                     unstable: set[str] = frozenset()) -> tuple[list[Problem], list[str]]:
+    """Problems found, and a line saying what was compared; buffers in `unstable` (two runs of the
+    reference disagree on them) are not compared."""
     if cand is None or not cand.get("dispatches"):
         return [Problem(kind="not-launched", message=f"the candidate never launched {kernel!r}; the reference "
                                                      f"launched it {ref['dispatches']} times")], []
@@ -79,6 +82,7 @@ def compare_captures(ref: dict, cand: dict | None, kernel: str, tol: Tolerances)
         problems.append(Problem(kind="missing-output", message=(
             f"the candidate's {kernel!r} has no argument {', '.join(map(repr, missing))}, which the reference writes; "
             f"in-program comparison needs the output arguments to keep their names")))
+    problems += race(ref, cand, kernel)
     common = [i for i in ref["kept"] if i in set(cand["kept"])]
     terms = accumulated_terms(ref)
     compared = 0
@@ -87,7 +91,7 @@ def compare_captures(ref: dict, cand: dict | None, kernel: str, tol: Tolerances)
             break
         r, c = _buffers(ref, index), _buffers(cand, index)
         for name in names:
-            if name in r and name in c:
+            if name in r and name in c and name not in unstable:
                 problems += compare_buffer(r[name], c[name], name=name, dispatch=index, tol=tol,
                                            accumulated_terms=terms if name in ref["accumulated"] else None)
                 compared += 1
@@ -97,3 +101,22 @@ def compare_captures(ref: dict, cand: dict | None, kernel: str, tol: Tolerances)
         checks.append(f"the kernel ran {ref['dispatches']} times: compared the first {ref['limits'][0]}, the last "
                       f"{ref['limits'][1]} and an evenly strided sample in between")
     return problems, checks
+
+
+def race(ref: dict, cand: dict, kernel: str) -> list[Problem]:
+    """A buffer the reference updates with atomics that the candidate reads and stores back with
+    plain loads and stores, from more programs than it has elements: two programs then update one
+    element without an atomic, which loses updates on a GPU. The interpreter runs programs one at
+    a time, so its results cannot show it; the compiled TTIR and the grid can."""
+    launch = cand["launches"][0] if cand.get("launches") else None
+    if launch is None:
+        return []
+    programs = math.prod(launch.get("grid") or [1])
+    sizes = {a["name"]: numel(a) for a in launch["args"] if a["kind"] in ("tensor", "descriptor")}
+    racy = [n for n in ref.get("atomic", []) if n in cand.get("stored", []) and n in cand.get("read", [])
+            and n not in cand.get("atomic", []) and programs > sizes.get(n, programs)]
+    return [Problem(kind="race", buffer=n, message=(
+        f"the reference updates {n} with atomics; the candidate's {kernel!r} loads and stores it back without one, "
+        f"from {programs} programs into {sizes[n]} elements, so two programs update the same element at once and one "
+        "update is lost on a GPU (the interpreter runs programs one after another and hides this): keep the atomic, "
+        "or give each element to one program")) for n in racy]

@@ -28,11 +28,14 @@ _ARG = re.compile(r"(%[\w.$-]+)\s*:\s*([^,()]*(?:<[^>]*>)?[^,()]*?)\s*(?:\{[^}]*
 
 @dataclass
 class Access:
-    """Per argument name: written, read, and written by a float atomic add (an accumulation)."""
+    """Per argument name: written, read, written by a float atomic add (an accumulation), by any
+    atomic, and by a plain store (a read-modify-write of those from several programs is a race)."""
 
     written: set[str] = field(default_factory=set)
     read: set[str] = field(default_factory=set)
     accumulated: set[str] = field(default_factory=set)
+    atomic: set[str] = field(default_factory=set)
+    stored: set[str] = field(default_factory=set)
     method: str = "ttir"
 
 
@@ -117,6 +120,10 @@ def analyse_ttir(ttir: str, python_names: list[str] | None = None) -> Access:
     for op, pointer, text in stores:
         hit = sources(pointer)
         access.written |= hit
+        if op in ("tt.atomic_rmw", "tt.atomic_cas"):
+            access.atomic |= hit
+        elif op == "tt.store":
+            access.stored |= hit
         if op == "tt.atomic_rmw" and re.search(r"tt\.atomic_rmw\s+fadd", text):
             access.accumulated |= hit
     for pointer in loads:

@@ -1,8 +1,10 @@
 """Timing: is the candidate faster, by more than noise?
 
-Reference and candidate run in one process, interleaved in pairs whose order alternates
-(AB, BA, ...), after warm-up, each call timed with device events on the current stream and
-preceded by an L2 flush (a write over a buffer larger than the cache). The speedup is the ratio
+Reference and candidate run in two processes (a candidate never shares one with the
+reference), interleaved by the parent in pairs whose order alternates (AB, BA, ...), after
+warm-up, each call timed with device events on the current stream and preceded by an L2 flush
+(a write over a buffer larger than the cache); the parent's own clock checks the candidate's
+reported times (`forged`). The speedup is the ratio
 of the median times; its 95 % interval comes from a bootstrap over the pairs, so slow drifts
 (clocks, temperature) hit both sides alike. Pairs are added in batches until the interval is
 narrow enough or the time budget is spent. A candidate is faster only when the interval's lower
@@ -69,61 +71,150 @@ def plausibility(speedup: Speedup, bytes_moved: int, bandwidth_bytes_per_s: floa
         "it skips work, reuses a result or runs outside the timed stream"))
 
 
-# --- inside the replay worker (GPU) ------------------------------------------------------------
+# --- timing in two processes, interleaved by the parent -----------------------------------------
 
 
-def time_launchers(job: dict, ref_fn, cand_fn) -> dict:
+def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
+    """One side of the timing (in the replay worker, on the GPU): the launcher on the first
+    trial's inputs; for each `t` the parent sends, one call after an L2 flush, timed with device
+    events, answered with its milliseconds. The parent also times each answer by its own clock."""
     import torch
 
-    from .replay import fill_fresh, make_inputs
+    from .replay import _launcher_fn, _load, _placed
 
-    settings = job["timing"]
-    descs = job["reference"]["launcher"]["args"]
-    inputs = make_inputs(descs)
-    generator = torch.Generator().manual_seed(job["seed"])
-    for d in descs:
-        if d["kind"] == "tensor" and "alias_of" not in d:
-            fill_fresh(inputs[d["name"]], d, generator)
-    args = [inputs[d["name"]] for d in descs]
-    result = interleaved(lambda: ref_fn(*args), lambda: cand_fn(*args), **settings)
-    result["bandwidth_bytes_per_s"] = device_bandwidth()
-    return result
-
-
-def interleaved(ref_call, cand_call, *, warmup: int = 5, min_pairs: int = 30, max_pairs: int = 400,
-                budget_s: float = 20.0, target_halfwidth: float = 0.01) -> dict:
-    """Time two callables in alternating pairs with an L2 flush before each call (CUDA)."""
-    import torch
-
+    commands, answers = os.fdopen(cmd_fd, "r"), os.fdopen(out_fd, "w", buffering=1)
+    notes = {"notes": []}
+    fn = _launcher_fn(job, "_intelliperf_side", notes)
+    if fn is None:
+        answers.write("error " + "; ".join(notes["notes"]) + "\n")
+        return
+    descs = job["reference_launcher_args"]
+    values = _placed(_load(Path(job["inputs_dir"]) / "launcher-0.pt"), descs)
+    args = [values[d["name"]] for d in descs]
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    for _ in range(warmup):
-        ref_call()
-        cand_call()
-    torch.cuda.synchronize()
-    times = {"reference": [], "candidate": []}
-    start = time.perf_counter()
-    while True:
-        batch = []
-        for i in range(10):
-            order = (("reference", ref_call), ("candidate", cand_call))
-            for name, call in (order if i % 2 == 0 else order[::-1]):
-                flush.zero_()
-                begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                begin.record()
-                call()
-                end.record()
-                batch.append((name, begin, end))
-        torch.cuda.synchronize()
-        for name, begin, end in batch:
-            times[name].append(begin.elapsed_time(end))
-        pairs = len(times["reference"])
-        if pairs >= min_pairs:
-            s = speedup_interval(times["reference"], times["candidate"], resamples=500)
-            narrow = (s.high - s.low) / 2 <= target_halfwidth * s.estimate
-            if narrow or pairs >= max_pairs or time.perf_counter() - start > budget_s:
-                break
-    return {"reference_ms": times["reference"], "candidate_ms": times["candidate"],
-            "device": torch.cuda.get_device_name(), "method": "CUDA events, interleaved pairs, L2 flushed"}
+    event, synchronize = torch.cuda.Event, torch.cuda.synchronize
+    for _ in range(5):
+        fn(*args)
+    synchronize()
+    answers.write(f"ready {torch.cuda.get_device_name()}\n")
+    for line in commands:
+        if line.strip() != "t":
+            break
+        flush.zero_()
+        begin, end = event(enable_timing=True), event(enable_timing=True)
+        begin.record()
+        fn(*args)
+        end.record()
+        end.synchronize()
+        answers.write(f"{begin.elapsed_time(end)!r}\n")
+
+
+class TimingError(Exception):
+    pass
+
+
+class _Side:
+    """The parent's end of one timing worker: send `t`, read the milliseconds, time the round trip."""
+
+    def __init__(self, start, timeout_s: float) -> None:
+        import subprocess
+
+        cmd_r, self.cmd_w = os.pipe()
+        self.out_r, out_w = os.pipe()
+        self.timeout_s = timeout_s
+        self.proc: subprocess.Popen = start(cmd_r, out_w)
+        os.close(cmd_r)
+        os.close(out_w)
+        self.buffer = b""
+
+    def readline(self) -> str:
+        import select
+
+        deadline = time.perf_counter() + self.timeout_s
+        while b"\n" not in self.buffer:
+            left = deadline - time.perf_counter()
+            ready, _, _ = select.select([self.out_r], [], [], max(left, 0))
+            if not ready:
+                raise TimingError(f"no answer within {self.timeout_s:.0f} s")
+            chunk = os.read(self.out_r, 4096)
+            if not chunk:
+                raise TimingError("the worker exited")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line.decode(errors="replace")
+
+    def once(self) -> tuple[float, float]:
+        begin = time.perf_counter()
+        os.write(self.cmd_w, b"t\n")
+        answer = self.readline()
+        wall = (time.perf_counter() - begin) * 1e3
+        try:
+            return float(answer), wall
+        except ValueError:
+            raise TimingError(f"unexpected answer {answer[:200]!r}") from None
+
+    def close(self) -> None:
+        for fd in (self.cmd_w, self.out_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=10)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def interleaved(start_reference, start_candidate, *, min_pairs: int = 30, max_pairs: int = 400,
+                budget_s: float = 20.0, target_halfwidth: float = 0.01, timeout_s: float = 600) -> dict:
+    """Time two workers (each started by `start_x(cmd_fd, out_fd)`) in alternating pairs (AB, BA, ...)."""
+    sides = {}
+    try:
+        sides["reference"] = _Side(start_reference, timeout_s)
+        sides["candidate"] = _Side(start_candidate, timeout_s)
+        device = ""
+        for name, side in sides.items():
+            line = side.readline()
+            if not line.startswith("ready"):
+                raise TimingError(f"the {name} side could not be timed: {line[:300]}")
+            device = device or line.removeprefix("ready").strip()
+        times = {name: ([], []) for name in sides}
+        start = time.perf_counter()
+        while True:
+            for i in range(10):
+                order = ("reference", "candidate") if i % 2 == 0 else ("candidate", "reference")
+                for name in order:
+                    ms, wall = sides[name].once()
+                    times[name][0].append(ms)
+                    times[name][1].append(wall)
+            pairs = len(times["reference"][0])
+            if pairs >= min_pairs:
+                s = speedup_interval(times["reference"][0], times["candidate"][0], resamples=500)
+                narrow = (s.high - s.low) / 2 <= target_halfwidth * s.estimate
+                if narrow or pairs >= max_pairs or time.perf_counter() - start > budget_s:
+                    break
+    finally:
+        for side in sides.values():
+            side.close()
+    return {"reference_ms": times["reference"][0], "candidate_ms": times["candidate"][0],
+            "reference_wall_ms": times["reference"][1], "candidate_wall_ms": times["candidate"][1], "device": device,
+            "method": "CUDA events, interleaved pairs of two processes, L2 flushed"}
+
+
+def forged(timing: dict) -> Problem | None:
+    """The candidate's own process reports its times; the parent's clock checks them. Both sides
+    pay the same untimed costs per call (the round trip, the flush), so a candidate whose calls
+    take much longer than its events say has reported times it did not take."""
+    def untimed(side: str) -> float:
+        return float(np.median(np.asarray(timing[f"{side}_wall_ms"]) - np.asarray(timing[f"{side}_ms"])))
+
+    ref, cand = untimed("reference"), untimed("candidate")
+    if cand <= 2 * ref + 0.5:
+        return None
+    return Problem(kind="implausible-speed", message=(
+        f"the candidate's calls took {cand:.3f} ms more than its own device events report (the reference's: "
+        f"{ref:.3f} ms): its timing was tampered with, or it works outside the timed stream"))
 
 
 def _bandwidth_cache() -> Path:

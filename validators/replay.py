@@ -1,24 +1,28 @@
-"""Replay harness: reference and candidate run side by side on fresh inputs, in one worker process.
+"""Replay harness: the reference and a candidate run on the same fresh inputs, in separate processes.
 
-    python -m intelliperf.validators.replay JOB.json
+    python -m intelliperf.validators.replay prepare JOB.json   # the reference side, once per session
+    python -m intelliperf.validators.replay run JOB.json       # one candidate, in its sandbox
+    python -m intelliperf.validators.replay time JOB.json CMD_FD OUT_FD   # one side of the timing (GPU)
 
-The worker runs in the candidate's isolated copy (a subprocess with a timeout and no secrets).
-It loads both versions of the kernel's module by path, then for each trial draws fresh inputs
-like the captured ones (same shapes, dtypes and strides; values in the captured range; a new
-seed per trial, recorded) and runs:
+The two sides never share a process: a candidate cannot read the reference's results from the
+worker's memory or patch the worker to overwrite its own. `prepare` draws the inputs of every
+trial (a new seed per trial, recorded), saves them where candidates can read them, runs the
+pristine reference on them and saves its outputs where no candidate can see them (the ground
+truth, checksummed by the parent). `run` loads the same inputs, runs the candidate and saves its
+outputs; the parent compares. The trials:
 
 * the kernel itself, with its recorded grid and options, when the candidate kept the kernel's
   name and parameters; write-only outputs are poisoned first (NaN, or a sentinel for integers),
   so an element the candidate never writes shows; outputs that are also read (atomics,
   in-place updates) start from the same random values on both sides;
 * the launcher (the Python function that called `kernel[grid](...)`), when it is a module-level
-  function whose arguments are tensors and scalars: it may change the grid, block sizes or
-  scratch buffers. The same input tensors are refilled in place for every trial, so a result
-  cached on pointers goes stale, and a last run on an unseen shape (sizes that are no multiple
-  of any block) checks the tail handling.
+  function whose arguments are tensors and scalars. The recorded-shape trials refill the same
+  input tensors, so a result cached on pointers goes stale, and two calls must not return the
+  same storage unless the reference does (aliasing); then inputs beyond the captured range
+  (all negative, wide and mixed-sign, NaN and Inf sprinkled in) and two unseen shapes, one
+  smaller and one larger, every dimension of 2 or more changed to a size that is no multiple of
+  any block size. Trials the reference itself rejects are not compared.
 
-Outputs are saved for the parent to compare: candidate code never sees the comparator. With
-`timing` in the job, the launchers (or kernels) are then timed interleaved (`performance.py`).
 Imports only torch, triton, numpy (and pydantic through the package).
 """
 
@@ -34,6 +38,8 @@ import traceback
 from pathlib import Path
 
 from .compare import INT_POISON
+
+REGIMES = ("negative", "wide", "nonfinite")  # inputs beyond the captured range, at the recorded shape
 
 
 def load_module(path: str, alias: str):
@@ -61,6 +67,10 @@ def resolve(module, qualname: str):
     return obj
 
 
+class ReplayUnsupported(Exception):
+    pass
+
+
 # --- fresh inputs ------------------------------------------------------------------------------
 
 
@@ -82,8 +92,10 @@ def _strided_like(shape, strides, dtype, device):
     return base.permute(inverse)
 
 
-def fill_fresh(tensor, desc: dict, generator) -> None:
-    """Refill in place with values drawn like the captured ones (uniform in their range).
+def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
+    """Refill in place with values drawn like the captured ones (uniform in their range), or,
+    for floating-point tensors, beyond it: `negative` (all below zero), `wide` (mixed sign, 16x
+    the captured magnitude), `nonfinite` (captured range with NaN, +Inf and -Inf sprinkled in).
 
     The values are drawn on the tensor's device (a 16M-element input drawn on the host and
     copied took most of a second per trial), from a seed the trial's generator gives."""
@@ -97,7 +109,19 @@ def fill_fresh(tensor, desc: dict, generator) -> None:
         values = torch.rand(tensor.shape, **draw) < 0.5
     elif tensor.dtype.is_floating_point:
         wide = torch.float64 if tensor.dtype == torch.float64 else torch.float32
+        magnitude = max(abs(lo), abs(hi), 1.0)
+        if regime == "negative":
+            lo, hi = -magnitude, -magnitude / 64
+        elif regime == "wide":
+            big = min(16 * magnitude, float(torch.finfo(tensor.dtype).max) / 1e3)
+            lo, hi = -big, big
         values = torch.rand(tensor.shape, dtype=wide, **draw) * (hi - lo) + lo
+        if regime == "nonfinite" and values.numel():
+            flat = values.view(-1)
+            picks = torch.randint(0, flat.numel(), (max(3, flat.numel() // 97),), **draw)
+            flat[picks[0::3]] = float("nan")
+            flat[picks[1::3]] = float("inf")
+            flat[picks[2::3]] = float("-inf")
     else:
         values = torch.randint(int(lo), int(hi) + 1, tensor.shape, dtype=torch.int64, **draw)
     tensor.copy_(values.to(tensor.dtype))
@@ -123,15 +147,23 @@ def make_inputs(descs: list[dict], shapes: dict | None = None) -> dict:
     return values
 
 
-class ReplayUnsupported(Exception):
-    pass
+def _smaller(d: int) -> int:
+    s = d - max(1, d // 4)
+    s = s if s % 2 else s - 1
+    return max(1, s if s != d else d - 1)
 
 
-def unseen_shapes(descs: list[dict]) -> tuple[dict, dict]:
-    """New sizes for the large dimensions (>= 64): odd, so no multiple of any block size, and
-    about 3/4 of the original. Integer arguments equal to a changed size or element count follow."""
-    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 64}
-    new = {d: (d - d // 4) | 1 for d in sizes}
+def _larger(d: int) -> int:
+    g = d + max(1, d // 2)
+    return g if g % 2 else g + 1
+
+
+def unseen_shapes(descs: list[dict], grow: bool) -> tuple[dict, dict]:
+    """New sizes for every dimension of 2 or more: odd (so no multiple of any block size), about
+    3/4 (`grow=False`) or 3/2 of the original. Integer arguments equal to a changed size or
+    element count follow."""
+    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2}
+    new = {d: (_larger if grow else _smaller)(d) for d in sizes}
     shapes = {a["name"]: [new.get(d, d) for d in a["shape"]] for a in descs if a["kind"] == "tensor"}
     numels = {math.prod(a["shape"]): math.prod(shapes[a["name"]]) for a in descs if a["kind"] == "tensor"}
     scalars = {}
@@ -139,12 +171,12 @@ def unseen_shapes(descs: list[dict]) -> tuple[dict, dict]:
         if a["kind"] == "scalar" and isinstance(a["value"], int) and not isinstance(a["value"], bool):
             if a["value"] in new:
                 scalars[a["name"]] = new[a["value"]]
-            elif a["value"] in numels and a["value"] >= 64:
+            elif a["value"] in numels and a["value"] >= 2:
                 scalars[a["name"]] = numels[a["value"]]
     return shapes, scalars
 
 
-# --- one side's run ----------------------------------------------------------------------------
+# --- what a call produced ----------------------------------------------------------------------
 
 
 def _outputs_of(result, args: dict) -> dict:
@@ -162,99 +194,27 @@ def _outputs_of(result, args: dict) -> dict:
     return out
 
 
-def _call(fn, descs, values):
-    positional = [values[d["name"]] for d in descs]
-    return fn(*positional)
-
-
-def run_launchers(job: dict, ref_fn, cand_fn, out: Path, summary: dict) -> None:
+def _aliases(result, args: dict, earlier: list[tuple[str, object]]) -> dict:
+    """For each returned tensor, the argument or earlier call's result whose storage it shares."""
     import torch
 
-    descs = job["reference"]["launcher"]["args"]
-    ref_in = make_inputs(descs)
-    cand_in = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in ref_in.items()}
-    for trial in range(job["trials"]):
-        seed = job["seed"] + trial
-        generator = torch.Generator().manual_seed(seed)
-        for d in descs:  # the same tensors every trial, refilled: results cached on pointers go stale
-            if d["kind"] == "tensor" and "alias_of" not in d:
-                fill_fresh(ref_in[d["name"]], d, generator)
-                cand_in[d["name"]].copy_(ref_in[d["name"]])
-        _side_by_side(f"launcher-{trial}", lambda: _call(ref_fn, descs, ref_in), lambda: _call(cand_fn, descs, cand_in),
-                      ref_in, cand_in, out, summary, {"seed": seed, "shape": "recorded"})
-    shapes, scalars = unseen_shapes(descs)
-    if not scalars and all(shapes[d["name"]] == d["shape"] for d in descs if d["kind"] == "tensor"):
-        summary["notes"].append("no unseen shape tried: the launcher's tensors have no dimension of 64 or more")
-        return
-    new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
-    ref_in, generator = make_inputs(new_descs, shapes), torch.Generator().manual_seed(job["seed"] + 1000)
-    for d in new_descs:
-        if d["kind"] == "tensor":
-            fill_fresh(ref_in[d["name"]], d, generator)
-    cand_in = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in ref_in.items()}
-    label = ", ".join(f"{n}={s}" for n, s in shapes.items() if s != next(d["shape"] for d in descs if d["name"] == n))
-    _side_by_side("launcher-unseen", lambda: _call(ref_fn, new_descs, ref_in),
-                  lambda: _call(cand_fn, new_descs, cand_in), ref_in, cand_in, out, summary,
-                  {"seed": job["seed"] + 1000, "shape": f"unseen ({label})"}, reference_may_fail=True)
+    def key(t):
+        return (t.device.type, t.untyped_storage().data_ptr())
+
+    items = result if isinstance(result, (tuple, list)) else [result]
+    known = [(f"arg:{n}", key(v)) for n, v in args.items() if isinstance(v, torch.Tensor)]
+    for label, old in earlier:
+        olds = old if isinstance(old, (tuple, list)) else [old]
+        known += [(f"return[{i}] of {label}", key(t)) for i, t in enumerate(olds) if isinstance(t, torch.Tensor)]
+    return {f"return[{i}]": next((name for name, k in known if k == key(item)), None)
+            for i, item in enumerate(items) if isinstance(item, torch.Tensor)}
 
 
-def _side_by_side(label, ref_call, cand_call, ref_in, cand_in, out, summary, info, reference_may_fail=False) -> None:
+def _sync() -> None:
     import torch
 
-    try:
-        ref_out = _outputs_of(ref_call(), ref_in)
-    except Exception as exc:
-        if reference_may_fail:
-            summary["notes"].append(f"{label}: the reference itself rejected these inputs "
-                                    f"({type(exc).__name__}: {str(exc)[:200]}); not compared")
-            return
-        raise
-    try:
-        cand_out = _outputs_of(cand_call(), cand_in)
-    except Exception as exc:
-        summary["failures"].append({"label": label, **info, "error": f"{type(exc).__name__}: {str(exc)[:500]}",
-                                    "traceback": traceback.format_exc()[-2000:]})
-        return
-    _sync()
-    torch.save({"reference": ref_out, "candidate": cand_out}, out / f"{label}.pt")
-    summary["runs"].append({"label": label, "mode": "launcher", **info, "poisoned": []})
-
-
-def run_kernels(job: dict, ref_kernel, cand_kernel, out: Path, summary: dict) -> None:
-    """The kernels themselves, on their own recorded launches, with outputs poisoned."""
-    import torch
-
-    ref_launch, cand_launch = job["reference"]["launch"], job["candidate"]["launch"]
-    written, read = set(job["written"]), set(job["read"])
-    descs = [d for d in ref_launch["args"] if d["kind"] == "tensor"]
-    for trial in range(job["trials"]):
-        seed = job["seed"] + 100 + trial
-        generator = torch.Generator().manual_seed(seed)
-        tensors = make_inputs(descs)
-        poisoned = []
-        for d in descs:
-            if "alias_of" in d:
-                continue
-            t = tensors[d["name"]]
-            if d["name"] in written and d["name"] not in read:
-                t.fill_(float("nan") if t.dtype.is_floating_point else INT_POISON)
-                poisoned.append(d["name"])
-            else:
-                fill_fresh(t, d, generator)
-        ref_args = _kernel_args(ref_launch, tensors)
-        cand_tensors = {k: v.clone() for k, v in tensors.items()}
-        cand_args = _kernel_args(cand_launch, cand_tensors)
-        info = {"seed": seed, "shape": "recorded", "poisoned": poisoned}
-        ref_out = _launch(ref_kernel, ref_launch, ref_args, tensors, written)
-        try:
-            cand_out = _launch(cand_kernel, cand_launch, cand_args, cand_tensors, written)
-        except Exception as exc:
-            summary["failures"].append({"label": f"kernel-{trial}", **info,
-                                        "error": f"{type(exc).__name__}: {str(exc)[:500]}",
-                                        "traceback": traceback.format_exc()[-2000:]})
-            continue
-        torch.save({"reference": ref_out, "candidate": cand_out}, out / f"kernel-{trial}.pt")
-        summary["runs"].append({"label": f"kernel-{trial}", "mode": "kernel", **info})
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
 
 
 def _kernel_args(launch: dict, tensors: dict) -> dict:
@@ -269,62 +229,265 @@ def _kernel_args(launch: dict, tensors: dict) -> dict:
     return args
 
 
-def _launch(kernel, launch: dict, args: dict, tensors: dict, written: set) -> dict:
-    grid = tuple(launch["grid"])
-    kernel[grid](**args, **launch.get("options", {}))
+def _launch(kernel, launch: dict, tensors: dict, written) -> dict:
+    kernel[tuple(launch["grid"])](**_kernel_args(launch, tensors), **launch.get("options", {}))
     _sync()
     return {f"arg:{n}": tensors[n].detach().to("cpu", copy=True) for n in written if n in tensors}
 
 
-def _sync() -> None:
+def _call(fn, descs, values):
+    return fn(*[values[d["name"]] for d in descs])
+
+
+def _save(path: Path, payload: dict) -> None:
     import torch
 
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        torch.cuda.synchronize()
+    torch.save(payload, path)
+
+
+def _load(path: Path) -> dict:
+    import torch
+
+    return torch.load(path, weights_only=True)
+
+
+# --- the reference side ------------------------------------------------------------------------
+
+
+def prepare(job: dict, module, summary: dict) -> None:
+    """Inputs for every trial (saved for candidates) and the reference's outputs on them (the truth)."""
+    inputs, truth = Path(job["inputs_dir"]), Path(job["out_dir"])
+    kernel = getattr(module, job["kernel"]["name"], None)
+    try:
+        _prepare_kernel(job, kernel, inputs, truth, summary)
+    except ReplayUnsupported as exc:
+        summary["notes"].append(f"kernel replay not possible: {exc}")
+    fn = _launcher_fn(job, "_intelliperf_side", summary)
+    if fn is not None:
+        try:
+            _prepare_launcher(job, fn, inputs, truth, summary)
+        except ReplayUnsupported as exc:
+            summary["notes"].append(f"launcher replay not possible: {exc}")
+
+
+def _prepare_kernel(job, kernel, inputs: Path, truth: Path, summary: dict) -> None:
+    import torch
+
+    launch = job["launch"]
+    written, read = set(job["written"]), set(job["read"])
+    descs = [d for d in launch["args"] if d["kind"] == "tensor"]
+    _kernel_args(launch, {})  # raises ReplayUnsupported for arguments it cannot draw
+    trials = [("captured", t) for t in range(job["trials"])] + [(r, job["trials"] + i) for i, r in enumerate(REGIMES)]
+    for regime, trial in trials:
+        seed = job["seed"] + 100 + trial
+        generator = torch.Generator().manual_seed(seed)
+        tensors = make_inputs(descs)
+        poisoned = []
+        for d in descs:
+            if "alias_of" in d:
+                continue
+            t = tensors[d["name"]]
+            if d["name"] in written and d["name"] not in read:
+                t.fill_(float("nan") if t.dtype.is_floating_point else INT_POISON)
+                poisoned.append(d["name"])
+            else:
+                fill_fresh(t, d, generator, regime)
+        label = f"kernel-{trial if regime == 'captured' else regime}"
+        _save(inputs / f"{label}.pt", {n: t.detach().to("cpu", copy=True) for n, t in tensors.items()})
+        try:
+            out = _launch(kernel, launch, tensors, written)
+        except Exception as exc:
+            if regime == "captured":
+                raise
+            summary["notes"].append(f"{label}: the reference rejected {regime} inputs ({type(exc).__name__}); "
+                                    "not compared")
+            continue
+        _save(truth / f"{label}.pt", out)
+        summary["runs"].append({"label": label, "mode": "kernel", "seed": seed, "shape": "recorded", "regime": regime,
+                                "poisoned": poisoned})
+
+
+def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None:
+    import torch
+
+    descs = job["launcher"]["args"]
+    values = make_inputs(descs)
+    kept = []
+    for trial in range(job["trials"]):  # the same tensors every trial, refilled: pointer caches go stale
+        seed = job["seed"] + trial
+        generator = torch.Generator().manual_seed(seed)
+        for d in descs:
+            if d["kind"] == "tensor" and "alias_of" not in d:
+                fill_fresh(values[d["name"]], d, generator)
+        label = f"launcher-{trial}"
+        _save(inputs / f"{label}.pt", _host(values))
+        result = _call(fn, descs, values)
+        _sync()
+        aliases = _aliases(result, values, kept)
+        kept.append((label, result))
+        _save(truth / f"{label}.pt", _outputs_of(result, values))
+        summary["runs"].append({"label": label, "mode": "launcher", "seed": seed, "shape": "recorded",
+                                "regime": "captured", "poisoned": [], "aliases": aliases})
+    for i, regime in enumerate(REGIMES):
+        seed = job["seed"] + 500 + i
+        generator = torch.Generator().manual_seed(seed)
+        fresh = make_inputs(descs)
+        for d in descs:
+            if d["kind"] == "tensor" and "alias_of" not in d:
+                fill_fresh(fresh[d["name"]], d, generator, regime)
+        _one_more(f"launcher-{regime}", fn, descs, fresh, inputs, truth, summary,
+                  {"seed": seed, "shape": "recorded", "regime": regime})
+    for grow in (False, True):
+        shapes, scalars = unseen_shapes(descs, grow)
+        label = ", ".join(f"{n}={s}" for n, s in shapes.items()
+                          if s != next(d["shape"] for d in descs if d["name"] == n))
+        if not label:
+            summary["notes"].append("no unseen shape tried: the launcher's tensors have no dimension of 2 or more")
+            break
+        new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
+        seed = job["seed"] + (1001 if grow else 1000)
+        generator = torch.Generator().manual_seed(seed)
+        fresh = make_inputs(new_descs, shapes)
+        for d in new_descs:
+            if d["kind"] == "tensor":
+                fill_fresh(fresh[d["name"]], d, generator)
+        _one_more(f"launcher-{'larger' if grow else 'smaller'}", fn, new_descs, fresh, inputs, truth, summary,
+                  {"seed": seed, "shape": f"unseen, {'larger' if grow else 'smaller'} ({label})", "regime": "captured",
+                   "args": new_descs})
+
+
+def _one_more(label, fn, descs, values, inputs: Path, truth: Path, summary: dict, info: dict) -> None:
+    """A trial the reference may reject (unseen shape, inputs beyond the captured range)."""
+    _save(inputs / f"{label}.pt", _host(values))
+    try:
+        result = _call(fn, descs, values)
+        _sync()
+    except Exception as exc:
+        summary["notes"].append(f"{label}: the reference itself rejected these inputs "
+                                f"({type(exc).__name__}: {str(exc)[:200]}); not compared")
+        return
+    _save(truth / f"{label}.pt", _outputs_of(result, values))
+    summary["runs"].append({"label": label, "mode": "launcher", "poisoned": [], **info})
+
+
+def _host(values: dict) -> dict:
+    import torch
+
+    return {n: (v.detach().to("cpu", copy=True) if isinstance(v, torch.Tensor) else v) for n, v in values.items()
+            if isinstance(v, (torch.Tensor, int, float, bool)) or v is None}
+
+
+# --- the candidate side ------------------------------------------------------------------------
+
+
+def run_candidate(job: dict, module, summary: dict) -> None:
+    """The candidate on each trial the reference ran; outputs saved for the parent to compare."""
+    inputs, out = Path(job["inputs_dir"]), Path(job["out_dir"])
+    plan = job["plan"]
+    kernel = getattr(module, job["kernel"]["name"], None)
+    kernel_runs = [r for r in plan if r["mode"] == "kernel"]
+    if kernel_runs and (kernel is None or job["kernel"]["params"] != job["reference_params"]):
+        summary["notes"].append(f"kernel replay not possible: the candidate renamed {job['kernel']['name']!r} or "
+                                "changed its parameters")
+        kernel_runs = []
+    tensor_descs = [d for d in job["reference_launch"]["args"] if d["kind"] == "tensor"]
+    for run in kernel_runs:
+        tensors = _placed(_load(inputs / f"{run['label']}.pt"), tensor_descs)
+        _guarded(summary, run, lambda tensors=tensors: _launch(kernel, job["launch"], tensors, job["written"]), out)
+    launcher_runs = [r for r in plan if r["mode"] == "launcher"]
+    fn = _launcher_fn(job, "_intelliperf_side", summary) if launcher_runs else None
+    if fn is None:
+        return
+    descs = job["launcher"]["args"]
+    if [d["name"] for d in descs] != [d["name"] for d in job["reference_launcher_args"]]:
+        summary["notes"].append("launcher replay not possible: the candidate's launcher takes other arguments")
+        return
+    values, kept = None, []
+    for run in launcher_runs:
+        loaded = _load(inputs / f"{run['label']}.pt")
+        run_descs = run.get("args") or job["reference_launcher_args"]
+        recorded = run["shape"] == "recorded" and run["regime"] == "captured"
+        if recorded and values is not None:
+            for name, v in loaded.items():  # the same tensors as the last trial, refilled
+                if hasattr(values.get(name), "copy_"):
+                    values[name].copy_(v)
+        elif recorded:
+            values = _placed(loaded, run_descs)
+        current = values if recorded else _placed(loaded, run_descs)
+
+        def call(run=run, current=current, run_descs=run_descs, recorded=recorded):
+            result = _call(fn, run_descs, current)
+            _sync()
+            if recorded:
+                run["aliases"] = _aliases(result, current, kept)
+                kept.append((run["label"], result))
+            return _outputs_of(result, current)
+
+        _guarded(summary, run, call, out)
+
+
+def _placed(loaded: dict, descs: list[dict]) -> dict:
+    """Loaded host inputs on the devices the descriptions name, shared storage kept shared."""
+    values = {}
+    for d in descs:
+        if d["kind"] == "tensor":
+            values[d["name"]] = values[d["alias_of"]] if d.get("alias_of") in values else \
+                loaded[d["name"]].to(d["device"])
+        elif d["kind"] == "dtype":
+            values[d["name"]] = _dtype(d["value"])
+        else:
+            values[d["name"]] = loaded.get(d["name"], d.get("value"))
+    return values
+
+
+def _guarded(summary: dict, run: dict, call, out: Path) -> None:
+    try:
+        outputs = call()
+    except Exception as exc:
+        summary["failures"].append({**run, "error": f"{type(exc).__name__}: {str(exc)[:500]}",
+                                    "traceback": traceback.format_exc()[-2000:]})
+        return
+    _save(out / f"{run['label']}.pt", outputs)
+    summary["runs"].append(run)
+
+
+def _launcher_fn(job: dict, alias: str, summary: dict):
+    side = job.get("launcher")
+    if not side:
+        summary["notes"].append("launcher replay not possible: the kernel was not called from a Python function")
+        return None
+    if side.get("varargs"):
+        summary["notes"].append(f"launcher replay not possible: {side['qualname']} takes *args/**kwargs")
+        return None
+    module = sys.modules[alias]
+    if side["file"] != module.__file__:
+        module = load_module(side["file"], alias + "_launcher")
+    fn = resolve(module, side["qualname"])
+    if fn is None:
+        summary["notes"].append(f"launcher replay not possible: {side['qualname']} in {side['file']} is not a "
+                                "module-level function")
+    return fn
 
 
 # --- the worker --------------------------------------------------------------------------------
 
 
-def main(job_path: str) -> int:
+def main(mode: str, job_path: str, *fds: str) -> int:
     job = json.loads(Path(job_path).read_text())
     out = Path(job["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
-    summary = {"runs": [], "failures": [], "notes": [], "timing": None, "phases": {}}
-    phases, mark = summary["phases"], time.perf_counter()
-
-    def phase(name: str) -> None:  # seconds per phase, so a slow validation can be explained
-        nonlocal mark
-        phases[name] = round(time.perf_counter() - mark, 3)
-        mark = time.perf_counter()
-
+    summary = {"runs": [], "failures": [], "notes": [], "phases": {}}
+    mark = time.perf_counter()
     try:
-        ref_mod = load_module(job["reference"]["kernel"]["file"], "_intelliperf_reference")
-        cand_mod = load_module(job["candidate"]["kernel"]["file"], "_intelliperf_candidate")
-        name = job["reference"]["kernel"]["name"]
-        ref_kernel, cand_kernel = getattr(ref_mod, name, None), getattr(cand_mod, name, None)
-        launchers = _launchers(job, summary)
-        phase("load")
-        if cand_kernel is not None and job["candidate"]["kernel"]["params"] == job["reference"]["kernel"]["params"]:
-            try:
-                run_kernels(job, ref_kernel, cand_kernel, out, summary)
-            except ReplayUnsupported as exc:
-                summary["notes"].append(f"kernel replay not possible: {exc}")
-        else:
-            summary["notes"].append(f"kernel replay not possible: the candidate renamed {name!r} or changed its "
-                                    "parameters")
-        phase("kernel_replay")
-        if launchers is not None:
-            try:
-                run_launchers(job, *launchers, out, summary)
-            except ReplayUnsupported as exc:
-                summary["notes"].append(f"launcher replay not possible: {exc}")
-        phase("launcher_replay")
-        if job.get("timing") and launchers is not None:
-            from .performance import time_launchers
+        module = load_module(job["kernel"]["file"], "_intelliperf_side")
+        summary["phases"]["load"] = round(time.perf_counter() - mark, 3)
+        if mode == "time":
+            from .performance import serve_timing
 
-            summary["timing"] = time_launchers(job, *launchers)
-            phase("timing")
+            serve_timing(job, module, int(fds[0]), int(fds[1]))
+            return 0
+        (prepare if mode == "prepare" else run_candidate)(job, module, summary)
+        summary["phases"][mode] = round(time.perf_counter() - mark - summary["phases"]["load"], 3)
     except Exception as exc:  # the parent turns this into a reason; the traceback helps the rewriter
         summary["error"] = f"{type(exc).__name__}: {str(exc)[:1000]}"
         summary["traceback"] = traceback.format_exc()[-3000:]
@@ -332,30 +495,5 @@ def main(job_path: str) -> int:
     return 0
 
 
-def _launchers(job: dict, summary: dict):
-    ref, cand = job["reference"].get("launcher"), job["candidate"].get("launcher")
-    if not ref or not cand:
-        summary["notes"].append("launcher replay not possible: the kernel was not called from a Python function")
-        return None
-    if ref.get("varargs"):
-        summary["notes"].append(f"launcher replay not possible: {ref['qualname']} takes *args/**kwargs")
-        return None
-    fns = []
-    for side, kernel_module in ((ref, "_intelliperf_reference"), (cand, "_intelliperf_candidate")):
-        same_file = side["file"] == sys.modules[kernel_module].__file__
-        module = sys.modules[kernel_module] if same_file else load_module(side["file"], kernel_module + "_launcher")
-        fn = resolve(module, side["qualname"])
-        if fn is None:
-            summary["notes"].append(f"launcher replay not possible: {side['qualname']} in {side['file']} is not a "
-                                    "module-level function")
-            return None
-        fns.append(fn)
-    if [a["name"] for a in ref["args"]] != [a["name"] for a in cand["args"]]:
-        summary["notes"].append("launcher replay not possible: the candidate's launcher takes other arguments")
-        return None
-    return fns
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
-
+    sys.exit(main(*sys.argv[1:]))

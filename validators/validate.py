@@ -1,23 +1,32 @@
-"""`validate(reference, candidate, kernel)`: the verdict the optimize loop acts on.
+"""`capture_reference` once, then `validate(reference, candidate)`: the verdict the optimize loop acts on.
 
-1. The reference program runs once with the capture on (`capture_reference`; reusable for any
-   number of candidates), the candidate program in its own copy of the project, in a
-   subprocess with a timeout (by default derived from the reference run) and no secrets in its
-   environment. A crash, hang, CUDA error or import error is a failed validation with the tail
-   of its output, never an exception.
-2. In-program comparison of every kept dispatch (`correctness.py`), with its guards.
-3. Replay on fresh inputs and an unseen shape (`replay.py`, in a worker subprocess).
-4. On a GPU, when correct: interleaved timing and the speed verdict (`performance.py`), run by
-   the same worker after the replays when the in-program comparison matched.
+Every process that runs program code runs in the sandbox (`intelliperf.workload.sandbox`), the
+reference's too, so both sides see the same files and variables; every program run is seeded
+identically (INTELLIPERF_SEED: Python, NumPy, torch).
+
+1. The reference: a pristine copy of the project runs twice with the capture on (if the two runs
+   differ, the buffers that differ are not held against candidates: the replays, on identical
+   inputs, judge them), then the reference side of the replay draws every trial's inputs and
+   saves the reference's outputs on them. Captures and outputs are the ground truth: kept in a
+   folder no candidate sandbox shows, checksummed, and re-verified before each comparison.
+2. The candidate program, in its own copy, with a timeout. A crash, hang, CUDA error or import
+   error is a failed validation with the tail of its output, never an exception.
+3. In-program comparison of every kept dispatch (`correctness.py`), with its guards.
+4. The candidate side of the replay, in another process, on the saved inputs; compared here.
+   A candidate that no replay could check is "unverified", never accepted.
+5. On a GPU, when correct: the two sides timed in two processes, interleaved (`performance.py`).
+Comparison happens only here, in intelliperf's process, on data handed out of the sandbox.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,29 +35,35 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from intelliperf.workload.runner import TraceSettings, spawn, workload_env
+from intelliperf.redact import scrub
+from intelliperf.workload import sandbox as sandboxing
+from intelliperf.workload.runner import TraceSettings, find_tool, spawn, workload_env
 
 from .capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
 from .compare import Tolerances, compare_buffer
-from .correctness import accumulated_terms, compare_captures, load_capture, numel
-from .performance import DEFAULT_THRESHOLD, judge, plausibility, speedup_interval
+from .correctness import VALUE_KINDS, accumulated_terms, compare_captures, load_capture, numel
+from .performance import DEFAULT_THRESHOLD, TimingError, forged, interleaved, judge, plausibility, speedup_interval
 from .verdict import Problem, Verdict
 
 # Problems that already say what is wrong: no replay after them.
-GUARDS = ("not-launched", "dispatch-count", "side-stream", "missing-output")
-NAMED_BY_REPLAY = ("unwritten", "stale-result")
+GUARDS = ("not-launched", "dispatch-count", "side-stream", "missing-output", "race")
+NAMED_BY_REPLAY = ("unwritten", "stale-result", "aliased-output")
 IGNORED_IN_COPIES = (".git", "__pycache__", ".venv", "venv", "node_modules", ".pytest_cache", ".intelliperf")
+ENV_SEED = "INTELLIPERF_SEED"
+WORKER = [sys.executable, "-m", "intelliperf.validators.replay"]
 
 
 class ValidationSettings(BaseModel):
     tolerances: Tolerances = Tolerances()
     trials: int = Field(3, ge=1, description="fresh-input replays at the recorded shapes")
-    seed: int = Field(0, description="seed of the first trial; trial t uses seed + t (recorded in the checks)")
+    seed: int = Field(0, description="seed of every program run and of the first replay trial (trial t: seed + t)")
+    reference_runs: int = Field(2, ge=1, description="runs of the unchanged program; two show whether it is "
+                                                     "deterministic when seeded")
     timeout_s: float | None = Field(None, description="per candidate run; default: 4x the reference run + 30 s")
     threshold: float = Field(DEFAULT_THRESHOLD, description="faster means the interval's low end > 1 + threshold")
     timing: bool = Field(True, description="time reference and candidate when a GPU is present")
     timing_budget_s: float = 20.0
-    secrets: list[str] = Field([], description="extra environment variables never handed to candidate code")
+    secrets: list[str] = Field([], description="extra environment variables never handed to any program run")
     capture_limits: tuple[int, int, int] = Field((64, 16, 64), description="dispatches kept: first, last, sample")
 
 
@@ -65,24 +80,37 @@ class Program:
         return Path(self.cwd or self.root)
 
 
+class GroundTruthError(Exception):
+    """The reference's captures or replay outputs changed after they were taken."""
+
+
 @dataclass
 class ReferenceRun:
-    program: Program
+    program: Program  # the pristine copy the reference ran in
+    origin: Path  # the user's project it was copied from
     kernel: str
     capture_dir: Path
     manifest: dict
     duration_s: float
     interpret: bool
+    sandbox: sandboxing.Sandbox
+    truth: Path  # captures and replay outputs: only this process reads them
+    inputs: Path  # the replays' inputs: candidates read them
+    replay: dict  # the reference side's replay summary: its runs are every candidate's plan
+    digests: dict[str, str] = field(default_factory=dict)
+    unstable: list[str] = field(default_factory=list)  # buffers two runs of the reference disagree on
+    notes: list[str] = field(default_factory=list)
 
+    def verify(self) -> None:
+        now = _digests(self.truth, self.inputs)
+        changed = sorted(set(now.items()) ^ set(self.digests.items()))
+        if changed:
+            raise GroundTruthError(f"the reference's saved outputs changed after they were taken ({changed[0][0]}); "
+                                   "no verdict can be trusted")
 
-class _Tail:
-    """Collects a child's output without printing it: candidates are not the user's program."""
-
-    def write(self, text: str) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass
+    def original(self, path: str | Path) -> Path:
+        """A path in the reference's copy, in the user's project."""
+        return self.origin / Path(path).resolve().relative_to(self.program.root.resolve())
 
 
 def within(path: Path, folder: Path) -> bool:
@@ -125,23 +153,120 @@ def _capture_env(kernel: str, capture_dir: Path, interpret: bool, settings: Vali
     return env
 
 
+def confined(box: sandboxing.Sandbox, command: list[str], *, cwd: Path, env: dict, home: Path, seed: int,
+             writable: tuple[Path, ...] = (), readable: tuple[Path, ...] = (), timeout_s: float | None = None):
+    """Run `command` in the sandbox with a fresh $HOME (Triton's cache, the program's dot-files)."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = box.env(env) | {"HOME": str(home), "TMPDIR": "/tmp", ENV_SEED: str(seed), "PYTHONHASHSEED": str(seed),
+                          "TRITON_CACHE_DIR": str(home / "triton-cache")}
+    return spawn(box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable), cwd=str(cwd), env=env,
+                 timeout_s=timeout_s, echo=_Tail())
+
+
+class _Tail:
+    """Collects a child's output without printing it: candidates are not the user's program."""
+
+    def write(self, text: str) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+
 def capture_reference(program: Program, kernel: str, *, interpret: bool, work_dir: Path,
-                      settings: ValidationSettings | None = None) -> ReferenceRun:
-    """Run the reference with the capture on. Raises WorkloadError if the reference itself fails."""
+                      settings: ValidationSettings | None = None, sandbox: sandboxing.Sandbox | None = None,
+                      exclude: tuple[Path, ...] = ()) -> ReferenceRun:
+    """Run the reference (a copy of `program.root`) with the capture on and prepare the replays.
+    Raises WorkloadError if the reference itself fails; SandboxError if no sandbox can run."""
     from intelliperf.errors import NoKernelsError, WorkloadFailedError, WorkloadTimeoutError
 
     settings = settings or ValidationSettings()
-    capture_dir = work_dir / "reference"
-    capture_dir.mkdir(parents=True, exist_ok=True)
-    env = _capture_env(kernel, capture_dir, interpret, settings)
-    result = spawn(program.command, cwd=str(program.workdir()), env=env, timeout_s=None, echo=_Tail())
-    if result.returncode != 0:
-        raise WorkloadFailedError(program.command, result.returncode, "\n".join(result.tail[-12:])) \
-            if not result.timed_out else WorkloadTimeoutError(program.command, None)
-    manifest = load_capture(capture_dir)
-    if manifest is None:
-        raise NoKernelsError(f"the reference run never launched {kernel!r}")
-    return ReferenceRun(program, kernel, capture_dir, manifest, result.duration_s, interpret)
+    work_dir = Path(work_dir)
+    box = sandbox or sandboxing.make(enabled=True, hide=(program.root, work_dir))
+    truth, inputs = work_dir / "truth", work_dir / "inputs"
+    copy = copy_project(program.root, {}, work_dir / "project", exclude=exclude)
+    ref = Program(copy, in_copy(program.command, program.root, copy),
+                  copy / program.workdir().resolve().relative_to(Path(program.root).resolve()), env=program.env)
+    runs = []
+    for i in range(settings.reference_runs):
+        capture_dir = truth / f"capture-{i}"
+        capture_dir.mkdir(parents=True, exist_ok=True)
+        env = _capture_env(kernel, capture_dir, interpret, settings) | ref.env
+        result = confined(box, ref.command, cwd=ref.workdir(), env=env, home=work_dir / "home", seed=settings.seed,
+                          writable=(copy, capture_dir))
+        if result.timed_out:
+            raise WorkloadTimeoutError(program.command, None)
+        if result.returncode != 0:
+            raise WorkloadFailedError(program.command, result.returncode, scrub("\n".join(result.tail[-12:])) + (
+                "\n(run in intelliperf's sandbox: it sees no $HOME, /tmp or variables outside the allow-list; "
+                "--sandbox-read PATH and --sandbox-env NAME let more through)" if box.enabled else ""))
+        manifest = load_capture(capture_dir)
+        if manifest is None:
+            raise NoKernelsError(f"the reference run never launched {kernel!r}")
+        runs.append((manifest, result.duration_s))
+    manifest, duration = runs[0]
+    reference = ReferenceRun(ref, Path(program.root), kernel, Path(manifest["dir"]), manifest, duration, interpret,
+                             box, truth, inputs, {})
+    reference.unstable, notes = _unstable(runs, kernel, settings)
+    reference.notes += notes
+    reference.replay = _prepare_replay(reference, work_dir, settings)
+    reference.notes += reference.replay.get("notes", [])
+    reference.digests = _digests(truth, inputs)
+    return reference
+
+
+def _unstable(runs: list, kernel: str, settings: ValidationSettings) -> tuple[list[str], list[str]]:
+    """Buffers on which two seeded runs of the unchanged program disagree."""
+    if len(runs) < 2:
+        return [], []
+    problems, _ = compare_captures(runs[0][0], runs[1][0], kernel, settings.tolerances)
+    names = sorted({p.buffer for p in problems if p.kind in VALUE_KINDS and p.buffer})
+    notes = []
+    if names:
+        notes.append(f"two runs of the unchanged program, seeded alike, wrote different {', '.join(names)} "
+                     f"({problems[0].message[:200]}): the program is not deterministic, so those buffers are compared "
+                     "on the replays of identical inputs only, not in-program")
+    other = [p.kind for p in problems if p.kind not in VALUE_KINDS]
+    if other:
+        notes.append(f"two runs of the unchanged program differ in {', '.join(sorted(set(other)))}")
+    return names, notes
+
+
+def _prepare_replay(reference: ReferenceRun, work_dir: Path, settings: ValidationSettings) -> dict:
+    ref = reference.manifest
+    out = reference.truth / "replay"
+    out.mkdir(parents=True, exist_ok=True)
+    reference.inputs.mkdir(parents=True, exist_ok=True)
+    job = {"kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0],
+           "written": ref["written"], "read": ref["read"], "trials": settings.trials, "seed": settings.seed,
+           "inputs_dir": str(reference.inputs), "out_dir": str(out)}
+    (out / "job.json").write_text(json.dumps(job))
+    env = workload_env(out, reference.interpret, TraceSettings(), secrets=tuple(settings.secrets)) | \
+        reference.program.env
+    env["PYTHONPATH"] = _without_bootstrap(env["PYTHONPATH"])
+    result = confined(reference.sandbox, [*WORKER, "prepare", str(out / "job.json")],
+                      cwd=Path(ref["kernel"]["file"]).parent, env=env, home=work_dir / "home", seed=settings.seed,
+                      writable=(out, reference.inputs), readable=(reference.program.root,))
+    summary = _summary(out, result, "the reference side of the replay", None)
+    if summary.get("problem") or summary.get("error"):
+        why = summary["problem"].message if summary.get("problem") else summary["error"]
+        summary["notes"] = [f"the reference itself could not be replayed ({scrub(why)[:500]}): no candidate can be "
+                            "verified by a replay"]
+        summary["runs"] = []
+    return summary
+
+
+def _without_bootstrap(pythonpath: str) -> str:
+    return os.pathsep.join(p for p in pythonpath.split(os.pathsep) if "bootstrap" not in p)
+
+
+def _digests(*folders: Path) -> dict[str, str]:
+    digests = {}
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file():
+                digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digests
 
 
 def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | None = None,
@@ -153,7 +278,7 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     metric for the candidate from the same single run of the program."""
     settings = settings or ValidationSettings()
     work_dir = Path(work_dir or tempfile.mkdtemp(prefix="intelliperf-validate-"))
-    verdict = Verdict(correct=False)
+    verdict = Verdict(correct=False, notes=list(reference.notes))
     timeout = settings.timeout_s or 4 * reference.duration_s + 30
     start = time.perf_counter()
     cand_dir = work_dir / "candidate"
@@ -161,7 +286,8 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     ref = reference.manifest
     env = _capture_env(reference.kernel, cand_dir, reference.interpret, settings, ref["written"], ref["dispatches"],
                        trace) | candidate.env
-    result = spawn(candidate.command, cwd=str(candidate.workdir()), env=env, timeout_s=timeout, echo=_Tail())
+    result = confined(reference.sandbox, candidate.command, cwd=candidate.workdir(), env=env, home=work_dir / "home",
+                      seed=settings.seed, writable=(candidate.root, cand_dir), timeout_s=timeout)
     verdict.seconds["candidate_run"] = round(time.perf_counter() - start, 3)
     failure = _process_problem("the candidate program", result, timeout)
     if failure:
@@ -172,24 +298,20 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     if outside:
         verdict.problems.append(outside)
         return verdict
-    problems, checks = compare_captures(ref, cand, reference.kernel, settings.tolerances)
+    reference.verify()
+    problems, checks = compare_captures(ref, cand, reference.kernel, settings.tolerances, set(reference.unstable))
     verdict.problems += problems
     verdict.checks += checks
-    notes = (cand or {}).get("notes", []) + ref.get("notes", [])
-    verdict.notes += notes
+    verdict.notes += (cand or {}).get("notes", [])
     if cand is None or any(p.kind in GUARDS for p in verdict.problems):
         return verdict
     # Even after a mismatch: the poisoned and refilled replays say *why* (unwritten, stale).
-    # On a GPU, when the program's own dispatches matched, the same worker goes on to time both
-    # sides (one process start and compile fewer); the timing counts only if the replays pass.
-    timed = not reference.interpret and settings.timing and not verdict.problems
     start = time.perf_counter()
-    replay = _run_worker(reference, cand, work_dir / "replay", settings,
-                         timeout + (settings.timing_budget_s if timed else 0), timing=timed, env=candidate.env)
-    verdict.seconds["replay+timing" if timed else "replay"] = round(time.perf_counter() - start, 3)
-    verdict.notes += ["worker seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in replay["phases"].items())] \
-        if replay.get("phases") else []
-    replayed = _replay_problems(replay, work_dir / "replay", settings, ref)
+    job = _candidate_job(reference, cand, work_dir / "replay")
+    replay = _run_worker(reference, job, candidate.root, work_dir, settings, timeout, candidate.env)
+    verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
+    reference.verify()
+    replayed = _replay_problems(reference, replay, work_dir / "replay", settings)
     named = [p for p in replayed if p.kind in NAMED_BY_REPLAY]
     verdict.problems = named + verdict.problems + [p for p in replayed if p.kind not in NAMED_BY_REPLAY]
     verdict.checks += _replay_checks(replay)
@@ -201,7 +323,9 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
         verdict.notes.append("speed not measured: " + ("the kernels ran in Triton's interpreter (no GPU); judge "
                              "speed by the formula's modelled metric" if reference.interpret else "timing was off"))
         return verdict
-    _judge_speed(verdict, replay, ref, settings)
+    start = time.perf_counter()
+    _judge_speed(verdict, reference, job, candidate.root, work_dir, settings, candidate.env)
+    verdict.seconds["timing"] = round(time.perf_counter() - start, 3)
     return verdict
 
 
@@ -219,22 +343,119 @@ def _loaded_outside(cand: dict | None, candidate: Program) -> Problem | None:
         "on sys.path?)"))
 
 
-def _judge_speed(verdict: Verdict, timing: dict, ref: dict, settings: ValidationSettings) -> None:
-    raw = timing.get("timing")
-    if not raw:
-        problem = timing.get("problem") or Problem(kind="replay-failed", message=(
-            "could not time the candidate: " + (timing.get("error") or "; ".join(timing.get("notes", [])) or
-                                                 "the launcher could not be replayed")))
-        verdict.problems.append(problem)
+def _candidate_job(reference: ReferenceRun, cand: dict, out: Path) -> dict:
+    ref = reference.manifest
+    return {"kernel": cand["kernel"], "launcher": cand["launcher"], "launch": cand["launches"][0],
+            "reference_params": ref["kernel"]["params"], "reference_launch": ref["launches"][0],
+            "reference_launcher_args": (ref.get("launcher") or {}).get("args", []), "written": ref["written"],
+            "plan": reference.replay.get("runs", []), "inputs_dir": str(reference.inputs), "out_dir": str(out)}
+
+
+def _worker_env(reference: ReferenceRun, out: Path, settings: ValidationSettings, extra: dict) -> dict:
+    env = workload_env(out, reference.interpret, TraceSettings(), secrets=tuple(settings.secrets)) | extra
+    env["PYTHONPATH"] = _without_bootstrap(env["PYTHONPATH"])
+    return env
+
+
+def _run_worker(reference: ReferenceRun, job: dict, root: Path, work_dir: Path, settings: ValidationSettings,
+                timeout: float, env: dict, wrap: list[str] = ()) -> dict:
+    out = Path(job["out_dir"])
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "job.json").write_text(json.dumps(job))
+    result = confined(reference.sandbox, [*wrap, *WORKER, "run", str(out / "job.json")],
+                      cwd=Path(job["kernel"]["file"]).parent, env=_worker_env(reference, out, settings, env),
+                      home=work_dir / "home", seed=settings.seed, writable=(out,),
+                      readable=(reference.inputs, root), timeout_s=timeout)
+    return _summary(out, result, "the replay of the candidate", timeout)
+
+
+def _summary(out: Path, result, what: str, timeout: float | None) -> dict:
+    failure = _process_problem(what, result, timeout or 0)
+    summary_path = out / "replay.json"
+    if failure or not summary_path.exists():
+        return {"runs": [], "failures": [], "notes": [], "problem": failure or Problem(
+            kind="crash", message=f"{what} wrote no result; output tail:\n" + scrub("\n".join(result.tail[-15:])))}
+    try:
+        return json.loads(summary_path.read_text())
+    except ValueError:
+        return {"runs": [], "failures": [], "notes": [], "problem": Problem(
+            kind="replay-failed", message=f"{what} wrote an unreadable result")}
+
+
+def _judge_speed(verdict: Verdict, reference: ReferenceRun, job: dict, root: Path, work_dir: Path,
+                 settings: ValidationSettings, env: dict) -> None:
+    ref = reference.manifest
+    if not job["plan"] or not ref.get("launcher"):
+        verdict.problems.append(Problem(kind="replay-failed", message="could not time the candidate: the launcher "
+                                                                      "could not be replayed"))
+        verdict.correct = False
         return
+    sides = {"reference": ({**job, "kernel": ref["kernel"], "launcher": ref["launcher"]}, reference.program.root),
+             "candidate": (job, root)}
+    starters = {name: _timer(reference, side, folder, work_dir / f"timing-{name}", settings, env)
+                for name, (side, folder) in sides.items()}
+    try:
+        raw = interleaved(starters["reference"], starters["candidate"], budget_s=settings.timing_budget_s)
+    except TimingError as exc:
+        verdict.problems.append(Problem(kind="replay-failed", message=f"could not time the candidate: {exc}"))
+        verdict.correct = False
+        return
+    from .performance import device_bandwidth
+
     verdict.speedup = speedup_interval(raw["reference_ms"], raw["candidate_ms"], confidence=0.95,
                                        method=f"{raw['method']} on {raw['device']}")
     verdict.faster, problem = judge(verdict.speedup, settings.threshold)
-    flag = plausibility(verdict.speedup, _bytes_touched(ref), raw.get("bandwidth_bytes_per_s"))
-    for p in (problem, flag):
-        if p is not None:
-            verdict.problems.append(p)
-    verdict.accepted = verdict.correct and verdict.faster and flag is None
+    flags = [plausibility(verdict.speedup, _bytes_touched(ref), device_bandwidth()), forged(raw)]
+    verdict.problems += [p for p in (problem, *flags) if p is not None]
+    verdict.accepted = verdict.correct and verdict.faster and not any(flags)
+
+
+def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: ValidationSettings, env: dict):
+    """Starts one side's timing worker in the sandbox, talking over two inherited pipes."""
+    out.mkdir(parents=True, exist_ok=True)
+    job = {**job, "out_dir": str(out)}
+    (out / "job.json").write_text(json.dumps(job))
+    folder = Path(job["kernel"]["file"]).parent
+    box = reference.sandbox
+    home = out / "home"
+    home.mkdir(exist_ok=True)
+    full_env = box.env(_worker_env(reference, out, settings, env)) | {
+        "HOME": str(home), "TMPDIR": "/tmp", ENV_SEED: str(settings.seed), "TRITON_CACHE_DIR": str(home / "triton")}
+
+    def start(cmd_fd: int, out_fd: int):
+        command = box.wrap([*WORKER, "time", str(out / "job.json"), str(cmd_fd), str(out_fd)], cwd=folder,
+                           writable=(out,), readable=(reference.inputs, root))
+        return subprocess.Popen(command, cwd=folder, env=full_env, pass_fds=(cmd_fd, out_fd),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    return start
+
+
+def sanitize(reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings) -> Problem | None:
+    """On a GPU: the candidate's replay once under compute-sanitizer (memcheck; racecheck when the
+    kernel uses shared memory). A finding rejects it; a missing tool is said in a note (None)."""
+    tool = find_tool("INTELLIPERF_COMPUTE_SANITIZER", "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
+    if tool is None:
+        return None
+    cand = load_capture(work_dir / "candidate")
+    if cand is None:
+        return None
+    job = _candidate_job(reference, cand, work_dir / "sanitizer")
+    first = {}
+    for run in job["plan"]:
+        first.setdefault(run["mode"], run)
+    job["plan"] = list(first.values())
+    problems = []
+    for check in ("memcheck", "racecheck"):
+        wrap = [tool, "--tool", check, "--error-exitcode", "86", "--print-limit", "20"]
+        summary = _run_worker(reference, {**job, "out_dir": str(work_dir / "sanitizer" / check)}, candidate.root,
+                              work_dir, settings, 600, candidate.env, wrap=wrap)
+        if summary.get("problem"):
+            problems.append(f"{check}: {summary['problem'].message[-1500:]}")
+    if not problems:
+        return None
+    return Problem(kind="sanitizer", message="compute-sanitizer found errors in the candidate's replay:\n" +
+                   "\n".join(problems))
 
 
 def _bytes_touched(ref: dict) -> int:
@@ -247,7 +468,7 @@ def _bytes_touched(ref: dict) -> int:
 
 
 def _process_problem(what: str, result, timeout: float) -> Problem | None:
-    tail = "\n".join(result.tail[-15:])
+    tail = scrub("\n".join(result.tail[-15:]))
     if result.timed_out:
         return Problem(kind="timeout", message=f"{what} ran past its {timeout:.0f} s timeout and was killed; output "
                                                f"tail:\n{tail}")
@@ -259,57 +480,50 @@ def _process_problem(what: str, result, timeout: float) -> Problem | None:
     return None
 
 
-def _run_worker(reference: ReferenceRun, cand: dict, out: Path, settings: ValidationSettings, timeout: float,
-                timing: bool, env: dict[str, str]) -> dict:
-    ref = reference.manifest
-    out.mkdir(parents=True, exist_ok=True)
-    job = {
-        "reference": {"kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0]},
-        "candidate": {"kernel": cand["kernel"], "launcher": cand["launcher"], "launch": cand["launches"][0]},
-        "written": ref["written"], "read": ref["read"], "trials": settings.trials,
-        "seed": settings.seed, "out_dir": str(out),
-        "timing": {"budget_s": settings.timing_budget_s} if timing else None,
-    }
-    job_path = out / "job.json"
-    job_path.write_text(json.dumps(job))
-    env = workload_env(out, reference.interpret, TraceSettings(), secrets=tuple(settings.secrets)) | env
-    env["PYTHONPATH"] = os.pathsep.join(p for p in env["PYTHONPATH"].split(os.pathsep) if "bootstrap" not in p)
-    workdir = os.path.dirname(cand["kernel"]["file"])
-    result = spawn([sys.executable, "-m", "intelliperf.validators.replay", str(job_path)], cwd=workdir, env=env,
-                   timeout_s=timeout, echo=_Tail())
-    failure = _process_problem("the replay of the candidate", result, timeout)
-    summary_path = out / "replay.json"
-    if failure or not summary_path.exists():
-        return {"runs": [], "failures": [], "notes": [], "problem": failure or Problem(
-            kind="crash", message="the replay worker wrote no result; output tail:\n" + "\n".join(result.tail[-15:]))}
-    return json.loads(summary_path.read_text())
-
-
-def _replay_problems(replay: dict, out: Path, settings: ValidationSettings, ref: dict) -> list[Problem]:
+def _replay_problems(reference: ReferenceRun, replay: dict, out: Path, settings: ValidationSettings) -> list[Problem]:
     import torch
 
     if replay.get("problem"):
         return [replay["problem"]]
     if replay.get("error"):
-        return [Problem(kind="replay-failed", message=f"the replay failed: {replay['error']}\n"
-                                                      f"{replay.get('traceback', '')[-1500:]}")]
-    problems = [Problem(kind="crash", message=f"replay {f['label']} ({f['shape']} shape, seed {f['seed']}): the "
-                                              f"candidate raised {f['error']}\n{f['traceback'][-1200:]}")
-                for f in replay["failures"]]
+        return [Problem(kind="replay-failed", message=scrub(f"the replay failed: {replay['error']}\n"
+                                                            f"{replay.get('traceback', '')[-1500:]}"))]
+    plan = {r["label"]: r for r in reference.replay.get("runs", [])}
+    ran = {r["label"]: r for r in replay["runs"] if r.get("label") in plan}
+    problems = [Problem(kind="crash", message=scrub(
+        f"replay {f['label']} ({f['shape']} shape, {f.get('regime', 'captured')} inputs, seed {f['seed']}): the "
+        f"candidate raised {f['error']}\n{f['traceback'][-1200:]}")) for f in replay["failures"] if f.get("label") in plan]
+    failed = {f["label"] for f in replay["failures"]}
+    if plan and not ran and not failed:
+        return [Problem(kind="unverified", message=(
+            "no replay could check the candidate (" + "; ".join(replay.get("notes", [])[:3]) + "): it is unverified; "
+            "keep the kernel's parameters or the launcher's arguments as they are"))]
+    if not plan:
+        return [Problem(kind="unverified", message="the replay could not run for the reference itself, so nothing "
+                                                   "beyond the program's own dispatches checked the candidate: "
+                                                   "unverified")]
+    launcher_planned = [label for label, r in plan.items() if r["mode"] == "launcher"]
+    missing = [label for label in launcher_planned if label not in ran and label not in failed]
+    if missing:
+        problems.append(Problem(kind="unverified", message=(
+            f"the launcher replay did not run ({', '.join(missing[:3])}): " + "; ".join(replay.get("notes", [])[:2]))))
     previous: dict[str, dict] = {}
-    terms = accumulated_terms(ref)
-    for run in replay["runs"]:
-        saved = torch.load(out / f"{run['label']}.pt", weights_only=True)
-        r, c = saved["reference"], saved["candidate"]
-        where = f"replay {run['label']} ({run['mode']}, {run['shape']} shape, seed {run['seed']})"
+    terms = accumulated_terms(reference.manifest)
+    for label, run in ran.items():
+        planned = plan[label]
+        r = torch.load(reference.truth / "replay" / f"{label}.pt", weights_only=True)
+        c = torch.load(out / f"{label}.pt", weights_only=True)
+        where = (f"replay {label} ({run['mode']}, {planned['shape']} shape, {planned.get('regime', 'captured')} inputs, "
+                 f"seed {planned['seed']})")
+        problems += _aliasing(where, planned.get("aliases"), run.get("aliases"))
         for name, ref_value in r.items():
             if name not in c:
                 problems.append(Problem(kind="missing-output", message=f"{where}: the candidate produced no {name}"))
                 continue
             arg = name.removeprefix("arg:")
             found = compare_buffer(ref_value, c[name], name=name, dispatch=None, tol=settings.tolerances,
-                                   poisoned=arg in run["poisoned"],
-                                   accumulated_terms=terms if _accumulated(run, arg, ref) else None)
+                                   poisoned=arg in planned["poisoned"],
+                                   accumulated_terms=terms if _accumulated(run, arg, reference.manifest) else None)
             earlier = previous.get(run["mode"], {}).get(name)
             if found and earlier is not None and earlier.shape == c[name].shape and torch.equal(earlier, c[name]):
                 found = [Problem(kind="stale-result", buffer=name, message=(
@@ -319,9 +533,21 @@ def _replay_problems(replay: dict, out: Path, settings: ValidationSettings, ref:
             for p in found:
                 p.message = f"{where}: {p.message}"
             problems += found
-        if run["shape"] == "recorded":
+        if planned["shape"] == "recorded" and planned.get("regime", "captured") == "captured":
             previous[run["mode"]] = c
     return problems
+
+
+def _aliasing(where: str, reference: dict | None, candidate: dict | None) -> list[Problem]:
+    """A returned tensor must share storage with exactly what the reference's shares it with."""
+    if reference is None:
+        return []
+    candidate = candidate or {}
+    return [Problem(kind="aliased-output", buffer=name, message=(
+        f"{where}: {name} shares its storage with {candidate.get(name)}, where the reference's "
+        f"{'is a new tensor' if ref_alias is None else 'shares it with ' + ref_alias}: a caller keeping both results "
+        "sees the later one overwrite the earlier")) for name, ref_alias in reference.items()
+        if candidate.get(name) != ref_alias and candidate.get(name) is not None]
 
 
 def _accumulated(run: dict, name: str, ref: dict) -> bool:
@@ -341,6 +567,9 @@ def _replay_checks(replay: dict) -> list[str]:
     for mode, items in kinds.items():
         seeds = ", ".join(str(r["seed"]) for r in items)
         shapes = sorted({r["shape"] for r in items})
+        regimes = sorted({r.get("regime", "captured") for r in items})
         lines.append(f"replay through the {mode}: {len(items)} runs on fresh inputs (seeds {seeds}; shapes: "
-                     f"{'; '.join(shapes)})" + (", write-only outputs poisoned first" if mode == "kernel" else ""))
+                     f"{'; '.join(shapes)}; inputs: {', '.join(regimes)})" +
+                     (", write-only outputs poisoned first" if mode == "kernel" else ""))
     return lines
+

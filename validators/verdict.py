@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 ProblemKind = Literal[
     "crash", "timeout", "not-launched", "dispatch-count", "side-stream", "shape", "dtype", "missing-output",
     "mismatch", "nan", "inf", "all-zero", "unwritten", "precision", "stale-result", "replay-failed", "slower",
-    "not-faster", "implausible-speed", "capture",
+    "not-faster", "implausible-speed", "capture", "unverified", "race", "aliased-output", "policy", "sanitizer",
 ]
 
 

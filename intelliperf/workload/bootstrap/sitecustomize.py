@@ -1,7 +1,9 @@
 """Loaded by every Python process of the user's command (this folder is put on PYTHONPATH).
 
 It only installs an import watcher: the recorder is patched into Triton when Triton's JIT,
-interpreter or compiler module is first imported, so processes that never use Triton pay nothing. Any
+interpreter or compiler module is first imported, so processes that never use Triton pay nothing.
+With INTELLIPERF_SEED (validation runs), Python's, NumPy's and torch's generators are seeded as
+they are imported, so every run of the program draws the same "random" inputs. Any
 sitecustomize the environment already had still runs afterwards.
 """
 
@@ -37,12 +39,15 @@ def _patch(name, module, out_dir):
         _note_error(out_dir, exc)
 
 
-class _TritonWatcher:
-    def __init__(self, out_dir):
-        self.out_dir = out_dir
+class _Watcher:
+    """Calls hooks[name](module) right after `name` is first imported."""
+
+    def __init__(self, hooks):
+        self.hooks = hooks
 
     def find_spec(self, name, path=None, target=None):
-        if name not in _WATCHED:
+        hook = self.hooks.get(name)
+        if hook is None:
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
@@ -52,11 +57,11 @@ class _TritonWatcher:
                 break
         else:
             return None
-        exec_module, out_dir = spec.loader.exec_module, self.out_dir
+        exec_module = spec.loader.exec_module
 
         def exec_and_patch(module):
             exec_module(module)
-            _patch(name, module, out_dir)
+            hook(module)
 
         spec.loader.exec_module = exec_and_patch
         return spec
@@ -104,9 +109,28 @@ def _install():
         open(os.path.join(out_dir, f"started-{os.getpid()}"), "w").close()
     except OSError:
         return
-    sys.meta_path.insert(0, _TritonWatcher(out_dir))
+    sys.meta_path.insert(0, _Watcher({name: (lambda module, name=name: _patch(name, module, out_dir))
+                                      for name in _WATCHED}))
 
 
+def _seed_generators():
+    seed = os.environ.get("INTELLIPERF_SEED")
+    if not seed:
+        return
+    import random
+
+    random.seed(int(seed))
+
+    def seeder(module):
+        try:
+            (module.random.seed if module.__name__ == "numpy" else module.manual_seed)(int(seed))
+        except Exception:  # a stripped-down build: the comparison of two reference runs will tell
+            pass
+
+    sys.meta_path.insert(0, _Watcher({"numpy": seeder, "torch": seeder}))
+
+
+_seed_generators()
 _start_region_timers()
 _install()
 _chain_next_sitecustomize()

