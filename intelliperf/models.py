@@ -252,6 +252,8 @@ class Optimization(_Model):
     budget: dict[str, float | int | None] = Field(description="max_attempts, time_budget_s, max_tokens")
     devices: list[str] = Field(default_factory=list, description="GPUs a round's candidates were validated on in "
                                                                   "parallel (--devices); empty: the caller's own")
+    sandbox: str | None = Field(None, description="how candidate code was confined; 'off (--no-sandbox) ...' when "
+                                                  "the user opted out")
     hardware: dict = Field(default_factory=dict)
     baseline: Measure
     attempts: list[Attempt] = Field(default_factory=list)

@@ -53,6 +53,25 @@ ENV_SEED = "INTELLIPERF_SEED"
 WORKER = [sys.executable, "-m", "intelliperf.validators.replay"]
 
 
+class SandboxSettings(BaseModel):
+    """What the sandbox lets through (--no-sandbox, --sandbox-read, --sandbox-env, --sandbox-network)."""
+
+    enabled: bool = Field(True, description="False only when the user opts out; the report and PR body say so")
+    read: list[Path] = Field([], description="hidden folders (in $HOME, say) the program needs to read")
+    env: list[str] = Field([], description="variables beyond the allow-list the program needs")
+    network: bool = Field(False, description="let program runs reach the network")
+
+    def build(self, hide: tuple[Path, ...], secrets: list[str]) -> sandboxing.Sandbox:
+        """The checked sandbox; raises SandboxUnavailableError (with the fix) when it cannot run here."""
+        from intelliperf.errors import SandboxUnavailableError
+
+        try:
+            return sandboxing.make(enabled=self.enabled, hide=hide, readable=tuple(self.read), network=self.network,
+                                   extra_env=tuple(self.env), deny_env=tuple(secrets))
+        except sandboxing.SandboxError as exc:
+            raise SandboxUnavailableError(str(exc)) from None
+
+
 class ValidationSettings(BaseModel):
     tolerances: Tolerances = Tolerances()
     trials: int = Field(3, ge=1, description="fresh-input replays at the recorded shapes")
@@ -64,6 +83,7 @@ class ValidationSettings(BaseModel):
     timing: bool = Field(True, description="time reference and candidate when a GPU is present")
     timing_budget_s: float = 20.0
     secrets: list[str] = Field([], description="extra environment variables never handed to any program run")
+    sandbox: SandboxSettings = SandboxSettings()
     capture_limits: tuple[int, int, int] = Field((64, 16, 64), description="dispatches kept: first, last, sample")
 
 
@@ -182,7 +202,7 @@ def capture_reference(program: Program, kernel: str, *, interpret: bool, work_di
 
     settings = settings or ValidationSettings()
     work_dir = Path(work_dir)
-    box = sandbox or sandboxing.make(enabled=True, hide=(program.root, work_dir))
+    box = sandbox or settings.sandbox.build((program.root, work_dir), settings.secrets)
     truth, inputs = work_dir / "truth", work_dir / "inputs"
     copy = copy_project(program.root, {}, work_dir / "project", exclude=exclude)
     ref = Program(copy, in_copy(program.command, program.root, copy),
@@ -278,7 +298,7 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     metric for the candidate from the same single run of the program."""
     settings = settings or ValidationSettings()
     work_dir = Path(work_dir or tempfile.mkdtemp(prefix="intelliperf-validate-"))
-    verdict = Verdict(correct=False, notes=list(reference.notes))
+    verdict = Verdict(correct=False)
     timeout = settings.timeout_s or 4 * reference.duration_s + 30
     start = time.perf_counter()
     cand_dir = work_dir / "candidate"
@@ -431,9 +451,10 @@ def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: 
     return start
 
 
-def sanitize(reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings) -> Problem | None:
-    """On a GPU: the candidate's replay once under compute-sanitizer (memcheck; racecheck when the
-    kernel uses shared memory). A finding rejects it; a missing tool is said in a note (None)."""
+def sanitize(reference: ReferenceRun, candidate: Program, work_dir: Path,
+             settings: ValidationSettings) -> Problem | None:
+    """On a GPU: the candidate's first kernel and launcher replay under compute-sanitizer, memcheck
+    then racecheck (shared-memory hazards). A finding rejects it; without the tool: None."""
     tool = find_tool("INTELLIPERF_COMPUTE_SANITIZER", "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
     if tool is None:
         return None
@@ -492,7 +513,8 @@ def _replay_problems(reference: ReferenceRun, replay: dict, out: Path, settings:
     ran = {r["label"]: r for r in replay["runs"] if r.get("label") in plan}
     problems = [Problem(kind="crash", message=scrub(
         f"replay {f['label']} ({f['shape']} shape, {f.get('regime', 'captured')} inputs, seed {f['seed']}): the "
-        f"candidate raised {f['error']}\n{f['traceback'][-1200:]}")) for f in replay["failures"] if f.get("label") in plan]
+        f"candidate raised {f['error']}\n{f['traceback'][-1200:]}"))
+        for f in replay["failures"] if f.get("label") in plan]
     failed = {f["label"] for f in replay["failures"]}
     if plan and not ran and not failed:
         return [Problem(kind="unverified", message=(
@@ -513,8 +535,8 @@ def _replay_problems(reference: ReferenceRun, replay: dict, out: Path, settings:
         planned = plan[label]
         r = torch.load(reference.truth / "replay" / f"{label}.pt", weights_only=True)
         c = torch.load(out / f"{label}.pt", weights_only=True)
-        where = (f"replay {label} ({run['mode']}, {planned['shape']} shape, {planned.get('regime', 'captured')} inputs, "
-                 f"seed {planned['seed']})")
+        regime = planned.get("regime", "captured")
+        where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
         problems += _aliasing(where, planned.get("aliases"), run.get("aliases"))
         for name, ref_value in r.items():
             if name not in c:

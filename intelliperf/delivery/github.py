@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..models import Report
+from ..redact import scrub
 from .report import format_time, measure_text, speedup_text
 
 DEFAULT_API = "https://api.github.com"
@@ -113,8 +114,12 @@ def pr_body(report: Report) -> str:
             f"- command: `{' '.join(report.run.command)}`",
             f"- baseline kernel time {format_time(opt.baseline.kernel_time_s) if opt.baseline.kernel_time_s else '?'} "
             f"({opt.baseline.time_source})",
+            f"- candidate code ran in: {opt.sandbox or 'a sandbox'}",
             "- the change itself is this pull request's diff", ""]
-    return _with_report(out, report)
+    if opt.sandbox and opt.sandbox.startswith("off"):
+        out = ["> **Warning:** this fix was validated with the sandbox off (`--no-sandbox`): candidate code ran with "
+               "the permissions of the run.", "", *out]
+    return scrub(_with_report(out, report))
 
 
 def _with_report(out: list[str], report: Report) -> str:

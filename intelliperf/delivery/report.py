@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..models import Finding, Measure, Optimization, Regions, Report
 from ..profiling.recorder import write_atomic
+from ..redact import scrub
 from ..validators.verdict import Speedup
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "report.schema.json"
@@ -24,7 +25,7 @@ def write_reports(report: Report, *, output: str | Path | None = None, markdown:
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(str(path), text)
+    write_atomic(str(path), scrub(text))
 
 
 def format_time(seconds: float) -> str:

@@ -52,10 +52,11 @@ def available(interpret: bool) -> str | None:
 
 def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd: Path, timeout_s: float | None,
             keep: Path | None = None, changes: dict[str, str] | None = None, mode: str | None = None,
-            pictures: bool = False, env: dict[str, str] | None = None) -> TimerRun:
+            pictures: bool = False, env: dict[str, str] | None = None, sandbox=None) -> TimerRun:
     """Run the program once with timers in `kernels` (files under `root`; `changes` are a
     candidate's rewritten files, relative to root). `keep`: write the trace, timeline and PNG there.
-    `env`: variables added to the program's environment (e.g. the GPU it runs on)."""
+    `env`: variables added to the program's environment (e.g. the GPU it runs on). `sandbox`: run
+    it confined (a candidate's copy)."""
     from ..validators.validate import copy_project, in_copy, within
 
     out = TimerRun()
@@ -86,7 +87,7 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
         folder.mkdir(parents=True, exist_ok=True)
         prefix = folder / "proton"
         result = _run(in_copy(command, root, copy), copy / Path(cwd).resolve().relative_to(root), prefix,
-                      mode or DEFAULT_MODE, timeout_s, env or {})
+                      mode or DEFAULT_MODE, timeout_s, env or {}, sandbox, (copy, folder))
         trace = prefix.with_suffix(".chrome_trace")
         dropped = _dropped(result.tail)
         if result.returncode != 0 or not trace.exists():
@@ -115,12 +116,18 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
     return out
 
 
-def _run(command: list[str], cwd: Path, prefix: Path, mode: str, timeout_s: float | None, extra: dict[str, str]):
+def _run(command: list[str], cwd: Path, prefix: Path, mode: str, timeout_s: float | None, extra: dict[str, str],
+         sandbox=None, writable: tuple[Path, ...] = ()):
     from ..workload.runner import bootstrap_env, spawn
 
     env = bootstrap_env(interpret=False) | extra  # no recorder: only the Proton session
     env.update({ENV_PREFIX: str(prefix), ENV_MODE: mode})
-    return spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s)
+    if sandbox is None:
+        return spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s)
+    from ..validators.validate import confined
+
+    return confined(sandbox, command, cwd=cwd, env=env, home=writable[-1] / "home", seed=0, writable=writable,
+                    timeout_s=timeout_s)
 
 
 def _dropped(tail: list[str]) -> str | None:

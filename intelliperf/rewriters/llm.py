@@ -27,6 +27,7 @@ from pydantic import Field
 
 from intelliperf.errors import ModelError, UsageError
 
+from ..redact import scrub
 from .base import Candidate, Rewriter, RewriteRequest
 from .transcript import Transcript, candidate_from_answer
 
@@ -149,7 +150,7 @@ class LLMRewriter(Rewriter):
         return self.rewrite_many(request, 1)[0]
 
     def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
-        fields = prompt_fields(request)
+        fields = {k: scrub(v) for k, v in prompt_fields(request).items()}  # nothing secret leaves in a prompt
         temperature = self.options.temperature if self.options.temperature is not None else (0.8 if n > 1 else None)
         out = []
         for index in range(n):

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from intelliperf.errors import UsageError
 from intelliperf.profiling.recorder import write_atomic
+from intelliperf.redact import scrub
 
 from .base import Candidate, Rewriter, RewriteRequest
 from .source import ScopeError, extract_function, strip_fences, top_level_defs
@@ -31,7 +32,7 @@ class Transcript(BaseModel):
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(str(path), self.model_dump_json(indent=2) + "\n")
+        write_atomic(str(path), scrub(self.model_dump_json(indent=2) + "\n"))
 
     @classmethod
     def load(cls, path: Path) -> Transcript:

@@ -148,7 +148,7 @@ def _resolved(command: list[str]) -> list[str]:
     if command and os.sep not in command[0]:
         found = shutil.which(command[0])
         if found:
-            return [os.path.realpath(found), *command[1:]]
+            return [os.path.abspath(found), *command[1:]]
     return list(command)
 
 
