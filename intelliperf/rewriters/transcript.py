@@ -103,6 +103,11 @@ class ReplayRewriter(Rewriter):
         self.transcript = Transcript.load(options.transcript)
         self.next = 0
 
+    def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
+        """The next `n` answers (a best-of-N round), or a decline when none is left."""
+        out = [self.rewrite(request) for _ in range(min(n, max(len(self.transcript.answers) - self.next, 1)))]
+        return out
+
     def rewrite(self, request: RewriteRequest) -> Candidate:
         if self.next >= len(self.transcript.answers):
             return Candidate.decline(self.name, f"the transcript {self.options.transcript} has no more answers "

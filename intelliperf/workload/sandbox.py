@@ -8,9 +8,10 @@ bubblewrap (the Flatpak sandbox) does the isolation; this module only builds its
   `--die-with-parent` and `--new-session`: when intelliperf kills the sandbox or exits, every
   process inside dies, detached ones included (PID 1 of the namespace goes, the kernel kills the rest);
 * the filesystem read-only, with the folders in `hide` (the user's project, the out-dir, the
-  tool's work folder with the ground truth, $HOME, /tmp) replaced by empty ones; the interpreter,
-  its packages and PATH are shown again read-only (`expose`), then the ground truth is hidden
-  again, then the attempt's own copy and scratch folder are bound writable;
+  tool's work folder with the ground truth, $HOME) replaced by empty read-only ones and /tmp by
+  an empty writable one; the interpreter, its packages and PATH are shown again read-only
+  (`expose`), then the ground truth is hidden again, then the attempt's own copy and scratch
+  folder are bound writable;
 * the environment from an allow-list (`allowed_env`), never the caller's whole environment;
 * GPU device nodes bound in when there is a GPU.
 
@@ -102,7 +103,7 @@ class Sandbox:
         if not self.enabled:
             return list(command)
         args = [self.bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
-                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         if not self.network:
             args.append("--unshare-net")
         for pattern in GPU_NODES:
@@ -111,16 +112,19 @@ class Sandbox:
         hidden = _existing(self.hide)
         for folder in hidden:
             args += ["--tmpfs", folder]
-        shown = [p for p in _existing(self.expose + self.readable) if any(_below(p, h) for h in hidden)]
+        shown = [p for p in _existing(self.expose + self.readable) if any(_below(p, h) for h in [*hidden, "/tmp"])]
         for path in shown:
             args += ["--ro-bind", path, path]
-        for folder in _existing(self.hide + tuple(secret)):  # hidden again where a shown folder holds it
-            if any(_below(folder, p) and folder != p for p in shown) or folder in _existing(secret):
-                args += ["--tmpfs", folder]
+        again = [f for f in _existing(self.hide + tuple(secret))  # where a shown folder holds it
+                 if any(_below(f, p) and f != p for p in shown) or f in _existing(secret)]
+        for folder in again:
+            args += ["--tmpfs", folder]
         for path in _existing(readable):
             args += ["--ro-bind", path, path]
         for path in _existing(writable):
             args += ["--bind", path, path]
+        for folder in dict.fromkeys([*hidden, *again]):  # a write there fails loudly instead of vanishing
+            args += ["--remount-ro", folder]
         return args + ["--chdir", str(cwd), "--", *_resolved(command)]
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
@@ -178,7 +182,7 @@ def make(*, enabled: bool, hide: tuple[Path, ...], readable: tuple[Path, ...] = 
     """A checked sandbox: bubblewrap found and able to run here, or SandboxError naming the fix.
     `enabled=False` is the explicit opt-out."""
     home = Path(os.path.expanduser("~"))
-    hidden = tuple(dict.fromkeys([*hide, home, Path("/tmp")]))
+    hidden = tuple(dict.fromkeys([*hide, home]))
     exposed = tuple(p for p in code_paths() if not any(os.path.realpath(p) == os.path.realpath(h) for h in hide))
     if not enabled:
         return Sandbox(None, hidden, exposed, readable, network, extra_env, deny_env)
