@@ -6,7 +6,7 @@ what each stage costs.
 Each case runs the CLI as a user would (a subprocess, no model configured) and reads its JSON
 report. Printed last: per case the winner, its speedup with the validators' 95 % interval, the
 kernel time before/after, seconds per stage (profile, reference capture, and per attempt:
-rewrite, candidate run, replay+timing, metric), and the runs of the user's program per attempt
+rewrite, candidate run, replay, timing, metric), and the runs of the user's program per attempt
 (the candidate run; the replay/timing worker is counted apart). Targets from the issue: the
 contended sum >= 100x, the contended histogram >= 3x, <= 20 s per attempt.
 """
@@ -50,7 +50,7 @@ def run_case(name: str, options: list[str], program: str, work: Path) -> dict:
                                                                       (a.get("after") or {}).get("metric")],
         "seconds": a["seconds"], "attempt_s": round(sum(a["seconds"].values()), 2),
         "program_runs": 1 if "candidate_run" in a["seconds"] else 0,
-        "worker_runs": sum(k in a["seconds"] for k in ("replay", "replay+timing")),
+        "worker_runs": sum(k in a["seconds"] for k in ("replay", "timing")),
         "problems": [p["kind"] for p in ((a.get("verdict") or {}).get("problems") or [])],
     } for a in opt.get("attempts", [])]
     return {"case": name, "exit": done.returncode, "wall_s": round(wall, 2), "status": opt.get("status"),

@@ -1,7 +1,7 @@
 """Validator figures on a GPU: the timing method's spread on identical kernels, and how long a
 validation takes. Prints a table and writes JSON to $OUT (or the current folder).
 
-    python benchmarks/validator_gpu.py [--trials 100]
+    python benchmarks/validator_gpu.py [--trials 5]
 """
 
 import argparse
@@ -17,20 +17,21 @@ import torch
 import triton
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "programs" / "validation"))
 
-from axpy import axpy  # noqa: E402
-
-from intelliperf.validators import Program, capture_reference, copy_project, judge, speedup_interval, validate  # noqa
-from intelliperf.validators.performance import device_bandwidth, interleaved  # noqa: E402
+from intelliperf.validators import Program, capture_reference, copy_project, judge, validate  # noqa: E402
+from intelliperf.validators.performance import device_bandwidth  # noqa: E402
 
 
 def identical_trials(n: int, trials: int) -> dict:
-    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    """An unchanged copy validated `trials` times: the two-process timing must never call it faster."""
+    root = REPO / "tests" / "programs" / "validation"
+    command = [sys.executable, "axpy.py", str(n)]
+    work = Path(tempfile.mkdtemp())
+    ref = capture_reference(Program(root, command), "axpy_kernel", interpret=False, work_dir=work / "ref")
+    copy = copy_project(root, {}, work / "copy")
     half_widths, false_faster, estimates, ms = [], 0, [], []
     for t in range(trials):
-        raw = interleaved(lambda: axpy(x, y, 2.0), lambda: axpy(x, y, 2.0), budget_s=2.0)
-        s = speedup_interval(raw["reference_ms"], raw["candidate_ms"], seed=t)
+        s = validate(ref, Program(copy, command), work_dir=work / f"v{t}").speedup
         half_widths.append((s.high - s.low) / 2 / s.estimate)
         estimates.append(s.estimate)
         ms.append(s.reference_ms)
@@ -66,7 +67,7 @@ def validation_time(root: Path, script: str, kernel: str, command: list[str], ed
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--trials", type=int, default=100)
+    parser.add_argument("--trials", type=int, default=5)
     args = parser.parse_args()
     results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
                "python": platform.python_version(), "date": time.strftime("%Y-%m-%d"),

@@ -30,6 +30,7 @@ FORBIDDEN_ATTRIBUTES = frozenset({
     "set_rng_state", "getpid", "getppid", "system", "popen", "listdir", "scandir", "walk", "exists", "isfile",
     "cdll", "CDLL", "_C", "register_forward_hook", "settrace", "setprofile",
 })
+SAFE_IMPORTS = frozenset({"math", "torch", "triton", "triton.language", "numpy", "typing"})
 MUTABLE_DEFAULTS = (ast.Dict, ast.List, ast.Set, ast.Call, ast.ListComp, ast.DictComp, ast.SetComp)
 
 
@@ -79,7 +80,7 @@ def _features(fn: ast.FunctionDef, kernel: bool) -> set[str]:
 def _node_features(node: ast.AST, local: set[str]) -> set[str]:
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
-        return {f"import {m}" for m in modules}
+        return {f"import {m}" for m in modules if m not in SAFE_IMPORTS}
     if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
         return {f"{node.id}"}
     if isinstance(node, ast.Attribute) and (node.attr in FORBIDDEN_ATTRIBUTES or node.attr.startswith("__")):

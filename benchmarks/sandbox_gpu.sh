@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The sandbox and the hardened validators on a GPU: sandbox overhead, the validators' GPU tests
+# (two-process timing, identical kernels not faster), optimize on the atomic examples (winner
+# timed, then compute-sanitizer), the adversarial suite's sandbox checks. Summary last.
+#   (device tool) run: bash benchmarks/sandbox_gpu.sh      carry: [".whl"]
+set -uo pipefail
+OUT=${OUT:-/tmp/intelliperf-gpu-out}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  && export PYTHONPATH=/tmp/site || exit 1
+python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >"$OUT/install.log" 2>&1 || { cat "$OUT/install.log"; exit 1; }
+export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/device.txt"
+python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$OUT/device.txt"
+which compute-sanitizer ncu | tee -a "$OUT/device.txt"
+
+python3 benchmarks/sandbox_overhead.py --repeat 5 2>&1 | tee "$OUT/overhead.txt"
+timeout 280 python3 -m pytest -m gpu -v -s -p no:cacheprovider tests/test_gpu_validators.py tests/test_sandbox.py 2>&1 | tee "$OUT/validators.log"
+val_rc=${PIPESTATUS[0]}
+timeout 250 python3 -m pytest -m gpu -v -s -p no:cacheprovider tests/test_gpu_optimize.py -k "recipe_wins" 2>&1 | tee "$OUT/optimize.log"
+opt_rc=${PIPESTATUS[0]}
+
+echo "===== summary ====="
+cat "$OUT/device.txt"
+tail -1 "$OUT/overhead.txt"
+echo "validators+sandbox rc=$val_rc; optimize rc=$opt_rc"
+grep -E "passed|failed" "$OUT/validators.log" | tail -1
+grep -E "passed|failed" "$OUT/optimize.log" | tail -1
+grep -E "^(side stream|identical|contended sum fix):" "$OUT/validators.log" | cut -c1-400
+grep -E "^FAILED|Error" "$OUT/validators.log" "$OUT/optimize.log" | head -10
