@@ -37,6 +37,7 @@ def test_recipe_wins_are_measured_on_the_gpu(tmp_path, program, recipe):
     assert "timing" in winner["seconds"] and winner["after"]["metric"] < winner["before"]["metric"]
     assert "sanitizer" in winner["seconds"] and any("compute-sanitizer" in c for c in winner["verdict"]["checks"])
     assert opt["sandbox"].startswith("bubblewrap")
+    print(program, "winner seconds:", winner["seconds"], "speedup:", speedup, "checks:", winner["verdict"]["checks"])
     assert (tmp_path / "winner.patch").read_text().count("tl.atomic_add") >= 1
     assert not (REPO / "intelliperf-out").exists()
 

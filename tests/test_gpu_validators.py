@@ -88,3 +88,20 @@ def test_reordered_atomic_sum_of_16m_floats_passes_and_a_dropped_block_fails():
     tol = Tolerances()
     assert compare_buffer(ref, reordered, name="out", dispatch=0, tol=tol, accumulated_terms=n) == []
     assert compare_buffer(ref, dropped, name="out", dispatch=0, tol=tol, accumulated_terms=n) != []
+
+
+def test_a_sandboxed_process_uses_the_gpu_and_sees_nothing_else(tmp_path):
+    import os
+    import subprocess
+
+    from intelliperf.workload import sandbox
+
+    box = sandbox.make(enabled=True, hide=(tmp_path,))
+    probe = ("import os, torch; x = torch.ones(1 << 20, device='cuda'); "
+             "print(float(x.sum()), len([p for p in os.listdir('/proc') if p.isdigit()]))")
+    done = subprocess.run(box.wrap([sys.executable, "-c", probe], cwd=tmp_path, writable=(tmp_path,)),
+                          env=box.env(dict(os.environ)) | {"HOME": str(tmp_path)}, capture_output=True, text=True,
+                          timeout=120)
+    print("sandboxed GPU probe:", done.stdout.strip(), done.stderr[-500:])
+    total, processes = done.stdout.split()
+    assert float(total) == 1 << 20 and int(processes) <= 3
