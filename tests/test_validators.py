@@ -264,4 +264,4 @@ def test_capture_keeps_first_last_and_a_sample_of_many_dispatches(tmp_path):
     assert kept[:4] == [0, 1, 2, 3] and kept[-3:] == [297, 298, 299]
     middle = kept[4:-3]
     assert 0 < len(middle) <= 5 and len({b - a for a, b in zip(middle, middle[1:], strict=False)}) <= 1  # one stride
-    assert len(list(tmp_path.glob("reference/dispatch-*.pt"))) == len(kept)
+    assert len(list(ref.capture_dir.glob("dispatch-*.pt"))) == len(kept)

@@ -36,6 +36,7 @@ class Access:
     accumulated: set[str] = field(default_factory=set)
     atomic: set[str] = field(default_factory=set)
     stored: set[str] = field(default_factory=set)
+    indexes: set[str] = field(default_factory=set)  # their loaded values become addresses (bins, gather indices)
     method: str = "ttir"
 
 
@@ -67,7 +68,7 @@ def analyse_ttir(ttir: str, python_names: list[str] | None = None) -> Access:
     # Only memory arguments can be outputs; offsets built from integer arguments are not.
     names = {ssa: py for ssa, ty, py in args if "tt.ptr" in ty or "tensordesc" in ty}
     deps: dict[str, list[str]] = {}
-    loaded: set[str] = set()
+    loaded: dict[str, str] = {}  # a loaded value -> the pointer it was loaded from
     stores: list[tuple[str, str, str]] = []  # (op, pointer value, full line)
     loads: list[str] = []
     region_results: list[list[str]] = []
@@ -88,8 +89,8 @@ def analyse_ttir(ttir: str, python_names: list[str] | None = None) -> Access:
                 deps.setdefault(r, []).extend(used)
         for r in results:
             deps.setdefault(r, []).extend(used)
-            if op in ("tt.load", "tt.descriptor_load", "tt.descriptor_gather"):
-                loaded.add(r)
+            if op in ("tt.load", "tt.descriptor_load", "tt.descriptor_gather") and used:
+                loaded[r] = used[0]
         for inner, init in re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", rhs.split("iter_args(", 1)[1]) \
                 if "iter_args(" in rhs else []:
             deps.setdefault(inner, []).append(init)
@@ -116,7 +117,23 @@ def analyse_ttir(ttir: str, python_names: list[str] | None = None) -> Access:
             todo.extend(deps.get(v, ()))
         return found
 
+    def indexing(pointer: str) -> set[str]:
+        """Arguments whose loaded values reach this address."""
+        seen, todo, found = set(), [pointer], set()
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in loaded:
+                found |= sources(loaded[v])
+                continue
+            todo.extend(deps.get(v, ()))
+        return found
+
     access = Access()
+    for pointer in [p for _, p, _ in stores] + loads:
+        access.indexes |= indexing(pointer)
     for op, pointer, text in stores:
         hit = sources(pointer)
         access.written |= hit

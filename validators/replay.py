@@ -19,7 +19,8 @@ outputs; the parent compares. The trials:
   function whose arguments are tensors and scalars. The recorded-shape trials refill the same
   input tensors, so a result cached on pointers goes stale, and two calls must not return the
   same storage unless the reference does (aliasing); then inputs beyond the captured range
-  (all negative, wide and mixed-sign, NaN and Inf sprinkled in) and two unseen shapes, one
+  (all negative, wide and mixed-sign, NaN and Inf sprinkled in; not for inputs whose values the
+  kernel turns into addresses, which would write out of bounds) and two unseen shapes, one
   smaller and one larger, every dimension of 2 or more changed to a size that is no multiple of
   any block size. Trials the reference itself rejects are not compared.
 
@@ -161,8 +162,11 @@ def _larger(d: int) -> int:
 def unseen_shapes(descs: list[dict], grow: bool) -> tuple[dict, dict]:
     """New sizes for every dimension of 2 or more: odd (so no multiple of any block size), about
     3/4 (`grow=False`) or 3/2 of the original. Integer arguments equal to a changed size or
-    element count follow."""
-    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2}
+    element count follow. A size that an integer input's values index (they span 0..size-1:
+    histogram bins, a gather's table) stays, or the indices would fall outside it."""
+    indexed = {int(a["max"]) + 1 for a in descs if a["kind"] == "tensor" and "max" in a
+               and not a["dtype"].startswith(("float", "bfloat", "complex", "bool"))}
+    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2 and d not in indexed}
     new = {d: (_larger if grow else _smaller)(d) for d in sizes}
     shapes = {a["name"]: [new.get(d, d) for d in a["shape"]] for a in descs if a["kind"] == "tensor"}
     numels = {math.prod(a["shape"]): math.prod(shapes[a["name"]]) for a in descs if a["kind"] == "tensor"}
@@ -291,7 +295,7 @@ def _prepare_kernel(job, kernel, inputs: Path, truth: Path, summary: dict) -> No
                 t.fill_(float("nan") if t.dtype.is_floating_point else INT_POISON)
                 poisoned.append(d["name"])
             else:
-                fill_fresh(t, d, generator, regime)
+                fill_fresh(t, d, generator, regime if d["name"] not in job.get("indexes", ()) else "captured")
         label = f"kernel-{trial if regime == 'captured' else regime}"
         _save(inputs / f"{label}.pt", {n: t.detach().to("cpu", copy=True) for n, t in tensors.items()})
         try:
@@ -303,8 +307,8 @@ def _prepare_kernel(job, kernel, inputs: Path, truth: Path, summary: dict) -> No
                                     "not compared")
             continue
         _save(truth / f"{label}.pt", out)
-        summary["runs"].append({"label": label, "mode": "kernel", "seed": seed, "shape": "recorded", "regime": regime,
-                                "poisoned": poisoned})
+        _ran(summary, truth, {"label": label, "mode": "kernel", "seed": seed, "shape": "recorded", "regime": regime,
+                              "poisoned": poisoned})
 
 
 def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None:
@@ -326,15 +330,15 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None
         aliases = _aliases(result, values, kept)
         kept.append((label, result))
         _save(truth / f"{label}.pt", _outputs_of(result, values))
-        summary["runs"].append({"label": label, "mode": "launcher", "seed": seed, "shape": "recorded",
-                                "regime": "captured", "poisoned": [], "aliases": aliases})
+        _ran(summary, truth, {"label": label, "mode": "launcher", "seed": seed, "shape": "recorded",
+                              "regime": "captured", "poisoned": [], "aliases": aliases})
     for i, regime in enumerate(REGIMES):
         seed = job["seed"] + 500 + i
         generator = torch.Generator().manual_seed(seed)
         fresh = make_inputs(descs)
         for d in descs:
             if d["kind"] == "tensor" and "alias_of" not in d:
-                fill_fresh(fresh[d["name"]], d, generator, regime)
+                fill_fresh(fresh[d["name"]], d, generator, "captured" if _indexes(d, job) else regime)
         _one_more(f"launcher-{regime}", fn, descs, fresh, inputs, truth, summary,
                   {"seed": seed, "shape": "recorded", "regime": regime})
     for grow in (False, True):
@@ -356,6 +360,13 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None
                    "args": new_descs})
 
 
+def _indexes(desc: dict, job: dict) -> bool:
+    """A launcher argument that is (by dtype and shape) a kernel argument whose values become
+    addresses: values outside its captured range would write out of bounds, in the reference too."""
+    index_args = [a for a in job["launch"]["args"] if a["name"] in job.get("indexes", ()) and a["kind"] == "tensor"]
+    return any(a["dtype"] == desc["dtype"] and a["shape"] == desc["shape"] for a in index_args)
+
+
 def _one_more(label, fn, descs, values, inputs: Path, truth: Path, summary: dict, info: dict) -> None:
     """A trial the reference may reject (unseen shape, inputs beyond the captured range)."""
     _save(inputs / f"{label}.pt", _host(values))
@@ -367,7 +378,14 @@ def _one_more(label, fn, descs, values, inputs: Path, truth: Path, summary: dict
                                 f"({type(exc).__name__}: {str(exc)[:200]}); not compared")
         return
     _save(truth / f"{label}.pt", _outputs_of(result, values))
-    summary["runs"].append({"label": label, "mode": "launcher", "poisoned": [], **info})
+    _ran(summary, truth, {"label": label, "mode": "launcher", "poisoned": [], **info})
+
+
+def _ran(summary: dict, out: Path, run: dict) -> None:
+    """Record a finished trial at once: if a later one brings the process down (an out-of-bounds
+    write on an unseen shape), the trials before it still count."""
+    summary["runs"].append(run)
+    (out / "replay.json").write_text(json.dumps(summary))
 
 
 def _host(values: dict) -> dict:

@@ -258,7 +258,8 @@ def _prepare_replay(reference: ReferenceRun, work_dir: Path, settings: Validatio
     out.mkdir(parents=True, exist_ok=True)
     reference.inputs.mkdir(parents=True, exist_ok=True)
     job = {"kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0],
-           "written": ref["written"], "read": ref["read"], "trials": settings.trials, "seed": settings.seed,
+           "written": ref["written"], "read": ref["read"], "indexes": ref.get("indexes", []),
+           "trials": settings.trials, "seed": settings.seed,
            "inputs_dir": str(reference.inputs), "out_dir": str(out)}
     (out / "job.json").write_text(json.dumps(job))
     env = workload_env(out, reference.interpret, TraceSettings(), secrets=tuple(settings.secrets)) | \
@@ -268,6 +269,13 @@ def _prepare_replay(reference: ReferenceRun, work_dir: Path, settings: Validatio
                       cwd=Path(ref["kernel"]["file"]).parent, env=env, home=work_dir / "home", seed=settings.seed,
                       writable=(out, reference.inputs), readable=(reference.program.root,))
     summary = _summary(out, result, "the reference side of the replay", None)
+    partial = (out / "replay.json").exists() and json.loads((out / "replay.json").read_text())
+    if summary.get("problem") and partial and partial.get("runs"):  # it died on a later trial: keep the earlier
+        done = partial["runs"]
+        why = summary["problem"].message.splitlines()[-1][:200]
+        return {**partial, "notes": partial.get("notes", []) + [
+            f"the reference side of the replay died after {len(done)} trials ({why}); the trials after "
+            f"{done[-1]['label']} are not compared"]}
     if summary.get("problem") or summary.get("error"):
         why = summary["problem"].message if summary.get("problem") else summary["error"]
         summary["notes"] = [f"the reference itself could not be replayed ({scrub(why)[:500]}): no candidate can be "
@@ -521,9 +529,10 @@ def _replay_problems(reference: ReferenceRun, replay: dict, out: Path, settings:
             "no replay could check the candidate (" + "; ".join(replay.get("notes", [])[:3]) + "): it is unverified; "
             "keep the kernel's parameters or the launcher's arguments as they are"))]
     if not plan:
+        why = "; ".join(reference.replay.get("notes", []))[:600]
         return [Problem(kind="unverified", message="the replay could not run for the reference itself, so nothing "
                                                    "beyond the program's own dispatches checked the candidate: "
-                                                   "unverified")]
+                                                   f"unverified ({why})")]
     launcher_planned = [label for label, r in plan.items() if r["mode"] == "launcher"]
     missing = [label for label in launcher_planned if label not in ran and label not in failed]
     if missing:

@@ -128,9 +128,9 @@ class Sandbox:
         return args + ["--chdir", str(cwd), "--", *_resolved(command)]
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
-        """The environment a confined process gets from `env` (already ours: PYTHONPATH, capture settings)."""
-        return allowed_env(env, self.extra_env, self.deny_env) if self.enabled else \
-            {k: v for k, v in env.items() if k not in self.deny_env and not looks_secret(k)}
+        """The environment a confined process gets from `env` (already ours: PYTHONPATH, capture settings);
+        the allow-list holds with --no-sandbox too, so both modes run the program alike."""
+        return allowed_env(env, self.extra_env, self.deny_env)
 
 
 def _existing(paths) -> list[str]:
