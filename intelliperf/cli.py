@@ -44,7 +44,9 @@ def _parse_options(pairs: list[str]) -> dict:
 
 
 def _progress(stage: str) -> None:
-    err.print(Text(f"intelliperf: {stage}", style="dim"))
+    from .redact import scrub
+
+    err.print(Text(scrub(f"intelliperf: {stage}"), style="dim"))
 
 
 @app.command(context_settings=_COMMAND_SETTINGS)

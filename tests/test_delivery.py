@@ -202,3 +202,15 @@ def test_branch_only_from_a_detached_head_builds_on_the_base(published):
         assert "perf/sum" not in _git(remote, "branch", "--list")  # --branch alone pushes nothing
     finally:
         _git(project, "checkout", "-q", "main")
+
+
+def test_the_pr_body_says_how_candidate_code_ran_and_warns_without_a_sandbox(published, monkeypatch):
+    report = Report.model_validate_json((published["out"] / "report.json").read_text())
+    assert report.optimization.sandbox.startswith("bubblewrap")
+    assert "candidate code ran in: bubblewrap" in github.pr_body(report)
+    report.optimization.sandbox = "off (--no-sandbox): candidate code ran with the user's permissions"
+    monkeypatch.setenv("HF_TOKEN", "hf_in_a_note_123")
+    report.notes.append("a crash said hf_in_a_note_123")
+    body = github.pr_body(report)
+    assert body.startswith("> **Warning:** this fix was validated with the sandbox off")
+    assert "hf_in_a_note_123" not in body and "[redacted HF_TOKEN]" in body

@@ -265,3 +265,51 @@ def test_capture_keeps_first_last_and_a_sample_of_many_dispatches(tmp_path):
     middle = kept[4:-3]
     assert 0 < len(middle) <= 5 and len({b - a for a, b in zip(middle, middle[1:], strict=False)}) <= 1  # one stride
     assert len(list(ref.capture_dir.glob("dispatch-*.pt"))) == len(kept)
+
+
+def test_a_program_that_differs_between_runs_is_judged_on_the_replays(tmp_path):
+    """Seeding makes unseeded torch.randn repeatable; inputs from os.urandom are not, so the two
+    reference runs disagree: that is said, and an honest candidate is not blamed for it."""
+    noisy = (AXPY / "axpy.py").read_text().replace(
+        "    torch.manual_seed(0)\n", "    torch.manual_seed(int.from_bytes(os.urandom(4), 'little'))\n")
+    project = copy_project(AXPY, {"axpy.py": noisy}, tmp_path / "project")
+    ref = capture_reference(Program(project, COMMAND), "axpy_kernel", interpret=True, work_dir=tmp_path / "ref")
+    assert ref.unstable == ["out_ptr"] and "not deterministic" in ref.notes[0]
+    retuned = copy_project(project, {"axpy.py": noisy.replace("block: int = 128", "block: int = 512")},
+                           tmp_path / "copy")
+    verdict = validate(ref, Program(retuned, COMMAND), work_dir=tmp_path / "v")
+    assert verdict.correct, verdict.reasons()
+
+
+TIMER = """import os, sys, time
+commands, answers = os.fdopen(int(sys.argv[1])), os.fdopen(int(sys.argv[2]), "w", buffering=1)
+takes, claims = float(sys.argv[3]), float(sys.argv[4])
+answers.write("ready test device\\n")
+for line in commands:
+    calls = int(line.split()[1])
+    time.sleep(calls * takes / 1e3)
+    answers.write(" ".join([repr(claims)] * calls) + "\\n")
+"""
+
+
+def _timer(takes_ms: float, claims_ms: float):
+    import subprocess
+
+    def start(cmd_fd: int, out_fd: int):
+        return subprocess.Popen([sys.executable, "-c", TIMER, str(cmd_fd), str(out_fd), str(takes_ms),
+                                 str(claims_ms)], pass_fds=(cmd_fd, out_fd))
+    return start
+
+
+def test_two_process_timing_and_the_parents_clock():
+    """The parent drives two timing workers (real processes speaking the worker's protocol) and
+    checks their reported times against its own clock: an honest 2x is 2x; a worker that takes
+    5 ms a call and reports 0.5 ms is caught."""
+    from intelliperf.validators.performance import forged, interleaved
+
+    honest = interleaved(_timer(4, 4), _timer(2, 2), min_pairs=20, max_pairs=20)
+    assert len(honest["reference_ms"]) == len(honest["candidate_ms"]) == 20 and honest["device"] == "test device"
+    assert speedup_interval(honest["reference_ms"], honest["candidate_ms"]).estimate == 2 and forged(honest) is None
+    liar = interleaved(_timer(4, 4), _timer(5, 0.5), min_pairs=20, max_pairs=20)
+    problem = forged(liar)
+    assert problem is not None and problem.kind == "implausible-speed" and "tampered" in problem.message

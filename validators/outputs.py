@@ -103,37 +103,26 @@ def analyse_ttir(ttir: str, python_names: list[str] | None = None) -> Access:
         if op in _READS and used:
             loads.append(used[0])
 
-    def sources(value: str) -> set[str]:
+    def sources(value: str, via_loads: bool = False) -> set[str]:
+        """Arguments this value's pointer derives from; with `via_loads`, those whose loaded
+        values reach it instead (the walk stops at a load either way)."""
         seen, todo, found = set(), [value], set()
         while todo:
             v = todo.pop()
             if v in seen:
                 continue
             seen.add(v)
-            if v in names:
+            if v in names and not via_loads:
                 found.add(names[v])
             if v in loaded:
-                continue
-            todo.extend(deps.get(v, ()))
-        return found
-
-    def indexing(pointer: str) -> set[str]:
-        """Arguments whose loaded values reach this address."""
-        seen, todo, found = set(), [pointer], set()
-        while todo:
-            v = todo.pop()
-            if v in seen:
-                continue
-            seen.add(v)
-            if v in loaded:
-                found |= sources(loaded[v])
+                found |= sources(loaded[v]) if via_loads else set()
                 continue
             todo.extend(deps.get(v, ()))
         return found
 
     access = Access()
     for pointer in [p for _, p, _ in stores] + loads:
-        access.indexes |= indexing(pointer)
+        access.indexes |= sources(pointer, via_loads=True)
     for op, pointer, text in stores:
         hit = sources(pointer)
         access.written |= hit

@@ -76,8 +76,8 @@ def plausibility(speedup: Speedup, bytes_moved: int, bandwidth_bytes_per_s: floa
 
 def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
     """One side of the timing (in the replay worker, on the GPU): the launcher on the first
-    trial's inputs; for each `t` the parent sends, one call after an L2 flush, timed with device
-    events, answered with its milliseconds. The parent also times each answer by its own clock."""
+    trial's inputs; for each `t K` the parent sends, K calls, each after an L2 flush and timed
+    with device events, answered with their milliseconds. The parent times each batch too."""
     import torch
 
     from .replay import _launcher_fn, _load, _placed
@@ -98,15 +98,19 @@ def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
     synchronize()
     answers.write(f"ready {torch.cuda.get_device_name()}\n")
     for line in commands:
-        if line.strip() != "t":
+        words = line.split()
+        if len(words) != 2 or words[0] != "t":
             break
-        flush.zero_()
-        begin, end = event(enable_timing=True), event(enable_timing=True)
-        begin.record()
-        fn(*args)
-        end.record()
-        end.synchronize()
-        answers.write(f"{begin.elapsed_time(end)!r}\n")
+        pairs = []
+        for _ in range(int(words[1])):  # queued back to back, as a program runs them: device time, not latency
+            flush.zero_()
+            begin, end = event(enable_timing=True), event(enable_timing=True)
+            begin.record()
+            fn(*args)
+            end.record()
+            pairs.append((begin, end))
+        synchronize()
+        answers.write(" ".join(repr(b.elapsed_time(e)) for b, e in pairs) + "\n")
 
 
 class TimingError(Exception):
@@ -114,7 +118,7 @@ class TimingError(Exception):
 
 
 class _Side:
-    """The parent's end of one timing worker: send `t`, read the milliseconds, time the round trip."""
+    """The parent's end of one timing worker: send `t K`, read K times, time the round trip."""
 
     def __init__(self, start, timeout_s: float) -> None:
         import subprocess
@@ -143,15 +147,19 @@ class _Side:
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line.decode(errors="replace")
 
-    def once(self) -> tuple[float, float]:
+    def batch(self, calls: int) -> tuple[list[float], float]:
+        """Device milliseconds of `calls` calls, and the parent's milliseconds per call."""
         begin = time.perf_counter()
-        os.write(self.cmd_w, b"t\n")
+        os.write(self.cmd_w, f"t {calls}\n".encode())
         answer = self.readline()
-        wall = (time.perf_counter() - begin) * 1e3
+        wall = (time.perf_counter() - begin) * 1e3 / calls
         try:
-            return float(answer), wall
+            times = [float(x) for x in answer.split()]
         except ValueError:
             raise TimingError(f"unexpected answer {answer[:200]!r}") from None
+        if len(times) != calls:
+            raise TimingError(f"asked for {calls} times, got {len(times)}")
+        return times, wall
 
     def close(self) -> None:
         for fd in (self.cmd_w, self.out_r):
@@ -167,8 +175,10 @@ class _Side:
 
 
 def interleaved(start_reference, start_candidate, *, min_pairs: int = 30, max_pairs: int = 400,
-                budget_s: float = 20.0, target_halfwidth: float = 0.01, timeout_s: float = 600) -> dict:
-    """Time two workers (each started by `start_x(cmd_fd, out_fd)`) in alternating pairs (AB, BA, ...)."""
+                budget_s: float = 20.0, target_halfwidth: float = 0.01, timeout_s: float = 600,
+                batch: int = 10) -> dict:
+    """Time two workers (each started by `start_x(cmd_fd, out_fd)`) in alternating batches (AB, BA, ...);
+    the i-th call of each side's batch make a pair."""
     sides = {}
     try:
         sides["reference"] = _Side(start_reference, timeout_s)
@@ -182,12 +192,11 @@ def interleaved(start_reference, start_candidate, *, min_pairs: int = 30, max_pa
         times = {name: ([], []) for name in sides}
         start = time.perf_counter()
         while True:
-            for i in range(10):
-                order = ("reference", "candidate") if i % 2 == 0 else ("candidate", "reference")
-                for name in order:
-                    ms, wall = sides[name].once()
-                    times[name][0].append(ms)
-                    times[name][1].append(wall)
+            for i in range(2):
+                for name in (("reference", "candidate") if i % 2 == 0 else ("candidate", "reference")):
+                    ms, wall = sides[name].batch(batch)
+                    times[name][0].extend(ms)
+                    times[name][1].extend([wall] * batch)
             pairs = len(times["reference"][0])
             if pairs >= min_pairs:
                 s = speedup_interval(times["reference"][0], times["candidate"][0], resamples=500)
@@ -204,8 +213,8 @@ def interleaved(start_reference, start_candidate, *, min_pairs: int = 30, max_pa
 
 def forged(timing: dict) -> Problem | None:
     """The candidate's own process reports its times; the parent's clock checks them. Both sides
-    pay the same untimed costs per call (the round trip, the flush), so a candidate whose calls
-    take much longer than its events say has reported times it did not take."""
+    pay the same untimed costs per call (the flush, a share of the round trip), so a candidate
+    whose calls take much longer than its events say has reported times it did not take."""
     def untimed(side: str) -> float:
         return float(np.median(np.asarray(timing[f"{side}_wall_ms"]) - np.asarray(timing[f"{side}_ms"])))
 

@@ -40,6 +40,8 @@ def optimize_args() -> list[str]:
     for name in ("kernel", "model", "api-base", "device"):
         if _input(name):
             args += [f"--{name}", _input(name)]
+    if _input("sandbox", "true").lower() == "false":
+        args.append("--no-sandbox")
     if _flag("create-pr"):
         args += ["--create-pr"] + [arg for label in _input("pr-labels").split(",") if label.strip()
                                    for arg in ("--pr-label", label.strip())]

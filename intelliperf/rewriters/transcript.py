@@ -105,8 +105,7 @@ class ReplayRewriter(Rewriter):
 
     def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
         """The next `n` answers (a best-of-N round), or a decline when none is left."""
-        out = [self.rewrite(request) for _ in range(min(n, max(len(self.transcript.answers) - self.next, 1)))]
-        return out
+        return [self.rewrite(request) for _ in range(min(n, max(len(self.transcript.answers) - self.next, 1)))]
 
     def rewrite(self, request: RewriteRequest) -> Candidate:
         if self.next >= len(self.transcript.answers):
