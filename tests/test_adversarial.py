@@ -88,8 +88,9 @@ CHEATS = {
     "reads /proc environ": (KERNEL, _launcher(before="    open('/proc/1/environ').read()\n"), {"policy"}, "open"),
     "writes into $HOME": (KERNEL, _launcher(before="    open(os.path.expanduser('~/.bashrc'), 'a').write('x')\n"),
                           {"policy"}, "open"),
-    "starts a detached child": (KERNEL, _launcher(before="    import subprocess\n    subprocess.Popen(['sleep', '600'], "
-                                                         "start_new_session=True)\n"), {"policy"}, "subprocess"),
+    "starts a detached child": (KERNEL, _launcher(
+        before="    import subprocess\n    subprocess.Popen(['sleep', '600'], start_new_session=True)\n"),
+        {"policy"}, "subprocess"),
     "decorator that writes files": ("@(lambda f: (open('pwned.txt', 'w').write('x'), f)[1])\n" + KERNEL, LAUNCHER,
                                     {"policy"}, "decorator"),
     # wrong results the program's own dispatches show

@@ -52,8 +52,8 @@ def test_a_round_runs_on_every_device_in_parallel(tmp_path):
     env.pop("CUDA_VISIBLE_DEVICES", None)
     # The probe writes outside its copy, which the sandbox forbids: this test is about the devices.
     done = run_cli("optimize", "--device", "cpu", "--rewriter", "search", "--devices", "0,1", "--max-attempts", "2",
-                   "--no-sandbox", "--sandbox-env", "PROBE_LOG", "--out-dir", str(out), "--", sys.executable, "probe.py",
-                   *SMALL, cwd=project, env=env)
+                   "--no-sandbox", "--sandbox-env", "PROBE_LOG", "--out-dir", str(out), "--", sys.executable,
+                   "probe.py", *SMALL, cwd=project, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     opt = json.loads((out / "report.json").read_text())["optimization"]
     assert opt["devices"] == ["0", "1"] and opt["budget"]["candidates"] == 2 and opt["sandbox"].startswith("off")
