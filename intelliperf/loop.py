@@ -297,10 +297,10 @@ def _sanitize(s: Session, attempt: Attempt, reference: ReferenceRun, program: Pr
     """The winner once under compute-sanitizer before it is declared (GPU only)."""
     s.progress(f"attempt {attempt.number}: compute-sanitizer on the candidate's replay")
     begin = time.perf_counter()
-    problem = sanitize(reference, program, work, s.validation)
+    problem, done = sanitize(reference, program, work, s.validation)
     attempt.seconds["sanitizer"] = round(time.perf_counter() - begin, 3)
+    (attempt.verdict.checks if problem is None and done.endswith("clean") else attempt.verdict.notes).append(done)
     if problem is None:
-        attempt.verdict.checks.append("compute-sanitizer (memcheck, racecheck) on the candidate's replay: clean")
         return
     attempt.verdict.problems.append(problem)
     attempt.verdict.accepted = False

@@ -313,3 +313,17 @@ def test_two_process_timing_and_the_parents_clock():
     liar = interleaved(_timer(4, 4), _timer(5, 0.5), min_pairs=20, max_pairs=20)
     problem = forged(liar)
     assert problem is not None and problem.kind == "implausible-speed" and "tampered" in problem.message
+
+
+def test_tampered_ground_truth_stops_the_verdict(axpy_reference):
+    from intelliperf.validators.validate import GroundTruthError
+
+    saved = next(axpy_reference.truth.rglob("*.pt"))
+    original = saved.read_bytes()
+    try:
+        saved.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
+        with pytest.raises(GroundTruthError, match="changed after they were taken"):
+            axpy_reference.verify()
+    finally:
+        saved.write_bytes(original)
+    axpy_reference.verify()

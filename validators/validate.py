@@ -35,6 +35,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from intelliperf.errors import IntelliPerfError
 from intelliperf.redact import scrub
 from intelliperf.workload import sandbox as sandboxing
 from intelliperf.workload.runner import TraceSettings, find_tool, spawn, workload_env
@@ -100,8 +101,9 @@ class Program:
         return Path(self.cwd or self.root)
 
 
-class GroundTruthError(Exception):
-    """The reference's captures or replay outputs changed after they were taken."""
+class GroundTruthError(IntelliPerfError):
+    """The reference's captures or replay outputs changed after they were taken: the sandbox did not
+    hold, and no verdict of this run can be trusted (exit 1, please report it)."""
 
 
 @dataclass
@@ -204,7 +206,7 @@ def capture_reference(program: Program, kernel: str, *, interpret: bool, work_di
     work_dir = Path(work_dir)
     box = sandbox or settings.sandbox.build((program.root, work_dir), settings.secrets)
     truth, inputs = work_dir / "truth", work_dir / "inputs"
-    copy = copy_project(program.root, {}, work_dir / "project", exclude=exclude)
+    copy = copy_project(program.root, {}, work_dir / "project", exclude=(*exclude, work_dir))
     ref = Program(copy, in_copy(program.command, program.root, copy),
                   copy / program.workdir().resolve().relative_to(Path(program.root).resolve()), env=program.env)
     runs = []
@@ -460,15 +462,14 @@ def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: 
 
 
 def sanitize(reference: ReferenceRun, candidate: Program, work_dir: Path,
-             settings: ValidationSettings) -> Problem | None:
+             settings: ValidationSettings) -> tuple[Problem | None, str]:
     """On a GPU: the candidate's first kernel and launcher replay under compute-sanitizer, memcheck
-    then racecheck (shared-memory hazards). A finding rejects it; without the tool: None."""
+    then racecheck (shared-memory hazards). Returns the problem (None when clean) and what was done."""
     tool = find_tool("INTELLIPERF_COMPUTE_SANITIZER", "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
-    if tool is None:
-        return None
     cand = load_capture(work_dir / "candidate")
-    if cand is None:
-        return None
+    if tool is None or cand is None:
+        return None, "compute-sanitizer not run: " + ("it was not found (PATH, $CUDA_HOME/bin)" if tool is None
+                                                      else "the candidate's capture is missing")
     job = _candidate_job(reference, cand, work_dir / "sanitizer")
     first = {}
     for run in job["plan"]:
@@ -481,10 +482,11 @@ def sanitize(reference: ReferenceRun, candidate: Program, work_dir: Path,
                               work_dir, settings, 600, candidate.env, wrap=wrap)
         if summary.get("problem"):
             problems.append(f"{check}: {summary['problem'].message[-1500:]}")
+    done = f"compute-sanitizer (memcheck, racecheck) on the candidate's replay ({', '.join(first)})"
     if not problems:
-        return None
+        return None, done + ": clean"
     return Problem(kind="sanitizer", message="compute-sanitizer found errors in the candidate's replay:\n" +
-                   "\n".join(problems))
+                   "\n".join(problems)), done
 
 
 def _bytes_touched(ref: dict) -> int:
