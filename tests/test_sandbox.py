@@ -35,6 +35,8 @@ attempt("write home", lambda: Path(HOME, ".bashrc").write_text("x"))
 attempt("write copy", lambda: Path(COPY, "out.txt").write_text("x"))
 attempt("network", lambda: socket.create_connection(("127.0.0.1", PORT), timeout=2))
 attempt("secret variable", lambda: os.environ["HF_TOKEN"])
+attempt("capabilities", lambda: [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0])
+attempt("unmount the hidden project", lambda: subprocess.run(["umount", PROJECT], check=True, capture_output=True))
 subprocess.Popen(["sh", "-c", "sleep 3; touch " + str(Path(COPY, "late.txt"))], start_new_session=True)
 print(repr(results))
 '''
@@ -73,6 +75,8 @@ def test_sandbox_confines_a_hostile_process(places, monkeypatch):
     assert results["read truth"].startswith("refused") and results["write home"].startswith("refused")
     assert results["network"].startswith("refused") and results["secret variable"].startswith("refused")
     assert results["write copy"].startswith("ok")
+    assert results["capabilities"] == "ok: 0000000000000000"  # root or not: no capability inside
+    assert results["unmount the hidden project"].startswith("refused")
     time.sleep(4)  # the detached child died with the sandbox: it never wrote late.txt
     assert not (copy / "late.txt").exists()
     assert (project / "secret.txt").read_text() == "the user's" and not (project / "new.txt").exists()

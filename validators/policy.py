@@ -28,7 +28,7 @@ FORBIDDEN_ATTRIBUTES = frozenset({
     "f_globals", "f_code", "load", "save", "fromfile", "tofile", "memmap", "open_memmap", "loadtxt", "savetxt",
     "genfromtxt", "read_text", "write_text", "read_bytes", "write_bytes", "initial_seed", "get_rng_state",
     "set_rng_state", "getpid", "getppid", "system", "popen", "listdir", "scandir", "walk", "exists", "isfile",
-    "cdll", "CDLL", "_C", "register_forward_hook", "settrace", "setprofile",
+    "cdll", "CDLL", "_C", "register_forward_hook", "settrace", "setprofile", "from_file", "fromregex", "read_csv",
 })
 SAFE_IMPORTS = frozenset({"math", "torch", "triton", "triton.language", "numpy", "typing"})
 MUTABLE_DEFAULTS = (ast.Dict, ast.List, ast.Set, ast.Call, ast.ListComp, ast.DictComp, ast.SetComp)

@@ -101,7 +101,7 @@ class Sandbox:
         """`command` confined: `writable` bound read-write, `readable` read-only, the rest as above."""
         if not self.enabled:
             return list(command)
-        args = [self.bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
+        args = [self.bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL",
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         if not self.network:
             args.append("--unshare-net")
