@@ -152,7 +152,7 @@ def optimize(
 
     llm_options = {"api_base": api_base, "api_key_env": api_key_env,
                    "transcript": save_transcript or out_dir / "transcript.json"}
-    from .validators.validate import SandboxSettings, ValidationSettings
+    from .validators import SandboxSettings, ValidationSettings
 
     validation = ValidationSettings(sandbox=SandboxSettings(enabled=not no_sandbox, read=sandbox_read, env=sandbox_env,
                                                             network=sandbox_network))

@@ -2,6 +2,7 @@
 
     reference = capture_reference(Program(root, command), "my_kernel", interpret=False, work_dir=d)
     verdict = validate(reference, Program(copy, command), settings=ValidationSettings())
+    # every run in a bubblewrap sandbox; ValidationSettings(sandbox=SandboxSettings(enabled=False)) opts out
     verdict.correct, verdict.faster, verdict.accepted, verdict.problems, verdict.speedup
 
 Imports only torch, triton, numpy and pydantic (never the LLM stack): it runs on GPU workers.
@@ -9,10 +10,19 @@ Imports only torch, triton, numpy and pydantic (never the LLM stack): it runs on
 
 from .compare import Tolerances, compare_buffer
 from .performance import judge, speedup_interval
-from .validate import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
+from .validate import (
+    Program,
+    ReferenceRun,
+    SandboxSettings,
+    ValidationSettings,
+    capture_reference,
+    copy_project,
+    validate,
+)
 from .verdict import Problem, Speedup, Verdict
 
 __all__ = [
-    "Problem", "Program", "ReferenceRun", "Speedup", "Tolerances", "ValidationSettings", "Verdict", "capture_reference",
+    "Problem", "Program", "ReferenceRun", "SandboxSettings", "Speedup", "Tolerances", "ValidationSettings", "Verdict",
+    "capture_reference",
     "compare_buffer", "copy_project", "judge", "speedup_interval", "validate",
 ]
