@@ -153,3 +153,9 @@ def test_no_sandbox_means_a_clear_refusal_before_anything_runs(tmp_path):
     assert "sandbox" in done.stderr and "--no-sandbox" in done.stderr and "bubblewrap" in done.stderr
     assert "must not run" not in done.stderr and time.perf_counter() - started < 60
     assert Path(program).read_text() == "raise SystemExit('must not run')\n"
+
+
+def test_a_secret_cannot_be_let_through(tmp_path):
+    done = run_cli("optimize", "--device", "cpu", "--sandbox-env", "HF_TOKEN", "--out-dir", str(tmp_path / "out"),
+                   "--", sys.executable, "app.py", cwd=tmp_path)
+    assert done.returncode == 2 and "--sandbox-env HF_TOKEN" in done.stderr and "Traceback" not in done.stderr

@@ -64,8 +64,13 @@ class SandboxSettings(BaseModel):
 
     def build(self, hide: tuple[Path, ...], secrets: list[str]) -> sandboxing.Sandbox:
         """The checked sandbox; raises SandboxUnavailableError (with the fix) when it cannot run here."""
-        from intelliperf.errors import SandboxUnavailableError
+        from intelliperf.errors import SandboxUnavailableError, UsageError
 
+        secret = [name for name in self.env if sandboxing.looks_secret(name)]
+        if secret:
+            raise UsageError(f"--sandbox-env {secret[0]}: a variable whose name looks secret is never handed to "
+                             "candidate code", hint="Give the program what it needs under another name, or read it "
+                                                    "from a file passed with --sandbox-read.")
         try:
             return sandboxing.make(enabled=self.enabled, hide=hide, readable=tuple(self.read), network=self.network,
                                    extra_env=tuple(self.env), deny_env=tuple(secrets))
