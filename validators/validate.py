@@ -346,7 +346,8 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     replay = _run_worker(reference, job, candidate.root, work_dir, settings, timeout, candidate.env)
     verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
     reference.verify()
-    replayed = _replay_problems(reference, replay, work_dir / "replay", settings)
+    same_params = cand["kernel"]["params"] == ref["kernel"]["params"]
+    replayed = _replay_problems(reference, replay, work_dir / "replay", settings, same_params)
     named = [p for p in replayed if p.kind in NAMED_BY_REPLAY]
     verdict.problems = named + verdict.problems + [p for p in replayed if p.kind not in NAMED_BY_REPLAY]
     verdict.checks += _replay_checks(replay)
@@ -516,7 +517,10 @@ def _process_problem(what: str, result, timeout: float) -> Problem | None:
     return None
 
 
-def _replay_problems(reference: ReferenceRun, replay: dict, out: Path, settings: ValidationSettings) -> list[Problem]:
+def _replay_problems(reference: ReferenceRun, replay: dict, out: Path, settings: ValidationSettings,
+                     kernel_expected: bool = True) -> list[Problem]:
+    """Problems of the candidate's replay against the ground truth. Every planned launcher trial
+    must have run (or failed), and every kernel trial when the kernel kept its parameters."""
     import torch
 
     if replay.get("problem"):
@@ -540,11 +544,11 @@ def _replay_problems(reference: ReferenceRun, replay: dict, out: Path, settings:
         return [Problem(kind="unverified", message="the replay could not run for the reference itself, so nothing "
                                                    "beyond the program's own dispatches checked the candidate: "
                                                    f"unverified ({why})")]
-    launcher_planned = [label for label, r in plan.items() if r["mode"] == "launcher"]
-    missing = [label for label in launcher_planned if label not in ran and label not in failed]
+    expected = [label for label, r in plan.items() if r["mode"] == "launcher" or kernel_expected]
+    missing = [label for label in expected if label not in ran and label not in failed]
     if missing:
         problems.append(Problem(kind="unverified", message=(
-            f"the launcher replay did not run ({', '.join(missing[:3])}): " + "; ".join(replay.get("notes", [])[:2]))))
+            f"the replay did not run {', '.join(missing[:3])}: " + "; ".join(replay.get("notes", [])[:2]))))
     previous: dict[str, dict] = {}
     terms = accumulated_terms(reference.manifest)
     for label, run in ran.items():
