@@ -126,6 +126,7 @@ class ReferenceRun:
     replay: dict  # the reference side's replay summary: its runs are every candidate's plan
     digests: dict[str, str] = field(default_factory=dict)
     unstable: list[str] = field(default_factory=list)  # buffers two runs of the reference disagree on
+    replay_s: float = 0.0  # how long the reference side of the replay took: the candidate side's yardstick
     notes: list[str] = field(default_factory=list)
 
     def verify(self) -> None:
@@ -236,7 +237,9 @@ def capture_reference(program: Program, kernel: str, *, interpret: bool, work_di
                              box, truth, inputs, {})
     reference.unstable, notes = _unstable(runs, kernel, settings)
     reference.notes += notes
+    begin = time.perf_counter()
     reference.replay = _prepare_replay(reference, work_dir, settings)
+    reference.replay_s = time.perf_counter() - begin
     reference.notes += reference.replay.get("notes", [])
     reference.digests = _digests(truth, inputs)
     return reference
@@ -343,7 +346,10 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     # Even after a mismatch: the poisoned and refilled replays say *why* (unwritten, stale).
     start = time.perf_counter()
     job = _candidate_job(reference, cand, work_dir / "replay")
-    replay = _run_worker(reference, job, candidate.root, work_dir, settings, timeout, candidate.env)
+    # The candidate side runs the same trials as the reference side did: its time, not the program's, is the
+    # yardstick (a replay of 14 trials can outlast a short program several times over on a loaded CPU).
+    replay_timeout = settings.timeout_s or max(timeout, 4 * reference.replay_s + 30)
+    replay = _run_worker(reference, job, candidate.root, work_dir, settings, replay_timeout, candidate.env)
     verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
     reference.verify()
     same_params = cand["kernel"]["params"] == ref["kernel"]["params"]
