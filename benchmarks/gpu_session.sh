@@ -3,14 +3,7 @@
 # the examples end to end, and the recorder overhead. Prints a short summary last.
 #   (device tool) run: bash benchmarks/gpu_session.sh      carry: [".whl"]
 set -uo pipefail
-OUT=${OUT:-/tmp/intelliperf-gpu-out}
-mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  && export PYTHONPATH=/tmp/site || exit 1
-python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >"$OUT/install.log" 2>&1 || { cat "$OUT/install.log"; exit 1; }
-export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/device.txt"
-python3 -c "import sys, torch, triton, pydantic; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, 'pydantic', pydantic.__version__)" | tee -a "$OUT/device.txt"
+source "$(dirname "$0")/gpu_setup.sh"
 
 python3 -m pytest -m gpu -v -s -p no:cacheprovider tests/test_gpu.py 2>&1 | tee "$OUT/gpu-tests.log"
 gpu_rc=${PIPESTATUS[0]}

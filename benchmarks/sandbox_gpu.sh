@@ -5,14 +5,7 @@
 #   (device tool) run: bash benchmarks/sandbox_gpu.sh validators   then   ... optimize     carry: [".whl"]
 # (two calls: each part takes 4-8 minutes, a device call at most 10)
 set -uo pipefail
-OUT=${OUT:-/tmp/intelliperf-gpu-out}
-mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  && export PYTHONPATH=/tmp/site || exit 1
-python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >"$OUT/install.log" 2>&1 || { cat "$OUT/install.log"; exit 1; }
-export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/device.txt"
-python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$OUT/device.txt"
+source "$(dirname "$0")/gpu_setup.sh"
 which compute-sanitizer ncu | tee -a "$OUT/device.txt"
 
 part=${1:-validators}

@@ -1,0 +1,10 @@
+# Sourced by the GPU scripts on the device machine: $OUT, the carried wheels and the project
+# installed, Python unbuffered, and the device and versions in $OUT/device.txt.
+OUT=${OUT:-/tmp/intelliperf-gpu-out}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  && export PYTHONPATH=/tmp/site || exit 1
+python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >"$OUT/install.log" 2>&1 || { cat "$OUT/install.log"; exit 1; }
+export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/device.txt"
+python3 -c "import sys, torch, triton, pydantic; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, 'pydantic', pydantic.__version__)" | tee -a "$OUT/device.txt"
