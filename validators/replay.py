@@ -312,17 +312,12 @@ def _prepare_kernel(job, kernel, inputs: Path, truth: Path, summary: dict) -> No
 
 
 def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None:
-    import torch
-
     descs = job["launcher"]["args"]
     values = make_inputs(descs)
     kept = []
     for trial in range(job["trials"]):  # the same tensors every trial, refilled: pointer caches go stale
         seed = job["seed"] + trial
-        generator = torch.Generator().manual_seed(seed)
-        for d in descs:
-            if d["kind"] == "tensor" and "alias_of" not in d:
-                fill_fresh(values[d["name"]], d, generator)
+        _refill(values, descs, seed)
         label = f"launcher-{trial}"
         _save(inputs / f"{label}.pt", _host(values))
         result = _call(fn, descs, values)
@@ -334,11 +329,8 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None
                               "regime": "captured", "poisoned": [], "aliases": aliases})
     for i, regime in enumerate(REGIMES):
         seed = job["seed"] + 500 + i
-        generator = torch.Generator().manual_seed(seed)
         fresh = make_inputs(descs)
-        for d in descs:
-            if d["kind"] == "tensor" and "alias_of" not in d:
-                fill_fresh(fresh[d["name"]], d, generator, "captured" if _indexes(d, job) else regime)
+        _refill(fresh, descs, seed, lambda d, regime=regime: "captured" if _indexes(d, job) else regime)
         _one_more(f"launcher-{regime}", fn, descs, fresh, inputs, truth, summary,
                   {"seed": seed, "shape": "recorded", "regime": regime})
     for grow in (False, True):
@@ -350,14 +342,24 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None
             break
         new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
         seed = job["seed"] + (1001 if grow else 1000)
-        generator = torch.Generator().manual_seed(seed)
         fresh = make_inputs(new_descs, shapes)
-        for d in new_descs:
-            if d["kind"] == "tensor":
-                fill_fresh(fresh[d["name"]], d, generator)
+        _refill(fresh, new_descs, seed)
         _one_more(f"launcher-{'larger' if grow else 'smaller'}", fn, new_descs, fresh, inputs, truth, summary,
                   {"seed": seed, "shape": f"unseen, {'larger' if grow else 'smaller'} ({label})", "regime": "captured",
                    "args": new_descs})
+
+
+def _refill(values: dict, descs: list[dict], seed: int, regime=lambda desc: "captured") -> None:
+    """Each distinct tensor in `values` drawn afresh from `seed`, in the regime `regime(desc)` names
+    (a tensor shared by two arguments is drawn once)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    drawn = set()
+    for d in descs:
+        if d["kind"] == "tensor" and id(values[d["name"]]) not in drawn:
+            drawn.add(id(values[d["name"]]))
+            fill_fresh(values[d["name"]], d, generator, regime(d))
 
 
 def _indexes(desc: dict, job: dict) -> bool:

@@ -184,11 +184,16 @@ def _capture_env(kernel: str, capture_dir: Path, interpret: bool, settings: Vali
 def confined(box: sandboxing.Sandbox, command: list[str], *, cwd: Path, env: dict, home: Path, seed: int,
              writable: tuple[Path, ...] = (), readable: tuple[Path, ...] = (), timeout_s: float | None = None):
     """Run `command` in the sandbox with a fresh $HOME (Triton's cache, the program's dot-files)."""
-    home.mkdir(parents=True, exist_ok=True)
-    env = box.env(env) | {"HOME": str(home), "TMPDIR": "/tmp", ENV_SEED: str(seed), "PYTHONHASHSEED": str(seed),
-                          "TRITON_CACHE_DIR": str(home / "triton-cache")}
+    env = _confined_env(box, env, home, seed)  # first: it creates $HOME, which wrap() binds only if it exists
     return spawn(box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable), cwd=str(cwd), env=env,
                  timeout_s=timeout_s, echo=_Tail())
+
+
+def _confined_env(box: sandboxing.Sandbox, env: dict, home: Path, seed: int) -> dict:
+    """The allow-listed environment with its own $HOME (created) and every generator seeded alike."""
+    home.mkdir(parents=True, exist_ok=True)
+    return box.env(env) | {"HOME": str(home), "TMPDIR": "/tmp", ENV_SEED: str(seed), "PYTHONHASHSEED": str(seed),
+                           "TRITON_CACHE_DIR": str(home / "triton-cache")}
 
 
 class _Tail:
@@ -272,11 +277,10 @@ def _prepare_replay(reference: ReferenceRun, work_dir: Path, settings: Validatio
            "trials": settings.trials, "seed": settings.seed,
            "inputs_dir": str(reference.inputs), "out_dir": str(out)}
     (out / "job.json").write_text(json.dumps(job))
-    env = workload_env(out, reference.interpret, TraceSettings(), secrets=tuple(settings.secrets)) | \
-        reference.program.env
-    env["PYTHONPATH"] = _without_bootstrap(env["PYTHONPATH"])
     result = confined(reference.sandbox, [*WORKER, "prepare", str(out / "job.json")],
-                      cwd=Path(ref["kernel"]["file"]).parent, env=env, home=work_dir / "home", seed=settings.seed,
+                      cwd=Path(ref["kernel"]["file"]).parent, env=_worker_env(reference, out, settings,
+                                                                               reference.program.env),
+                      home=work_dir / "home", seed=settings.seed,
                       writable=(out, reference.inputs), readable=(reference.program.root,))
     summary = _summary(out, result, "the reference side of the replay", None)
     partial = (out / "replay.json").exists() and json.loads((out / "replay.json").read_text())
@@ -459,10 +463,7 @@ def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: 
     (out / "job.json").write_text(json.dumps(job))
     folder = Path(job["kernel"]["file"]).parent
     box = reference.sandbox
-    home = out / "home"
-    home.mkdir(exist_ok=True)
-    full_env = box.env(_worker_env(reference, out, settings, env)) | {
-        "HOME": str(home), "TMPDIR": "/tmp", ENV_SEED: str(settings.seed), "TRITON_CACHE_DIR": str(home / "triton")}
+    full_env = _confined_env(box, _worker_env(reference, out, settings, env), out / "home", settings.seed)
 
     def start(cmd_fd: int, out_fd: int):
         command = box.wrap([*WORKER, "time", str(out / "job.json"), str(cmd_fd), str(out_fd)], cwd=folder,
