@@ -1,8 +1,13 @@
-"""atomicContention: lanes of one atomic instruction that update the same address.
+"""atomicContention: atomics that update the same address one after another.
 
 The hardware serialises atomics to one address, so an `atomic_add` where a whole block adds
 into one cell runs one lane at a time. The textbook fix reduces inside the program first
 (`tl.sum`, a privatised histogram) and issues one atomic per program and address.
+
+Between programs, a subset of the grid can queue on the same addresses (split-K partials, the
+programs of one lock, a frequent token's gradient row): the trace estimates, from a sample of
+programs that cannot alias with the index structure, how many other programs of the grid
+update each address an op updates.
 
 Evidence: the interpreter trace measures the depth (lanes per address in one call), which no
 hardware counter reports. With Nsight Compute the finding adds what the hardware saw: atomic
@@ -40,6 +45,8 @@ class AtomicContention(Formula):
 
     class Options(Formula.Options):
         min_depth: int = Field(4, ge=2, description="lanes per address in one atomic call at which a line is flagged")
+        min_programs: float = Field(4, ge=1, description="other programs updating the same address (estimated over "
+                                                         "the grid) at which a line is flagged")
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
         traced = [ev for ev in evidence if ev.sites or ev.programs_sampled]
@@ -52,12 +59,19 @@ class AtomicContention(Formula):
         worst_ev, worst = max(atomics, key=lambda pair: pair[1].lanes_per_address_max or 0)
         depth = worst.lanes_per_address_max or 0
         flagged = [(ev, s) for ev, s in atomics if (s.lanes_per_address_max or 0) >= self.options.min_depth]
+        across = [(ev, s) for ev, s in atomics if (ev, s) not in flagged and self._between_programs(ev, s)]
         metric = Metric(name=self.metric, value=depth, unit="lanes per address per atomic call", better="lower")
         common = dict(metric=metric, evidence_backend=self.backends(evidence), modelled=worst_ev.modelled)
+        if not flagged and across:
+            return self._across(kernel, across, evidence, common)
         if not flagged:
+            most = max((s.other_programs_per_address or 0 for _, s in atomics), default=0)
             return self.finding(
                 False, f"Every atomic in {kernel.name} updates at most {depth} address(es) per lane group "
-                       f"(threshold {self.options.min_depth}): no contention within an instruction.", **common)
+                       f"(threshold {self.options.min_depth}): no contention within an instruction; between programs "
+                       f"at most {most:.0f} other program(s) update an address (threshold "
+                       f"{self.options.min_programs:g}), or every program adds once into a few shared cells (the "
+                       "reduce-then-atomic form).", **common)
         severity = "high" if depth >= 32 else "medium" if depth >= 8 else "low"
         counted = self.counter_evidence(evidence)
         lines = [source_line(s.file, s.line, _detail(ev, s) + _measured_at(counted, s.file, s.line)
@@ -69,6 +83,42 @@ class AtomicContention(Formula):
             f"{worst.op} call update the same address of `{worst.buffer or '?'}`, so they run one after "
             "another. Reduce within the program first and issue one atomic per address." + _measured(counted),
             severity=severity, lines=lines, **common)
+
+
+    def _between_programs(self, ev: Evidence, s: AccessSite) -> bool:
+        """Programs of the grid queue on the same addresses: a subset of them (split-K partials,
+        rows of one lock, a frequent token's gradient row) each update an address another one
+        updates, with a vector of atomics or a lock. When every program adds once into the same few
+        cells, that is already the reduce-then-atomic (or privatised) form this formula recommends."""
+        others = s.other_programs_per_address or 0
+        lock = s.op in ("atomic_cas", "atomic_xchg")
+        vector = (s.lanes_per_program or 0) >= 2
+        whole_grid = ev.programs_total and others >= 0.5 * (ev.programs_total - 1)
+        return others >= self.options.min_programs and (lock or vector) and not (whole_grid and not lock)
+
+    def _across(self, kernel: KernelProfile, across: list, evidence: list[Evidence], common: dict) -> Finding:
+        counted = self.counter_evidence(evidence)
+        worst_ev, worst = max(across, key=lambda pair: pair[1].other_programs_per_address or 0)
+        others = worst.other_programs_per_address or 0
+        lines = [source_line(s.file, s.line, _across_detail(ev, s) + _measured_at(counted, s.file, s.line)
+                             + self.compiled_at(evidence, s.file, s.line, ("atomic",))) for ev, s in across]
+        fix = ("a lock serialises the programs that share it: give each program its own partial buffer and "
+               "reduce them in a second pass" if worst.op in ("atomic_cas", "atomic_xchg") else
+               "accumulate per-program partials (or sort/segment the updates) and reduce them in a second, small "
+               "pass, or shrink the split so fewer programs update each address")
+        return self.finding(
+            True,
+            f"{len(across)} atomic line(s) of {kernel.name} serialise between programs: about {others:.0f} other "
+            f"programs of the grid update each address that one {worst.op} updates (estimated from "
+            f"{worst_ev.programs_sampled} sampled programs of {worst_ev.programs_total}), so their updates queue at "
+            f"the memory. Fix: {fix}." + _measured(counted),
+            severity="high" if others >= 32 else "medium", lines=lines, **common)
+
+
+def _across_detail(ev: Evidence, s: AccessSite) -> str:
+    return (f"{s.op} on `{s.buffer or '?'}`: about {s.other_programs_per_address:.0f} other programs update each "
+            f"address it updates ({s.lanes_per_program:.0f} lanes per program; {s.distinct_addresses} distinct "
+            f"address(es) over {ev.programs_sampled} sampled programs)")
 
 
 def _detail(ev: Evidence, s: AccessSite) -> str:

@@ -16,7 +16,9 @@ not the staging of a dot operand) is a likely conflict site, which only counters
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
 
 from pydantic import Field
 
@@ -154,13 +156,25 @@ class BankConflict(Formula):
                 for (file, line), n in sites.items()]
 
 
+_REDUCTION = re.compile(r"\.(sum|max|min|reduce|argmax|argmin|xor_sum|cumsum|cumprod|associative_scan)\(")
+
+
+def _reduction_lines(file: str) -> set[int]:
+    """Lines that reduce across the block: a cross-warp reduction passes one value per warp through
+    shared memory, which is not the exchange of a block that bank conflicts come from."""
+    try:
+        return {i for i, text in enumerate(Path(file).read_text().splitlines(), start=1) if _REDUCTION.search(text)}
+    except OSError:
+        return set()
+
+
 def _round_trips_in_loops(kernel: KernelProfile, evidence: list[Evidence]) -> Sites:
     """(file, line) -> shared instructions per thread, for kernel lines inside a loop that both
     store to and load from shared memory and issue no dot (operand staging is not an exchange).
     NVIDIA targets only: the AMDGCN line table puts inlined reductions at the helper's line."""
     if not kernel.file:
         return {}
-    in_loop = loop_lines(kernel.file, kernel.line)
+    in_loop = loop_lines(kernel.file, kernel.line) - _reduction_lines(kernel.file)
     kinds: dict[tuple[str, int], dict[str, int]] = {}
     for ev in evidence:
         for f in ev.facts:

@@ -58,7 +58,8 @@ class MemoryAccess(Formula):
         traced = [ev for ev in evidence if ev.sites or ev.programs_sampled]
         if not traced:
             return self.no_evidence(kernel)
-        sites = [(ev, s) for ev in traced for s in ev.sites if not s.is_atomic and s.sectors]
+        # A one-lane access (a scalar load of an index or a flag) has nothing to coalesce.
+        sites = [(ev, s) for ev in traced for s in ev.sites if not s.is_atomic and s.sectors and s.lanes > s.calls]
         common = dict(evidence_backend=self.backends(evidence), modelled=traced[0].modelled)
         if not sites:
             return self.finding(False, f"{kernel.name} makes no traced global load or store.", **common)

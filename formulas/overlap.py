@@ -63,9 +63,10 @@ class Overlap(Formula):
         if share == 0:
             return self.finding(False, f"{kernel.name}: the loop at line {layout.loop_line} loads through "
                                        f"asynchronous copies ({total} instructions): it is pipelined.", **common)
-        has_compute = any(r.kind in ("dot", "math") and r.in_loop for r in layout.regions)
-        if not has_compute:
-            return self.finding(False, f"{kernel.name}: its loop only moves data; nothing to overlap with.", **common)
+        if not any(r.kind == "dot" and r.in_loop for r in layout.regions):
+            return self.finding(False, f"{kernel.name}: the loop at line {layout.loop_line} has no dot, so there is no "
+                                       "tensor-core work for its loads to overlap with (a memory-bound loop is the "
+                                       "memoryAccess formula's concern).", **common)
         loop = _line(kernel, layout.loop_line, "the main loop (not pipelined)")
         return self.finding(True, f"{kernel.name}: the loop at line {layout.loop_line} loads with {sync} synchronous "
                                   "ld.global instruction(s) and no asynchronous copy: it is not software-pipelined, "
@@ -103,22 +104,23 @@ class Overlap(Formula):
 
 def _load_instructions(kernel: KernelProfile, evidence: list[Evidence], layout: Instrumented):
     """(synchronous global loads, all global loads) the static view saw at the loop's load lines
-    for cuda:90, and those lines with what was compiled there."""
+    for cuda:90 (or, where that view has none there, another target's), and those lines with
+    what was compiled there."""
     load_lines = {ln for r in layout.regions if r.in_loop and r.kind == "load"
                   for ln in range(r.first_line, r.last_line + 1)}
-    sync = total = 0
-    where = []
-    for ev in evidence:
-        for f in ev.facts:
-            if f.target.startswith("cuda") and f.line in load_lines and _same_file(f.file, kernel.file or "") \
-                    and f.kind in ("load", *ASYNC):
-                total += f.count
-                sync += f.count if f.kind == "load" else 0
-                where.append((f.line, f"{f.count}x {f.instruction}"))
+    if layout.via is not None:  # the helper is inlined: its instructions may sit at the call's line
+        load_lines.add(layout.via[1])
+    facts = [f for ev in evidence for f in ev.facts if f.line in load_lines and _same_file(f.file, kernel.file or "")
+             and f.kind in ("load", *ASYNC)]
+    # NVIDIA's line table may put an inlined helper's loads at no kernel line: then another target's view
+    chosen = [f for f in facts if f.target.startswith("cuda")] or facts
+    sync = sum(f.count for f in chosen if f.kind == "load")
+    total = sum(f.count for f in chosen)
+    where = [(f.line, f"{f.count}x {f.instruction} ({f.target})") for f in chosen]
     lines = {}
     for line, text in where:
         lines.setdefault(line, []).append(text)
-    return sync, total, [_line(kernel, ln, "compiled (cuda:90): " + ", ".join(t)) for ln, t in sorted(lines.items())]
+    return sync, total, [_line(kernel, ln, "compiled: " + ", ".join(t)) for ln, t in sorted(lines.items())]
 
 
 def _line(kernel: KernelProfile, line: int, detail: str):

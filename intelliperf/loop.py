@@ -22,10 +22,11 @@ from .errors import IntelliPerfError, UsageError
 from .models import Attempt, Evidence, Finding, KernelProfile, Measure, Optimization, Report
 from .profiling.aggregate import Recording, load_recording
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
-from .rewriters.source import ScopeError, check_scope, code_unit, splice, unified_diff
+from .rewriters.source import ScopeError, check_scope, code_unit, launch_unit, splice, unified_diff
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
 from .validators.policy import PolicyError
 from .validators.policy import check as check_policy
+from .validators.policy import check_statement
 from .validators.validate import in_copy, sanitize, within
 from .workload.devices import pinned_env, spread_over
 from .workload.runner import TraceSettings
@@ -178,13 +179,19 @@ def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun,
     if info.get("file") and within(Path(info["file"]), reference.program.root):
         file = reference.original(info["file"])
         launcher = code_unit(file, info.get("qualname") or info["function"], s.root)
+        if launcher is None and info.get("call_line"):  # module level, __main__, a nested function: the statement
+            launcher = launch_unit(file, kernel.name, info["call_line"], s.root)
         info = {**info, "file": str(file)}
     for unit in (kernel, launcher):  # candidates are spliced into these texts, never re-read from the tree
         if unit is not None:
             s.originals.setdefault(unit.relpath, (s.root / unit.relpath).read_text())
     if launcher is None:
-        opt.notes.append(f"the launcher ({info.get('qualname') or '?'} in {info.get('file') or '?'}) cannot be "
-                         "rewritten: only the kernel may change")
+        opt.notes.append(f"the launch of {kernel.name} ({info.get('qualname') or '?'} in {info.get('file') or '?'}) "
+                         "cannot be rewritten: it is outside the project or not a `kernel[grid](...)` statement; only "
+                         "the kernel may change")
+    elif launcher.is_statement:
+        opt.notes.append(f"the launch statement at line {launcher.line} of {launcher.relpath} (in "
+                         f"{info.get('qualname') or '?'}) is what a candidate may change besides the kernel")
     return reference, kernel, launcher
 
 
@@ -242,17 +249,22 @@ def _changes(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, cand: Cand
     """{relpath: new text} for the candidate, checked to change nothing but the kernel and launcher."""
     texts: dict[str, str] = {}
     allowed: dict[str, set[str]] = {}
-    for unit, new in ((kernel, cand.kernel), (launcher, cand.launcher)):
-        if new is None:
-            continue
-        if unit is None:
-            raise ScopeError("the launcher cannot be rewritten here (it is not a top-level function or method)")
+    if cand.launcher is not None and launcher is None:
+        raise ScopeError("the launch cannot be rewritten here (it is outside the project or not a kernel[grid](...) "
+                         "statement)")
+    edits = [(unit, new) for unit, new in ((kernel, cand.kernel), (launcher, cand.launcher)) if new is not None]
+    for unit, new in sorted(edits, key=lambda e: -e[0].line):  # bottom-up: a statement's line stays valid
         text = texts.get(unit.relpath) or s.originals[unit.relpath]
         texts[unit.relpath] = splice(text, unit.qualname, new)
         allowed.setdefault(unit.relpath, set()).add(unit.qualname)
-        check_policy(unit.source, new, unit.name, kernel=unit is kernel)
+        if unit.is_statement:
+            check_statement(unit.source, new)
+        else:
+            check_policy(unit.source, new, unit.name, kernel=unit is kernel)
+    statement = launcher is not None and launcher.is_statement
     for rel, text in texts.items():
-        check_scope(s.originals[rel], text, allowed[rel], kernel=kernel.qualname if rel == kernel.relpath else None)
+        check_scope(s.originals[rel], text, allowed[rel], kernel=kernel.qualname if rel == kernel.relpath else None,
+                    launches=kernel.name if statement and rel == launcher.relpath else None)
     return texts
 
 

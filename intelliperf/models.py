@@ -91,6 +91,10 @@ class AccessSite(_Model):
         None, description="atomic ops per distinct address over all sampled programs")
     ops_per_address_mean: float | None = None
     distinct_addresses: int | None = None
+    other_programs_per_address: float | None = Field(
+        None, description="estimated programs of the whole grid, besides an op's own, that update the address it "
+                          "updates (contention between programs)")
+    lanes_per_program: float | None = Field(None, description="active atomic lanes per sampled program")
 
 
 class StaticFact(_Model):

@@ -53,6 +53,26 @@ def check(original: str, candidate: str, name: str, *, kernel: bool) -> None:
                           "or patch the process, import modules or keep state between calls")
 
 
+def check_statement(original: str, candidate: str) -> None:
+    """The same policy for a launch statement (a launch at module level or in a nested function):
+    nothing the original statement did not have already."""
+    try:
+        old, new = ast.parse(original), ast.parse(candidate)
+    except SyntaxError:
+        return  # the scope check reports it
+
+    def features(tree: ast.Module) -> set[str]:
+        local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        local |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.Lambda) for a in n.args.args}
+        return {f for n in ast.walk(tree) for f in _node_features(n, local)}
+
+    added = sorted(features(new) - features(old))
+    if added:
+        raise PolicyError(f"the launch statement contains what candidate code may not: {'; '.join(added[:6])}. A "
+                          "rewrite may change how the kernel launches, not read files or the environment, inspect or "
+                          "patch the process, import modules or keep state between calls")
+
+
 def _function(source: str, name: str) -> ast.FunctionDef | None:
     try:
         tree = ast.parse(source)

@@ -131,10 +131,12 @@ def merge_sites(sites: list[AccessSite]) -> list[AccessSite]:
         m.lanes_per_address_max = _max(m.lanes_per_address_max, s.lanes_per_address_max)
         m.ops_per_address_max = _max(m.ops_per_address_max, s.ops_per_address_max)
         m.distinct_addresses = _max(m.distinct_addresses, s.distinct_addresses)
+        m.other_programs_per_address = _max(m.other_programs_per_address, s.other_programs_per_address)
+        m.lanes_per_program = _weighted(m.lanes_per_program, m.calls, s.lanes_per_program, s.calls)
         m.calls, m.lanes = calls, m.lanes + s.lanes
         m.bytes_requested += s.bytes_requested
         m.sectors += s.sectors
-        m.sector_efficiency = m.bytes_requested / (32 * m.sectors) if m.sectors else 1.0
+        m.sector_efficiency = min(1.0, m.bytes_requested / (32 * m.sectors)) if m.sectors else 1.0
         if m.lane_stride_elems is None:
             m.lane_stride_elems, m.lane_stride_share = s.lane_stride_elems, s.lane_stride_share
     return sorted(merged.values(), key=lambda s: (s.file, s.line, s.op))

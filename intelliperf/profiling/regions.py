@@ -68,6 +68,7 @@ class Instrumented:
     loop_line: int | None  # the main loop, in the file
     notes: list[str]
     user_scopes: bool = False  # the kernel had its own scopes; nothing was inserted
+    via: tuple[str, int] | None = None  # (helper, line of its call in the kernel): the loop is in that helper
 
 
 def user_kind(name: str) -> str:
@@ -136,9 +137,31 @@ def layout_of(file: str | None, kernel: str, kernel_line: int | None = None) -> 
     if not file or not Path(file).is_file():
         return None
     try:
-        return instrument(Path(file).read_text(), kernel, kernel_line)
+        text = Path(file).read_text()
+        layout = instrument(text, kernel, kernel_line)
+        if layout.loop_line is None and not layout.user_scopes:
+            return _helper_loop(text, kernel, kernel_line) or layout
+        return layout
     except (ValueError, SyntaxError):
         return None
+
+
+def _helper_loop(text: str, kernel: str, kernel_line: int | None) -> Instrumented | None:
+    """The layout of a @triton.jit helper of the same file that holds the kernel's main loop (the
+    flash-attention layout: the K/V loop in `_attn_fwd_inner`), with the call's line."""
+    tree = ast.parse(text)
+    fn = _find_kernel(tree, kernel, kernel_line)
+    helpers = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name != kernel
+               and any("jit" in ast.unparse(d) for d in n.decorator_list)}
+    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+        helper = helpers.get(call.func.id)
+        if helper is not None and _main_loop(helper) is not None:
+            layout = instrument(text, helper.name, helper.lineno)
+            layout.via = (helper.name, call.lineno)
+            layout.notes.append(f"the main loop is in the @triton.jit helper {helper.name}, called at line "
+                                f"{call.lineno}")
+            return layout
+    return None
 
 
 def _find_kernel(tree: ast.Module, kernel: str, line: int | None) -> ast.FunctionDef:

@@ -31,13 +31,18 @@ class TraceAborted(Exception):
 
 
 def sample_program_ids(grid: tuple[int, int, int], limit: int) -> list[tuple[int, int, int]]:
-    """First, last and evenly spaced program ids (x fastest), at most `limit` of them."""
+    """At most `limit` program ids (x fastest): a contiguous run from the first program (the
+    neighbours that run at the same time on a GPU), the last one, and the rest drawn at random
+    (seeded) from the others. Evenly spaced picks alone can alias with the index structure, e.g.
+    land every sample on a different lock of `row % GROUP`; random ones cannot."""
     gx, gy, gz = grid
     total = gx * gy * gz
     if total <= limit:
-        linear = range(total)
+        linear = list(range(total))
     else:
-        linear = sorted(set(np.linspace(0, total - 1, max(limit, 2)).round().astype(np.int64).tolist()))
+        run = max(limit // 2, 1)
+        rest = np.random.default_rng(0).choice(np.arange(run, total - 1), size=max(limit - run - 1, 0), replace=False)
+        linear = sorted({*range(run), total - 1, *rest.tolist()})
     return [(i % gx, (i // gx) % gy, i // (gx * gy)) for i in linear]
 
 
@@ -54,16 +59,28 @@ class _Site:
     sectors: int = 0
     depth_max: int = 0
     depth_mean_sum: float = 0.0
+    last_depth: float = 0.0
     addresses: list = field(default_factory=list)
+    programs: dict = field(default_factory=dict)  # sampled program -> the distinct addresses it updated
     strides: dict = field(default_factory=dict)  # bytes between consecutive active lanes -> count
 
-    def as_dict(self) -> dict:
+    def other_programs_per_address(self, total: int, sampled: int) -> float:
+        """Estimated programs of the whole grid, besides an op's own, that update the address it
+        updates: pairs of sampled programs sharing an address, per op, scaled from the sample to
+        the grid ((total - 1) / (sampled - 1): unbiased for a uniform sample)."""
+        if len(self.programs) < 2 or sampled < 2:
+            return 0.0
+        _, k = np.unique(np.concatenate(list(self.programs.values())), return_counts=True)
+        return float((k * (k - 1)).sum() / k.sum()) * (total - 1) / (sampled - 1)
+
+    def as_dict(self, total: int = 1, sampled: int = 1) -> dict:
         requested = self.lanes * self.elem_bytes
         row = {
             "file": self.file, "line": self.line, "op": self.op, "is_atomic": self.is_atomic,
             "buffer": self.buffer, "elem_bytes": self.elem_bytes, "calls": self.calls,
             "lanes": self.lanes, "bytes_requested": requested, "sectors": self.sectors,
-            "sector_efficiency": requested / (SECTOR_BYTES * self.sectors) if self.sectors else 1.0,
+            # repeated addresses (a gather) request bytes that one sector serves: at most 100 %
+            "sector_efficiency": min(1.0, requested / (SECTOR_BYTES * self.sectors)) if self.sectors else 1.0,
         }
         if self.strides:
             stride = max(self.strides, key=self.strides.get)
@@ -78,6 +95,8 @@ class _Site:
                 ops_per_address_max=int(per_address.max()) if per_address.size else 0,
                 ops_per_address_mean=float(per_address.mean()) if per_address.size else 0.0,
                 distinct_addresses=int(per_address.size),
+                other_programs_per_address=round(self.other_programs_per_address(total, sampled), 2),
+                lanes_per_program=self.lanes / max(len(self.programs), 1),
             )
         return row
 
@@ -99,6 +118,8 @@ class _Tracer:
         self.buffers = buffers
         self.sites: dict[tuple[str, int, str], _Site] = {}
         self.deadline = time.monotonic() + budget_s
+        self.program = 0  # index of the sampled program running now
+        self._atomic: tuple | None = None  # (site, file, line, program, op) of the last record if an atomic
         self._skip_dirs = (os.path.dirname(np.__file__), _triton_dir(), os.path.dirname(__file__))
 
     def caller_line(self) -> tuple[str, int]:
@@ -130,20 +151,32 @@ class _Tracer:
         active = np.ascontiguousarray(active).reshape(-1)
         file, line = self.caller_line()
         hit = addresses[active]
-        site = self.sites.get((file, line, op))
+        # Triton lowers a float atomic_max/min to two atomics of different kinds on the same line (a
+        # signed max for the non-negative lanes, an unsigned min for the others): one call, not two.
+        last = self._atomic
+        continued = bool(is_atomic and last and last[1:4] == (file, line, self.program) and last[4] != op)
+        site = last[0] if continued else self.sites.get((file, line, op))
         if site is None:
             buffer = self.buffer_of(int(hit[0])) if hit.size else None
             site = self.sites[(file, line, op)] = _Site(file, line, op, is_atomic, elem_bytes, buffer)
-        site.calls += 1
+        continued = continued and bool(site.addresses)
+        self._atomic = (site, file, line, self.program, op) if is_atomic else None
         site.lanes += int(hit.size)
         site.sectors += count_sectors(addresses, active)
         if hit.size > 1:
             _count_strides(site.strides, hit)
+        if not continued:
+            site.calls += 1
         if is_atomic and hit.size:
+            if continued:
+                hit = np.concatenate([site.addresses.pop(), hit])
+                site.depth_mean_sum -= site.last_depth
             _, counts = np.unique(hit, return_counts=True)
             site.depth_max = max(site.depth_max, int(counts.max()))
-            site.depth_mean_sum += float(counts.mean())
+            site.last_depth = float(counts.mean())
+            site.depth_mean_sum += site.last_depth
             site.addresses.append(hit)
+            site.programs[self.program] = np.union1d(site.programs.get(self.program, hit[:0]), hit)
 
 
 def lane_axis(addresses: np.ndarray, elem_bytes: int) -> int:
@@ -315,8 +348,9 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
                 for k, v in inspect.getcallargs(py_fn, **copies).items()}
         with _interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
             builder.set_grid_dim(*grid)
-            for pid in programs:
+            for index, pid in enumerate(programs):
                 builder.set_grid_idx(*pid)
+                tracer.program = index
                 kernel(**args)
                 result["programs_sampled"] += 1
     except TraceAborted:
@@ -330,5 +364,6 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
         if saved_idx is not None:
             builder.grid_idx = saved_idx
     if tracer is not None:
-        result["sites"] = [site.as_dict() for site in tracer.sites.values()]
+        result["sites"] = [site.as_dict(result["programs_total"], result["programs_sampled"])
+                           for site in tracer.sites.values()]
     return result

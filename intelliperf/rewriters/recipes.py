@@ -176,14 +176,9 @@ def privatize_histogram(request: RewriteRequest, file_line: int) -> tuple[_Site,
     definition = site.assignment(index)
     used = {n.id for n in ast.walk(definition) if isinstance(n, ast.Name)} if definition is not None else set()
     bins = sorted(used & site.constexprs())
-    if len(bins) != 1:
-        raise NotApplicable(f"{site.where}: cannot tell the number of bins from `{index}` (constexpr arguments "
-                            f"in its definition: {', '.join(bins) or 'none'})")
-    nbins = bins[0]
-    value = request.constexprs().get(nbins)
+    value = request.constexprs().get(bins[0]) if len(bins) == 1 else None
     if not isinstance(value, int) or value < 1 or value & (value - 1):
-        raise NotApplicable(f"{site.where}: {nbins}={value!r} is not a power of two (tl.histogram and tl.arange "
-                            "need one)")
+        return site, _loaded_bins(site, base, index, bins)
     in_range = f"({index} >= 0) & ({index} < {nbins})"
     keep = f"{ast.unparse(site.mask)} & {in_range}" if site.mask is not None else in_range
     counts = "_ip_counts" if site.value.value == 1 else f"_ip_counts * {site.value.value}"
@@ -194,6 +189,41 @@ def privatize_histogram(request: RewriteRequest, file_line: int) -> tuple[_Site,
         f"_ip_counts = tl.histogram(_ip_bins, 2 * {nbins})",
         f"_ip_slots = tl.arange(0, 2 * {nbins})",
         f"tl.atomic_add({base} + _ip_slots, ({counts}).to({base}.dtype.element_ty), mask=_ip_slots < {nbins})",
+    ]
+
+
+MAX_BINS = 4096  # a privatised table per program beyond this costs more registers than it saves
+
+
+def _loaded_bins(site: _Site, base: str, index: str, bins: list[str]) -> list[str]:
+    """privatize-histogram when the bin index is data (a bincount: `b = tl.load(...)`) and the bin
+    count is no power-of-two constexpr: the table covers the histogram buffer's recorded length
+    (rounded up to a power of two), only bins some lane hit are added to (so no address the
+    original did not touch), and lanes outside the table keep their own atomic."""
+    length = next((a.shape for a in (site.request.profile.signatures[0].args if site.request.profile.signatures
+                                     else []) if a.name == base and a.shape), None)
+    if not length:
+        raise NotApplicable(f"{site.where}: cannot tell the number of bins (no power-of-two constexpr in `{index}`"
+                            f"{': ' + ', '.join(bins) if bins else ''}, and the length of `{base}` was not recorded)")
+    count = 1
+    for d in length:
+        count *= d
+    table = 1 << max(count - 1, 1).bit_length()
+    if table > MAX_BINS:
+        raise NotApplicable(f"{site.where}: `{base}` has {count} bins; a per-program table of more than {MAX_BINS} "
+                            "is not worth it")
+    keep = f"({index} >= 0) & ({index} < {table})"
+    masked = f"{ast.unparse(site.mask)} & " if site.mask is not None else ""
+    counts = "_ip_counts" if site.value.value == 1 else f"_ip_counts * {site.value.value}"
+    return [
+        f"# intelliperf recipe privatize-histogram: count the loaded bins in the program ({count} bins recorded for "
+        f"`{base}`), then one atomic per bin that some lane hit; other indices keep their own atomic",
+        f"_ip_in = {masked}{keep}",
+        f"_ip_counts = tl.histogram(tl.where(_ip_in, {index}, {table}), 2 * {table})",
+        f"_ip_slots = tl.arange(0, 2 * {table})",
+        f"tl.atomic_add({base} + _ip_slots, ({counts}).to({base}.dtype.element_ty), "
+        f"mask=(_ip_slots < {table}) & (_ip_counts > 0))",
+        f"tl.atomic_add({base} + {index}, {ast.unparse(site.value)}, mask={masked}({index} < 0) | ({index} >= {table}))",
     ]
 
 

@@ -21,8 +21,9 @@ import textwrap
 from dataclasses import dataclass
 
 from .base import Candidate, Rewriter, RewriteRequest
+from .source import launch_call, replace_spans
 
-TUNABLE = re.compile(r"BLOCK|TILE|SIZE|CHUNK|GROUP", re.I)
+TUNABLE = re.compile(r"BLOCK|TILE|SIZE|CHUNK|GROUP|SPLIT", re.I)
 CONSTEXPR_RANGE = (16, 16384)
 WARPS_RANGE = (1, 32)
 STAGES_RANGE = (1, 6)
@@ -42,31 +43,26 @@ class Knob:
                 if self.low <= v <= self.high and v != self.value and v not in self.tries[:i]]
 
 
-def launch_call(tree: ast.AST, kernel: str) -> ast.Call | None:
-    """The `kernel[grid](...)` call in `tree`, if there is one."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
-            target = node.func.value
-            name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
-            if name == kernel:
-                return node
-    return None
-
-
 def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
     """The knobs of the recorded launch, and why others were left alone."""
     signature = request.profile.signatures[0] if request.profile.signatures else None
     out, skipped = [], []
+    tuned = decorated_names(request.kernel.source)
     for name, value in request.constexprs().items():
-        if not TUNABLE.search(name):
+        if name in tuned:
+            skipped.append(f"{name} (set by the kernel's @triton.{tuned[name]})")
+        elif not TUNABLE.search(name):
             skipped.append(f"{name} (changes what the kernel computes, not how)")
         elif isinstance(value, int) and value > 0 and not value & (value - 1):
             out.append(Knob(name, value, (value * 2, value // 2, value * 4, value // 4), *CONSTEXPR_RANGE))
     warps = (signature.num_warps if signature else None) or 4
-    out.append(Knob("num_warps", warps, (warps * 2, warps // 2), *WARPS_RANGE))
     stages = signature.num_stages if signature else None
-    if stages:
-        out.append(Knob("num_stages", stages, (stages + 1, stages - 1), *STAGES_RANGE))
+    if "num_warps" in tuned:
+        skipped.append("num_warps and num_stages (set by the kernel's @triton.autotune configs)")
+    else:
+        out.append(Knob("num_warps", warps, (warps * 2, warps // 2), *WARPS_RANGE))
+        if stages:
+            out.append(Knob("num_stages", stages, (stages + 1, stages - 1), *STAGES_RANGE))
     for loop in _loops(ast.parse(request.kernel.source)):
         current = next((k.value.value for k in loop.iter.keywords if k.arg == "num_stages"
                         and isinstance(k.value, ast.Constant)), None)
@@ -77,6 +73,27 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
             if knob.name == "num_stages" and knob.value == 1 and not knob.loop_line:
                 knob.tries = (3, 2, 4)
     return out, skipped
+
+
+def decorated_names(kernel: str) -> dict[str, str]:
+    """{name: decorator} of what @triton.autotune configs (and num_warps/num_stages with them) or
+    @triton.heuristics set: pinning those at the launch conflicts with the decorator."""
+    fn = ast.parse(kernel).body[0]
+    out: dict[str, str] = {}
+    for dec in fn.decorator_list:
+        if not isinstance(dec, ast.Call):
+            continue
+        kind = ast.unparse(dec.func).rsplit(".", 1)[-1]
+        if kind == "autotune":
+            out |= {"num_warps": kind, "num_stages": kind}
+            for call in (n for n in ast.walk(dec) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("Config")):
+                if call.args and isinstance(call.args[0], ast.Dict):
+                    out |= {k.value: kind for k in call.args[0].keys if isinstance(k, ast.Constant)}
+        elif kind == "heuristics":
+            values = dec.args[0] if dec.args else next((k.value for k in dec.keywords if k.arg == "values"), None)
+            if isinstance(values, ast.Dict):
+                out |= {k.value: kind for k in values.keys if isinstance(k, ast.Constant)}
+    return out
 
 
 def _loops(tree: ast.AST) -> list[ast.For]:
@@ -107,39 +124,80 @@ def _put(lines: list[str], node: ast.expr, text: str) -> None:
 
 
 def _add_keyword(lines: list[str], call: ast.Call, name: str, value: int) -> None:
-    """Add `name=value` just before the call's closing parenthesis."""
-    row, col = call.end_lineno - 1, call.end_col_offset - 1
-    sep = ", " if call.args or call.keywords else ""
-    lines[row] = lines[row][:col].rstrip() + f"{sep}{name}={value}" + lines[row][col:]
+    """Add `name=value` right after the call's last argument (a trailing comma and one argument a
+    line, as black writes calls, stay valid)."""
+    last = max([*call.args, *call.keywords], key=lambda n: (n.end_lineno, n.end_col_offset), default=None)
+    if last is None:
+        row, col = call.end_lineno - 1, call.end_col_offset - 1
+        lines[row] = lines[row][:col] + f"{name}={value}" + lines[row][col:]
+        return
+    row, col = last.end_lineno - 1, last.end_col_offset
+    lines[row] = lines[row][:col] + f", {name}={value}" + lines[row][col:]
 
 
-def pin(launcher: str, kernel: str, knob: str, value: int) -> str:
-    """The launcher with `knob` fixed to `value` at the kernel's launch call."""
+def pin(launcher: str, kernel: str, knob: str, value: int, params: list[str] | None = None) -> str:
+    """The launcher (a function, or a launch statement) with `knob` fixed to `value` at the
+    kernel's launch call: a keyword or positional literal is replaced, a launcher parameter is
+    assigned at the top of the launcher, a `**kwargs` is overridden, a missing keyword is added.
+    The same literal or name in the grid expression follows (a grid of cdiv(n, 1024) with BLOCK=1024)."""
     tree = ast.parse(launcher)
-    fn = tree.body[0]
-    call = launch_call(fn, kernel)
+    fn = tree.body[0] if isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    call = launch_call(tree, kernel)
     if call is None:
         raise ValueError(f"the launcher does not launch {kernel}[grid](...) directly")
-    lines = launcher.splitlines()
     keyword = next((k for k in call.keywords if k.arg == knob), None)
-    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
-    if keyword is None:
+    index = (params or []).index(knob) if knob in (params or []) else None
+    current = keyword.value if keyword is not None else call.args[index] if index is not None and index < len(
+        call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]) else None
+    starred = next((k for k in call.keywords if k.arg is None), None)
+    fn_params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
+    if current is None and starred is not None:  # **cfg may hold the knob: override it there
+        return replace_spans(launcher, [(starred.value, f"{{**{ast.unparse(starred.value)}, {knob!r}: {value}}}")])
+    if current is None:
+        lines = launcher.splitlines()
         _add_keyword(lines, call, knob, value)
-    elif isinstance(keyword.value, ast.Constant):
-        _put(lines, keyword.value, str(value))
-    elif isinstance(keyword.value, ast.Name) and keyword.value.id in params:
+        return "\n".join(lines) + "\n"
+    if isinstance(current, ast.Constant):
+        grid = [n for n in ast.walk(call.func.slice) if isinstance(n, ast.Constant) and n.value == current.value]
+        return replace_spans(launcher, [(n, str(value)) for n in [current, *grid]])
+    if isinstance(current, ast.Name) and current.id in fn_params:
         first = fn.body[0]
         at = fn.body[1] if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
                             and len(fn.body) > 1) else first
+        lines = launcher.splitlines()
         indent = re.match(r"\s*", lines[at.lineno - 1]).group(0)
-        lines.insert(at.lineno - 1, f"{indent}{keyword.value.id} = {value}  # intelliperf search: pinned {knob}")
-    else:
-        raise ValueError(f"{knob}={ast.unparse(keyword.value)} is set by an expression the search does not rewrite")
-    return "\n".join(lines) + "\n"
+        lines.insert(at.lineno - 1, f"{indent}{current.id} = {value}  # intelliperf search: pinned {knob}")
+        return "\n".join(lines) + "\n"
+    if isinstance(current, ast.Name) and fn is None:  # a launch statement: the name's uses in it
+        uses = [n for n in ast.walk(call) if isinstance(n, ast.Name) and n.id == current.id]
+        return replace_spans(launcher, [(n, str(value)) for n in uses])
+    raise ValueError(f"{knob}={ast.unparse(current)} is set by an expression the search does not rewrite")
+
+
+def widen_autotune(kernel: str) -> str | None:
+    """The kernel with its @triton.autotune config list widened by each config's pipelining and
+    warp neighbours (num_stages +/- 1, num_warps x2), so the autotuner itself picks among more; None
+    when the configs are not a keyword the search can wrap."""
+    fn = ast.parse(kernel).body[0]
+    dec = next((d for d in fn.decorator_list if isinstance(d, ast.Call) and ast.unparse(d.func).endswith("autotune")),
+               None)
+    configs = next((k.value for k in dec.keywords if k.arg == "configs"), None) if dec is not None else None
+    if configs is None:
+        return None
+    original = ast.unparse(configs)
+    wider = (f"[_ip_v for _ip_c in {original} for _ip_v in (_ip_c, "
+             "triton.Config(_ip_c.kwargs, num_warps=_ip_c.num_warps, num_stages=_ip_c.num_stages + 1, "
+             "pre_hook=_ip_c.pre_hook), "
+             "triton.Config(_ip_c.kwargs, num_warps=_ip_c.num_warps, num_stages=max(_ip_c.num_stages - 1, 1), "
+             "pre_hook=_ip_c.pre_hook), "
+             "triton.Config(_ip_c.kwargs, num_warps=min(_ip_c.num_warps * 2, 16), num_stages=_ip_c.num_stages, "
+             "pre_hook=_ip_c.pre_hook))]")
+    return replace_spans(kernel, [(configs, wider)])
 
 
 class SearchRewriter(Rewriter):
-    """One knob change per candidate, in a fixed order, skipping configs already tried."""
+    """One knob change per candidate, then pairs of launch knobs moved together, in a fixed
+    order, skipping configs already tried. An autotuned kernel first gets its config list widened."""
 
     name = "search"
 
@@ -150,25 +208,52 @@ class SearchRewriter(Rewriter):
         found, skipped = knobs(request)
         if request.launcher is None:
             found = [k for k in found if k.loop_line]
-            skipped.append("the launch configuration (the launcher is not a top-level function or method)")
+            skipped.append("the launch configuration (the launch is not a statement of the project)")
         tried = {a.title for a in request.history if a.rewriter == self.name}
-        reasons = []
-        for knob in found:
-            for value in knob.values():
-                where = f"loop at line {request.kernel.line + knob.loop_line - 1} " if knob.loop_line else ""
-                title = f"{where}{knob.name}={value} (was {knob.value if knob.value is not None else 'default'})"
-                if title in tried:
-                    continue
-                if knob.loop_line:
-                    return Candidate(rewriter=self.name, title=title, rationale=f"pipeline the {where}over {value} "
-                                     "stages", kernel=pin_loop(request.kernel.source, knob.loop_line, value))
-                try:
-                    launcher = pin(textwrap.dedent(request.launcher.source), request.kernel.name, knob.name, value)
-                except ValueError as exc:
-                    reasons.append(str(exc))
-                    break
-                return Candidate(rewriter=self.name, title=title, launcher=launcher,
-                                 rationale=f"launch with {knob.name}={value} instead of {knob.value}")
-        why = "every knob value in range was tried" if not reasons else "; ".join(reasons)
+        widened = widen_autotune(request.kernel.source) if "num_warps" in decorated_names(
+            request.kernel.source) else None
+        if widened is not None and WIDEN not in tried:
+            return Candidate(rewriter=self.name, title=WIDEN, kernel=widened,
+                             rationale="let the kernel's own autotuner choose among more pipelining depths and warps")
+        reasons: list[str] = []
+        for moves in _moves(found):
+            title = ", ".join(_title(request, knob, value) for knob, value in moves)
+            if title in tried:
+                continue
+            try:
+                return self._candidate(request, moves, title)
+            except ValueError as exc:
+                reasons.append(str(exc))
+        why = "every knob value in range was tried" if not reasons else "; ".join(dict.fromkeys(reasons))
         left = f"; left alone: {', '.join(skipped)}" if skipped else ""
         return Candidate.decline(self.name, why + left)
+
+    def _candidate(self, request: RewriteRequest, moves: list[tuple[Knob, int]], title: str) -> Candidate:
+        kernel = launcher = None
+        params = [a.arg for a in ast.parse(request.kernel.source).body[0].args.args]
+        for knob, value in moves:
+            if knob.loop_line:
+                kernel = pin_loop(kernel or request.kernel.source, knob.loop_line, value)
+            else:
+                launcher = pin(launcher or textwrap.dedent(request.launcher.source), request.kernel.name, knob.name,
+                               value, params)
+        return Candidate(rewriter=self.name, title=title, kernel=kernel, launcher=launcher,
+                         rationale="launch with " + title)
+
+
+WIDEN = "autotune configs widened (num_stages +/-1, num_warps x2)"
+
+
+def _title(request: RewriteRequest, knob: Knob, value: int) -> str:
+    where = f"loop at line {request.kernel.line + knob.loop_line - 1} " if knob.loop_line else ""
+    return f"{where}{knob.name}={value} (was {knob.value if knob.value is not None else 'default'})"
+
+
+def _moves(found: list[Knob]) -> list[list[tuple[Knob, int]]]:
+    """Each knob's values alone, then every pair of two different knobs at their first two
+    values (a block size with num_warps, num_warps with num_stages): knobs interact."""
+    single = [[(k, v)] for k in found for v in k.values()]
+    pairs = [[(a, va), (b, vb)] for i, a in enumerate(found) for b in found[i + 1:]
+             if (a.name, a.loop_line) != (b.name, b.loop_line)
+             for va in a.values()[:2] for vb in b.values()[:2]]
+    return single + pairs

@@ -1,8 +1,10 @@
 """The kernel and launcher as source text: find them, splice new versions in, check the scope.
 
-A candidate may change two functions, the `@triton.jit` kernel and the Python function that
-launches it. Everything here works on text plus `ast` positions, so the user's comments and
-formatting outside those two functions survive byte for byte.
+A candidate may change the `@triton.jit` kernel and the launch: the Python function that
+launches it when that is a top-level function or method, otherwise the launch statement itself
+(`kernel[grid](...)` at module level, under `if __name__ == "__main__":`, in a nested function).
+Everything here works on text plus `ast` positions, so the user's comments and formatting
+outside the changed code survive byte for byte; edits inside it replace exact node spans.
 """
 
 from __future__ import annotations
@@ -17,15 +19,22 @@ from pathlib import Path
 from pydantic import BaseModel
 
 
+LAUNCH = "<launch@"  # qualname prefix of a launch-statement unit: <launch@LINE>
+
+
 class CodeUnit(BaseModel):
-    """One function of the user's project, as the rewriter sees it."""
+    """One function, or one launch statement, of the user's project, as the rewriter sees it."""
 
     name: str
-    qualname: str
+    qualname: str  # Class.method, function, or <launch@LINE> for a launch statement
     file: str  # absolute
     relpath: str  # inside the project
     line: int  # first line (the first decorator)
-    source: str  # the function's text, decorators included, dedented
+    source: str  # the function's text, decorators included, dedented; or the statement's text
+
+    @property
+    def is_statement(self) -> bool:
+        return self.qualname.startswith(LAUNCH)
 
 
 class ScopeError(ValueError):
@@ -71,8 +80,90 @@ def code_unit(file: Path, qualname: str, root: Path) -> CodeUnit | None:
                     relpath=str(file.resolve().relative_to(root.resolve())), line=found.start, source=source)
 
 
+def launch_call(tree: ast.AST, kernel: str) -> ast.Call | None:
+    """The first `kernel[grid](...)` call in `tree` (the kernel by name or as an attribute)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+            target = node.func.value
+            name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+            if name == kernel:
+                return node
+    return None
+
+
+def _simple(node: ast.AST) -> bool:
+    return isinstance(node, ast.stmt) and not any(
+        isinstance(getattr(node, f, None), list) for f in ("body", "orelse", "handlers", "finalbody", "cases"))
+
+
+def launch_statement(tree: ast.Module, kernel: str, line: int) -> ast.stmt | None:
+    """The simple statement spanning `line` that launches `kernel[grid](...)`."""
+    return next((n for n in ast.walk(tree) if _simple(n) and n.lineno <= line <= n.end_lineno
+                 and launch_call(n, kernel) is not None), None)
+
+
+def launch_unit(file: Path, kernel: str, line: int, root: Path) -> CodeUnit | None:
+    """The launch statement of `kernel` at `line` of `file`, as a unit a candidate may replace."""
+    text = file.read_text()
+    stmt = launch_statement(ast.parse(text), kernel, line)
+    if stmt is None:
+        return None
+    return CodeUnit(name=kernel, qualname=f"{LAUNCH}{stmt.lineno}>", file=str(file),
+                    relpath=str(file.resolve().relative_to(root.resolve())), line=stmt.lineno,
+                    source=_span(text, stmt) + "\n")
+
+
+def _offset(lines: list[str], line: int, byte_col: int) -> int:
+    """Character offset in the text of a 1-based line and an ast (UTF-8 byte) column."""
+    row = lines[line - 1]
+    return sum(len(x) for x in lines[: line - 1]) + len(row.encode()[:byte_col].decode(errors="ignore"))
+
+
+def node_span(text: str, node: ast.AST) -> tuple[int, int]:
+    """(start, end) character offsets of `node` in `text`."""
+    lines = text.splitlines(keepends=True)
+    return _offset(lines, node.lineno, node.col_offset), _offset(lines, node.end_lineno, node.end_col_offset)
+
+
+def _span(text: str, node: ast.AST) -> str:
+    """The node's text, continuation lines dedented by the node's own column."""
+    start, end = node_span(text, node)
+    first = text.splitlines()[node.lineno - 1]
+    column = len(first.encode()[: node.col_offset].decode(errors="ignore"))
+    body = text[start:end].splitlines()
+    return "\n".join(body[:1] + [b[column:] if b[:column].strip() == "" else b for b in body[1:]])
+
+
+def replace_spans(text: str, edits: list[tuple[ast.AST, str]]) -> str:
+    """`text` with each node's exact span replaced (no overlaps; applied right to left)."""
+    spans = sorted(((*node_span(text, node), new) for node, new in edits), reverse=True)
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def _splice_statement(text: str, line: int, new_source: str) -> str:
+    tree = ast.parse(text)
+    stmt = next((n for n in ast.walk(tree) if _simple(n) and n.lineno == line), None)
+    if stmt is None:
+        raise ScopeError(f"the launch statement at line {line} is no longer in the file")
+    try:
+        body = ast.parse(textwrap.dedent(new_source)).body
+    except SyntaxError as exc:
+        raise ScopeError(f"the new launch statement is not valid Python: {exc.msg}") from None
+    if len(body) != 1 or not _simple(body[0]):
+        raise ScopeError("a launch statement must be replaced by exactly one simple statement (no def, class, "
+                         "loop or second statement)")
+    first = text.splitlines()[line - 1]
+    column = " " * len(first.encode()[: stmt.col_offset].decode(errors="ignore"))
+    new = textwrap.dedent(new_source).strip("\n").replace("\n", "\n" + column)
+    return replace_spans(text, [(stmt, new)])
+
+
 def splice(text: str, qualname: str, new_source: str) -> str:
-    """`text` with the function `qualname` replaced by `new_source` (indented to its place)."""
+    """`text` with the function (or launch statement) `qualname` replaced by `new_source`."""
+    if qualname.startswith(LAUNCH):
+        return _splice_statement(text, int(qualname[len(LAUNCH):-1]), new_source)
     lines = text.splitlines()
     found = _find(ast.parse(text), qualname, lines)
     if found is None:
@@ -82,14 +173,22 @@ def splice(text: str, qualname: str, new_source: str) -> str:
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
-def check_scope(original: str, changed: str, allowed: set[str], kernel: str | None = None) -> None:
+def check_scope(original: str, changed: str, allowed: set[str], kernel: str | None = None,
+                launches: str | None = None) -> None:
     """Raise ScopeError unless `changed` parses and differs from `original` only inside the
-    functions named in `allowed` (qualnames), and the kernel is still a `@triton.jit` function."""
+    functions named in `allowed` (qualnames) and, when `launches` names a kernel, the simple
+    statements that launch it; and the kernel is still a `@triton.jit` function."""
     try:
         new_tree = ast.parse(changed)
     except SyntaxError as exc:
         raise ScopeError(f"the changed file is not valid Python: {exc.msg} at line {exc.lineno}") from None
-    old, new = _outline(ast.parse(original), allowed), _outline(new_tree, allowed)
+    old_tree = ast.parse(original)
+    if launches:
+        old_tree, new_tree_blank = _Unlaunched(launches).visit(old_tree), _Unlaunched(launches).visit(
+            ast.parse(changed))
+    else:
+        new_tree_blank = new_tree
+    old, new = _outline(old_tree, allowed), _outline(new_tree_blank, allowed)
     if old != new:
         moved = sorted({name for name, _ in set(old) ^ set(new)})
         raise ScopeError("only the kernel and its launcher may change, but the candidate also changes: "
@@ -98,6 +197,18 @@ def check_scope(original: str, changed: str, allowed: set[str], kernel: str | No
         found = _find(new_tree, kernel, changed.splitlines())
         if found is None or not is_jit(found.node):
             raise ScopeError(f"the candidate must still define the @triton.jit function {kernel}")
+
+
+class _Unlaunched(ast.NodeTransformer):
+    """Every simple statement that launches the kernel becomes `pass`: those may change."""
+
+    def __init__(self, kernel: str) -> None:
+        self.kernel = kernel
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        if _simple(node) and launch_call(node, self.kernel) is not None:
+            return ast.copy_location(ast.Pass(), node)
+        return super().generic_visit(node)
 
 
 def _outline(tree: ast.Module, allowed: set[str]) -> list[tuple[str, str]]:

@@ -21,7 +21,7 @@ import ast
 import textwrap
 
 from .base import RewriteRequest
-from .search import launch_call
+from .source import launch_call
 
 TILE_BYTES = 128  # one full cache line of the widened index per row of the block
 MAX_BLOCK_ELEMENTS = 32768  # BLOCK x TILE; larger blocks spill registers and shared memory
@@ -37,8 +37,7 @@ class NotTileable(Exception):
 def tile_program_axis(request: RewriteRequest) -> tuple[str, str]:
     """The kernel and launcher with one program axis tiled (see the module docstring)."""
     if request.launcher is None:
-        raise NotTileable("the launcher cannot be rewritten (it is not a top-level function or method), and the "
-                          "grid must shrink")
+        raise NotTileable("the launch cannot be rewritten (it is outside the project), and the grid must shrink")
     fn = ast.parse(request.kernel.source).body[0]
     _check_elementwise(fn)
     index, axis = _program_index(fn, request)
@@ -173,9 +172,11 @@ def _shrink_grid(request: RewriteRequest, axis: int, tile: int) -> tuple[str, st
     if isinstance(grid, ast.Name):
         grid = next((s.value for s in ast.walk(fn) if isinstance(s, ast.Assign)
                      and any(_is_name(t, grid.id) for t in s.targets)), grid)
+    if isinstance(grid, ast.Lambda):  # grid = lambda meta: (...): its tuple
+        grid = grid.body
     if not isinstance(grid, ast.Tuple) or axis >= len(grid.elts):
         raise NotTileable(f"the grid `{ast.unparse(call.func.slice)}` is not a tuple the recipe can read axis "
-                          f"{axis} of (a grid function or lambda is not rewritten)")
+                          f"{axis} of (a grid function is not rewritten)")
     size = grid.elts[axis]
     params = [a.arg for a in ast.parse(request.kernel.source).body[0].args.args]
     extent = next((params[i] for i, a in enumerate(call.args) if i < len(params)

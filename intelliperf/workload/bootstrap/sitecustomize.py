@@ -3,7 +3,8 @@
 It only installs an import watcher: the recorder is patched into Triton when Triton's JIT,
 interpreter or compiler module is first imported, so processes that never use Triton pay nothing.
 With INTELLIPERF_SEED (validation runs), Python's, NumPy's and torch's generators are seeded as
-they are imported, so every run of the program draws the same "random" inputs. Any
+they are imported, so every run of the program draws the same "random" inputs. Under the
+interpreter, autotuned kernels run their first config (there is no device timer). Any
 sitecustomize the environment already had still runs afterwards.
 """
 
@@ -101,6 +102,18 @@ def _start_region_timers():
         _note_error(os.path.dirname(prefix), exc)
 
 
+def _untimed_autotune():
+    """Under the interpreter an autotuner has no device timer to pick a config with (Triton raises
+    "0 active drivers"): every config then measures the same, so its first config runs."""
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return
+
+    def untimed(module):
+        module.Autotuner.do_bench = property(lambda self: lambda kernel_call, quantiles: [1.0, 1.0, 1.0])
+
+    sys.meta_path.insert(0, _Watcher({"triton.runtime.autotuner": untimed}))
+
+
 def _install():
     out_dir = os.environ.get("INTELLIPERF_RECORD_DIR")
     if not out_dir or not os.path.isdir(out_dir):
@@ -131,6 +144,7 @@ def _seed_generators():
 
 
 _seed_generators()
+_untimed_autotune()
 _start_region_timers()
 _install()
 _chain_next_sitecustomize()
