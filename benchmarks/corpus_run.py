@@ -1,6 +1,7 @@
 """The public-kernel corpus (benchmarks/corpus/) through `intelliperf diagnose`, scored per formula.
 
-    python benchmarks/corpus_run.py [--device cpu|gpu] [--only REGEX] [--optimize] [--out FILE.json]
+    python benchmarks/corpus_run.py [--device cpu|gpu] [--only REGEX] [--formula F] [--optimize]
+                                    [--timeout S] [--out FILE.json]
 
 Every program in benchmarks/corpus/ names its source, its license and its labels in its
 docstring (`Labels: atomicContention=yes memoryAccess=no ...`, read from the code). Each one
@@ -63,16 +64,16 @@ def _intelliperf(args: list[str], timeout: float) -> tuple[int, float, str]:
     return done.returncode, time.perf_counter() - begin, (done.stdout + done.stderr)[-2000:]
 
 
-def diagnose(program: Path, device: str, timeout: float = 600) -> dict:
-    """One diagnoseOnly run: {formula: flagged} plus what the report says about each kernel."""
+def diagnose(program: Path, device: str, timeout: float = 600, formula: str = "diagnoseOnly") -> dict:
+    """One diagnose run (every formula by default): {formula: flagged} plus why, per kernel."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
-        rc, seconds, tail = _intelliperf(["diagnose", "-f", "diagnoseOnly", "--device", device, "-o", str(out),
+        rc, seconds, tail = _intelliperf(["diagnose", "-f", formula, "--device", device, "-o", str(out),
                                           "--", sys.executable, program.name], timeout)
         if rc != 0 or not out.exists():
             return {"error": f"exit {rc}: {tail}", "seconds": round(seconds, 1)}
         report = json.loads(out.read_text())
-    flagged = {f: False for f in FORMULAS}
+    flagged = {f: False for f in (FORMULAS if formula == "diagnoseOnly" else (formula,))}
     why = {}
     for diagnosis in report["diagnoses"]:
         for finding in diagnosis["findings"]:
@@ -82,10 +83,10 @@ def diagnose(program: Path, device: str, timeout: float = 600) -> dict:
     return {"flagged": flagged, "why": why, "seconds": round(seconds, 1), "top": report["top"]}
 
 
-def optimize(program: Path, formula: str, device: str, timeout: float = 1800) -> dict:
+def optimize(program: Path, formula: str, device: str, timeout: float = 1800, attempts: int = 6) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
-        rc, seconds, tail = _intelliperf(["optimize", "-f", formula, "--device", device, "--max-attempts", "6",
+        rc, seconds, tail = _intelliperf(["optimize", "-f", formula, "--device", device, "--max-attempts", str(attempts),
                                           "--out-dir", str(Path(tmp) / "run"), "-o", str(out), "--",
                                           sys.executable, program.name], timeout)
         if not out.exists():
@@ -96,7 +97,8 @@ def optimize(program: Path, formula: str, device: str, timeout: float = 1800) ->
     return {"status": opt.get("status", "error"), "exit": rc, "seconds": round(seconds, 1),
             "winner": winner["title"] if winner else None, "rewriter": winner["rewriter"] if winner else None,
             "speedup": speedup.get("estimate"), "interval": [speedup.get("low"), speedup.get("high")],
-            "attempts": [f"{a['rewriter']}: {a['title']} -> {a['status']}" for a in opt.get("attempts", [])]}
+            "attempts": [f"{a['rewriter']}: {a['title']} -> {a['status']}" + (f" ({a['reasons'][:400]})" if a["status"]
+                         != "accepted" and a.get("reasons") else "") for a in opt.get("attempts", [])]}
 
 
 def score(rows: list[dict]) -> dict[str, dict[str, int]]:
@@ -104,6 +106,8 @@ def score(rows: list[dict]) -> dict[str, dict[str, int]]:
     table = {f: {"right": 0, "missed": 0, "false": 0, "error": 0} for f in FORMULAS}
     for row in rows:
         for f in FORMULAS:
+            if "flagged" in row and f not in row["flagged"]:
+                continue  # a run of one formula
             if "flagged" not in row:
                 table[f]["error"] += 1
             elif row["flagged"][f] == row["labels"][f]:
@@ -121,7 +125,7 @@ def markdown(rows: list[dict], device: str) -> str:
     out += ["", "| program | source | license | labelled yes | flagged | optimize |", "|---|---|---|---|---|---|"]
     for row in rows:
         yes = ", ".join(f for f in FORMULAS if row["labels"][f]) or "-"
-        flagged = "error" if "flagged" not in row else ", ".join(f for f in FORMULAS if row["flagged"][f]) or "-"
+        flagged = "error" if "flagged" not in row else ", ".join(f for f in row["flagged"] if row["flagged"][f]) or "-"
         opt = "; ".join(f"{f}: {o['status']}" + (f" {o['speedup']:.2f}x ({o['winner']})" if o.get("speedup") else "")
                         for f, o in row.get("optimize", {}).items()) or "-"
         out.append(f"| {row['program']} | {row['source']} | {row['license']} | {yes} | {flagged} | {opt} |")
@@ -133,14 +137,18 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", choices=("cpu", "gpu"))
     parser.add_argument("--only", help="regex on the program's file name")
     parser.add_argument("--optimize", action="store_true", help="also optimize each labelled-positive formula")
+    parser.add_argument("--formula", default="diagnoseOnly", help="diagnose with this formula only (faster)")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per intelliperf run")
+    parser.add_argument("--attempts", type=int, default=6, help="--max-attempts of each optimize run")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "corpus.json")
     args = parser.parse_args()
     rows: list[dict] = []
     for program in programs(args.only):
         row = {"program": program.name, "labels": labels(program), **provenance(program)}
-        row.update(diagnose(program, args.device))
+        row.update(diagnose(program, args.device, args.timeout, args.formula))
         if args.optimize:
-            row["optimize"] = {f: optimize(program, f, args.device) for f, yes in row["labels"].items() if yes}
+            row["optimize"] = {f: optimize(program, f, args.device, args.timeout, args.attempts) for f, yes in row["labels"].items()
+                               if yes and f in row.get("flagged", {})}
         rows.append(row)
         print(json.dumps({k: row.get(k) for k in ("program", "labels", "flagged", "seconds", "error", "optimize")}),
               flush=True)

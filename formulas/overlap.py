@@ -50,6 +50,10 @@ class Overlap(Formula):
         layout = layout_of(kernel.file, kernel.name, kernel.line)
         if layout is None or layout.loop_line is None:
             return self.finding(False, f"{kernel.name} has no loop with loads to pipeline", evidence_backend="static")
+        if not any(r.kind == "dot" and r.in_loop for r in layout.regions):
+            return self.finding(False, f"{kernel.name}: the loop at line {layout.loop_line} has no dot, so there is no "
+                                       "tensor-core work for its loads to overlap with (a memory-bound loop is the "
+                                       "memoryAccess formula's concern).", evidence_backend="static")
         timed = next((ev for ev in evidence if ev.regions is not None and ev.regions.loop_cycles_per_warp), None)
         sync, total, where = _load_instructions(kernel, evidence, layout)
         if timed is not None:
@@ -63,10 +67,6 @@ class Overlap(Formula):
         if share == 0:
             return self.finding(False, f"{kernel.name}: the loop at line {layout.loop_line} loads through "
                                        f"asynchronous copies ({total} instructions): it is pipelined.", **common)
-        if not any(r.kind == "dot" and r.in_loop for r in layout.regions):
-            return self.finding(False, f"{kernel.name}: the loop at line {layout.loop_line} has no dot, so there is no "
-                                       "tensor-core work for its loads to overlap with (a memory-bound loop is the "
-                                       "memoryAccess formula's concern).", **common)
         loop = _line(kernel, layout.loop_line, "the main loop (not pipelined)")
         return self.finding(True, f"{kernel.name}: the loop at line {layout.loop_line} loads with {sync} synchronous "
                                   "ld.global instruction(s) and no asynchronous copy: it is not software-pipelined, "

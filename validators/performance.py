@@ -76,25 +76,20 @@ def plausibility(speedup: Speedup, bytes_moved: int, bandwidth_bytes_per_s: floa
 
 def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
     """One side of the timing (in the replay worker, on the GPU): the launcher on the first
-    trial's inputs; for each `t K` the parent sends, K calls, each after an L2 flush and timed
-    with device events, answered with their milliseconds. The parent times each batch too."""
+    trial's inputs (or this side's own kernel launch, see `_timed_call`); for each `t K` the
+    parent sends, K calls, each after an L2 flush and timed with device events, answered with
+    their milliseconds. The parent times each batch too."""
     import torch
 
-    from .replay import _launcher_fn, _load, _placed
-
     commands, answers = os.fdopen(cmd_fd, "r"), os.fdopen(out_fd, "w", buffering=1)
-    notes = {"notes": []}
-    fn = _launcher_fn(job, "_intelliperf_side", notes)
-    if fn is None:
-        answers.write("error " + "; ".join(notes["notes"]) + "\n")
+    call, why = _timed_call(job, module)
+    if call is None:
+        answers.write("error " + why + "\n")
         return
-    descs = job["reference_launcher_args"]
-    values = _placed(_load(Path(job["inputs_dir"]) / "launcher-0.pt"), descs)
-    args = [values[d["name"]] for d in descs]
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
     event, synchronize = torch.cuda.Event, torch.cuda.synchronize
     for _ in range(5):
-        fn(*args)
+        call()
     synchronize()
     answers.write(f"ready {torch.cuda.get_device_name()}\n")
     for line in commands:
@@ -106,11 +101,38 @@ def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
             flush.zero_()
             begin, end = event(enable_timing=True), event(enable_timing=True)
             begin.record()
-            fn(*args)
+            call()
             end.record()
             pairs.append((begin, end))
         synchronize()
         answers.write(" ".join(repr(b.elapsed_time(e)) for b, e in pairs) + "\n")
+
+
+def _timed_call(job: dict, module):
+    """What one timing call runs: the launcher on the first launcher trial's inputs; where the
+    launch is no function (module level, a nested function), this side's own recorded launch of
+    the kernel (its grid, constexprs and options, as its program ran it) on the first kernel
+    trial's inputs. Returns (call, None) or (None, why)."""
+    from .replay import _kernel_args, _launcher_fn, _load, _placed, jit_of
+
+    notes = {"notes": []}
+    fn = _launcher_fn(job, "_intelliperf_side", notes) if job.get("reference_launcher_args") else None
+    inputs = Path(job["inputs_dir"])
+    if fn is not None and (inputs / "launcher-0.pt").exists():
+        descs = job["reference_launcher_args"]
+        values = _placed(_load(inputs / "launcher-0.pt"), descs)
+        args = [values[d["name"]] for d in descs]
+        return (lambda: fn(*args)), None
+    kernel = getattr(module, job["kernel"]["name"], None)
+    if kernel is None or not (inputs / "kernel-0.pt").exists():
+        return None, "; ".join(notes["notes"] + ["and the kernel's own launch has no replayed inputs"])
+    launch = job["launch"]
+    tensors = _placed(_load(inputs / "kernel-0.pt"), [d for d in job["reference_launch"]["args"]
+                                                      if d["kind"] == "tensor"])
+    kwargs = {**_kernel_args(launch, tensors), **launch.get("options", {})}
+    grid = tuple(launch["grid"])
+    kernel = jit_of(kernel)
+    return (lambda: kernel[grid](**kwargs)), None
 
 
 class TimingError(Exception):

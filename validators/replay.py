@@ -233,8 +233,18 @@ def _kernel_args(launch: dict, tensors: dict) -> dict:
     return args
 
 
+def jit_of(kernel):
+    """The @triton.jit function under @triton.autotune / @triton.heuristics: a recorded launch
+    already holds the config they chose, which the decorators would refuse to be given again."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+
+    while isinstance(kernel, (Autotuner, Heuristics)):
+        kernel = kernel.fn
+    return kernel
+
+
 def _launch(kernel, launch: dict, tensors: dict, written) -> dict:
-    kernel[tuple(launch["grid"])](**_kernel_args(launch, tensors), **launch.get("options", {}))
+    jit_of(kernel)[tuple(launch["grid"])](**_kernel_args(launch, tensors), **launch.get("options", {}))
     _sync()
     return {f"arg:{n}": tensors[n].detach().to("cpu", copy=True) for n in written if n in tensors}
 

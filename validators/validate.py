@@ -431,12 +431,13 @@ def _summary(out: Path, result, what: str, timeout: float | None) -> dict:
 def _judge_speed(verdict: Verdict, reference: ReferenceRun, job: dict, root: Path, work_dir: Path,
                  settings: ValidationSettings, env: dict) -> None:
     ref = reference.manifest
-    if not job["plan"] or not ref.get("launcher"):
-        verdict.problems.append(Problem(kind="replay-failed", message="could not time the candidate: the launcher "
-                                                                      "could not be replayed"))
+    if not job["plan"]:
+        verdict.problems.append(Problem(kind="replay-failed", message="could not time the candidate: neither the "
+                                                                      "launcher nor the kernel could be replayed"))
         verdict.correct = False
         return
-    sides = {"reference": ({**job, "kernel": ref["kernel"], "launcher": ref["launcher"]}, reference.program.root),
+    sides = {"reference": ({**job, "kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0]},
+                           reference.program.root),
              "candidate": (job, root)}
     starters = {name: _timer(reference, side, folder, work_dir / f"timing-{name}", settings, env)
                 for name, (side, folder) in sides.items()}

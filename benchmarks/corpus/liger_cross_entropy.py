@@ -79,7 +79,8 @@ def cross_entropy_forward(_input, target, ignore_index=-100):
 
 if __name__ == "__main__":
     DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    BT, V = (64, 1000) if DEVICE == "cpu" else (8192, 32000)
+    SMALL = DEVICE == "cpu" or os.environ.get("CORPUS_SMALL") == "1"  # the CPU sizes
+    BT, V = (64, 1000) if SMALL else (8192, 32000)
     torch.manual_seed(0)
     x = torch.randn(BT, V, device=DEVICE)
     y = torch.randint(0, V, (BT,), device=DEVICE)

@@ -77,7 +77,8 @@ def embedding_backward(grad_output, indices, num_embeddings):
 
 if __name__ == "__main__":
     DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    tokens, vocab, dim = (2048, 1000, 64) if DEVICE == "cpu" else (65536, 32000, 1024)
+    SMALL = DEVICE == "cpu" or os.environ.get("CORPUS_SMALL") == "1"  # the CPU sizes
+    tokens, vocab, dim = (2048, 1000, 64) if SMALL else (65536, 32000, 1024)
     torch.manual_seed(0)
     ranks = torch.arange(1, vocab + 1, dtype=torch.float64)
     indices = torch.multinomial(1.0 / ranks, tokens, replacement=True).to(DEVICE)

@@ -60,7 +60,8 @@ def swiglu_forward(a, b):
 
 if __name__ == "__main__":
     DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    rows, cols = (256, 1024) if DEVICE == "cpu" else (8192, 11008)
+    SMALL = DEVICE == "cpu" or os.environ.get("CORPUS_SMALL") == "1"  # the CPU sizes
+    rows, cols = (256, 1024) if SMALL else (8192, 11008)
     a = torch.randn(rows, cols, device=DEVICE)
     b = torch.randn(rows, cols, device=DEVICE)
     for _ in range(3):

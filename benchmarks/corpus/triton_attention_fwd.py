@@ -91,7 +91,8 @@ def attention(q, k, v, sm_scale):
 
 if __name__ == "__main__":
     DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    Z, H, N_CTX, HEAD_DIM = (1, 2, 128, 64) if DEVICE == "cpu" else (4, 32, 4096, 64)
+    SMALL = DEVICE == "cpu" or os.environ.get("CORPUS_SMALL") == "1"  # the CPU sizes
+    Z, H, N_CTX, HEAD_DIM = (1, 2, 128, 64) if SMALL else (4, 32, 4096, 64)
     torch.manual_seed(20)
     q, k, v = (torch.randn((Z, H, N_CTX, HEAD_DIM), dtype=torch.float16, device=DEVICE) for _ in range(3))
     sm_scale = 0.5

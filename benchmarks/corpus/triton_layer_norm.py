@@ -186,14 +186,15 @@ def backward(dy, saved):
 
 if __name__ == "__main__":
     DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    M, N = (1536, 128) if DEVICE == "cpu" else (4096, 1024)
-    dtype = torch.float32 if DEVICE == "cpu" else torch.float16
+    SMALL = DEVICE == "cpu" or os.environ.get("CORPUS_SMALL") == "1"  # the CPU sizes
+    M, N = (1536, 128) if SMALL else (4096, 1024)
+    dtype = torch.float32 if SMALL else torch.float16
     torch.manual_seed(0)
     weight = torch.rand(N, dtype=dtype, device=DEVICE)
     bias = torch.rand(N, dtype=dtype, device=DEVICE)
     x = -2.3 + 0.5 * torch.randn(M, N, dtype=dtype, device=DEVICE)
     dy = .1 * torch.randn_like(x)
-    for _ in range(1 if DEVICE == "cpu" else 3):
+    for _ in range(1 if SMALL else 3):
         y, saved = forward(x, (N, ), weight, bias, 1e-5)
         dx, dw, db = backward(dy, saved)
     xr, wr, br = (t.detach().float().requires_grad_(True) for t in (x, weight, bias))

@@ -98,7 +98,8 @@ def matmul(a, b, activation=""):
 
 if __name__ == "__main__":
     DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    size = 128 if DEVICE == "cpu" else 4096
+    SMALL = DEVICE == "cpu" or os.environ.get("CORPUS_SMALL") == "1"  # the CPU sizes
+    size = 128 if SMALL else 4096
     torch.manual_seed(0)
     a = torch.randn((size, size), device=DEVICE, dtype=torch.float16)
     b = torch.randn((size, size), device=DEVICE, dtype=torch.float16)

@@ -40,7 +40,8 @@ def add(x: torch.Tensor, y: torch.Tensor):
 
 if __name__ == "__main__":
     DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    size = 98432 if DEVICE == "cpu" else 1 << 26
+    SMALL = DEVICE == "cpu" or os.environ.get("CORPUS_SMALL") == "1"  # the CPU sizes
+    size = 98432 if SMALL else 1 << 26
     torch.manual_seed(0)
     x = torch.rand(size, device=DEVICE)
     y = torch.rand(size, device=DEVICE)

@@ -137,7 +137,8 @@ def _bgmv_shrink(
 
 if __name__ == "__main__":
     DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    batches, N, K, loras = (4, 16, 4096, 2) if DEVICE == "cpu" else (64, 16, 16384, 4)
+    SMALL = DEVICE == "cpu" or os.environ.get("CORPUS_SMALL") == "1"  # the CPU sizes
+    batches, N, K, loras = (4, 16, 4096, 2) if SMALL else (64, 16, 16384, 4)
     torch.manual_seed(0)
     inputs = torch.randn(batches, K, dtype=torch.float16, device=DEVICE)
     lora_a = torch.randn(loras, N, K, dtype=torch.float16, device=DEVICE) * 0.05

@@ -79,7 +79,8 @@ def embedding(input_ids, weight: torch.Tensor, vob_start_id, vob_end_id, out: to
 
 if __name__ == "__main__":
     DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    tokens, vocab, hidden = (256, 1000, 128) if DEVICE == "cpu" else (16384, 32000, 4096)
+    SMALL = DEVICE == "cpu" or os.environ.get("CORPUS_SMALL") == "1"  # the CPU sizes
+    tokens, vocab, hidden = (256, 1000, 128) if SMALL else (16384, 32000, 4096)
     ids = torch.randint(0, vocab, (tokens,), device=DEVICE, dtype=torch.int32)
     weight = torch.randn(vocab, hidden, device=DEVICE, dtype=torch.float16)
     out = torch.empty(tokens, hidden, device=DEVICE, dtype=torch.float16)

@@ -126,7 +126,8 @@ def index_select_cat_bwd(
 
 if __name__ == "__main__":
     DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    rows, n_idx, cols = (512, 256, 256) if DEVICE == "cpu" else (65536, 32768, 4096)
+    SMALL = DEVICE == "cpu" or os.environ.get("CORPUS_SMALL") == "1"  # the CPU sizes
+    rows, n_idx, cols = (512, 256, 256) if SMALL else (65536, 32768, 4096)
     grad_source = torch.zeros(rows, cols, device=DEVICE)
     index = torch.randperm(rows, device=DEVICE)[:n_idx]
     grad_output = torch.randn(n_idx, cols, device=DEVICE)

@@ -88,7 +88,8 @@ def mv(inp, vec):
 
 if __name__ == "__main__":
     DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    N, M = (64, 96) if DEVICE == "cpu" else (16384, 4096)
+    SMALL = DEVICE == "cpu" or os.environ.get("CORPUS_SMALL") == "1"  # the CPU sizes
+    N, M = (64, 96) if SMALL else (16384, 4096)
     inp = torch.randn(N, M, device=DEVICE)
     vec = torch.randn(M, device=DEVICE)
     for _ in range(3):

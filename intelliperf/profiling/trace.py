@@ -66,12 +66,21 @@ class _Site:
 
     def other_programs_per_address(self, total: int, sampled: int) -> float:
         """Estimated programs of the whole grid, besides an op's own, that update the address it
-        updates: pairs of sampled programs sharing an address, per op, scaled from the sample to
-        the grid ((total - 1) / (sampled - 1): unbiased for a uniform sample)."""
+        updates; the larger of two estimates:
+        - hot spots: pairs of sampled programs sharing an address, per op, scaled from the sample
+          to the grid ((total - 1) / (sampled - 1));
+        - density: the grid's updates (distinct addresses per program x programs) spread over the
+          span of addresses the sample touched (`row % GROUP` locks: programs / GROUP), which a
+          small sample sees even when no two sampled programs share an address."""
         if len(self.programs) < 2 or sampled < 2:
             return 0.0
-        _, k = np.unique(np.concatenate(list(self.programs.values())), return_counts=True)
-        return float((k * (k - 1)).sum() / k.sum()) * (total - 1) / (sampled - 1)
+        per_program = list(self.programs.values())
+        hit = np.concatenate(per_program)
+        _, k = np.unique(hit, return_counts=True)
+        pairs = float((k * (k - 1)).sum() / k.sum()) * (total - 1) / (sampled - 1)
+        span = (int(hit.max()) - int(hit.min())) // self.elem_bytes + 1
+        density = np.mean([a.size for a in per_program]) * total / span - 1
+        return max(pairs, float(density), 0.0)
 
     def as_dict(self, total: int = 1, sampled: int = 1) -> dict:
         requested = self.lanes * self.elem_bytes

@@ -179,6 +179,7 @@ def privatize_histogram(request: RewriteRequest, file_line: int) -> tuple[_Site,
     value = request.constexprs().get(bins[0]) if len(bins) == 1 else None
     if not isinstance(value, int) or value < 1 or value & (value - 1):
         return site, _loaded_bins(site, base, index, bins)
+    nbins = bins[0]
     in_range = f"({index} >= 0) & ({index} < {nbins})"
     keep = f"{ast.unparse(site.mask)} & {in_range}" if site.mask is not None else in_range
     counts = "_ip_counts" if site.value.value == 1 else f"_ip_counts * {site.value.value}"
@@ -223,7 +224,7 @@ def _loaded_bins(site: _Site, base: str, index: str, bins: list[str]) -> list[st
         f"_ip_slots = tl.arange(0, 2 * {table})",
         f"tl.atomic_add({base} + _ip_slots, ({counts}).to({base}.dtype.element_ty), "
         f"mask=(_ip_slots < {table}) & (_ip_counts > 0))",
-        f"tl.atomic_add({base} + {index}, {ast.unparse(site.value)}, mask={masked}({index} < 0) | ({index} >= {table}))",
+        f"tl.atomic_add({base} + {index}, {ast.unparse(site.value)}, mask={masked}(({index} < 0) | ({index} >= {table})))",
     ]
 
 
