@@ -86,7 +86,8 @@ def diagnose(program: Path, device: str, timeout: float = 600, formula: str = "d
 def optimize(program: Path, formula: str, device: str, timeout: float = 1800, attempts: int = 6) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
-        rc, seconds, tail = _intelliperf(["optimize", "-f", formula, "--device", device, "--max-attempts", str(attempts),
+        rc, seconds, tail = _intelliperf(["optimize", "-f", formula, "--device", device,
+                                          "--max-attempts", str(attempts),
                                           "--out-dir", str(Path(tmp) / "run"), "-o", str(out), "--",
                                           sys.executable, program.name], timeout)
         if not out.exists():
@@ -147,8 +148,8 @@ def main() -> None:
         row = {"program": program.name, "labels": labels(program), **provenance(program)}
         row.update(diagnose(program, args.device, args.timeout, args.formula))
         if args.optimize:
-            row["optimize"] = {f: optimize(program, f, args.device, args.timeout, args.attempts) for f, yes in row["labels"].items()
-                               if yes and f in row.get("flagged", {})}
+            row["optimize"] = {f: optimize(program, f, args.device, args.timeout, args.attempts)
+                               for f, yes in row["labels"].items() if yes and f in row.get("flagged", {})}
         rows.append(row)
         print(json.dumps({k: row.get(k) for k in ("program", "labels", "flagged", "seconds", "error", "optimize")}),
               flush=True)

@@ -16,9 +16,8 @@ not the staging of a dot operand) is a likely conflict site, which only counters
 
 from __future__ import annotations
 
-import re
+import ast
 from pathlib import Path
-
 
 from pydantic import Field
 
@@ -156,16 +155,42 @@ class BankConflict(Formula):
                 for (file, line), n in sites.items()]
 
 
-_REDUCTION = re.compile(r"\.(sum|max|min|reduce|argmax|argmin|xor_sum|cumsum|cumprod|associative_scan)\(")
+_REDUCTIONS = {"sum", "max", "min", "reduce", "argmax", "argmin", "xor_sum"}
 
 
 def _reduction_lines(file: str) -> set[int]:
-    """Lines that reduce across the block: a cross-warp reduction passes one value per warp through
-    shared memory, which is not the exchange of a block that bank conflicts come from."""
+    """Lines whose every reduction folds a 1-D block to a scalar: across warps that passes one
+    value per warp through shared memory, not a block exchange that bank conflicts come from.
+    A reduction of a 2-D block along one axis (a column sum) does exchange a block: kept."""
     try:
-        return {i for i, text in enumerate(Path(file).read_text().splitlines(), start=1) if _REDUCTION.search(text)}
-    except OSError:
+        tree = ast.parse(Path(file).read_text())
+    except (OSError, SyntaxError):
         return set()
+    two_d: set[str] = set()
+    assigns = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))), key=lambda n: n.lineno)
+    for node in assigns:  # names bound to 2-D blocks, in source order (one pass is enough for straight code)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if _is_2d(node.value, two_d):
+            two_d |= {t.id for t in targets if isinstance(t, ast.Name)}
+    lines: dict[int, bool] = {}
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr in _REDUCTIONS and n.args):
+        scalar = not _is_2d(call.args[0], two_d)
+        lines[call.lineno] = lines.get(call.lineno, True) and scalar
+    return {line for line, scalar in lines.items() if scalar}
+
+
+def _is_2d(expr: ast.AST, two_d: set[str]) -> bool:
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name) and n.id in two_d:
+            return True
+        if isinstance(n, ast.Subscript) and any(isinstance(e, ast.Constant) and e.value is None for e in (
+                n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice])):
+            return True
+        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], (ast.Tuple, ast.List)) \
+                and len(n.args[0].elts) >= 2 and getattr(n.func, "attr", "") in ("zeros", "full", "reshape", "view"):
+            return True
+    return False
 
 
 def _round_trips_in_loops(kernel: KernelProfile, evidence: list[Evidence]) -> Sites:

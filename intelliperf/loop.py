@@ -24,9 +24,8 @@ from .profiling.aggregate import Recording, load_recording
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
 from .rewriters.source import ScopeError, check_scope, code_unit, launch_unit, splice, unified_diff
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
-from .validators.policy import PolicyError
+from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
-from .validators.policy import check_statement
 from .validators.validate import in_copy, sanitize, within
 from .workload.devices import pinned_env, spread_over
 from .workload.runner import TraceSettings

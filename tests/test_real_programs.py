@@ -123,3 +123,159 @@ def test_the_corpus_diagnosis_on_cpu_misses_no_labelled_bottleneck():
     for formula, t in table.items():
         assert t["right"] / len(rows) >= 0.95, (formula, t, [(r["program"], r["why"].get(formula)) for r in rows
                                                                if r["flagged"][formula] != r["labels"][formula]])
+
+
+AUTOTUNED = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+    from intelliperf.validators.replay import _launch
+
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+    @triton.jit
+    def double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+    x, y = torch.arange(256, dtype=torch.float32), torch.zeros(256)
+    recorded = {"grid": [4, 1, 1], "options": {}, "args": [
+        {"name": "x_ptr", "kind": "tensor"}, {"name": "y_ptr", "kind": "tensor"},
+        {"name": "n", "kind": "scalar", "value": 256}, {"name": "BLOCK", "kind": "scalar", "value": 64}]}
+    try:
+        double[(4,)](x, y, 256, BLOCK=64)
+    except ValueError as exc:
+        print("the autotuner refuses its own config:", exc)
+    out = _launch(double, recorded, {"x_ptr": x, "y_ptr": y}, ["y_ptr"])
+    assert torch.equal(out["arg:y_ptr"], 2 * x), out
+    print("replayed")
+    ''')
+
+
+def test_a_recorded_launch_of_an_autotuned_kernel_replays_with_its_config(tmp_path):
+    """The recorded launch holds the config the autotuner chose; given again, @triton.autotune
+    refuses it ("Conflicting meta-parameters"), so the replay goes through the jit function."""
+    import os
+    import subprocess
+
+    script = tmp_path / "autotuned.py"
+    script.write_text(AUTOTUNED)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Conflicting meta-parameters" in done.stdout and "replayed" in done.stdout
+
+
+def test_optimize_rewrites_a_module_level_bincount_and_validates_it(tmp_path):
+    """The bincount corpus program launches at module level, black-formatted, with the bin count
+    only in the histogram buffer's length: the recipe privatises it and the candidate is validated."""
+    import json
+    import shutil
+    import subprocess
+
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(corpus_run.CORPUS / "vllm_bincount.py", project)
+    before = (project / "vllm_bincount.py").read_text()
+    command = [sys.executable, "-m", "intelliperf", "optimize", "-f", "atomicContention", "--device", "cpu",
+               "--rewriter", "recipes", "--max-attempts", "1", "--out-dir", str(tmp_path / "out"), "--",
+               sys.executable, "vllm_bincount.py"]
+    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    opt = json.loads((tmp_path / "out" / "report.json").read_text())["optimization"]
+    assert opt["status"] == "won", opt["attempts"]
+    winner = opt["attempts"][0]
+    assert winner["title"] == "privatize-histogram" and "tl.histogram" in winner["diff"]
+    assert any("the launch statement at line" in note and "<module>" in note for note in opt["notes"]), opt["notes"]
+    assert (project / "vllm_bincount.py").read_text() == before  # the user's file is untouched
+
+
+FLOAT_MAX = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+    from intelliperf.profiling.trace import trace_launch
+
+
+    @triton.jit
+    def amax(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.atomic_max(out_ptr + tl.zeros_like(offs), tl.abs(x), mask=offs < n)
+
+
+    @triton.jit
+    def locked(x_ptr, lock_ptr, n, GROUP: tl.constexpr):
+        tl.atomic_add(lock_ptr + tl.program_id(0) % GROUP, 1.0)
+
+
+    x = torch.randn(4096)
+    r = trace_launch(amax.fn, dict(x_ptr=x, out_ptr=torch.zeros(1), n=4096, BLOCK=256), (16, 1, 1), 32, 60)
+    (site,) = [s for s in r["sites"] if s["is_atomic"]]
+    print("amax", site["op"], site["calls"], site["lanes"], site["lanes_per_address_max"])
+    r = trace_launch(locked.fn, dict(x_ptr=x, lock_ptr=torch.zeros(8), n=4096, GROUP=8), (1024, 1, 1), 32, 60)
+    (site,) = [s for s in r["sites"] if s["is_atomic"]]
+    print("locked", round(site["other_programs_per_address"]), site["lanes_per_program"])
+    ''')
+
+
+def test_the_trace_counts_a_float_atomic_max_once_and_sees_programs_share_a_lock(tmp_path):
+    """Triton lowers a float atomic_max to two atomics on one line; the trace counts one call of
+    BLOCK lanes (not "284 of 261 lanes"). 1024 programs on 8 locks: about 127 others per lock,
+    although no sampled program shares a lock with its sampled neighbours by stride."""
+    import os
+    import subprocess
+
+    script = tmp_path / "traced.py"
+    script.write_text(FLOAT_MAX)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "amax atomic_max 16 4096 256" in done.stdout
+    others = int(done.stdout.split("locked ")[1].split()[0])
+    assert 100 <= others <= 160 and "locked" in done.stdout
+
+
+INT_MAX = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def peak_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask)
+        tl.atomic_max(out_ptr + tl.zeros_like(offs), x, mask=mask)
+
+
+    def peak(x):
+        out = torch.full((1,), -(2**31), dtype=torch.int32)
+        peak_kernel[(triton.cdiv(x.numel(), 512),)](x, out, x.numel(), BLOCK=512)
+        return out
+
+
+    x = torch.randint(-1000, 1000, (20000,), dtype=torch.int32)
+    for _ in range(2):
+        got = peak(x)
+    assert got.item() == x.max().item()
+    ''')
+
+
+def test_reduce_then_atomic_pads_an_integer_max_with_the_type_bound(tmp_path):
+    import json
+    import subprocess
+
+    (tmp_path / "peak.py").write_text(INT_MAX)
+    command = [sys.executable, "-m", "intelliperf", "optimize", "-f", "atomicContention", "--device", "cpu",
+               "--rewriter", "recipes", "--max-attempts", "1", "--out-dir", str(tmp_path / "out"), "--",
+               sys.executable, "peak.py"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    opt = json.loads((tmp_path / "out" / "report.json").read_text())["optimization"]
+    assert opt["status"] == "won", opt["attempts"]
+    assert "tl.where(mask, x, -2147483648)" in opt["attempts"][0]["diff"]

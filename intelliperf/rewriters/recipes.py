@@ -5,10 +5,12 @@ statements or says, in one sentence, why its pattern does not match. Recipes are
 formula they fix; a formula without recipes makes this rewriter decline (the search goes next).
 
 atomicContention:
-* reduce-then-atomic: every lane of an `atomic_add/max/min` hits one address -> reduce the
-  block in the program (`tl.sum/max/min`) and issue one scalar atomic.
+* reduce-then-atomic: every lane of an `atomic_add/max/min/xor` hits one address -> reduce the
+  block in the program (`tl.sum/max/min/xor_sum`; masked lanes padded with the identity: 0,
+  -inf/+inf for floats, the type's bounds for integers) and issue one scalar atomic.
 * privatize-histogram: lanes increment a few bins -> count per program with `tl.histogram`
-  and add each bin once.
+  and add each bin once (bins from a power-of-two constexpr, or from the histogram buffer's
+  recorded length when the bin index is loaded data).
 
 memoryAccess:
 * tile-program-axis: a program index added with stride 1 to a strided access -> each program
@@ -19,6 +21,7 @@ memoryAccess:
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +32,17 @@ from . import tiling
 from .base import Candidate, Rewriter, RewriteRequest
 
 _REDUCTION = {"atomic_add": ("tl.sum", None), "atomic_max": ("tl.max", 'float("-inf")'),
-              "atomic_min": ("tl.min", 'float("inf")')}
+              "atomic_min": ("tl.min", 'float("inf")'), "atomic_xor": ("tl.xor_sum", None)}
+
+
+def _int_identity(dtype: str, op: str) -> int | None:
+    """The identity of an integer max/min (the type's lowest/highest value), None for other types."""
+    found = re.fullmatch(r"(u?)int(8|16|32|64)", dtype)
+    if found is None:
+        return None
+    bits, unsigned = int(found.group(2)), bool(found.group(1))
+    low, high = (0, 2 ** bits - 1) if unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    return low if op == "atomic_max" else high
 
 
 class NotApplicable(Exception):
@@ -87,7 +100,8 @@ def _parse_site(request: RewriteRequest, file_line: int) -> _Site:
     call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
     op = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else ""
     if op not in _REDUCTION:
-        raise NotApplicable(f"line {file_line} is not a tl.atomic_add/max/min call")
+        raise NotApplicable(f"line {file_line} is not a tl.atomic_add/max/min/xor call (and/or have no reduction "
+                            "in triton.language)")
     if isinstance(stmt, ast.Assign):
         raise NotApplicable(f"line {file_line} uses the value the atomic returns, which a pre-reduced atomic "
                             "would change")
@@ -146,9 +160,13 @@ def reduce_then_atomic(request: RewriteRequest, file_line: int) -> tuple[_Site, 
                             "privatize-histogram recipe")
     reduce, identity = _REDUCTION[site.op]
     buffer = pointer.split("+")[0].strip()
-    if identity and not (site.buffer_dtype(buffer) or "").startswith(("float", "bfloat")):
-        raise NotApplicable(f"{site.where}: {site.op} into a non-float buffer has no identity value to pad "
-                            "masked-off lanes with")
+    dtype = site.buffer_dtype(buffer) or ""
+    if identity and not dtype.startswith(("float", "bfloat")):
+        bound = _int_identity(dtype, site.op)
+        if bound is None:
+            raise NotApplicable(f"{site.where}: {site.op} into a `{dtype or '?'}` buffer has no identity value to "
+                                "pad masked-off lanes with")
+        identity = str(bound)
     # A plain name is used as is; an expression is bound once, as the original evaluated it once.
     value = ast.unparse(site.value)
     bind = [] if isinstance(site.value, ast.Name) else [f"_ip_val = {value}"]
@@ -224,7 +242,8 @@ def _loaded_bins(site: _Site, base: str, index: str, bins: list[str]) -> list[st
         f"_ip_slots = tl.arange(0, 2 * {table})",
         f"tl.atomic_add({base} + _ip_slots, ({counts}).to({base}.dtype.element_ty), "
         f"mask=(_ip_slots < {table}) & (_ip_counts > 0))",
-        f"tl.atomic_add({base} + {index}, {ast.unparse(site.value)}, mask={masked}(({index} < 0) | ({index} >= {table})))",
+        f"tl.atomic_add({base} + {index}, {ast.unparse(site.value)}, "
+        f"mask={masked}(({index} < 0) | ({index} >= {table})))",
     ]
 
 

@@ -86,7 +86,8 @@ def decorated_names(kernel: str) -> dict[str, str]:
         kind = ast.unparse(dec.func).rsplit(".", 1)[-1]
         if kind == "autotune":
             out |= {"num_warps": kind, "num_stages": kind}
-            for call in (n for n in ast.walk(dec) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("Config")):
+            configs = (n for n in ast.walk(dec) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("Config"))
+            for call in configs:
                 if call.args and isinstance(call.args[0], ast.Dict):
                     out |= {k.value: kind for k in call.args[0].keys if isinstance(k, ast.Constant)}
         elif kind == "heuristics":

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-
 LAUNCH = "<launch@"  # qualname prefix of a launch-statement unit: <launch@LINE>
 
 
