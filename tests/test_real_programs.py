@@ -279,3 +279,59 @@ def test_reduce_then_atomic_pads_an_integer_max_with_the_type_bound(tmp_path):
     opt = json.loads((tmp_path / "out" / "report.json").read_text())["optimization"]
     assert opt["status"] == "won", opt["attempts"]
     assert "tl.where(mask, x, -2147483648)" in opt["attempts"][0]["diff"]
+
+
+def test_the_static_view_compiles_a_helper_from_a_module_outside_sys_modules(tmp_path):
+    """Kernel and helper modules loaded with importlib.util.spec_from_file_location are in no
+    sys.modules entry; under the interpreter their helpers are InterpretedFunctions, which the
+    compiler refused ("Unsupported function referenced") until the kernel's globals were swapped too."""
+    import json
+    import subprocess
+
+    (tmp_path / "helpers.py").write_text(textwrap.dedent('''\
+        import triton
+        import triton.language as tl  # noqa: F401  (the interpreter wants it visible)
+
+
+        @triton.jit
+        def scale(x, s):
+            return x * s
+        '''))
+    (tmp_path / "kern.py").write_text(textwrap.dedent('''\
+        import importlib.util
+
+        import triton
+        import triton.language as tl
+
+        _spec = importlib.util.spec_from_file_location("hidden_helpers", __file__.replace("kern.py", "helpers.py"))
+        helpers = importlib.util.module_from_spec(_spec)
+        _spec.loader.exec_module(helpers)
+
+
+        @triton.jit
+        def copy_scaled(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n)
+            tl.store(y_ptr + offs, helpers.scale(x, 1.0), mask=offs < n)
+        '''))
+    (tmp_path / "prog.py").write_text(textwrap.dedent('''\
+        import importlib.util
+
+        import torch
+
+        spec = importlib.util.spec_from_file_location("hidden_kern", __file__.replace("prog.py", "kern.py"))
+        kern = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(kern)
+        x = torch.randn(4096)
+        y = torch.empty_like(x)
+        kern.copy_scaled[(4,)](x, y, 4096, BLOCK=1024)
+        assert torch.equal(x, y)
+        '''))
+    out = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "intelliperf", "diagnose", "-f", "bankConflict", "--device", "cpu",
+                           "-o", str(out), "--", sys.executable, "prog.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert not [n for n in report["notes"] if "static view" in n and "not available" in n], report["notes"]
+    assert any(ev["backend"] == "static" and ev["facts"] for ev in report["diagnoses"][0]["evidence"])

@@ -295,14 +295,16 @@ def compile_here(py_fn, bound: dict, target: str, options: dict | None = None):
                 setattr(obj, name, value)
             with warnings.catch_warnings():  # some modules hold deprecated objects that warn when touched
                 warnings.simplefilter("ignore")
-                _swap_interpreted(restore, InterpretedFunction, JITFunction)
+                _swap_interpreted(restore, InterpretedFunction, JITFunction, py_fn.__globals__)
         with knobs.runtime.scope():
             knobs.runtime.interpret = False
             return triton.compile(ASTSource(jit_fn, signature, constexprs, attrs), target=parse_target(target),
                                   options=options)
     finally:
         for obj, name, value in reversed(restore):
-            if value is _MISSING:
+            if isinstance(obj, dict):  # a namespace reached only through the kernel's globals
+                obj[name] = value
+            elif value is _MISSING:
                 delattr(obj, name)
             else:
                 setattr(obj, name, value)
@@ -349,15 +351,41 @@ def remember_language() -> None:
             _PRISTINE[(obj, name)] = value
 
 
-def _swap_interpreted(swapped: list, interpreted_type, jit_type) -> None:
-    for module in list(sys.modules.values()):
+def _swap_interpreted(swapped: list, interpreted_type, jit_type, kernel_globals: dict | None = None) -> None:
+    """Every InterpretedFunction a kernel can reach becomes one JITFunction: in any module's
+    namespace, as an attribute of a class a module defines (helpers grouped as `Ops.scale`), and
+    in the kernel's own globals and the modules they name, registered in sys.modules or not
+    (a file loaded with importlib.util.spec_from_file_location)."""
+    import types
+
+    made: dict[int, object] = {}
+
+    def swap(owner, name, value) -> None:
+        swapped.append((owner, name, value))
+        new = made.setdefault(id(value), jit_type(value.fn))
+        if isinstance(owner, dict):
+            owner[name] = new
+        else:
+            setattr(owner, name, new)
+
+    modules = {id(m): m for m in list(sys.modules.values())}
+    extra = [v for v in (kernel_globals or {}).values() if isinstance(v, types.ModuleType) and id(v) not in modules]
+    seen_globals = {id(getattr(m, "__dict__", None)) for m in modules.values()}
+    if kernel_globals is not None and id(kernel_globals) not in seen_globals:
+        for name, value in list(kernel_globals.items()):
+            if isinstance(value, interpreted_type):
+                swap(kernel_globals, name, value)
+    for module in [*modules.values(), *extra]:
         namespace = getattr(module, "__dict__", None)
         if not isinstance(namespace, dict):
             continue
         for name, value in list(namespace.items()):
             if isinstance(value, interpreted_type):
-                swapped.append((module, name, value))
-                setattr(module, name, jit_type(value.fn))
+                swap(module, name, value)
+            elif isinstance(value, type) and getattr(value, "__module__", None) == getattr(module, "__name__", None):
+                for attr, member in list(vars(value).items()):
+                    if isinstance(member, interpreted_type):
+                        swap(value, attr, member)
 
 
 # --- SASS offsets to kernel lines (for the ncu backend's per-instruction counters) ----------------
