@@ -60,7 +60,9 @@ class AtomicContention(Formula):
         depth = worst.lanes_per_address_max or 0
         flagged = [(ev, s) for ev, s in atomics if (s.lanes_per_address_max or 0) >= self.options.min_depth]
         across = [(ev, s) for ev, s in atomics if (ev, s) not in flagged and self._between_programs(ev, s)]
-        metric = Metric(name=self.metric, value=depth, unit="lanes per address per atomic call", better="lower")
+        queued = max((round((s.other_programs_per_address or 0) + 1) for _, s in across), default=0)
+        unit = "lanes per address per atomic call" if depth >= queued else "programs of the grid queued per address"
+        metric = Metric(name=self.metric, value=max(depth, queued), unit=unit, better="lower")
         common = dict(metric=metric, evidence_backend=self.backends(evidence), modelled=worst_ev.modelled)
         if not flagged and across:
             return self._across(kernel, across, evidence, common)

@@ -54,7 +54,11 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
         elif not TUNABLE.search(name):
             skipped.append(f"{name} (changes what the kernel computes, not how)")
         elif isinstance(value, int) and value > 0 and not value & (value - 1):
-            out.append(Knob(name, value, (value * 2, value // 2, value * 4, value // 4), *CONSTEXPR_RANGE))
+            tries = (value * 2, value // 2, value * 4, value // 4)
+            if request.formula == "atomicContention" and re.search("SPLIT", name, re.I):
+                tries = (value // 2, value // 4, value * 2)  # fewer programs adding into each output first
+            out.append(Knob(name, value, tries, 1 if re.search("SPLIT", name, re.I) else CONSTEXPR_RANGE[0],
+                            CONSTEXPR_RANGE[1]))
     warps = (signature.num_warps if signature else None) or 4
     stages = signature.num_stages if signature else None
     if "num_warps" in tuned:
@@ -172,7 +176,30 @@ def pin(launcher: str, kernel: str, knob: str, value: int, params: list[str] | N
     if isinstance(current, ast.Name) and fn is None:  # a launch statement: the name's uses in it
         uses = [n for n in ast.walk(call) if isinstance(n, ast.Name) and n.id == current.id]
         return replace_spans(launcher, [(n, str(value)) for n in uses])
+    if isinstance(current, ast.Name):  # a local of the launcher: pinned after its last assignment
+        return _pin_local(launcher, fn, call, current.id, value, knob)
     raise ValueError(f"{knob}={ast.unparse(current)} is set by an expression the search does not rewrite")
+
+
+def _pin_local(launcher: str, fn: ast.FunctionDef, call: ast.Call, name: str, value: int, knob: str) -> str:
+    """`name = value` right after the last statement, in the block that holds the launch, that
+    assigns `name` before it (so buffers sized from the name later follow it too), or just
+    before the launch statement when no statement of that block assigns it."""
+    block, launch = next((b, st) for node in ast.walk(fn) for b in _blocks(node) for st in b
+                         if any(n is call for n in ast.walk(st)))
+    before = block[: block.index(launch)]
+    assigns = [st for st in before if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                                         for n in ast.walk(st))]
+    lines = launcher.splitlines()
+    anchor = assigns[-1] if assigns else launch
+    row = anchor.end_lineno if assigns else launch.lineno - 1
+    indent = re.match(r"\s*", lines[anchor.lineno - 1]).group(0)
+    lines.insert(row, f"{indent}{name} = {value}  # intelliperf search: pinned {knob}")
+    return "\n".join(lines) + "\n"
+
+
+def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    return [b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(node, f, None), list)]
 
 
 def widen_autotune(kernel: str) -> str | None:
