@@ -227,7 +227,7 @@ class Capture:
             "kept": sorted(self.kept), "launches": [self.kept[i] for i in sorted(self.kept)],
             "streams": self.streams[:100_000], "limits": [self.first, self.last, self.sample],
             "written": union("written"), "accumulated": union("accumulated"), "read": union("read"),
-            "atomic": union("atomic"), "stored": union("stored"), "indexes": union("indexes"),
+            "atomic": union("atomic"), "stored": union("stored"), "indexes": union("indexes"), "locks": union("locks"),
             "method": accesses[0].method if accesses else None, "extra": self.extra, "notes": self.notes,
         }
         write_json(os.path.join(self.out_dir, f"capture-{os.getpid()}.json"), manifest)

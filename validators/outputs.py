@@ -36,9 +36,10 @@ class Access:
     accumulated: set[str] = field(default_factory=set)
     atomic: set[str] = field(default_factory=set)
     stored: set[str] = field(default_factory=set)
-    # their loaded values become addresses (bins, gather indices), or they hold a lock's state
-    # (atomic_cas / atomic_xchg): replays keep them as captured
-    indexes: set[str] = field(default_factory=set)
+    indexes: set[str] = field(default_factory=set)  # their loaded values become addresses (bins, gather indices)
+    # a lock's state (atomic_cas / atomic_xchg): replays start it released (fresh values would be
+    # a lock already held, and the kernel would spin forever)
+    locks: set[str] = field(default_factory=set)
     method: str = "ttir"
 
 
@@ -135,7 +136,7 @@ def analyse_ttir(ttir: str, python_names: list[str] | None = None) -> Access:
         if op == "tt.atomic_rmw" and re.search(r"tt\.atomic_rmw\s+fadd", text):
             access.accumulated |= hit
         if op == "tt.atomic_cas" or (op == "tt.atomic_rmw" and re.search(r"tt\.atomic_rmw\s+exch", text)):
-            access.indexes |= hit  # a lock's state: fresh values (a lock already held) would spin forever
+            access.locks |= hit
     for pointer in loads:
         access.read |= sources(pointer)
     return access

@@ -304,6 +304,8 @@ def _prepare_kernel(job, kernel, inputs: Path, truth: Path, summary: dict) -> No
             if d["name"] in written and d["name"] not in read:
                 t.fill_(float("nan") if t.dtype.is_floating_point else INT_POISON)
                 poisoned.append(d["name"])
+            elif d["name"] in job.get("locks", ()):
+                t.fill_(d.get("min") or 0)  # released, as the program's zero-filled locks start
             else:
                 fill_fresh(t, d, generator, regime if d["name"] not in job.get("indexes", ()) else "captured")
         label = f"kernel-{trial if regime == 'captured' else regime}"

@@ -274,6 +274,7 @@ def _prepare_replay(reference: ReferenceRun, work_dir: Path, settings: Validatio
     reference.inputs.mkdir(parents=True, exist_ok=True)
     job = {"kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0],
            "written": ref["written"], "read": ref["read"], "indexes": ref.get("indexes", []),
+           "locks": ref.get("locks", []),
            "trials": settings.trials, "seed": settings.seed,
            "inputs_dir": str(reference.inputs), "out_dir": str(out)}
     (out / "job.json").write_text(json.dumps(job))
