@@ -327,3 +327,21 @@ def test_tampered_ground_truth_stops_the_verdict(axpy_reference):
     finally:
         saved.write_bytes(original)
     axpy_reference.verify()
+
+
+@triton.jit
+def _locked_add(x_ptr, acc_ptr, lock_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    tl.store(acc_ptr + offs, tl.load(acc_ptr + offs) + tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+    tl.atomic_xchg(lock_ptr, 0)
+
+
+def test_a_lock_buffer_is_told_apart_so_replays_start_it_released():
+    """A replay that drew the lock's state afresh (a 1 where the program had 0) made the
+    reference's own replay spin forever; the TTIR names the lock so it starts released."""
+    access = analyse_ttir(_ttir(_locked_add, {"x_ptr": "*fp32", "acc_ptr": "*fp32", "lock_ptr": "*i32", "n": "i32",
+                                              "BLOCK": "constexpr"}, {"BLOCK": 64}))
+    assert access.locks == {"lock_ptr"} and "acc_ptr" not in access.locks
+    assert {"acc_ptr", "lock_ptr"} <= access.written
