@@ -4,6 +4,10 @@ kernels, contention between programs, and the public-kernel corpus (benchmarks/c
 from __future__ import annotations
 
 import ast
+import json
+import os
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -18,6 +22,23 @@ from intelliperf.validators.policy import PolicyError, check_statement
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 import corpus_run  # noqa: E402
+
+
+def _interpreted(tmp_path: Path, source: str) -> subprocess.CompletedProcess:
+    """`source` run as a script in Triton's interpreter."""
+    script = tmp_path / "script.py"
+    script.write_text(source)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TRITON_INTERPRET": "1"})
+
+
+def _optimized_on_cpu(project: Path, program: str, out: Path) -> dict:
+    """`optimize -f atomicContention` with one recipe attempt on the CPU: the report's optimization."""
+    command = [sys.executable, "-m", "intelliperf", "optimize", "-f", "atomicContention", "--device", "cpu",
+               "--rewriter", "recipes", "--max-attempts", "1", "--out-dir", str(out), "--", sys.executable, program]
+    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads((out / "report.json").read_text())["optimization"]
 
 MODULE_LEVEL = textwrap.dedent('''\
     import triton
@@ -157,13 +178,7 @@ AUTOTUNED = textwrap.dedent('''\
 def test_a_recorded_launch_of_an_autotuned_kernel_replays_with_its_config(tmp_path):
     """The recorded launch holds the config the autotuner chose; given again, @triton.autotune
     refuses it ("Conflicting meta-parameters"), so the replay goes through the jit function."""
-    import os
-    import subprocess
-
-    script = tmp_path / "autotuned.py"
-    script.write_text(AUTOTUNED)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    done = _interpreted(tmp_path, AUTOTUNED)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Conflicting meta-parameters" in done.stdout and "replayed" in done.stdout
 
@@ -171,20 +186,11 @@ def test_a_recorded_launch_of_an_autotuned_kernel_replays_with_its_config(tmp_pa
 def test_optimize_rewrites_a_module_level_bincount_and_validates_it(tmp_path):
     """The bincount corpus program launches at module level, black-formatted, with the bin count
     only in the histogram buffer's length: the recipe privatises it and the candidate is validated."""
-    import json
-    import shutil
-    import subprocess
-
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(corpus_run.CORPUS / "vllm_bincount.py", project)
     before = (project / "vllm_bincount.py").read_text()
-    command = [sys.executable, "-m", "intelliperf", "optimize", "-f", "atomicContention", "--device", "cpu",
-               "--rewriter", "recipes", "--max-attempts", "1", "--out-dir", str(tmp_path / "out"), "--",
-               sys.executable, "vllm_bincount.py"]
-    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    opt = json.loads((tmp_path / "out" / "report.json").read_text())["optimization"]
+    opt = _optimized_on_cpu(project, "vllm_bincount.py", tmp_path / "out")
     assert opt["status"] == "won", opt["attempts"]
     winner = opt["attempts"][0]
     assert winner["title"] == "privatize-histogram" and "tl.histogram" in winner["diff"]
@@ -226,13 +232,7 @@ def test_the_trace_counts_a_float_atomic_max_once_and_sees_programs_share_a_lock
     """Triton lowers a float atomic_max to two atomics on one line; the trace counts one call of
     BLOCK lanes (not "284 of 261 lanes"). 1024 programs on 8 locks: about 127 others per lock,
     although no sampled program shares a lock with its sampled neighbours by stride."""
-    import os
-    import subprocess
-
-    script = tmp_path / "traced.py"
-    script.write_text(FLOAT_MAX)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    done = _interpreted(tmp_path, FLOAT_MAX)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "amax atomic_max 16 4096 256" in done.stdout
     others = int(done.stdout.split("locked ")[1].split()[0])
@@ -267,16 +267,8 @@ INT_MAX = textwrap.dedent('''\
 
 
 def test_reduce_then_atomic_pads_an_integer_max_with_the_type_bound(tmp_path):
-    import json
-    import subprocess
-
     (tmp_path / "peak.py").write_text(INT_MAX)
-    command = [sys.executable, "-m", "intelliperf", "optimize", "-f", "atomicContention", "--device", "cpu",
-               "--rewriter", "recipes", "--max-attempts", "1", "--out-dir", str(tmp_path / "out"), "--",
-               sys.executable, "peak.py"]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    opt = json.loads((tmp_path / "out" / "report.json").read_text())["optimization"]
+    opt = _optimized_on_cpu(tmp_path, "peak.py", tmp_path / "out")
     assert opt["status"] == "won", opt["attempts"]
     assert "tl.where(mask, x, -2147483648)" in opt["attempts"][0]["diff"]
 
@@ -285,9 +277,6 @@ def test_the_static_view_compiles_a_helper_from_a_module_outside_sys_modules(tmp
     """Kernel and helper modules loaded with importlib.util.spec_from_file_location are in no
     sys.modules entry; under the interpreter their helpers are InterpretedFunctions, which the
     compiler refused ("Unsupported function referenced") until the kernel's globals were swapped too."""
-    import json
-    import subprocess
-
     (tmp_path / "helpers.py").write_text(textwrap.dedent('''\
         import triton
         import triton.language as tl  # noqa: F401  (the interpreter wants it visible)

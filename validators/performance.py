@@ -113,7 +113,7 @@ def _timed_call(job: dict, module):
     launch is no function (module level, a nested function), this side's own recorded launch of
     the kernel (its grid, constexprs and options, as its program ran it) on the first kernel
     trial's inputs. Returns (call, None) or (None, why)."""
-    from .replay import _kernel_args, _launcher_fn, _load, _placed, jit_of
+    from .replay import _launcher_fn, _load, _placed, kernel_call
 
     notes = {"notes": []}
     fn = _launcher_fn(job, "_intelliperf_side", notes) if job.get("reference_launcher_args") else None
@@ -126,13 +126,9 @@ def _timed_call(job: dict, module):
     kernel = getattr(module, job["kernel"]["name"], None)
     if kernel is None or not (inputs / "kernel-0.pt").exists():
         return None, "; ".join(notes["notes"] + ["and the kernel's own launch has no replayed inputs"])
-    launch = job["launch"]
     tensors = _placed(_load(inputs / "kernel-0.pt"), [d for d in job["reference_launch"]["args"]
                                                       if d["kind"] == "tensor"])
-    kwargs = {**_kernel_args(launch, tensors), **launch.get("options", {})}
-    grid = tuple(launch["grid"])
-    kernel = jit_of(kernel)
-    return (lambda: kernel[grid](**kwargs)), None
+    return kernel_call(kernel, job["launch"], tensors), None
 
 
 class TimingError(Exception):

@@ -243,8 +243,15 @@ def jit_of(kernel):
     return kernel
 
 
+def kernel_call(kernel, launch: dict, tensors: dict):
+    """The recorded launch (grid, arguments, options) of `kernel` on `tensors`, ready to call."""
+    fn, grid = jit_of(kernel), tuple(launch["grid"])
+    kwargs = {**_kernel_args(launch, tensors), **launch.get("options", {})}
+    return lambda: fn[grid](**kwargs)
+
+
 def _launch(kernel, launch: dict, tensors: dict, written) -> dict:
-    jit_of(kernel)[tuple(launch["grid"])](**_kernel_args(launch, tensors), **launch.get("options", {}))
+    kernel_call(kernel, launch, tensors)()
     _sync()
     return {f"arg:{n}": tensors[n].detach().to("cpu", copy=True) for n in written if n in tensors}
 

@@ -21,6 +21,7 @@ memoryAccess:
 from __future__ import annotations
 
 import ast
+import math
 import re
 import textwrap
 from collections.abc import Callable
@@ -224,9 +225,7 @@ def _loaded_bins(site: _Site, base: str, index: str, bins: list[str]) -> list[st
     if not length:
         raise NotApplicable(f"{site.where}: cannot tell the number of bins (no power-of-two constexpr in `{index}`"
                             f"{': ' + ', '.join(bins) if bins else ''}, and the length of `{base}` was not recorded)")
-    count = 1
-    for d in length:
-        count *= d
+    count = math.prod(length)
     table = 1 << max(count - 1, 1).bit_length()
     if table > MAX_BINS:
         raise NotApplicable(f"{site.where}: `{base}` has {count} bins; a per-program table of more than {MAX_BINS} "

@@ -54,11 +54,11 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
         elif not TUNABLE.search(name):
             skipped.append(f"{name} (changes what the kernel computes, not how)")
         elif isinstance(value, int) and value > 0 and not value & (value - 1):
+            split = re.search("SPLIT", name, re.I) is not None
             tries = (value * 2, value // 2, value * 4, value // 4)
-            if request.formula == "atomicContention" and re.search("SPLIT", name, re.I):
+            if split and request.formula == "atomicContention":
                 tries = (value // 2, value // 4, value * 2)  # fewer programs adding into each output first
-            out.append(Knob(name, value, tries, 1 if re.search("SPLIT", name, re.I) else CONSTEXPR_RANGE[0],
-                            CONSTEXPR_RANGE[1]))
+            out.append(Knob(name, value, tries, 1 if split else CONSTEXPR_RANGE[0], CONSTEXPR_RANGE[1]))
     warps = (signature.num_warps if signature else None) or 4
     stages = signature.num_stages if signature else None
     if "num_warps" in tuned:
@@ -87,7 +87,7 @@ def decorated_names(kernel: str) -> dict[str, str]:
     for dec in fn.decorator_list:
         if not isinstance(dec, ast.Call):
             continue
-        kind = ast.unparse(dec.func).rsplit(".", 1)[-1]
+        kind = _decorator(dec)
         if kind == "autotune":
             out |= {"num_warps": kind, "num_stages": kind}
             configs = (n for n in ast.walk(dec) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("Config"))
@@ -101,6 +101,11 @@ def decorated_names(kernel: str) -> dict[str, str]:
     return out
 
 
+def _decorator(dec: ast.Call) -> str:
+    """`autotune` of `@triton.autotune(...)`."""
+    return ast.unparse(dec.func).rsplit(".", 1)[-1]
+
+
 def _loops(tree: ast.AST) -> list[ast.For]:
     """`for` loops over `range(...)` or `tl.range(...)` (not static_range: it is unrolled)."""
     return [n for n in ast.walk(tree) if isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
@@ -111,33 +116,20 @@ def pin_loop(kernel: str, line: int, value: int) -> str:
     """The kernel with the loop at `line` software-pipelined over `value` stages (`tl.range`)."""
     loop = next(n for n in _loops(ast.parse(kernel)) if n.lineno == line)
     call = loop.iter
-    lines = kernel.splitlines()
     keyword = next((k for k in call.keywords if k.arg == "num_stages"), None)
-    if keyword is not None:
-        _put(lines, keyword.value, str(value))
-    else:
-        _add_keyword(lines, call, "num_stages", value)
+    edits = [(keyword.value, str(value)) if keyword is not None else _keyword_added(kernel, call, "num_stages", value)]
     if ast.unparse(call.func) == "range":  # plain range has no stages: make it tl.range
-        _put(lines, call.func, "tl.range")
-    return "\n".join(lines) + "\n"
+        edits.append((call.func, "tl.range"))
+    return replace_spans(kernel, edits)
 
 
-def _put(lines: list[str], node: ast.expr, text: str) -> None:
-    """Replace the source of a one-line expression by `text`."""
-    row = lines[node.lineno - 1]
-    lines[node.lineno - 1] = row[: node.col_offset] + text + row[node.end_col_offset:]
-
-
-def _add_keyword(lines: list[str], call: ast.Call, name: str, value: int) -> None:
-    """Add `name=value` right after the call's last argument (a trailing comma and one argument a
-    line, as black writes calls, stay valid)."""
+def _keyword_added(text: str, call: ast.Call, name: str, value: int) -> tuple[ast.AST, str]:
+    """The edit that adds `name=value` right after the call's last argument (a trailing comma
+    and one argument a line, as black writes calls, stay valid)."""
     last = max([*call.args, *call.keywords], key=lambda n: (n.end_lineno, n.end_col_offset), default=None)
-    if last is None:
-        row, col = call.end_lineno - 1, call.end_col_offset - 1
-        lines[row] = lines[row][:col] + f"{name}={value}" + lines[row][col:]
-        return
-    row, col = last.end_lineno - 1, last.end_col_offset
-    lines[row] = lines[row][:col] + f", {name}={value}" + lines[row][col:]
+    if last is None:  # `f()`: the call itself, its closing parenthesis after the new keyword
+        return call, ast.get_source_segment(text, call)[:-1] + f"{name}={value})"
+    return last, ast.get_source_segment(text, last) + f", {name}={value}"
 
 
 def pin(launcher: str, kernel: str, knob: str, value: int, params: list[str] | None = None) -> str:
@@ -159,9 +151,7 @@ def pin(launcher: str, kernel: str, knob: str, value: int, params: list[str] | N
     if current is None and starred is not None:  # **cfg may hold the knob: override it there
         return replace_spans(launcher, [(starred.value, f"{{**{ast.unparse(starred.value)}, {knob!r}: {value}}}")])
     if current is None:
-        lines = launcher.splitlines()
-        _add_keyword(lines, call, knob, value)
-        return "\n".join(lines) + "\n"
+        return replace_spans(launcher, [_keyword_added(launcher, call, knob, value)])
     if isinstance(current, ast.Constant):
         grid = [n for n in ast.walk(call.func.slice) if isinstance(n, ast.Constant) and n.value == current.value]
         return replace_spans(launcher, [(n, str(value)) for n in [current, *grid]])
@@ -169,10 +159,7 @@ def pin(launcher: str, kernel: str, knob: str, value: int, params: list[str] | N
         first = fn.body[0]
         at = fn.body[1] if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
                             and len(fn.body) > 1) else first
-        lines = launcher.splitlines()
-        indent = re.match(r"\s*", lines[at.lineno - 1]).group(0)
-        lines.insert(at.lineno - 1, f"{indent}{current.id} = {value}  # intelliperf search: pinned {knob}")
-        return "\n".join(lines) + "\n"
+        return _assign_line(launcher, at.lineno - 1, at, current.id, value, knob)
     if isinstance(current, ast.Name) and fn is None:  # a launch statement: the name's uses in it
         uses = [n for n in ast.walk(call) if isinstance(n, ast.Name) and n.id == current.id]
         return replace_spans(launcher, [(n, str(value)) for n in uses])
@@ -190,10 +177,14 @@ def _pin_local(launcher: str, fn: ast.FunctionDef, call: ast.Call, name: str, va
     before = block[: block.index(launch)]
     assigns = [st for st in before if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
                                          for n in ast.walk(st))]
-    lines = launcher.splitlines()
     anchor = assigns[-1] if assigns else launch
-    row = anchor.end_lineno if assigns else launch.lineno - 1
-    indent = re.match(r"\s*", lines[anchor.lineno - 1]).group(0)
+    return _assign_line(launcher, anchor.end_lineno if assigns else launch.lineno - 1, anchor, name, value, knob)
+
+
+def _assign_line(launcher: str, row: int, like: ast.stmt, name: str, value: int, knob: str) -> str:
+    """The launcher with `name = value` inserted as line `row` (0-based), indented as `like`."""
+    lines = launcher.splitlines()
+    indent = re.match(r"\s*", lines[like.lineno - 1]).group(0)
     lines.insert(row, f"{indent}{name} = {value}  # intelliperf search: pinned {knob}")
     return "\n".join(lines) + "\n"
 
@@ -207,8 +198,7 @@ def widen_autotune(kernel: str) -> str | None:
     warp neighbours (num_stages +/- 1, num_warps x2), so the autotuner itself picks among more; None
     when the configs are not a keyword the search can wrap."""
     fn = ast.parse(kernel).body[0]
-    dec = next((d for d in fn.decorator_list if isinstance(d, ast.Call) and ast.unparse(d.func).endswith("autotune")),
-               None)
+    dec = next((d for d in fn.decorator_list if isinstance(d, ast.Call) and _decorator(d) == "autotune"), None)
     configs = next((k.value for k in dec.keywords if k.arg == "configs"), None) if dec is not None else None
     if configs is None:
         return None
@@ -238,8 +228,7 @@ class SearchRewriter(Rewriter):
             found = [k for k in found if k.loop_line]
             skipped.append("the launch configuration (the launch is not a statement of the project)")
         tried = {a.title for a in request.history if a.rewriter == self.name}
-        widened = widen_autotune(request.kernel.source) if "num_warps" in decorated_names(
-            request.kernel.source) else None
+        widened = widen_autotune(request.kernel.source)
         if widened is not None and WIDEN not in tried:
             return Candidate(rewriter=self.name, title=WIDEN, kernel=widened,
                              rationale="let the kernel's own autotuner choose among more pipelining depths and warps")

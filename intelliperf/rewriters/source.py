@@ -112,10 +112,14 @@ def launch_unit(file: Path, kernel: str, line: int, root: Path) -> CodeUnit | No
                     source=_span(text, stmt) + "\n")
 
 
+def _column(row: str, byte_col: int) -> int:
+    """The character column of an ast (UTF-8 byte) column in `row`."""
+    return len(row.encode()[:byte_col].decode(errors="ignore"))
+
+
 def _offset(lines: list[str], line: int, byte_col: int) -> int:
     """Character offset in the text of a 1-based line and an ast (UTF-8 byte) column."""
-    row = lines[line - 1]
-    return sum(len(x) for x in lines[: line - 1]) + len(row.encode()[:byte_col].decode(errors="ignore"))
+    return sum(len(x) for x in lines[: line - 1]) + _column(lines[line - 1], byte_col)
 
 
 def node_span(text: str, node: ast.AST) -> tuple[int, int]:
@@ -127,8 +131,7 @@ def node_span(text: str, node: ast.AST) -> tuple[int, int]:
 def _span(text: str, node: ast.AST) -> str:
     """The node's text, continuation lines dedented by the node's own column."""
     start, end = node_span(text, node)
-    first = text.splitlines()[node.lineno - 1]
-    column = len(first.encode()[: node.col_offset].decode(errors="ignore"))
+    column = _column(text.splitlines()[node.lineno - 1], node.col_offset)
     body = text[start:end].splitlines()
     return "\n".join(body[:1] + [b[column:] if b[:column].strip() == "" else b for b in body[1:]])
 
@@ -153,8 +156,7 @@ def _splice_statement(text: str, line: int, new_source: str) -> str:
     if len(body) != 1 or not _simple(body[0]):
         raise ScopeError("a launch statement must be replaced by exactly one simple statement (no def, class, "
                          "loop or second statement)")
-    first = text.splitlines()[line - 1]
-    column = " " * len(first.encode()[: stmt.col_offset].decode(errors="ignore"))
+    column = " " * _column(text.splitlines()[line - 1], stmt.col_offset)
     new = textwrap.dedent(new_source).strip("\n").replace("\n", "\n" + column)
     return replace_spans(text, [(stmt, new)])
 
