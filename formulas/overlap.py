@@ -18,7 +18,7 @@ from pydantic import Field
 
 from intelliperf.models import Evidence, Finding, KernelProfile, Metric
 from intelliperf.pinpoint import source_line
-from intelliperf.profiling.regions import Instrumented, layout_of
+from intelliperf.profiling.regions import Instrumented, layout_of, untimed
 
 from .base import Formula, _same_file
 
@@ -48,12 +48,9 @@ class Overlap(Formula):
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
         layout = layout_of(kernel.file, kernel.name, kernel.line)
-        if layout is None or layout.loop_line is None:
-            return self.finding(False, f"{kernel.name} has no loop with loads to pipeline", evidence_backend="static")
-        if not any(r.kind == "dot" and r.in_loop for r in layout.regions):
-            return self.finding(False, f"{kernel.name}: the loop at line {layout.loop_line} has no dot, so there is no "
-                                       "tensor-core work for its loads to overlap with (a memory-bound loop is the "
-                                       "memoryAccess formula's concern).", evidence_backend="static")
+        why = untimed(layout, kernel.name)
+        if why:
+            return self.finding(False, why + ".", evidence_backend="static")
         timed = next((ev for ev in evidence if ev.regions is not None and ev.regions.loop_cycles_per_warp), None)
         sync, total, where = _load_instructions(kernel, evidence, layout)
         if timed is not None:

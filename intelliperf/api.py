@@ -47,12 +47,15 @@ def diagnose(
     output: str | Path | None = None,
     markdown: str | Path | None = None,
     progress: Progress | None = None,
+    stop_early: bool = True,
 ) -> Report:
     """Run `command`, rank its Triton kernels and ask `formula` about the top ones.
 
     `counters`: "auto" reads hardware counters when the formula uses them and a GPU and its
     profiler (ncu, rocprofv3) are there; "ncu"/"rocprofv3" insist; "off" never profiles.
     `profile_dir` keeps the profiler's files (the .ncu-rep opens in Nsight Compute).
+    `stop_early`: the profiler passes (ncu, region timers) stop the program once each top kernel had
+    the launches they look at; the first run, which ranks the kernels, always runs to the end.
 
     Returns the Report that `intelliperf diagnose` prints and writes (`output` for JSON,
     `markdown` for Markdown). Raises an IntelliPerfError subclass for anything the user can fix.
@@ -62,7 +65,7 @@ def diagnose(
     report, _ = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
                           sample_programs=sample_programs, trace_launches=trace_launches, counters=counters,
                           profile_dir=profile_dir, timeout_s=timeout_s, cwd=cwd,
-                          progress=progress or (lambda stage: None))
+                          progress=progress or (lambda stage: None), stop_early=stop_early)
     from .delivery.report import write_reports
 
     write_reports(report, output=output, markdown=markdown)
@@ -73,7 +76,7 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
               sample_programs: int, trace_launches: int, timeout_s: float | None, cwd: str | None,
               progress: Progress, counters: str = "auto",
               profile_dir: str | Path | None = None, timer_dir: str | Path | None = None,
-              ) -> tuple[Report, Recording]:
+              stop_early: bool = True) -> tuple[Report, Recording]:
     """Profile, rank and diagnose: the report without an optimization, and the recording."""
     pattern = _kernel_pattern(kernel)
     if top_n < 1:
@@ -103,7 +106,7 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
         progress(f"counters: running the command under {backend} for the top {len(top)} kernel(s)")
         started_counters = time.perf_counter()
         measured, notes = _counters(backend, command, top, the_formula, registry, recording, timeout_s, cwd,
-                                    profile_dir)
+                                    profile_dir, stop_early)
         counter_notes += notes
         stages["counters"] = time.perf_counter() - started_counters
         started += stages["counters"]
@@ -112,7 +115,8 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
         if not interpret:
             progress("region timers: running the command with the top kernels instrumented (Proton)")
         started_timers = time.perf_counter()
-        timed, notes = _region_timers(command, top, interpret, cwd, timeout_s, timer_dir or profile_dir)
+        timed, notes = _region_timers(command, top, interpret, cwd, timeout_s, timer_dir or profile_dir, stop_early,
+                                      loops_only=not isinstance(the_formula, _RegionsOnly))
         counter_notes += notes
         stages["region_timers"] = time.perf_counter() - started_timers
         started += stages["region_timers"]
@@ -189,7 +193,8 @@ def _counter_backend(requested: str, the_formula, registry: Registry, interpret:
 
 
 def _counters(backend: str, command: list[str], top: list[KernelProfile], the_formula, registry: Registry,
-              recording: Recording, timeout_s: float | None, cwd: str | None, keep: str | Path | None):
+              recording: Recording, timeout_s: float | None, cwd: str | None, keep: str | Path | None,
+              stop_early: bool = True):
     """One profiler pass over the top kernels: evidence per kernel id, and notes."""
     from .profiling import counters
 
@@ -197,13 +202,15 @@ def _counters(backend: str, command: list[str], top: list[KernelProfile], the_fo
     metrics = the_formula.counter_metrics(registry, backend)
     evidence, notes = counters.collect(backend, command, sorted(set(names.values())), metrics, cwd=cwd,
                                        timeout_s=timeout_s, sass_tables=recording.sass_tables(),
-                                       keep=Path(keep) if keep else None)
+                                       keep=Path(keep) if keep else None, stop_early=stop_early)
     return {pid: evidence[name] for pid, name in names.items() if name in evidence}, notes
 
 
 def _region_timers(command: list[str], top: list[KernelProfile], interpret: bool, cwd: str | None,
-                   timeout_s: float | None, keep: str | Path | None) -> tuple[dict, list[str]]:
-    """One instrumented run over the top kernels (GPU only): evidence per kernel id, and notes."""
+                   timeout_s: float | None, keep: str | Path | None, stop_early: bool = True,
+                   loops_only: bool = True) -> tuple[dict, list[str]]:
+    """One instrumented run over the top kernels (GPU only): evidence per kernel id, and notes.
+    `loops_only`: only kernels whose timers could change the verdict (a loop with a dot)."""
     from .profiling import region_timers
 
     why = region_timers.available(interpret)
@@ -211,8 +218,9 @@ def _region_timers(command: list[str], top: list[KernelProfile], interpret: bool
         return {}, [why]
     root = Path(cwd or os.getcwd())
     run = region_timers.collect(command, top, root=root, cwd=root, timeout_s=timeout_s,
-                                keep=Path(keep) if keep else None, pictures=keep is not None)
-    if keep is None:
+                                keep=Path(keep) if keep else None, pictures=keep is not None, stop_early=stop_early,
+                                loops_only=loops_only)
+    if keep is None and run.evidence:
         run.notes.append("the timeline (Perfetto JSON, PNG) is kept with --profile-dir DIR")
     return run.evidence, run.notes
 
@@ -327,6 +335,7 @@ def optimize(
     markdown: str | Path | None = None,
     progress: Progress | None = None,
     publish: Publish | None = None,
+    stop_early: bool = True,
 ) -> Report:
     """Diagnose, then rewrite -> validate -> feed back until a candidate is correct, faster and
     improves the formula's metric, or the budget is spent.
@@ -368,7 +377,8 @@ def optimize(
     the_formula = registry.create(formula, **(formula_options or {}))
     report, recording = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
                                   sample_programs=sample_programs, trace_launches=1, timeout_s=timeout_s, cwd=cwd,
-                                  progress=progress, counters=counters, timer_dir=out / "regions")
+                                  progress=progress, counters=counters, timer_dir=out / "regions",
+                                  stop_early=stop_early)
 
     def write() -> None:
         write_reports(report, output=out / "report.json", markdown=out / "report.md")

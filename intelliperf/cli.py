@@ -64,6 +64,9 @@ def diagnose(
     profile_dir: Path | None = typer.Option(None, "--profile-dir", help="Keep the profiler's files here (the "
                                                                         ".ncu-rep opens in Nsight Compute)."),
     timeout: float | None = typer.Option(None, "--timeout", help="Stop the command after this many seconds."),
+    full_run: bool = typer.Option(False, "--full-run", help="Let the program run to its end under the profilers "
+                                                           "(default: stopped once each top kernel had the launches "
+                                                           "ncu and the region timers look at)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the JSON report here."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Write a Markdown report here."),
 ) -> None:
@@ -74,7 +77,8 @@ def diagnose(
     report = run_diagnose(
         command or [], formula=formula, formula_paths=formula_path, formula_options=_parse_options(formula_option),
         top_n=top_n, kernel=kernel, device=device, sample_programs=sample_programs, counters=counters,
-        profile_dir=profile_dir, timeout_s=timeout, output=output, markdown=markdown, progress=_progress)
+        profile_dir=profile_dir, timeout_s=timeout, output=output, markdown=markdown, progress=_progress,
+        stop_early=not full_run)
     print_report(report, out)
     for path in (output, markdown):
         if path is not None:
@@ -118,6 +122,13 @@ def optimize(
     out_dir: Path = typer.Option(Path("intelliperf-out"), "--out-dir", help="Reports, patches and attempts go here."),
     timeout: float | None = typer.Option(None, "--timeout", help="Stop the profiled command after this many "
                                                                  "seconds."),
+    full_run: bool = typer.Option(False, "--full-run", help="Let the program run to its end under the profilers "
+                                                           "(default: stopped once each top kernel had the launches "
+                                                           "ncu and the region timers look at)."),
+    candidate_timeout: float | None = typer.Option(None, "--candidate-timeout",
+                                                   help="Seconds each candidate's run and replay may take (default: "
+                                                        "4x the original's own + 30 s, scaled by the machine's "
+                                                        "load; a timeout on a busy machine is retried once)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Also write the JSON report here."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Also write the Markdown report here."),
     branch: bool = typer.Option(False, "--branch", help="Commit the winner on a new branch (your tree and index "
@@ -154,8 +165,10 @@ def optimize(
                    "transcript": save_transcript or out_dir / "transcript.json"}
     from .validators import SandboxSettings, ValidationSettings
 
-    validation = ValidationSettings(sandbox=SandboxSettings(enabled=not no_sandbox, read=sandbox_read, env=sandbox_env,
-                                                            network=sandbox_network))
+    if candidate_timeout is not None and candidate_timeout <= 0:
+        raise UsageError(f"--candidate-timeout must be a positive number of seconds, got {candidate_timeout:g}")
+    validation = ValidationSettings(timeout_s=candidate_timeout, sandbox=SandboxSettings(
+        enabled=not no_sandbox, read=sandbox_read, env=sandbox_env, network=sandbox_network))
     try:
         report = run_optimize(
             command or [], formula=formula, formula_paths=formula_path,
@@ -164,7 +177,7 @@ def optimize(
             max_tokens=max_tokens, candidates=candidates, devices=devices, model=model, llm_options=llm_options,
             transcript=transcript, project=project, validation=validation,
             in_place=in_place, force=force, out_dir=out_dir, timeout_s=timeout, output=output, markdown=markdown,
-            progress=_progress, publish=publish)
+            progress=_progress, publish=publish, stop_early=not full_run)
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted: the attempts so far are in {out_dir / 'report.json'}[/yellow]")
         raise typer.Exit(130) from None

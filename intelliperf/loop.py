@@ -11,6 +11,7 @@ The report is written after every attempt (`write`), so an interrupted run keeps
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -26,7 +27,8 @@ from .rewriters.source import ScopeError, check_scope, code_unit, launch_unit, s
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
 from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
-from .validators.validate import in_copy, sanitize, within
+from .validators.validate import busy, in_copy, sanitize, within
+from .validators.verdict import Verdict
 from .workload.devices import pinned_env, spread_over
 from .workload.runner import TraceSettings
 
@@ -146,6 +148,11 @@ def _round(s: Session, opt: Optimization, rewriter: Rewriter, reference: Referen
         best = max(accepted, key=lambda a: _rank(a, s.finding))
         opt.winner, opt.status = best.number, "won"
         opt.speedup = best.verdict.speedup if best.verdict else None
+        unjudged = [a for a in opt.attempts if a.status == "timed-out"]
+        if unjudged:
+            opt.notes.append(f"attempt(s) {', '.join(str(a.number) for a in unjudged)} timed out and were not judged "
+                             "(not found wrong): one of them may beat the winner; rerun with --candidate-timeout "
+                             "SECONDS above the limit they hit")
         _keep_winner(s, opt, best)
         s.write()
     return "done"
@@ -286,12 +293,20 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     attempt.diff = "".join(unified_diff(rel, s.originals[rel], text) for rel, text in changes.items())
     _save_attempt(s, attempt, changes)
     where = work / f"attempt-{number}"
-    copy = copy_project(s.root, changes, where / "project", exclude=(s.out_dir,))
-    program = Program(copy, in_copy(s.report.run.command, s.root, copy),
-                      copy / Path(s.report.run.cwd).resolve().relative_to(s.root), env=pinned_env(device))
     attempt.device = device
     s.progress(f"attempt {number}: validating {cand.rewriter} candidate ({cand.title})")
-    verdict = validate(reference, program, work_dir=where / "validation", settings=s.validation, trace=s.trace)
+    program, verdict = _validated(s, reference, changes, where, device, s.validation)
+    if _timed_out(verdict) and s.validation.timeout_s is None and busy():
+        # The limit scales with the load when the attempt starts; load that came later can still kill a good
+        # candidate. Once more, with twice the time, in a fresh copy: a timeout says nothing about correctness.
+        load = os.getloadavg()[0]
+        s.progress(f"attempt {number}: timed out while the machine was busy (load {load:.1f} on {os.cpu_count()} "
+                   "cores); once more with twice the time")
+        shutil.rmtree(where, ignore_errors=True)
+        program, verdict = _validated(s, reference, changes, where, device,
+                                      s.validation.model_copy(update={"patience": 2 * s.validation.patience}))
+        verdict.notes.append(f"validated a second time after a timeout on a busy machine (load {load:.1f} on "
+                             f"{os.cpu_count()} cores), with twice the time")
     attempt.verdict = verdict
     attempt.seconds.update(verdict.seconds)
     begin = time.perf_counter()
@@ -302,6 +317,20 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
         _sanitize(s, attempt, reference, program, where / "validation")
     shutil.rmtree(where, ignore_errors=True)  # the copy and its captures: the report has what matters
     return attempt
+
+
+def _validated(s: Session, reference: ReferenceRun, changes: dict[str, str], where: Path, device: str | None,
+               settings: ValidationSettings) -> tuple[Program, Verdict]:
+    """The candidate's copy of the project, and the validators' verdict on it."""
+    copy = copy_project(s.root, changes, where / "project", exclude=(s.out_dir,))
+    program = Program(copy, in_copy(s.report.run.command, s.root, copy),
+                      copy / Path(s.report.run.cwd).resolve().relative_to(s.root), env=pinned_env(device))
+    return program, validate(reference, program, work_dir=where / "validation", settings=settings, trace=s.trace)
+
+
+def _timed_out(verdict: Verdict) -> bool:
+    """Killed at a time limit and nothing else found: the candidate was not judged, neither way."""
+    return bool(verdict.problems) and all(p.kind == "timeout" for p in verdict.problems)
 
 
 def _sanitize(s: Session, attempt: Attempt, reference: ReferenceRun, program: Program, work: Path) -> None:
@@ -378,7 +407,7 @@ def _decide(s: Session, attempt: Attempt) -> None:
                                f"({better} is better)")
     fast_enough = verdict.accepted if verdict.faster is not None else verdict.speedup is None
     won = verdict.correct and fast_enough and attempt.metric_improved is True
-    attempt.status = "accepted" if won else "rejected"
+    attempt.status = "accepted" if won else "timed-out" if _timed_out(verdict) else "rejected"
     attempt.reasons = "\n".join(r for r in reasons if r)
 
 

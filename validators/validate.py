@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,7 +85,10 @@ class ValidationSettings(BaseModel):
     seed: int = Field(0, description="seed of every program run and of the first replay trial (trial t: seed + t)")
     reference_runs: int = Field(2, ge=1, description="runs of the unchanged program; two show whether it is "
                                                      "deterministic when seeded")
-    timeout_s: float | None = Field(None, description="per candidate run; default: 4x the reference run + 30 s")
+    timeout_s: float | None = Field(None, description="per candidate run and replay; default: 4x the reference's "
+                                                      "own (run, replay) + 30 s, times the machine's load")
+    patience: float = Field(1.0, gt=0, description="multiplies the default limits (a retry after a timeout on a "
+                                                   "busy machine doubles it)")
     threshold: float = Field(DEFAULT_THRESHOLD, description="faster means the interval's low end > 1 + threshold")
     timing: bool = Field(True, description="time reference and candidate when a GPU is present")
     timing_budget_s: float = 20.0
@@ -220,8 +224,8 @@ def capture_reference(program: Program, kernel: str, *, interpret: bool, work_di
     copy = copy_project(program.root, {}, work_dir / "project", exclude=(*exclude, work_dir))
     ref = Program(copy, in_copy(program.command, program.root, copy),
                   copy / program.workdir().resolve().relative_to(Path(program.root).resolve()), env=program.env)
-    runs = []
-    for i in range(settings.reference_runs):
+
+    def run(i: int) -> tuple[dict, float]:
         capture_dir = truth / f"capture-{i}"
         capture_dir.mkdir(parents=True, exist_ok=True)
         env = _capture_env(kernel, capture_dir, interpret, settings) | ref.env
@@ -236,15 +240,20 @@ def capture_reference(program: Program, kernel: str, *, interpret: bool, work_di
         manifest = load_capture(capture_dir)
         if manifest is None:
             raise NoKernelsError(f"the reference run never launched {kernel!r}")
-        runs.append((manifest, result.duration_s))
-    manifest, duration = runs[0]
+        return manifest, result.duration_s
+
+    manifest, duration = run(0)
     reference = ReferenceRun(ref, Path(program.root), kernel, Path(manifest["dir"]), manifest, duration, interpret,
                              box, truth, inputs, {})
+    # The further runs (do two seeded runs agree?) need nothing from the replays: they go side by side.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        later = pool.submit(lambda: [run(i) for i in range(1, settings.reference_runs)])
+        begin = time.perf_counter()
+        reference.replay = _prepare_replay(reference, work_dir, settings)
+        reference.replay_s = time.perf_counter() - begin
+        runs = [(manifest, duration), *later.result()]
     reference.unstable, notes = _unstable(runs, kernel, settings)
     reference.notes += notes
-    begin = time.perf_counter()
-    reference.replay = _prepare_replay(reference, work_dir, settings)
-    reference.replay_s = time.perf_counter() - begin
     reference.notes += reference.replay.get("notes", [])
     reference.digests = _digests(truth, inputs)
     return reference
@@ -322,7 +331,7 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     settings = settings or ValidationSettings()
     work_dir = Path(work_dir or tempfile.mkdtemp(prefix="intelliperf-validate-"))
     verdict = Verdict(correct=False)
-    timeout = settings.timeout_s or 4 * reference.duration_s + 30
+    timeout = settings.timeout_s or _limit(reference.duration_s, settings)
     start = time.perf_counter()
     cand_dir = work_dir / "candidate"
     cand_dir.mkdir(parents=True, exist_ok=True)
@@ -353,7 +362,7 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     job = _candidate_job(reference, cand, work_dir / "replay")
     # The candidate side runs the same trials as the reference side did: its time, not the program's, is the
     # yardstick (a replay of 14 trials can outlast a short program several times over on a loaded CPU).
-    replay_timeout = settings.timeout_s or max(timeout, 4 * reference.replay_s + 30)
+    replay_timeout = settings.timeout_s or max(timeout, _limit(reference.replay_s, settings))
     replay = _run_worker(reference, job, candidate.root, work_dir, settings, replay_timeout, candidate.env)
     verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
     reference.verify()
@@ -374,6 +383,28 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     _judge_speed(verdict, reference, job, candidate.root, work_dir, settings, candidate.env)
     verdict.seconds["timing"] = round(time.perf_counter() - start, 3)
     return verdict
+
+
+def load_factor() -> float:
+    """How much slower than when idle this machine runs now: runnable processes per core, at least 1."""
+    try:
+        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    except OSError:  # no load average on this platform
+        return 1.0
+
+
+def busy() -> bool:
+    """More runnable processes than three quarters of the cores: a timeout may be the machine's, not the
+    candidate's."""
+    try:
+        return os.getloadavg()[0] > 0.75 * (os.cpu_count() or 1)
+    except OSError:
+        return False
+
+
+def _limit(reference_s: float, settings: ValidationSettings) -> float:
+    """A candidate's limit where the user set none: what the reference took, with room, scaled by load."""
+    return (4 * reference_s + 30) * load_factor() * settings.patience
 
 
 def _loaded_outside(cand: dict | None, candidate: Program) -> Problem | None:

@@ -17,6 +17,7 @@ from ..errors import ProfilerError, UsageError
 from ..models import Evidence
 from . import ncu as ncu_backend
 from . import rocprof as rocprof_backend
+from . import window
 
 CHOICES = ("auto", "ncu", "rocprofv3", "off")
 FINDERS = {"ncu": ncu_backend.find_ncu, "rocprofv3": rocprof_backend.find_rocprof}
@@ -59,32 +60,44 @@ def gpu_vendor() -> str | None:
 
 def collect(backend: str, command: list[str], kernels: list[str], metrics: list[str], *, cwd: str | None,
             timeout_s: float | None, sass_tables: dict[str, list] | None = None, launches: int = 1,
-            keep: Path | None = None) -> tuple[dict[str, Evidence], list[str]]:
+            keep: Path | None = None, stop_early: bool = True) -> tuple[dict[str, Evidence], list[str]]:
     """One pass of the program under the profiler: evidence per kernel name, and notes. With
-    `keep`, the profiler's files stay there (an .ncu-rep opens in Nsight Compute)."""
+    `keep`, the profiler's files stay there (an .ncu-rep opens in Nsight Compute). With
+    `stop_early`, the program stops once each kernel had `launches` launches (profiling/window.py);
+    ncu then profiles exactly those (an NVTX range marks them)."""
     with tempfile.TemporaryDirectory(prefix=f"intelliperf-{backend}-") as tmp:
         folder = Path(keep) if keep else Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
+        marks = Path(tmp) / "window"
+        marks.mkdir()
+        extra = window.settings(dict.fromkeys(kernels, 0), launches, str(marks), nvtx=backend == "ncu") \
+            if stop_early else {}
         if backend == "ncu":
-            return _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables or {}, launches, folder)
-        return _rocprof(command, kernels, metrics, cwd, timeout_s, launches, folder)
+            evidence, notes = _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables or {}, launches, folder,
+                                   extra)
+        else:
+            evidence, notes = _rocprof(command, kernels, metrics, cwd, timeout_s, launches, folder, extra)
+        return evidence, notes + window.notes(marks, backend)
 
 
-def _env() -> dict:
-    from ..workload.runner import is_secret
+def _env(extra: dict[str, str]) -> dict:
+    """Ours minus secrets, compiled kernels; with a window, the bootstrap that opens it."""
+    from ..workload.runner import bootstrap_env, is_secret
 
+    if extra:
+        return bootstrap_env(interpret=False) | extra
     env = {k: v for k, v in os.environ.items() if not is_secret(k)}
     env.pop("TRITON_INTERPRET", None)
     return env
 
 
-def _run(args: list[str], cwd: str | None, timeout_s: float | None):
+def _run(args: list[str], cwd: str | None, timeout_s: float | None, extra: dict[str, str]):
     from ..workload.runner import spawn
 
-    return spawn(args, cwd=cwd or os.getcwd(), env=_env(), timeout_s=timeout_s)
+    return spawn(args, cwd=cwd or os.getcwd(), env=_env(extra), timeout_s=timeout_s)
 
 
-def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folder: Path):
+def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folder: Path, extra: dict[str, str]):
     import json
     import subprocess
 
@@ -96,10 +109,11 @@ def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folde
         metrics, dropped = ncu_backend.supported(metrics, known)
         if dropped:
             notes.append(f"ncu: this GPU has no {', '.join(dropped)}")
-    req = ncu_backend.NcuRequest(kernels=kernels, metrics=metrics, launches=launches)
+    req = ncu_backend.NcuRequest(kernels=kernels, metrics=metrics, launches=launches,
+                                 nvtx_range=window.NVTX_RANGE if extra else None)
     report, log = folder / "report", folder / "ncu.log"
     started = time.perf_counter()
-    result = _run(ncu_backend.profile_command(exe, req, report, command, log), cwd, timeout_s)
+    result = _run(ncu_backend.profile_command(exe, req, report, command, log), cwd, timeout_s, extra)
     log_text = log.read_text(errors="replace") if log.exists() else ""
     ncu_backend.check_log(log_text + "\n".join(result.tail), result.returncode, exe)
     notes.append(f"ncu pass: {time.perf_counter() - started:.1f} s for {len(kernels)} kernel(s), "
@@ -141,11 +155,11 @@ def _no_kernels_detail(log: str) -> str:
     return f"; kernels that ran: {', '.join(r.split('. ', 1)[1] for r in ran)}" if ran else ""
 
 
-def _rocprof(command, kernels, counters, cwd, timeout_s, launches, folder: Path):
+def _rocprof(command, kernels, counters, cwd, timeout_s, launches, folder: Path, extra: dict[str, str]):
     exe = rocprof_backend.find_rocprof()
     notes: list[str] = []
     started = time.perf_counter()
-    result = _run(rocprof_backend.profile_command(exe, kernels, counters, folder, command), cwd, timeout_s)
+    result = _run(rocprof_backend.profile_command(exe, kernels, counters, folder, command), cwd, timeout_s, extra)
     if result.returncode is None:
         raise ProfilerError(f"the program under {exe} ran past the timeout")
     notes.append(f"rocprofv3 pass: {time.perf_counter() - started:.1f} s for {len(kernels)} kernel(s)")

@@ -52,6 +52,7 @@ class NcuRequest:
     launches: int = 1  # per kernel; ncu's --launch-count is this times the number of kernels
     clock_control: str = "none"  # leave the clocks as the program sees them
     source: bool = True  # per-instruction counters (SourceCounters) for line attribution
+    nvtx_range: str | None = None  # profile only launches inside this NVTX push/pop range (the launch window)
 
     def name_filter(self) -> str:
         return "regex:^(" + "|".join(re.escape(k) for k in self.kernels) + ")$"
@@ -61,6 +62,8 @@ def profile_command(ncu: str, req: NcuRequest, report: Path, command: list[str],
     """ncu's own messages go to `log`, so the program's output passes through untouched."""
     args = [ncu, "--clock-control", req.clock_control, "--target-processes", "all",
             "-k", req.name_filter(), "-c", str(req.launches * len(req.kernels))]
+    if req.nvtx_range:
+        args += ["--nvtx", "--nvtx-include", f"{req.nvtx_range}/"]
     if req.metrics:
         args += ["--metrics", ",".join(req.metrics)]
     if req.source:

@@ -9,6 +9,7 @@ trace is parsed into intervals and analysed per kernel (`timeline`); the timelin
 
 from __future__ import annotations
 
+import math
 import re
 import tempfile
 import time
@@ -16,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models import Evidence, KernelProfile
-from . import timeline
-from .regions import instrument, layout_of
+from . import timeline, window
+from .regions import instrument, layout_in, layout_of, untimed
 
 BACKEND = "proton"
 ENV_PREFIX, ENV_MODE = "INTELLIPERF_REGIONS", "INTELLIPERF_REGIONS_MODE"
@@ -27,6 +28,7 @@ ENV_PREFIX, ENV_MODE = "INTELLIPERF_REGIONS", "INTELLIPERF_REGIONS_MODE"
 # same accuracy (benchmarks/regions_accuracy.py; README "Region timers on the H100").
 DEFAULT_MODE = "default:buffer_type=global:buffer_size=65536:optimizations=clock32,sched_stores"
 _DROPPED = re.compile(r"first (\d+) events are dropped due to insufficient buffer size \((\d+)/(\d+)\)")
+MAX_BUFFER_BYTES = 2 << 30  # device memory the timers' buffers may take over the whole grid, when enlarged
 
 
 @dataclass
@@ -52,11 +54,14 @@ def available(interpret: bool) -> str | None:
 
 def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd: Path, timeout_s: float | None,
             keep: Path | None = None, changes: dict[str, str] | None = None, mode: str | None = None,
-            pictures: bool = False, env: dict[str, str] | None = None, sandbox=None) -> TimerRun:
+            pictures: bool = False, env: dict[str, str] | None = None, sandbox=None, stop_early: bool = True,
+            loops_only: bool = False) -> TimerRun:
     """Run the program once with timers in `kernels` (files under `root`; `changes` are a
     candidate's rewritten files, relative to root). `keep`: write the trace, timeline and PNG there.
     `env`: variables added to the program's environment (e.g. the GPU it runs on). `sandbox`: run
-    it confined (a candidate's copy)."""
+    it confined (a candidate's copy). `stop_early`: the program stops after one launch of each
+    kernel past its warm-up (profiling/window.py). `loops_only`: leave out kernels whose timers
+    could not change a verdict (no loop with a dot to overlap its loads with)."""
     from ..validators.validate import copy_project, in_copy, within
 
     out = TimerRun()
@@ -71,6 +76,10 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
             continue
         rel = str(Path(profile.file).resolve().relative_to(root))
         text = files.get(rel) or (root / rel).read_text()
+        why = untimed(layout_in(text, profile.name, profile.line), profile.name) if loops_only else None
+        if why:
+            out.notes.append(f"{why}: no region timers for it")
+            continue
         try:
             done = instrument(text, profile.name, profile.line)
         except (ValueError, SyntaxError) as exc:
@@ -81,24 +90,34 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
         out.notes += [f"{profile.name}: {n}" for n in done.notes]
     if not tables:
         return out
+    timed = [p for p in kernels if p.id in tables]
     with tempfile.TemporaryDirectory(prefix="intelliperf-timers-") as tmp:
         copy = copy_project(root, files, Path(tmp) / "project", exclude=(keep,) if keep else ())
         folder = Path(keep) if keep else Path(tmp) / "out"
         folder.mkdir(parents=True, exist_ok=True)
         prefix = folder / "proton"
-        result = _run(in_copy(command, root, copy), copy / Path(cwd).resolve().relative_to(root), prefix,
-                      mode or DEFAULT_MODE, timeout_s, env or {}, sandbox, (copy, folder))
+        extra = dict(env or {})
+        if stop_early:
+            extra |= window.settings({p.name: 1 if p.launches > 1 else 0 for p in timed}, 1, str(folder))
+        mode = mode or DEFAULT_MODE
+        run = lambda mode: _run(in_copy(command, root, copy), copy / Path(cwd).resolve().relative_to(root),  # noqa: E731
+                                prefix, mode, timeout_s, extra, sandbox, (copy, folder))
+        result = run(mode)
+        dropped = _dropped(result.dropped, mode)
+        bigger = _bigger_buffer(result.dropped, mode, timed)
+        if dropped and bigger:  # sized from what the first run needed: the loop's trips times its regions
+            out.notes.append(f"region timers: {dropped}; ran again with {bigger}")
+            mode, result = bigger, run(bigger)
+            dropped = _dropped(result.dropped, mode)
+        out.notes += window.notes(folder, "region timers")
         trace = prefix.with_suffix(".chrome_trace")
-        dropped = _dropped(result.tail)
         if result.returncode != 0 or not trace.exists():
             why = _errors(folder) or " | ".join(result.tail[-3:])
             out.notes.append(f"region timers: the instrumented run produced no trace (exit {result.returncode}): "
                              f"{why[:400]}")
             return out
         text = trace.read_text()
-        for profile in kernels:
-            if profile.id not in tables:
-                continue
+        for profile in timed:
             done = tables[profile.id]
             intervals = timeline.parse_trace(text, profile.name)
             regions = done.regions or timeline.regions_from_names(sorted({iv.region for iv in intervals}))
@@ -112,8 +131,30 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
             out.evidence[profile.id] = Evidence(backend=BACKEND, modelled=False, kernel=profile.name,
                                                 launches_traced=report.launches, regions=report)
     out.seconds = round(time.perf_counter() - started, 2)
-    out.notes.append(f"region timers: one instrumented run, {out.seconds:.1f} s (Proton, mode {mode or DEFAULT_MODE})")
+    out.notes.append(f"region timers: one instrumented run, {out.seconds:.1f} s (Proton, mode {mode})")
     return out
+
+
+class _Filtered:
+    """Passes the program's output through, except Proton's dropped-events warnings (one line per
+    CTA and warp: 100 KB on a long loop), which it counts and keeps."""
+
+    def __init__(self) -> None:
+        self.dropped: list[tuple[int, int]] = []  # (events kept, events needed) per warning
+
+    def write(self, text: str) -> None:
+        import sys
+
+        match = _DROPPED.search(text)
+        if match:
+            self.dropped.append((int(match[2]), int(match[3])))
+        else:
+            sys.stderr.write(text)
+
+    def flush(self) -> None:
+        import sys
+
+        sys.stderr.flush()
 
 
 def _run(command: list[str], cwd: Path, prefix: Path, mode: str, timeout_s: float | None, extra: dict[str, str],
@@ -122,21 +163,45 @@ def _run(command: list[str], cwd: Path, prefix: Path, mode: str, timeout_s: floa
 
     env = bootstrap_env(interpret=False) | extra  # no recorder: only the Proton session
     env.update({ENV_PREFIX: str(prefix), ENV_MODE: mode})
+    sink = _Filtered()
     if sandbox is None:
-        return spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s)
-    from ..validators.validate import confined
+        result = spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s, echo=sink)
+    else:
+        from ..validators.validate import confined
 
-    return confined(sandbox, command, cwd=cwd, env=env, home=writable[-1] / "home", seed=0, writable=writable,
-                    timeout_s=timeout_s)
+        result = confined(sandbox, command, cwd=cwd, env=env, home=writable[-1] / "home", seed=0,
+                          writable=writable, timeout_s=timeout_s)
+        sink.dropped = [(int(m[2]), int(m[3])) for line in result.tail if (m := _DROPPED.search(line))]
+    result.dropped = sink.dropped
+    return result
 
 
-def _dropped(tail: list[str]) -> str | None:
-    found = [m for line in tail if (m := _DROPPED.search(line))]
-    if not found:
+def _buffer_size(mode: str) -> int:
+    found = re.search(r"buffer_size=(\d+)", mode)
+    return int(found[1]) if found else 65536
+
+
+def _dropped(dropped: list[tuple[int, int]], mode: str) -> str | None:
+    if not dropped:
         return None
-    kept, worst = int(found[0][2]), max(int(m[3]) for m in found)
-    return (f"Proton's buffer kept {kept} of up to {worst} events per warp: the earliest were dropped (the "
-            f"buffer is set by region_timers.DEFAULT_MODE, {DEFAULT_MODE})")
+    kept, worst = dropped[0][0], max(needed for _, needed in dropped)
+    return (f"Proton's buffer ({_buffer_size(mode)} bytes per CTA) kept {kept} of up to {worst} events per warp: "
+            "the earliest were dropped")
+
+
+def _bigger_buffer(dropped: list[tuple[int, int]], mode: str, kernels: list[KernelProfile]) -> str | None:
+    """The mode with a buffer that holds every event the first run saw, if the whole grid's buffers
+    fit in MAX_BUFFER_BYTES of device memory; else None."""
+    if not dropped:
+        return None
+    kept, worst = dropped[0][0], max(needed for _, needed in dropped)
+    size = _buffer_size(mode)
+    needed = 1 << math.ceil(math.log2(size * worst / max(kept, 1) * 1.25))
+    ctas = max((math.prod(sig.grid) for k in kernels for sig in k.signatures), default=1)
+    if needed <= size or needed * ctas > MAX_BUFFER_BYTES:
+        return None
+    return re.sub(r"buffer_size=\d+", f"buffer_size={needed}", mode) if "buffer_size=" in mode \
+        else f"{mode}:buffer_size={needed}"
 
 
 def _errors(folder: Path) -> str:

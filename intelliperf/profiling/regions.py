@@ -136,14 +136,29 @@ def layout_of(file: str | None, kernel: str, kernel_line: int | None = None) -> 
     """The kernel's regions as its file shows them; None when the file or the kernel cannot be read."""
     if not file or not Path(file).is_file():
         return None
+    return layout_in(Path(file).read_text(), kernel, kernel_line)
+
+
+def layout_in(text: str, kernel: str, kernel_line: int | None = None) -> Instrumented | None:
+    """The kernel's regions in a file's text (its main loop may be in a same-file helper)."""
     try:
-        text = Path(file).read_text()
         layout = instrument(text, kernel, kernel_line)
         if layout.loop_line is None and not layout.user_scopes:
             return _helper_loop(text, kernel, kernel_line) or layout
         return layout
     except (ValueError, SyntaxError):
         return None
+
+
+def untimed(layout: Instrumented | None, kernel: str) -> str | None:
+    """Why region timers could not tell anything about overlap in this kernel (None: they can): its
+    loads are worth timing only in a loop that also has tensor-core work to overlap them with."""
+    if layout is None or layout.loop_line is None:
+        return f"{kernel} has no loop with loads to pipeline"
+    if not any(r.kind == "dot" and r.in_loop for r in layout.regions):
+        return (f"{kernel}: the loop at line {layout.loop_line} has no dot, so there is no tensor-core work for its "
+                "loads to overlap with (a memory-bound loop is the memoryAccess formula's concern)")
+    return None
 
 
 def _helper_loop(text: str, kernel: str, kernel_line: int | None) -> Instrumented | None:

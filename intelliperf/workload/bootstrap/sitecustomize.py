@@ -4,7 +4,9 @@ It only installs an import watcher: the recorder is patched into Triton when Tri
 interpreter or compiler module is first imported, so processes that never use Triton pay nothing.
 With INTELLIPERF_SEED (validation runs), Python's, NumPy's and torch's generators are seeded as
 they are imported, so every run of the program draws the same "random" inputs. Under the
-interpreter, autotuned kernels run their first config (there is no device timer). Any
+interpreter, autotuned kernels run their first config (there is no device timer). With
+INTELLIPERF_WINDOW (the ncu and region-timer passes), the program stops once the top kernels
+have had the launches the pass needs (profiling/window.py). Any
 sitecustomize the environment already had still runs afterwards.
 """
 
@@ -28,14 +30,14 @@ def _note_error(out_dir, exc):
         pass
 
 
-def _patch(name, module, out_dir):
+def _patch(name, module, out_dir, part="recorder"):
     try:
         try:
-            from intelliperf.profiling import recorder
+            import intelliperf.profiling  # noqa: F401
         except ImportError:  # the program's Python is not the one intelliperf is installed in
             sys.path.append(os.environ["INTELLIPERF_HOME"])
-            from intelliperf.profiling import recorder
-        getattr(recorder, _WATCHED[name])(module)
+        patcher = importlib.import_module(f"intelliperf.profiling.{part}")
+        getattr(patcher, _WATCHED[name])(module)
     except Exception as exc:  # never break the user's program; the parent reports it
         _note_error(out_dir, exc)
 
@@ -126,6 +128,22 @@ def _install():
                                       for name in _WATCHED}))
 
 
+def _open_window():
+    """A profiling pass (ncu, region timers): count the top kernels' launches, stop after the chosen ones."""
+    raw = os.environ.get("INTELLIPERF_WINDOW")
+    if not raw:
+        return
+    try:
+        import json
+
+        out_dir = json.loads(raw)["dir"]
+    except (ValueError, KeyError):
+        return
+    hooks = {name: (lambda module, name=name: _patch(name, module, out_dir, "window"))
+             for name in ("triton.runtime.jit", "triton.runtime.interpreter")}
+    sys.meta_path.insert(0, _Watcher(hooks))
+
+
 def _seed_generators():
     seed = os.environ.get("INTELLIPERF_SEED")
     if not seed:
@@ -146,5 +164,6 @@ def _seed_generators():
 _seed_generators()
 _untimed_autotune()
 _start_region_timers()
+_open_window()
 _install()
 _chain_next_sitecustomize()

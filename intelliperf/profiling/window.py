@@ -1,0 +1,182 @@
+"""A launch window: the profiling passes look at a few chosen launches of each top kernel, then
+the program stops.
+
+The ncu and region-timer passes only need a handful of launches of the kernels they profile,
+but a real program launches them thousands of times (the matmul tutorial: 2,583), and every
+launch under a profiler is slow. Loaded by the bootstrap when $INTELLIPERF_WINDOW is set, the
+window counts the launches of the named kernels (autotuning's benchmark launches do not count),
+marks the chosen ones with an NVTX range (ncu profiles only inside it), and once every named
+kernel has had `skip + count` launches it waits for the device, runs the program's exit
+handlers (Proton writes its trace there) and ends the process with exit code 0, leaving a
+marker file that says so. A kernel the program never launches leaves the program running to
+its end, as without the window.
+
+Only the standard library here (torch is imported lazily, only for the device wait and NVTX).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import sys
+
+ENV = "INTELLIPERF_WINDOW"  # JSON: {"kernels": {name: skip}, "count": C, "nvtx": name or null, "dir": path}
+NVTX_RANGE = "intelliperf"  # ncu --nvtx --nvtx-include intelliperf/
+MARKER = "stopped-{pid}.json"
+
+
+def settings(skips: dict[str, int], count: int, out_dir: str, nvtx: bool = False) -> dict[str, str]:
+    """The environment that opens a window in the program's processes: after `skips[name]` launches
+    of each kernel (warm-up), `count` more are looked at, then the program stops."""
+    return {ENV: json.dumps({"kernels": skips, "count": count, "dir": str(out_dir),
+                             "nvtx": NVTX_RANGE if nvtx else None})}
+
+
+def stopped(out_dir: str | os.PathLike) -> list[dict]:
+    """The markers of the processes the window stopped (empty when the program ran to its end)."""
+    from pathlib import Path
+
+    return [json.loads(p.read_text()) for p in sorted(Path(out_dir).glob(MARKER.format(pid="*")))]
+
+
+def notes(out_dir: str | os.PathLike, what: str) -> list[str]:
+    """For the report: whether the pass stopped the program early, and after which launches."""
+    out = []
+    for marker in stopped(out_dir):
+        seen = ", ".join(f"{name} {n}" for name, n in sorted(marker["launches"].items()))
+        out.append(f"{what}: the program (process {marker['pid']}) was stopped once the top kernels had the launches "
+                   f"this pass looks at ({seen}; the first {marker['count']} after warm-up, autotuning's "
+                   "benchmark launches not counted); --full-run lets it run to its end")
+        out += [f"{what}: {problem}" for problem in marker["problems"]]
+    return out
+
+
+class Window:
+    def __init__(self, config: dict) -> None:
+        self.skip = {name: int(n) for name, n in config["kernels"].items()}
+        self.count = int(config["count"])
+        self.dir = config["dir"]
+        self.nvtx = config.get("nvtx")
+        self.seen = dict.fromkeys(self.skip, 0)
+        self.open_range = False
+        self.problems: list[str] = []
+
+    def selected(self, name: str) -> bool:
+        """Whether the next launch of `name` is one the pass looks at."""
+        n = self.seen.get(name)
+        return n is not None and self.skip[name] <= n < self.skip[name] + self.count and not _autotuning()
+
+    def before(self, name: str) -> None:
+        if self.nvtx and self.selected(name):
+            self.open_range = self._nvtx("range_push", self.nvtx)
+
+    def after(self, name: str) -> None:
+        if name not in self.seen or _autotuning():
+            return
+        if self.open_range:
+            self.open_range = not self._nvtx("range_pop")
+        self.seen[name] += 1
+        if all(n >= self.skip[k] + self.count for k, n in self.seen.items()):
+            self.stop()
+
+    def _nvtx(self, what: str, *args) -> bool:
+        try:
+            import torch
+
+            getattr(torch.cuda.nvtx, what)(*args)
+            return True
+        except Exception as exc:  # ncu then profiles nothing; the parent says why from the marker
+            self.problems.append(f"NVTX {what} failed: {type(exc).__name__}: {exc}")
+            self.nvtx = None
+            return False
+
+    def stop(self) -> None:
+        """Every kernel has its launches: finish the device work, run the exit handlers, exit 0."""
+        torch = sys.modules.get("torch")
+        try:
+            if torch is not None and torch.cuda.is_initialized():
+                torch.cuda.synchronize()
+        except Exception as exc:
+            self.problems.append(f"device wait failed: {type(exc).__name__}: {exc}")
+        marker = {"pid": os.getpid(), "launches": dict(self.seen), "skip": self.skip, "count": self.count,
+                  "problems": self.problems}
+        try:
+            with open(os.path.join(self.dir, MARKER.format(pid=os.getpid())), "w") as f:
+                json.dump(marker, f)
+        except OSError:
+            pass
+        atexit._run_exitfuncs()  # Proton's finalize (the trace), anything the program registered
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        _exit(0)
+
+
+def _exit(code: int) -> None:
+    """The C library's exit: its handlers (the CUDA driver's, a profiler's injected library) run, the
+    interpreter's teardown does not (it could launch more work)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).exit(code)
+    finally:
+        os._exit(code)
+
+
+def _autotuning() -> bool:
+    """True inside triton.autotune's benchmarking of configs: those launches are not the program's."""
+    frame = sys._getframe(2)
+    for _ in range(40):
+        if frame is None:
+            return False
+        if frame.f_code.co_name in ("_bench", "do_bench") and "autotuner" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
+_WINDOW: Window | None = None
+
+
+def _window() -> Window:
+    global _WINDOW
+    if _WINDOW is None:
+        _WINDOW = Window(json.loads(os.environ[ENV]))
+    return _WINDOW
+
+
+def _name(metadata) -> str:
+    data = metadata.data if hasattr(metadata, "data") else metadata
+    return str((data or {}).get("name", "")) if isinstance(data, dict) else ""
+
+
+def install_jit(jit_module) -> None:
+    """Compiled kernels: Triton's launch hooks see every launch (also Inductor's), before and after."""
+    from triton import knobs
+
+    window = _window()
+    knobs.runtime.launch_enter_hook.add(lambda metadata: window.before(_name(metadata)))
+    knobs.runtime.launch_exit_hook.add(lambda metadata: window.after(_name(metadata)))
+
+
+def install_interpreter(interpreter_module) -> None:
+    """Interpreted kernels have no launch hooks: wrap InterpretedFunction.run."""
+    cls = interpreter_module.InterpretedFunction
+    if hasattr(cls.run, "__intelliperf_window__"):
+        return
+    original, window = cls.run, _window()
+
+    def run(fn, *args, **kwargs):
+        name = fn.fn.__name__ if hasattr(fn, "fn") else getattr(fn, "__name__", "")
+        if kwargs.get("warmup"):
+            return original(fn, *args, **kwargs)
+        window.before(name)
+        result = original(fn, *args, **kwargs)
+        window.after(name)
+        return result
+
+    run.__intelliperf_window__ = True
+    cls.run = run

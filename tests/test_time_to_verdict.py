@@ -1,0 +1,155 @@
+"""Time to a verdict: bounded profiling passes, no pass that cannot change the verdict, timeouts
+that are verdicts of their own. Real subprocesses under Triton's interpreter; the GPU side of the
+same code (ncu's NVTX range, Proton's buffer) is checked by benchmarks/stage_times.py on a GPU."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+from conftest import REPO, run_cli
+
+from intelliperf.models import Attempt, KernelProfile, LaunchSignature, Measure
+from intelliperf.profiling import ncu, region_timers, window
+from intelliperf.profiling.regions import layout_of, untimed
+from intelliperf.validators import Problem, Verdict
+from intelliperf.workload.runner import bootstrap_env
+
+PROGRAM = textwrap.dedent('''
+    import atexit, sys
+    import torch, triton, triton.language as tl
+
+    @triton.jit
+    def add_one(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+    @triton.jit
+    def other(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), tl.zeros([BLOCK], tl.float32))
+
+    x, y = torch.zeros(64), torch.zeros(16)
+    atexit.register(lambda: open(sys.argv[1], "w").write(str(int(x[0]))))  # Proton writes its trace like this
+    for i in range(200):
+        other[(1,)](y, BLOCK=16)
+        add_one[(1,)](x, 64, BLOCK=64)
+    print("ran to the end", flush=True)
+''')
+
+
+def _run(tmp_path: Path, skips: dict[str, int], count: int) -> tuple[subprocess.CompletedProcess, Path]:
+    script, marks, seen = tmp_path / "prog.py", tmp_path / "marks", tmp_path / "seen.txt"
+    script.write_text(PROGRAM)
+    marks.mkdir()
+    env = bootstrap_env(interpret=True) | window.settings(skips, count, str(marks))
+    done = subprocess.run([sys.executable, str(script), str(seen)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    return done, marks
+
+
+def test_the_window_stops_the_program_after_the_chosen_launches(tmp_path):
+    done, marks = _run(tmp_path, {"add_one": 1}, count=2)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ran to the end" not in done.stdout  # 3 of 200 launches, then it stopped
+    (marker,) = window.stopped(marks)
+    assert marker["launches"] == {"add_one": 3} and marker["problems"] == []
+    assert (tmp_path / "seen.txt").read_text() == "3"  # exit handlers ran, after the device work of launch 3
+    assert "stopped once the top kernels had the launches" in window.notes(marks, "ncu")[0]
+
+
+def test_a_kernel_that_never_launches_lets_the_program_run_to_its_end(tmp_path):
+    done, marks = _run(tmp_path, {"add_one": 0, "never_launched": 0}, count=1)
+    assert done.returncode == 0 and "ran to the end" in done.stdout
+    assert window.stopped(marks) == [] and window.notes(marks, "ncu") == []
+    assert (tmp_path / "seen.txt").read_text() == "200"
+
+
+def test_autotunings_benchmark_launches_are_not_the_programs():
+    """Triton's Autotuner._bench runs each config through JITFunction.run: those launches must not
+    use up the window (the profiled launch would be a config that lost)."""
+    bench = compile("def _bench(check):\n    return check()\n", "/site-packages/triton/runtime/autotuner.py", "exec")
+    scope: dict = {}
+    exec(bench, scope)
+
+    def launch_hook():  # where the window asks: two frames below the launch path
+        return (lambda: window._autotuning())()
+
+    assert scope["_bench"](launch_hook) is True
+    assert launch_hook() is False
+    w = window.Window({"kernels": {"k": 0}, "count": 1, "dir": "/nonexistent", "nvtx": None})
+    assert scope["_bench"](lambda: w.selected("k")) is False and w.selected("k") is True
+
+
+def test_ncu_profiles_only_the_windows_launches():
+    req = ncu.NcuRequest(kernels=["k"], metrics=["m"], nvtx_range=window.NVTX_RANGE)
+    args = ncu.profile_command("ncu", req, Path("r"), ["python", "p.py"])
+    assert args[args.index("--nvtx-include") + 1] == "intelliperf/" and "--nvtx" in args
+    assert "--nvtx" not in ncu.profile_command("ncu", ncu.NcuRequest(kernels=["k"], metrics=[]), Path("r"), ["x"])
+
+
+def test_region_timers_only_where_they_can_change_the_verdict():
+    examples = REPO / "examples"
+    sum_file, gemm_file = examples / "atomic_contention" / "reduced_sum.py", examples / "overlap" / "gemm.py"
+    assert "no loop with loads" in untimed(layout_of(str(sum_file), "reduced_sum_kernel"), "reduced_sum_kernel")
+    assert untimed(layout_of(str(gemm_file), "gemm_kernel"), "gemm_kernel") is None
+    profile = _profile("reduced_sum_kernel", str(sum_file), [])
+    # loops_only: the kernel is left out before anything runs (no Proton on this machine: a run would fail)
+    run = region_timers.collect(["false"], [profile], root=examples, cwd=examples, timeout_s=5, loops_only=True)
+    assert run.evidence == {} and any("no region timers for it" in n for n in run.notes)
+
+
+def _profile(name: str, file: str | None, signatures: list) -> KernelProfile:
+    return KernelProfile(id=f"{name}@{file}:1", name=name, file=file, line=None, launches=3, timed_launches=3,
+                         total_time_s=1.0, mean_time_s=0.3, share=1.0, signatures=signatures)
+
+
+def test_proton_buffer_grows_to_what_the_first_run_needed():
+    profile = _profile("k", None, [LaunchSignature(grid=[256, 1, 1], launches=1, total_time_s=0.1, args=[])])
+    mode = region_timers.DEFAULT_MODE
+    assert region_timers._bigger_buffer([], mode, [profile]) is None
+    bigger = region_timers._bigger_buffer([(8192, 30000), (8192, 41000)], mode, [profile])
+    assert "buffer_size=524288" in bigger and "clock32" in bigger  # 65536 x 41000/8192 x 1.25, to a power of 2
+    huge = [(8192, 8192 * 4096)]  # 256 CTAs x 256 MiB each would not fit: no retry
+    assert region_timers._bigger_buffer(huge, mode, [profile]) is None
+    assert "kept 8192 of up to 41000" in region_timers._dropped([(8192, 30000), (8192, 41000)], mode)
+
+
+def test_a_timeout_is_a_verdict_of_its_own():
+    from intelliperf import loop
+
+    s = SimpleNamespace(formula=SimpleNamespace(metric="m"), finding=SimpleNamespace(metric=None))
+    killed = Attempt(number=1, rewriter="recipes", title="t", status="invalid", before=Measure(),
+                     verdict=Verdict(correct=False, problems=[Problem(kind="timeout", message="ran past 60 s")]))
+    loop._decide(s, killed)
+    assert killed.status == "timed-out"
+    wrong = Attempt(number=2, rewriter="recipes", title="t", status="invalid", before=Measure(),
+                    verdict=Verdict(correct=False, problems=[Problem(kind="timeout", message="x"),
+                                                             Problem(kind="mismatch", message="y")]))
+    loop._decide(s, wrong)
+    assert wrong.status == "rejected"
+
+
+def test_candidate_timeout_is_checked_before_anything_runs(tmp_path):
+    result = run_cli("optimize", "--candidate-timeout", "0", "--out-dir", str(tmp_path / "out"), "--", "python",
+                     "nope.py")
+    assert result.returncode == 2 and "--candidate-timeout must be a positive" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "out").exists()
+
+
+def test_limits_scale_with_the_load(monkeypatch):
+    import importlib
+
+    from intelliperf.validators import ValidationSettings
+
+    v = importlib.import_module("intelliperf.validators.validate")
+
+    monkeypatch.setattr(v.os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    monkeypatch.setattr(v.os, "cpu_count", lambda: 2)
+    assert v.load_factor() == 4.0 and v.busy()
+    assert v._limit(10, ValidationSettings()) == 280  # (4 x 10 + 30) x 4
+    assert v._limit(10, ValidationSettings(patience=2)) == 560
+    monkeypatch.setattr(v.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert v.load_factor() == 1.0 and not v.busy()
