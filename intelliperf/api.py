@@ -196,13 +196,14 @@ def _counters(backend: str, command: list[str], top: list[KernelProfile], the_fo
               recording: Recording, timeout_s: float | None, cwd: str | None, keep: str | Path | None,
               stop_early: bool = True):
     """One profiler pass over the top kernels: evidence per kernel id, and notes."""
-    from .profiling import counters
+    from .profiling import counters, window
 
     names = {p.id: p.id.split("@", 1)[0] for p in top}
     metrics = the_formula.counter_metrics(registry, backend)
     evidence, notes = counters.collect(backend, command, sorted(set(names.values())), metrics, cwd=cwd,
                                        timeout_s=timeout_s, sass_tables=recording.sass_tables(),
-                                       keep=Path(keep) if keep else None, stop_early=stop_early)
+                                       keep=Path(keep) if keep else None, stop_early=stop_early,
+                                       configs=window.tuned_configs(top))
     return {pid: evidence[name] for pid, name in names.items() if name in evidence}, notes
 
 

@@ -44,6 +44,7 @@ class LaunchSignature(_Model):
     num_stages: int | None = None
     args: list[ArgInfo]
     launches: int
+    tuning_launches: int = Field(0, description="of them, launches by triton.autotune's benchmarking of configs")
     total_time_s: float
 
 

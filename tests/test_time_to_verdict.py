@@ -70,17 +70,49 @@ def test_a_kernel_that_never_launches_lets_the_program_run_to_its_end(tmp_path):
 def test_autotunings_benchmark_launches_are_not_the_programs():
     """Triton's Autotuner._bench runs each config through JITFunction.run: those launches must not
     use up the window (the profiled launch would be a config that lost)."""
-    bench = compile("def _bench(check):\n    return check()\n", "/site-packages/triton/runtime/autotuner.py", "exec")
-    scope: dict = {}
-    exec(bench, scope)
+    class Autotuner:
+        def _bench(self, check):
+            return check()
 
-    def launch_hook():  # where the window asks: two frames below the launch path
-        return (lambda: window._autotuning())()
-
-    assert scope["_bench"](launch_hook) is True
-    assert launch_hook() is False
+    window.track_tuning(SimpleNamespace(Autotuner=Autotuner))
     w = window.Window({"kernels": {"k": 0}, "count": 1, "dir": "/nonexistent", "nvtx": None})
-    assert scope["_bench"](lambda: w.selected("k")) is False and w.selected("k") is True
+    assert Autotuner()._bench(lambda: w.selected("k")) is False and w.selected("k") is True
+    assert Autotuner()._bench(window._autotuning) is True and window._autotuning() is False
+
+
+TUNED = textwrap.dedent('''
+    import torch, triton, triton.language as tl
+
+    @triton.autotune([triton.Config({"BLOCK": 32}, num_warps=1), triton.Config({"BLOCK": 64}, num_warps=4)],
+                     key=["n"])
+    @triton.jit
+    def tuned(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+    x = torch.zeros(100)
+    tuned[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, 100)
+    print("config", tuned.best_config.kwargs["BLOCK"], tuned.best_config.num_warps)
+''')
+
+
+def test_profiler_passes_run_the_config_the_program_chose(tmp_path):
+    """The recorded run's config is pinned: no benchmarking under the profiler (the interpreter
+    would pick the first config, BLOCK=32)."""
+    script = tmp_path / "tuned.py"
+    script.write_text(TUNED)
+    chosen = {"tuned": {"num_warps": 4, "num_stages": None, "kwargs": {"BLOCK": 64}}}
+    env = bootstrap_env(interpret=True) | window.settings({"tuned": 0}, 5, str(tmp_path), configs=chosen)
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert "config 64 4" in done.stdout, done.stderr[-2000:]
+    plain = subprocess.run([sys.executable, str(script)], env=bootstrap_env(interpret=True), capture_output=True,
+                           text=True, timeout=300)
+    assert "config 32 1" in plain.stdout, plain.stderr[-2000:]
+    sig = LaunchSignature(grid=[2, 1, 1], num_warps=4, args=[{"name": "BLOCK", "kind": "constexpr", "value": 64}],
+                          launches=3, tuning_launches=0, total_time_s=0.1)
+    lost = LaunchSignature(grid=[4, 1, 1], num_warps=1, args=[{"name": "BLOCK", "kind": "constexpr", "value": 32}],
+                           launches=40, tuning_launches=40, total_time_s=0.1)
+    assert window.tuned_configs([_profile("tuned", None, [lost, sig])]) == chosen
 
 
 def test_ncu_profiles_only_the_windows_launches():

@@ -60,18 +60,20 @@ def gpu_vendor() -> str | None:
 
 def collect(backend: str, command: list[str], kernels: list[str], metrics: list[str], *, cwd: str | None,
             timeout_s: float | None, sass_tables: dict[str, list] | None = None, launches: int = 1,
-            keep: Path | None = None, stop_early: bool = True) -> tuple[dict[str, Evidence], list[str]]:
+            keep: Path | None = None, stop_early: bool = True,
+            configs: dict[str, dict] | None = None) -> tuple[dict[str, Evidence], list[str]]:
     """One pass of the program under the profiler: evidence per kernel name, and notes. With
     `keep`, the profiler's files stay there (an .ncu-rep opens in Nsight Compute). With
     `stop_early`, the program stops once each kernel had `launches` launches (profiling/window.py);
-    ncu then profiles exactly those (an NVTX range marks them)."""
+    ncu then profiles exactly those (an NVTX range marks them), and autotuned kernels run the
+    `configs` the recorded run chose (window.tuned_configs) instead of benchmarking them again."""
     with tempfile.TemporaryDirectory(prefix=f"intelliperf-{backend}-") as tmp:
         folder = Path(keep) if keep else Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         marks = Path(tmp) / "window"
         marks.mkdir()
-        extra = window.settings(dict.fromkeys(kernels, 0), launches, str(marks), nvtx=backend == "ncu") \
-            if stop_early else {}
+        extra = window.settings(dict.fromkeys(kernels, 0), launches, str(marks), nvtx=backend == "ncu",
+                                configs=configs) if stop_early else {}
         if backend == "ncu":
             evidence, notes = _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables or {}, launches, folder,
                                    extra)

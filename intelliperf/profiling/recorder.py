@@ -26,6 +26,8 @@ import sys
 import time
 from collections import deque
 
+from .window import TUNING, track_tuning
+
 ENV_DIR = "INTELLIPERF_RECORD_DIR"
 ENV_TRACE = "INTELLIPERF_TRACE"  # regex of kernel names to trace; unset: no trace
 ENV_SAMPLE = "INTELLIPERF_SAMPLE_PROGRAMS"
@@ -54,11 +56,12 @@ class _Counts:
 
 
 class _Signature(_Counts):
-    __slots__ = ("grid", "num_warps", "num_stages", "args")
+    __slots__ = ("grid", "num_warps", "num_stages", "args", "tuning")
 
     def __init__(self, grid, num_warps, num_stages, args):
         super().__init__()
         self.grid, self.num_warps, self.num_stages, self.args = grid, num_warps, num_stages, args
+        self.tuning = 0  # launches by triton.autotune's benchmarking of configs
 
 
 class _Kernel(_Counts):
@@ -81,7 +84,8 @@ class _Kernel(_Counts):
             "signatures_dropped": self.dropped,
             "signatures": [
                 {"grid": list(s.grid), "num_warps": s.num_warps, "num_stages": s.num_stages,
-                 "args": s.args, "launches": s.launches, "total_time_s": s.total()} for s in sigs],
+                 "args": s.args, "launches": s.launches, "tuning_launches": s.tuning,
+                 "total_time_s": s.total()} for s in sigs],
             "trace": self.traced,
             "static": self.static,
             "sass_lines": self.sass_lines,
@@ -227,6 +231,7 @@ class Recorder:
         self.launches += 1
         if sig is not None:
             sig.launches += 1
+            sig.tuning += TUNING[0] > 0
         if info.traced:
             self.maybe_trace(kernel, info, bound, grid)
             if self.static_targets and kernel.static is None:
@@ -521,6 +526,11 @@ def install_compiler(compiler_module) -> None:
 
     launch_metadata.__intelliperf_original__ = original
     cls.launch_metadata = launch_metadata
+
+
+def install_autotuner(autotuner_module) -> None:
+    """Patch triton.runtime.autotuner: count the launches its benchmarking makes, per signature."""
+    track_tuning(autotuner_module)
 
 
 def install_interpreter(interpreter_module) -> None:

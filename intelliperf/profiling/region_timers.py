@@ -98,7 +98,8 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
         prefix = folder / "proton"
         extra = dict(env or {})
         if stop_early:
-            extra |= window.settings({p.name: 1 if p.launches > 1 else 0 for p in timed}, 1, str(folder))
+            extra |= window.settings({p.name: 1 if p.launches > 1 else 0 for p in timed}, 1, str(folder),
+                                     configs=window.tuned_configs(timed))
         mode = mode or DEFAULT_MODE
         run = lambda mode: _run(in_copy(command, root, copy), copy / Path(cwd).resolve().relative_to(root),  # noqa: E731
                                 prefix, mode, timeout_s, extra, sandbox, (copy, folder))

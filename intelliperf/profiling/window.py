@@ -5,7 +5,8 @@ The ncu and region-timer passes only need a handful of launches of the kernels t
 but a real program launches them thousands of times (the matmul tutorial: 2,583), and every
 launch under a profiler is slow. Loaded by the bootstrap when $INTELLIPERF_WINDOW is set, the
 window counts the launches of the named kernels (autotuning's benchmark launches do not count),
-marks the chosen ones with an NVTX range (ncu profiles only inside it), and once every named
+marks the chosen ones with an NVTX range (ncu profiles only inside it; autotuned kernels run
+the config the recorded run chose, without benchmarking), and once every named
 kernel has had `skip + count` launches it waits for the device, runs the program's exit
 handlers (Proton writes its trace there) and ends the process with exit code 0, leaving a
 marker file that says so. A kernel the program never launches leaves the program running to
@@ -21,16 +22,19 @@ import json
 import os
 import sys
 
-ENV = "INTELLIPERF_WINDOW"  # JSON: {"kernels": {name: skip}, "count": C, "nvtx": name or null, "dir": path}
+ENV = "INTELLIPERF_WINDOW"  # JSON: {"kernels": {name: skip}, "count": C, "nvtx": name or null, "dir": path,
+#                                    "configs": {name: autotune config the recorded run chose}}
 NVTX_RANGE = "intelliperf"  # ncu --nvtx --nvtx-include intelliperf/
 MARKER = "stopped-{pid}.json"
 
 
-def settings(skips: dict[str, int], count: int, out_dir: str, nvtx: bool = False) -> dict[str, str]:
+def settings(skips: dict[str, int], count: int, out_dir: str, nvtx: bool = False,
+             configs: dict[str, dict] | None = None) -> dict[str, str]:
     """The environment that opens a window in the program's processes: after `skips[name]` launches
-    of each kernel (warm-up), `count` more are looked at, then the program stops."""
+    of each kernel (warm-up), `count` more are looked at, then the program stops. `configs`
+    (tuned_configs): autotuned kernels run the config the recorded run chose, without benchmarking."""
     return {ENV: json.dumps({"kernels": skips, "count": count, "dir": str(out_dir),
-                             "nvtx": NVTX_RANGE if nvtx else None})}
+                             "nvtx": NVTX_RANGE if nvtx else None, "configs": configs or {}})}
 
 
 def stopped(out_dir: str | os.PathLike) -> list[dict]:
@@ -58,6 +62,7 @@ class Window:
         self.count = int(config["count"])
         self.dir = config["dir"]
         self.nvtx = config.get("nvtx")
+        self.configs = config.get("configs") or {}
         self.seen = dict.fromkeys(self.skip, 0)
         self.open_range = False
         self.problems: list[str] = []
@@ -126,16 +131,64 @@ def _exit(code: int) -> None:
         os._exit(code)
 
 
+TUNING = [0]  # > 0 while triton.autotune benchmarks a config (Autotuner._bench runs)
+
+
 def _autotuning() -> bool:
     """True inside triton.autotune's benchmarking of configs: those launches are not the program's."""
-    frame = sys._getframe(2)
-    for _ in range(40):
-        if frame is None:
-            return False
-        if frame.f_code.co_name in ("_bench", "do_bench") and "autotuner" in frame.f_code.co_filename:
-            return True
-        frame = frame.f_back
-    return False
+    return TUNING[0] > 0
+
+
+def track_tuning(autotuner_module) -> None:
+    """Count Autotuner._bench calls in progress (the recorder and the window both ask)."""
+    cls = autotuner_module.Autotuner
+    original = cls._bench
+    if hasattr(original, "__intelliperf_tuning__"):
+        return
+
+    def _bench(self, *args, **kwargs):
+        TUNING[0] += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            TUNING[0] -= 1
+
+    _bench.__intelliperf_tuning__ = True
+    cls._bench = _bench
+
+
+def tuned_configs(profiles) -> dict[str, dict]:
+    """For each autotuned kernel among `profiles` (KernelProfile), the config the program ran with:
+    the signature with the most launches outside autotuning's benchmark."""
+    configs = {}
+    for p in profiles:
+        if not any(s.tuning_launches for s in p.signatures):
+            continue
+        chosen = max(p.signatures, key=lambda s: s.launches - s.tuning_launches)
+        configs[p.name] = {"num_warps": chosen.num_warps, "num_stages": chosen.num_stages,
+                           "kwargs": {a.name: a.value for a in chosen.args if a.kind == "constexpr"}}
+    return configs
+
+
+def _matches(config, want: dict) -> bool:
+    if want.get("num_warps") not in (None, config.num_warps) or want.get("num_stages") not in (None, config.num_stages):
+        return False
+    return all(want["kwargs"].get(k, v) == v for k, v in config.kwargs.items())
+
+
+def pin_configs(autotuner_module, configs: dict[str, dict]) -> None:
+    """Autotuned kernels keep the config the program chose in the recorded run: a profiler pass
+    then benchmarks no config (under Proton every benchmark launch would be traced)."""
+    cls = autotuner_module.Autotuner
+    original = cls.prune_configs
+
+    def prune_configs(self, kwargs):
+        pruned = original(self, kwargs)
+        want = configs.get(getattr(getattr(self, "base_fn", None), "__name__", None))
+        kept = [c for c in pruned if _matches(c, want)] if want else []
+        return kept[:1] or pruned
+
+    cls.prune_configs = prune_configs
 
 
 _WINDOW: Window | None = None
@@ -160,6 +213,15 @@ def install_jit(jit_module) -> None:
     window = _window()
     knobs.runtime.launch_enter_hook.add(lambda metadata: window.before(_name(metadata)))
     knobs.runtime.launch_exit_hook.add(lambda metadata: window.after(_name(metadata)))
+
+
+def install_autotuner(autotuner_module) -> None:
+    track_tuning(autotuner_module)
+    pin_configs(autotuner_module, _window().configs)
+
+
+def install_compiler(compiler_module) -> None:
+    """Nothing to patch: the launch hooks see Inductor's launches too."""
 
 
 def install_interpreter(interpreter_module) -> None:

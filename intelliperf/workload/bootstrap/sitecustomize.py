@@ -15,10 +15,11 @@ import importlib.util
 import os
 import sys
 
-_WATCHED = {
+_WATCHED = {  # module: the function of profiling.recorder (or .window) that patches it
     "triton.runtime.jit": "install_jit",
     "triton.runtime.interpreter": "install_interpreter",
     "triton.compiler.compiler": "install_compiler",
+    "triton.runtime.autotuner": "install_autotuner",
 }
 
 
@@ -43,14 +44,15 @@ def _patch(name, module, out_dir, part="recorder"):
 
 
 class _Watcher:
-    """Calls hooks[name](module) right after `name` is first imported."""
+    """Calls each of hooks[name] (module) right after `name` is first imported. One watcher serves
+    every part of this bootstrap: two would each find the module through the other, forever."""
 
-    def __init__(self, hooks):
-        self.hooks = hooks
+    def __init__(self):
+        self.hooks = {}
 
     def find_spec(self, name, path=None, target=None):
-        hook = self.hooks.get(name)
-        if hook is None:
+        hooks = self.hooks.get(name)
+        if not hooks:
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
@@ -64,10 +66,25 @@ class _Watcher:
 
         def exec_and_patch(module):
             exec_module(module)
-            hook(module)
+            for hook in hooks:
+                hook(module)
 
         spec.loader.exec_module = exec_and_patch
         return spec
+
+
+_WATCHER = _Watcher()
+
+
+def _watch(hooks):
+    """Run hooks[name](module) when `name` is imported, or now if it already is (an earlier part of this
+    bootstrap, Proton's session, may have imported Triton already)."""
+    if _WATCHER not in sys.meta_path:
+        sys.meta_path.insert(0, _WATCHER)
+    for name, hook in hooks.items():
+        _WATCHER.hooks.setdefault(name, []).append(hook)
+        if name in sys.modules:
+            hook(sys.modules[name])
 
 
 def _chain_next_sitecustomize():
@@ -113,7 +130,7 @@ def _untimed_autotune():
     def untimed(module):
         module.Autotuner.do_bench = property(lambda self: lambda kernel_call, quantiles: [1.0, 1.0, 1.0])
 
-    sys.meta_path.insert(0, _Watcher({"triton.runtime.autotuner": untimed}))
+    _watch({"triton.runtime.autotuner": untimed})
 
 
 def _install():
@@ -124,8 +141,7 @@ def _install():
         open(os.path.join(out_dir, f"started-{os.getpid()}"), "w").close()
     except OSError:
         return
-    sys.meta_path.insert(0, _Watcher({name: (lambda module, name=name: _patch(name, module, out_dir))
-                                      for name in _WATCHED}))
+    _watch({name: (lambda module, name=name: _patch(name, module, out_dir)) for name in _WATCHED})
 
 
 def _open_window():
@@ -139,9 +155,7 @@ def _open_window():
         out_dir = json.loads(raw)["dir"]
     except (ValueError, KeyError):
         return
-    hooks = {name: (lambda module, name=name: _patch(name, module, out_dir, "window"))
-             for name in ("triton.runtime.jit", "triton.runtime.interpreter")}
-    sys.meta_path.insert(0, _Watcher(hooks))
+    _watch({name: (lambda module, name=name: _patch(name, module, out_dir, "window")) for name in _WATCHED})
 
 
 def _seed_generators():
@@ -158,12 +172,12 @@ def _seed_generators():
         except Exception:  # a stripped-down build: the comparison of two reference runs will tell
             pass
 
-    sys.meta_path.insert(0, _Watcher({"numpy": seeder, "torch": seeder}))
+    _watch({"numpy": seeder, "torch": seeder})
 
 
 _seed_generators()
 _untimed_autotune()
-_start_region_timers()
 _open_window()
+_start_region_timers()
 _install()
 _chain_next_sitecustomize()
