@@ -27,6 +27,10 @@ TRACE_BACKEND = "interpreter-trace"
 STATIC_BACKEND = "static"
 
 Progress = Callable[[str], None]
+# Seconds the interpreter trace of one launch may take in a GPU run, where it is one pass among
+# several: a 4096^3 GEMM's sampled programs take minutes in the interpreter (the atomics it looks for
+# show in the first programs; the trace says how many it ran). On the CPU it is the evidence: 60 s.
+GPU_TRACE_BUDGET_S = 10.0
 
 
 def diagnose(
@@ -86,6 +90,8 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
     check_command(command)
     interpret = _interpret(device)
     trace = trace_settings(the_formula, registry, kernel, sample_programs, trace_launches)
+    if not interpret:  # the interpreter trace runs on the host beside a GPU run: bound it like the other passes
+        trace.budget_s = GPU_TRACE_BUDGET_S
     backend, counter_note = _counter_backend(counters, the_formula, registry, interpret)
     trace.sass_lines = backend == "ncu" and trace.pattern is not None
 
