@@ -114,6 +114,18 @@ def test_profiler_passes_run_the_config_the_program_chose(tmp_path):
                            launches=40, tuning_launches=40, total_time_s=0.1)
     assert window.tuned_configs([_profile("tuned", None, [lost, sig])]) == chosen
 
+    class Autotuner:  # Triton <= 3.6 benchmarks a single remaining config too: a pinned one is not run
+        base_fn = SimpleNamespace(__name__="tuned")
+
+        def prune_configs(self, kwargs):
+            return []
+
+        def _bench(self, *args, **kwargs):
+            raise AssertionError("a pinned config was benchmarked")
+
+    window.pin_configs(SimpleNamespace(Autotuner=Autotuner), chosen)
+    assert Autotuner()._bench(config=None) == [0.0, 0.0, 0.0]
+
 
 def test_ncu_profiles_only_the_windows_launches():
     req = ncu.NcuRequest(kernels=["k"], metrics=["m"], nvtx_range=window.NVTX_RANGE)
