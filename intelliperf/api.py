@@ -171,7 +171,7 @@ class _RegionsOnly:
 
 def regions(command: Sequence[str], *, kernel: str | None = None, device: str = "auto",
             out_dir: str | Path = "intelliperf-regions", timeout_s: float | None = None, cwd: str | None = None,
-            progress: Progress | None = None) -> Report:
+            progress: Progress | None = None, stop_early: bool = True) -> Report:
     """Time the regions of the top kernel (or the top one matching `kernel`) with compiler-inserted
     timers, without a formula: per-region cycles, overlap, the timeline (Perfetto JSON, PNG) in
     `out_dir`. Without a GPU, the regions and what the static view compiled in each."""
@@ -181,7 +181,8 @@ def regions(command: Sequence[str], *, kernel: str | None = None, device: str = 
     out = Path(out_dir).resolve()
     report, recording = _diagnose(list(command), _RegionsOnly(), default_registry(), top_n=1, kernel=kernel,
                                   device=device, sample_programs=1, trace_launches=1, timeout_s=timeout_s, cwd=cwd,
-                                  progress=progress or (lambda stage: None), counters="off", timer_dir=out)
+                                  progress=progress or (lambda stage: None), counters="off", timer_dir=out,
+                                  stop_early=stop_early)
     for d in report.diagnoses:
         profile = next(k for k in report.kernels if k.name == d.kernel)
         if not any(ev.regions for ev in d.evidence):

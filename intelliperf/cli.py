@@ -202,13 +202,15 @@ def regions(
     out_dir: Path = typer.Option(Path("intelliperf-regions"), "--out-dir", help="Report, timeline (Perfetto "
                                                                                   "JSON) and PNG go here."),
     timeout: float | None = typer.Option(None, "--timeout", help="Stop the command after this many seconds."),
+    full_run: bool = typer.Option(False, "--full-run", help="Time every launch to the program's end (default: "
+                                                           "the first launch, then the program is stopped)."),
 ) -> None:
     """Time the regions of the top kernel with compiler-inserted timers (Proton) and draw its timeline."""
     from .api import regions as run_regions
     from .delivery.console import print_report
 
     report = run_regions(command or [], kernel=kernel, device=device, out_dir=out_dir, timeout_s=timeout,
-                         progress=_progress)
+                         progress=_progress, stop_early=not full_run)
     print_report(report, out)
     err.print(f"[dim]report and timeline written to {out_dir}[/dim]")
 

@@ -18,16 +18,18 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 GEMM = ["--m", "512", "--n", "512", "--k", "2048"]
 
 
-def _regions(tmp_path, example: str, *args: str) -> dict:
-    done = run_cli("regions", "--device", "gpu", "--out-dir", str(tmp_path), "--", sys.executable,
-                   f"examples/overlap/{example}", *args)
+def _regions(tmp_path, example: str, *args: str, full_run: bool = False) -> dict:
+    done = run_cli("regions", "--device", "gpu", "--out-dir", str(tmp_path), *(["--full-run"] if full_run else []),
+                   "--", sys.executable, f"examples/overlap/{example}", *args)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((tmp_path / "report.json").read_text())
     return next(e["regions"] for d in report["diagnoses"] for e in d["evidence"] if e.get("regions"))
 
 
 def test_timers_are_complete_and_launches_told_apart(tmp_path):
-    r = _regions(tmp_path / "a", "gemm.py", *GEMM, "--repeat", "2")
+    first = _regions(tmp_path / "w", "gemm.py", *GEMM, "--repeat", "2")  # the launch window: one launch, then stop
+    assert first["launches"] == 1 and first["loop_iterations"] == 32 and first["problems"] == []
+    r = _regions(tmp_path / "a", "gemm.py", *GEMM, "--repeat", "2", full_run=True)
     assert r["launches"] == 2 and r["ctas"] == 16 and r["warps_per_cta"] == 4  # (512 / 128)^2 CTAs
     assert r["problems"] == [] and r["loop_iterations"] == 32  # 2048 / BLOCK_K, every event kept
     assert r["exposed_memory_share"] > 0.3 and r["loop_line"] == 35
