@@ -92,6 +92,7 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
     trace = trace_settings(the_formula, registry, kernel, sample_programs, trace_launches)
     if not interpret:  # the interpreter trace runs on the host beside a GPU run: bound it like the other passes
         trace.budget_s = GPU_TRACE_BUDGET_S
+        trace.static_targets = _own_targets(trace.static_targets)
     backend, counter_note = _counter_backend(counters, the_formula, registry, interpret)
     trace.sass_lines = backend == "ncu" and trace.pattern is not None
 
@@ -242,6 +243,15 @@ def trace_settings(the_formula, registry: Registry, kernel: str | None, sample_p
     wanted = bool(needs & {TRACE_BACKEND, STATIC_BACKEND})
     return TraceSettings(pattern=(kernel or ".") if wanted else None, sample_programs=sample_programs,
                          launches=launches, static_targets=DEFAULT_TARGETS if STATIC_BACKEND in needs else ())
+
+
+def _own_targets(targets: tuple[str, ...]) -> tuple[str, ...]:
+    """On a GPU, the static view compiles for that GPU's vendor only (each target costs a compile
+    while the program waits); without a GPU, for both."""
+    from .profiling import counters
+
+    vendor = {"ncu": "cuda", "rocprofv3": "hip"}.get(counters.gpu_vendor() or "")
+    return tuple(t for t in targets if vendor is None or t.startswith(vendor))
 
 
 def _kernel_pattern(kernel: str | None) -> re.Pattern | None:

@@ -197,3 +197,15 @@ def test_limits_scale_with_the_load(monkeypatch):
     assert v._limit(10, ValidationSettings(patience=2)) == 560
     monkeypatch.setattr(v.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
     assert v.load_factor() == 1.0 and not v.busy()
+
+
+def test_a_gpu_run_compiles_the_static_view_for_its_own_vendor_only(monkeypatch):
+    from intelliperf import api
+    from intelliperf.profiling import counters
+    from intelliperf.profiling.static import DEFAULT_TARGETS
+
+    assert api._own_targets(DEFAULT_TARGETS) == DEFAULT_TARGETS  # no GPU here: both
+    monkeypatch.setattr(counters, "gpu_vendor", lambda: "ncu")
+    assert api._own_targets(DEFAULT_TARGETS) == ("cuda:90",)
+    monkeypatch.setattr(counters, "gpu_vendor", lambda: "rocprofv3")
+    assert api._own_targets(DEFAULT_TARGETS) == ("hip:gfx942",)

@@ -245,7 +245,9 @@ def forged(timing: dict) -> Problem | None:
 
 
 def _bandwidth_cache() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "intelliperf" / "bandwidth.json"
+    from intelliperf.workload.runner import cache_root
+
+    return cache_root() / "bandwidth.json"
 
 
 def _known_bandwidths() -> dict:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import ProfilerError, UsageError
@@ -105,8 +106,7 @@ def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folde
 
     exe = ncu_backend.find_ncu()
     notes: list[str] = []
-    query = subprocess.run([exe, "--query-metrics"], capture_output=True, text=True, timeout=120)
-    known = ncu_backend.query_metrics(query.stdout)
+    known = _known_metrics(exe)
     if known:  # metrics this GPU lacks would fail the whole pass: drop them, say so
         metrics, dropped = ncu_backend.supported(metrics, known)
         if dropped:
@@ -124,10 +124,16 @@ def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folde
     if not rep.exists():
         notes.append("ncu profiled no launch of " + ", ".join(kernels) + _no_kernels_detail(log_text))
         return {}, notes
-    raw = subprocess.run(ncu_backend.raw_command(exe, req, rep), capture_output=True, text=True, timeout=300)
-    (folder / "raw.csv").write_text(raw.stdout)
+    # The report's pages are read by one `ncu -i` each: side by side, not one after the other.
+    with ThreadPoolExecutor(max_workers=len(kernels) + 1) as pool:
+        read = lambda args: subprocess.run(args, capture_output=True, text=True, timeout=300).stdout  # noqa: E731
+        raw_page = pool.submit(read, ncu_backend.raw_command(exe, req, rep))
+        source_pages = {name: pool.submit(read, ncu_backend.source_command(exe, rep, name)) for name in kernels}
+        raw = raw_page.result()
+        sources = {name: page.result() for name, page in source_pages.items()}
+    (folder / "raw.csv").write_text(raw)
     by_kernel: dict[str, list[ncu_backend.Launch]] = {}
-    for launch in ncu_backend.parse_raw(raw.stdout, metrics):
+    for launch in ncu_backend.parse_raw(raw, metrics):
         by_kernel.setdefault(launch.kernel, []).append(launch)
     evidence = {}
     for name in kernels:
@@ -140,16 +146,40 @@ def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folde
         missing = sorted({m for p in profiled for m in p.missing})
         if missing:
             ev.notes.append("not reported on this GPU: " + ", ".join(missing))
-        source = subprocess.run(ncu_backend.source_command(exe, rep, name), capture_output=True, text=True,
-                                timeout=300)
-        (folder / f"source-{name}.csv").write_text(source.stdout)
+        (folder / f"source-{name}.csv").write_text(sources[name])
         (folder / f"sass-lines-{name}.json").write_text(json.dumps(sass_tables.get(name, [])))
-        rows = next(iter(ncu_backend.parse_source(source.stdout).values()), [])
+        rows = next(iter(ncu_backend.parse_source(sources[name]).values()), [])
         ev.lines, why = ncu_backend.attribute(rows, sass_tables.get(name, []))
         if why:
             ev.notes.append(why)
         evidence[name] = ev
     return evidence, notes
+
+
+def _known_metrics(exe: str) -> set[str]:
+    """The metric names this ncu and GPU know (`ncu --query-metrics`, a few seconds), cached per ncu
+    binary and GPU; empty when it cannot say."""
+    import hashlib
+    import subprocess
+
+    import torch
+
+    from ..workload.runner import cache_root
+
+    key = hashlib.sha256(f"{exe}:{os.path.getmtime(exe)}:{torch.cuda.get_device_name()}".encode()).hexdigest()[:16]
+    cached = cache_root() / f"ncu-metrics-{key}.txt"
+    try:
+        return set(cached.read_text().split())
+    except OSError:
+        pass
+    query = subprocess.run([exe, "--query-metrics"], capture_output=True, text=True, timeout=120)
+    known = ncu_backend.query_metrics(query.stdout)
+    if known:
+        from .recorder import write_atomic
+
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(str(cached), "\n".join(sorted(known)))
+    return known
 
 
 def _no_kernels_detail(log: str) -> str:

@@ -120,6 +120,7 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
             out.notes.append(f"region timers: the instrumented run produced no trace (exit {result.returncode}): "
                              f"{why[:400]}")
             return out
+        ran = time.perf_counter() - started
         text = trace.read_text()
         for profile in timed:
             done = tables[profile.id]
@@ -135,7 +136,9 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
             out.evidence[profile.id] = Evidence(backend=BACKEND, modelled=False, kernel=profile.name,
                                                 launches_traced=report.launches, regions=report)
     out.seconds = round(time.perf_counter() - started, 2)
-    out.notes.append(f"region timers: one instrumented run, {out.seconds:.1f} s (Proton, mode {mode})")
+    out.notes.append(f"region timers: one instrumented run, {out.seconds:.1f} s (the program {ran:.1f} s, its "
+                     f"{len(text) / 1e6:.1f} MB trace read and analysed {out.seconds - ran:.1f} s; Proton, mode "
+                     f"{mode})")
     return out
 
 

@@ -21,6 +21,7 @@ import atexit
 import json
 import os
 import sys
+import time
 
 ENV = "INTELLIPERF_WINDOW"  # JSON: {"kernels": {name: skip}, "count": C, "nvtx": name or null, "dir": path,
 #                                    "configs": {name: autotune config the recorded run chose}}
@@ -51,7 +52,8 @@ def notes(out_dir: str | os.PathLike, what: str) -> list[str]:
         seen = ", ".join(f"{name} {n}" for name, n in sorted(marker["launches"].items()))
         out.append(f"{what}: the program (process {marker['pid']}) was stopped once the top kernels had the launches "
                    f"this pass looks at ({seen}; the first {marker['count']} after warm-up, autotuning's "
-                   "benchmark launches not counted); --full-run lets it run to its end")
+                   f"benchmark launches not counted; its exit handlers took {marker.get('exit_handlers_s', 0):g} s); "
+                   "--full-run lets it run to its end")
         out += [f"{what}: {problem}" for problem in marker["problems"]]
     return out
 
@@ -104,14 +106,15 @@ class Window:
                 torch.cuda.synchronize()
         except Exception as exc:
             self.problems.append(f"device wait failed: {type(exc).__name__}: {exc}")
+        begin = time.perf_counter()
+        atexit._run_exitfuncs()  # Proton's finalize (the trace), anything the program registered
         marker = {"pid": os.getpid(), "launches": dict(self.seen), "skip": self.skip, "count": self.count,
-                  "problems": self.problems}
+                  "exit_handlers_s": round(time.perf_counter() - begin, 2), "problems": self.problems}
         try:
             with open(os.path.join(self.dir, MARKER.format(pid=os.getpid())), "w") as f:
                 json.dump(marker, f)
         except OSError:
             pass
-        atexit._run_exitfuncs()  # Proton's finalize (the trace), anything the program registered
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

@@ -62,6 +62,11 @@ class WorkloadRun:
     stderr_tail: str
 
 
+def cache_root() -> Path:
+    """Where intelliperf keeps what it measured about this machine (copy bandwidth, ncu's metric list)."""
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "intelliperf"
+
+
 def find_tool(override_env: str, name: str, home_env: str, home_default: str) -> str | None:
     """An external tool: the path in $override_env, then PATH, then $home_env/bin (home_default)."""
     for candidate in (os.environ.get(override_env), shutil.which(name),
