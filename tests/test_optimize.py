@@ -203,3 +203,28 @@ def test_best_of_n_validates_every_candidate_of_a_round(tmp_path, monkeypatch):
     opt = report.optimization
     assert [a.status for a in opt.attempts] == ["rejected", "accepted"] and opt.winner == 2
     assert "did not improve" in opt.attempts[0].reasons
+
+
+def test_a_timeout_on_a_busy_machine_is_retried_once_and_stays_unjudged(tmp_path, monkeypatch):
+    """A candidate killed at its limit is `timed-out` (not judged), and on a busy machine it gets
+    one more validation with twice the time before that."""
+    import intelliperf
+    from intelliperf import loop
+    from intelliperf.validators import ValidationSettings
+
+    slow = ("def contended_sum(x: torch.Tensor, block: int = 1024) -> torch.Tensor:\n"
+            "    import time\n    time.sleep(60)\n"
+            "    out = torch.zeros(1, device=x.device, dtype=torch.float32)\n"
+            "    contended_sum_kernel[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), BLOCK=block)\n"
+            "    return out\n")
+    transcript = tmp_path / "answers.json"
+    transcript.write_text(json.dumps({"version": 1, "answers": [
+        {"kernel": _kernel(REDUCED_LINE), "launcher": slow, "rationale": "right, but slow to start"}]}))
+    monkeypatch.setattr(loop, "busy", lambda: True)
+    report = intelliperf.optimize(SUM_CMD, cwd=str(EXAMPLES), device="cpu", rewriter="replay",
+                                  transcript=transcript, max_attempts=1, out_dir=tmp_path / "out",
+                                  validation=ValidationSettings(patience=0.05))  # limits of a few seconds
+    (attempt,) = report.optimization.attempts
+    assert attempt.status == "timed-out" and report.optimization.status == "no-win"
+    assert [p.kind for p in attempt.verdict.problems] == ["timeout"]
+    assert any("validated a second time after a timeout on a busy machine" in n for n in attempt.verdict.notes)

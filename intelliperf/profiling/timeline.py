@@ -46,20 +46,27 @@ def parse_trace(text: str, kernel: str | None = None) -> list[Interval]:
     events = data.get("traceEvents", []) if isinstance(data, dict) else data
     out: list[Interval] = []
     launch, seen, last = 0, set(), None
+    pids, tids = {}, {}  # a trace has millions of events but few distinct CTA and warp names: match each once
     for e in events:
         if e.get("ph") != "X" or e.get("cat") in ("call_path", "flow"):
             continue
-        pid, tid = _PID.match(str(e.get("pid", ""))), _TID.match(str(e.get("tid", "")))
-        if pid is None or tid is None or (kernel and pid["kernel"] != kernel):
+        raw_pid, raw_tid = e.get("pid", ""), e.get("tid", "")
+        if raw_pid not in pids:
+            m = _PID.match(str(raw_pid))
+            pids[raw_pid] = (m["kernel"], int(m["sm"]), int(m["cta"])) if m else None
+        if raw_tid not in tids:
+            m = _TID.match(str(raw_tid))
+            tids[raw_tid] = int(m[1]) if m else None
+        pid, warp = pids[raw_pid], tids[raw_tid]
+        if pid is None or warp is None or (kernel and pid[0] != kernel):
             continue
-        key, sm = (pid["kernel"], int(pid["cta"]), int(tid[1])), int(pid["sm"])
+        key, sm = (pid[0], pid[2], warp), pid[1]
         if last is not None and key != last[0] and (key in seen or (key[0] == last[0][0] and sm < last[1])):
             launch, seen = launch + 1, set()  # the writer came back to a CTA's warp, or to a lower SM
         seen.add(key)
         last = (key, sm)
         start = round(float(e["ts"]) * 1000)
-        out.append(Interval(launch, int(pid["sm"]), int(pid["cta"]), int(tid[1]), str(e["name"]), start,
-                            start + round(float(e["dur"]) * 1000)))
+        out.append(Interval(launch, sm, pid[2], warp, str(e["name"]), start, start + round(float(e["dur"]) * 1000)))
     return out
 
 

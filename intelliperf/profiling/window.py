@@ -50,10 +50,11 @@ def notes(out_dir: str | os.PathLike, what: str) -> list[str]:
     out = []
     for marker in stopped(out_dir):
         seen = ", ".join(f"{name} {n}" for name, n in sorted(marker["launches"].items()))
+        warm = max(marker["skip"].values(), default=0)
         out.append(f"{what}: the program (process {marker['pid']}) was stopped once the top kernels had the launches "
-                   f"this pass looks at ({seen}; the first {marker['count']} after warm-up, autotuning's "
-                   f"benchmark launches not counted; its exit handlers took {marker.get('exit_handlers_s', 0):g} s); "
-                   "--full-run lets it run to its end")
+                   f"this pass looks at ({seen}: {marker['count']} of each" + (f" after {warm} warm-up" if warm else "")
+                   + ", autotuning's benchmark launches not counted; its exit handlers took "
+                   f"{marker.get('exit_handlers_s', 0):g} s); --full-run lets it run to its end")
         out += [f"{what}: {problem}" for problem in marker["problems"]]
     return out
 
