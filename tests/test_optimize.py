@@ -213,7 +213,7 @@ def test_a_timeout_on_a_busy_machine_is_retried_once_and_stays_unjudged(tmp_path
     from intelliperf.validators import ValidationSettings
 
     slow = ("def contended_sum(x: torch.Tensor, block: int = 1024) -> torch.Tensor:\n"
-            "    import time\n    time.sleep(60)\n"
+            "    for _ in range(10**10):\n        pass\n"
             "    out = torch.zeros(1, device=x.device, dtype=torch.float32)\n"
             "    contended_sum_kernel[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), BLOCK=block)\n"
             "    return out\n")
@@ -225,6 +225,6 @@ def test_a_timeout_on_a_busy_machine_is_retried_once_and_stays_unjudged(tmp_path
                                   transcript=transcript, max_attempts=1, out_dir=tmp_path / "out",
                                   validation=ValidationSettings(patience=0.05))  # limits of a few seconds
     (attempt,) = report.optimization.attempts
-    assert attempt.status == "timed-out" and report.optimization.status == "no-win"
+    assert attempt.status == "timed-out" and report.optimization.status == "no-win", attempt.reasons
     assert [p.kind for p in attempt.verdict.problems] == ["timeout"]
     assert any("validated a second time after a timeout on a busy machine" in n for n in attempt.verdict.notes)
