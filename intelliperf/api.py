@@ -88,6 +88,7 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
     if sample_programs < 1:
         raise UsageError(f"--sample-programs must be at least 1, got {sample_programs}")
     check_command(command)
+    command = _absolute_program(command, cwd)
     interpret = _interpret(device)
     trace = trace_settings(the_formula, registry, kernel, sample_programs, trace_launches)
     if not interpret:  # the interpreter trace runs on the host beside a GPU run: bound it like the other passes
@@ -243,6 +244,15 @@ def trace_settings(the_formula, registry: Registry, kernel: str | None, sample_p
     wanted = bool(needs & {TRACE_BACKEND, STATIC_BACKEND})
     return TraceSettings(pattern=(kernel or ".") if wanted else None, sample_programs=sample_programs,
                          launches=launches, static_targets=DEFAULT_TARGETS if STATIC_BACKEND in needs else ())
+
+
+def _absolute_program(command: list[str], cwd: str | None) -> list[str]:
+    """A program named by a relative path (`.venv/bin/python`) made absolute: later runs of the command
+    start in a copy of the project, where it may not be (a virtual environment is not copied)."""
+    program = command[0]
+    if os.sep in program and not os.path.isabs(program):
+        return [os.path.abspath(os.path.join(cwd or os.getcwd(), program)), *command[1:]]
+    return command
 
 
 def _own_targets(targets: tuple[str, ...]) -> tuple[str, ...]:

@@ -228,3 +228,16 @@ def test_a_timeout_on_a_busy_machine_is_retried_once_and_stays_unjudged(tmp_path
     assert attempt.status == "timed-out" and report.optimization.status == "no-win", attempt.reasons
     assert [p.kind for p in attempt.verdict.problems] == ["timeout"]
     assert any("validated a second time after a timeout on a busy machine" in n for n in attempt.verdict.notes)
+
+
+def test_a_program_named_by_a_relative_path_runs_in_the_copies_too(tmp_path):
+    """`-- .venv/bin/python app.py`: the copies of the project the candidates run in start elsewhere
+    and hold no virtual environment, so the program's path is made absolute first."""
+    relative = os.path.relpath(sys.executable, EXAMPLES)
+    assert os.sep in relative and not os.path.isabs(relative)
+    done = run_cli("optimize", "--device", "cpu", "--max-attempts", "1", "--out-dir", str(tmp_path / "out"), "--",
+                   relative, "contended_sum.py", *SMALL, cwd=EXAMPLES)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = _report(tmp_path / "out")
+    assert report["run"]["command"][0] == os.path.abspath(os.path.join(EXAMPLES, relative))
+    assert report["optimization"]["attempts"][0]["status"] == "accepted"

@@ -152,9 +152,15 @@ def within(path: Path, folder: Path) -> bool:
 
 
 def in_copy(command: list[str], root: Path, copy: Path) -> list[str]:
-    """The command with absolute paths into the project pointed at the copy."""
-    return [str(copy / Path(arg).resolve().relative_to(Path(root).resolve()))
-            if Path(arg).is_absolute() and within(Path(arg), root) else arg for arg in command]
+    """The command with absolute paths into the project pointed at the copy, where the copy has them
+    (a virtual environment inside the project is not copied: its interpreter stays where it is)."""
+    def mapped(arg: str) -> str:
+        if not (Path(arg).is_absolute() and within(Path(arg), root)):
+            return arg
+        there = copy / Path(arg).resolve().relative_to(Path(root).resolve())
+        return str(there) if there.exists() else arg
+
+    return [mapped(arg) for arg in command]
 
 
 def copy_project(root: Path, changes: dict[str, str], into: Path, exclude: tuple[Path, ...] = ()) -> Path:
