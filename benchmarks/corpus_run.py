@@ -87,7 +87,7 @@ def optimize(program: Path, formula: str, device: str, timeout: float = 1800, at
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
         rc, seconds, tail = _intelliperf(["optimize", "-f", formula, "--device", device,
-                                          "--max-attempts", str(attempts),
+                                          "--max-attempts", str(attempts), "--sandbox-env", "CORPUS_SMALL",
                                           "--out-dir", str(Path(tmp) / "run"), "-o", str(out), "--",
                                           sys.executable, program.name], timeout)
         if not out.exists():

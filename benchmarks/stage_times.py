@@ -98,7 +98,8 @@ def _optimize(program: Path, formula: str, device: str, timeout: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         args = [sys.executable, "-m", "intelliperf", "optimize", "-f", formula, "--device", device,
-                "--max-attempts", "1", "--out-dir", str(out), "--project", str(program.parent), "--",
+                "--max-attempts", "1", "--sandbox-env", "CORPUS_SMALL", "--out-dir", str(out), "--project",
+                str(program.parent), "--",
                 sys.executable, program.name]
         code, wall, tail = _timed(args, program.parent, timeout)
         report = out / "report.json"
