@@ -26,7 +26,7 @@ import sys
 import time
 from collections import deque
 
-from .window import TUNING, track_tuning
+from .window import TUNING, launch_info, track_tuning
 
 ENV_DIR = "INTELLIPERF_RECORD_DIR"
 ENV_TRACE = "INTELLIPERF_TRACE"  # regex of kernel names to trace; unset: no trace
@@ -137,14 +137,6 @@ def _arg_key(value, is_constexpr, tensor_type):
     if isinstance(value, (bool, int, float)):
         return ("scalar", value)
     return ("other", type(value).__name__)
-
-
-def _launch_info(metadata) -> dict:
-    # Triton hands hooks a LazyDict: its plain fields are in .data; .get() would also run any
-    # user launch_metadata function, which we do not need.
-    if metadata is None:
-        return {}
-    return getattr(metadata, "data", metadata)
 
 
 def _plain(value):
@@ -387,7 +379,7 @@ class Recorder:
             return
         try:
             event = self._event()
-            self.events.record(event, _launch_info(metadata).get("stream"))
+            self.events.record(event, launch_info(metadata).get("stream"))
             self.enter_event = event
         except Exception as exc:  # never break the user's program: lose the timing, say why
             self._timing_failure(exc)
@@ -397,7 +389,7 @@ class Recorder:
             return
         try:
             end = self._event()
-            self.events.record(end, _launch_info(metadata).get("stream"))
+            self.events.record(end, launch_info(metadata).get("stream"))
             kernel, sig = self.current_kernel or self.hook_kernel, self.current
             self.pending.append((kernel, sig, self.enter_event, end))
             self.enter_event = None
@@ -422,7 +414,7 @@ class Recorder:
         """The kernel of a launch seen only by the hooks: known by its source where the compiled
         kernel told us (install_compiler), else by name. Its arguments are not described."""
         self._register_exit()
-        info = _launch_info(metadata)
+        info = launch_info(metadata)
         jit_fn = self.sources.get(info.get("function"))
         if jit_fn is not None:
             kernel = (self.fn_info.get(jit_fn) or self._first_launch(jit_fn, interpreted=False)).kernel

@@ -211,9 +211,17 @@ def _window() -> Window:
     return _WINDOW
 
 
+def launch_info(metadata) -> dict:
+    """The plain fields of what Triton hands a launch hook (name, stream, function, ...). It is a
+    LazyDict: its .get() would also run any user launch_metadata function, which we do not need."""
+    if metadata is None:
+        return {}
+    return getattr(metadata, "data", metadata)
+
+
 def _name(metadata) -> str:
-    data = metadata.data if hasattr(metadata, "data") else metadata
-    return str((data or {}).get("name", "")) if isinstance(data, dict) else ""
+    info = launch_info(metadata)
+    return str(info.get("name", "")) if isinstance(info, dict) else ""
 
 
 def install_jit(jit_module) -> None:
