@@ -209,3 +209,15 @@ def test_a_gpu_run_compiles_the_static_view_for_its_own_vendor_only(monkeypatch)
     assert api._own_targets(DEFAULT_TARGETS) == ("cuda:90",)
     monkeypatch.setattr(counters, "gpu_vendor", lambda: "rocprofv3")
     assert api._own_targets(DEFAULT_TARGETS) == ("hip:gfx942",)
+
+
+def test_protons_dropped_event_warnings_are_counted_not_printed(tmp_path, capfd):
+    """Proton prints one warning per CTA and warp whose buffer overflowed (100 KB on a long loop):
+    the pass keeps their counts for the buffer's resize and passes everything else through."""
+    warn = "first 12 events are dropped due to insufficient buffer size (8192/8204)"
+    code = f"import sys; print('program output'); [print({warn!r}, file=sys.stderr) for _ in range(3)]"
+    result, counts = region_timers._run([sys.executable, "-c", code], tmp_path, tmp_path / "proton",
+                                        region_timers.DEFAULT_MODE, 60, {})
+    assert result.returncode == 0 and counts == [(8192, 8204)] * 3
+    shown = capfd.readouterr()
+    assert "program output" in shown.err and "events are dropped" not in shown.out + shown.err

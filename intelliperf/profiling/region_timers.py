@@ -106,13 +106,13 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
         mode = mode or DEFAULT_MODE
         run = lambda mode: _run(in_copy(command, root, copy), copy / Path(cwd).resolve().relative_to(root),  # noqa: E731
                                 prefix, mode, timeout_s, extra, sandbox, (copy, folder))
-        result = run(mode)
-        dropped = _dropped(result.dropped, mode)
-        bigger = _bigger_buffer(result.dropped, mode, timed)
+        result, counts = run(mode)
+        dropped = _dropped(counts, mode)
+        bigger = _bigger_buffer(counts, mode, timed)
         if dropped and bigger:  # sized from what the first run needed: the loop's trips times its regions
             out.notes.append(f"region timers: {dropped}; ran again with {bigger}")
-            mode, result = bigger, run(bigger)
-            dropped = _dropped(result.dropped, mode)
+            mode, (result, counts) = bigger, run(bigger)
+            dropped = _dropped(counts, mode)
         out.notes += window.notes(folder, "region timers")
         trace = prefix.with_suffix(".chrome_trace")
         if result.returncode != 0 or not trace.exists():
@@ -152,9 +152,9 @@ class _Filtered:
     def write(self, text: str) -> None:
         import sys
 
-        match = _DROPPED.search(text)
-        if match:
-            self.dropped.append((int(match[2]), int(match[3])))
+        counts = _drop_counts(text)
+        if counts:
+            self.dropped.append(counts)
         else:
             sys.stderr.write(text)
 
@@ -165,22 +165,26 @@ class _Filtered:
 
 
 def _run(command: list[str], cwd: Path, prefix: Path, mode: str, timeout_s: float | None, extra: dict[str, str],
-         sandbox=None, writable: tuple[Path, ...] = ()):
+         sandbox=None, writable: tuple[Path, ...] = ()) -> tuple:
+    """The instrumented run, and the (kept, needed) event counts of Proton's dropped-events warnings."""
     from ..workload.runner import bootstrap_env, spawn
 
     env = bootstrap_env(interpret=False) | extra  # no recorder: only the Proton session
     env.update({ENV_PREFIX: str(prefix), ENV_MODE: mode})
-    sink = _Filtered()
     if sandbox is None:
-        result = spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s, echo=sink)
-    else:
-        from ..validators.validate import confined
+        sink = _Filtered()
+        return spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s, echo=sink), sink.dropped
+    from ..validators.validate import confined
 
-        result = confined(sandbox, command, cwd=cwd, env=env, home=writable[-1] / "home", seed=0,
-                          writable=writable, timeout_s=timeout_s)
-        sink.dropped = [(int(m[2]), int(m[3])) for line in result.tail if (m := _DROPPED.search(line))]
-    result.dropped = sink.dropped
-    return result
+    result = confined(sandbox, command, cwd=cwd, env=env, home=writable[-1] / "home", seed=0, writable=writable,
+                      timeout_s=timeout_s)
+    return result, [counts for line in result.tail if (counts := _drop_counts(line))]
+
+
+def _drop_counts(line: str) -> tuple[int, int] | None:
+    """(events kept, events needed) from one of Proton's dropped-events warnings."""
+    match = _DROPPED.search(line)
+    return (int(match[2]), int(match[3])) if match else None
 
 
 def _buffer_size(mode: str) -> int:
