@@ -60,6 +60,9 @@ class BankConflict(Formula):
         min_weight: float = Field(0.1, ge=0, description="and the conflicts amount to this share of the kernel's "
                                                           "global sectors (so a rare exchange is not flagged)")
         min_line_share: float = Field(0.05, ge=0, le=1, description="name lines with this share of the conflicts")
+        min_weight_once: float = Field(1.0, ge=0, description="for an exchange outside every loop (once per "
+                                                              "program, after the loop): conflicts per global sector "
+                                                              "at which it is flagged")
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
         counted = self.counter_evidence(evidence)
@@ -89,6 +92,12 @@ class BankConflict(Formula):
         if share < self.options.min_share or weight < self.options.min_weight:
             return self.finding(False, f"{kernel.name}: {figures} (thresholds {self.options.min_share:.0%} and "
                                        f"{self.options.min_weight:g}).", **common)
+        if _exchange_in_loop(kernel, counted, evidence, sites) is False and weight < self.options.min_weight_once:
+            return self.finding(False, f"{kernel.name}: {figures}, but no loop line exchanges data through shared "
+                                       "memory: the conflicts come from an exchange done once per program (a "
+                                       "reduction after the loop), a small cost next to the data the loop moves "
+                                       f"(flagged from {self.options.min_weight_once:g} conflicts per sector).",
+                                **common)
         per_line = [c for c in counted.lines if c.counters.get(EXCESS)]
         total = sum(c.counters[EXCESS] for c in per_line)
         lines = []
@@ -153,6 +162,21 @@ class BankConflict(Formula):
                             "(a store and load round trip)"
                             + self.compiled_at(evidence, file, line, ("shared_load", "shared_store")))
                 for (file, line), n in sites.items()]
+
+
+def _exchange_in_loop(kernel: KernelProfile, counted: Evidence, evidence: list[Evidence], sites: Sites) -> bool | None:
+    """Whether the measured conflicts can come from inside a loop: the static view saw a round
+    trip through shared memory at a loop line, or ncu put conflicts at one. None (unknown) when
+    neither view could place them: no compiled facts and no conflict at a line of the kernel's file."""
+    if sites:
+        return True
+    conflicted = [c for c in counted.lines if c.counters.get(EXCESS)]
+    at_kernel = [c.line for c in conflicted if kernel.file and _same_file(c.file, kernel.file)]
+    if any(line in loop_lines(kernel.file, kernel.line) for line in at_kernel):
+        return True
+    compiled = any(f.target.startswith("cuda") for ev in evidence for f in ev.facts)
+    placed = bool(conflicted) and len(at_kernel) == len(conflicted)  # none inside a helper with its call site lost
+    return False if compiled or placed else None
 
 
 _REDUCTIONS = {"sum", "max", "min", "reduce", "argmax", "argmin", "xor_sum"}

@@ -22,6 +22,7 @@ from pathlib import Path
 from .errors import IntelliPerfError, UsageError
 from .models import Attempt, Evidence, Finding, KernelProfile, Measure, Optimization, Report
 from .profiling.aggregate import Recording, load_recording
+from .profiling.window import tuned_configs
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
 from .rewriters.source import ScopeError, check_scope, code_unit, launch_unit, splice, unified_diff
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
@@ -107,7 +108,7 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
 def _round(s: Session, opt: Optimization, rewriter: Rewriter, reference: ReferenceRun, kernel: CodeUnit,
            launcher: CodeUnit | None, work: Path) -> str:
     """One request, its candidates validated (best-of-N: all of them), the best accepted one kept."""
-    request = _request(s, kernel, launcher, opt, reference.manifest["launches"][0])
+    request = _request(s, kernel, launcher, opt, reference.manifest["launches"][0], reference.manifest["written"])
     begin = time.perf_counter()
     s.progress(f"attempt {len(opt.attempts) + 1}: asking the {rewriter.name} rewriter")
     candidates = _ask(rewriter, request, min(s.budget.candidates, s.budget.max_attempts - len(opt.attempts)))
@@ -229,15 +230,15 @@ def _hardware(interpret: bool) -> HardwareFacts:
 
 
 def _request(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, opt: Optimization,
-             launch: dict) -> RewriteRequest:
+             launch: dict, written: list[str]) -> RewriteRequest:
     sites = [site for ev in s.recording.evidence_of(s.profile.id) for site in ev.sites]
     history = [PastAttempt(number=a.number, rewriter=a.rewriter, title=a.title, outcome=a.status, reasons=a.reasons,
-                           diff=a.diff or None) for a in opt.attempts]
+                           diff=a.diff or None, chosen=a.chosen) for a in opt.attempts]
     return RewriteRequest(
         kernel=kernel, launcher=launcher, profile=s.profile, finding=s.finding, formula=s.formula.name,
         problem=s.formula.problem, techniques=list(s.formula.techniques), metric=s.formula.metric,
         hardware=HardwareFacts(**opt.hardware), sites=sites,
-        launch={"grid": launch.get("grid"), "options": launch.get("options")}, history=history)
+        launch={"grid": launch.get("grid"), "options": launch.get("options"), "written": written}, history=history)
 
 
 def _budget_spent(s: Session, opt: Optimization) -> str | None:
@@ -311,6 +312,9 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     attempt.seconds.update(verdict.seconds)
     begin = time.perf_counter()
     attempt.after = _measure_candidate(s, where / "validation" / "candidate", program) if verdict.correct else None
+    if cand.sweep and verdict.correct:
+        profiles = load_recording(where / "validation" / "candidate").kernels
+        attempt.chosen = tuned_configs([p for p in profiles if p.name == s.profile.name]).get(s.profile.name, {})
     attempt.seconds["metric"] = round(time.perf_counter() - begin, 3)
     _decide(s, attempt)
     if attempt.status == "accepted" and s.report.run.mode == "compiled":
@@ -407,8 +411,18 @@ def _decide(s: Session, attempt: Attempt) -> None:
                                f"({better} is better)")
     fast_enough = verdict.accepted if verdict.faster is not None else verdict.speedup is None
     won = verdict.correct and fast_enough and attempt.metric_improved is True
+    if attempt.chosen is not None:  # a sweep screens configs; the one it found is tried next, pinned
+        won = False
+        reasons.insert(0, f"- [sweep] a screen, not a fix: its autotuner chose {_config_text(attempt.chosen)}, "
+                          "which the search tries next as a pinned config" if attempt.chosen else
+                          "- [sweep] a screen, not a fix: which config its autotuner chose could not be read from "
+                          "the candidate's run")
     attempt.status = "accepted" if won else "timed-out" if _timed_out(verdict) else "rejected"
     attempt.reasons = "\n".join(r for r in reasons if r)
+
+
+def _config_text(config: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in config.items() if k != "kwargs" and v is not None)
 
 
 def _summary(a: Attempt) -> str:

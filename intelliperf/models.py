@@ -245,6 +245,8 @@ class Attempt(_Model):
     before: Measure | None = None
     after: Measure | None = None
     metric_improved: bool | None = None
+    chosen: dict | None = Field(None, description="for a sweep (search): the launch config its autotuner chose in "
+                                                  "the candidate's run (num_warps, num_stages), tried next pinned")
     tokens: int = 0
     seconds: dict[str, float] = Field(default_factory=dict, description="rewrite, candidate_run, replay, timing")
     device: str | None = Field(None, description="with --devices: the GPU its runs were pinned to "

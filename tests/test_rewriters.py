@@ -230,3 +230,69 @@ def test_search_pipelines_kernel_loops(sum_request):
     cand = SearchRewriter().rewrite(looped)
     assert cand.title.startswith("loop at line") and "num_stages=2 (was default)" in cand.title
     assert "tl.range(0, n, BLOCK, num_stages=2)" in cand.kernel
+
+
+def test_search_sweeps_warps_and_stages_jointly_then_pins_the_autotuners_choice(sum_request):
+    from intelliperf.rewriters.search import SWEEP, sweep_kernel
+
+    overlap = sum_request.model_copy(update={"formula": "overlap", "launch": {"written": ["out_ptr"]}})
+    sweep = SearchRewriter().rewrite(overlap)
+    assert sweep.sweep and sweep.title == SWEEP and sweep.launcher is None
+    decorator = ast.parse(sweep.kernel).body[0].decorator_list[0]
+    assert ast.unparse(decorator.func) == "triton.autotune"
+    assert "restore_value=['out_ptr']" in sweep.kernel  # an accumulating kernel does not add up the benchmark runs
+    _applied(sum_request, kernel=sweep.kernel)
+    # Its choice comes back in the history: the next candidate pins warps and stages together.
+    history = [PastAttempt(number=1, rewriter="search", title=SWEEP, outcome="rejected",
+                           chosen={"num_warps": 8, "num_stages": 2, "kwargs": {}})]
+    pinned = SearchRewriter().rewrite(overlap.model_copy(update={"history": history}))
+    assert not pinned.sweep and pinned.title.startswith("num_warps=8 (was ") and "num_stages=2" in pinned.title
+    call = next(n for n in ast.walk(ast.parse(pinned.launcher)) if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Subscript))
+    assert {k.arg: ast.unparse(k.value) for k in call.keywords if k.arg.startswith("num_")} == {
+        "num_warps": "8", "num_stages": "2"}
+    # No sweep under the interpreter (no device timer to tune with), and for contention only after
+    # every single knob move: warps and stages do not change how many lanes share an address.
+    cpu = overlap.model_copy(update={"hardware": HardwareFacts(device="no GPU (Triton interpreter on the CPU)")})
+    assert not SearchRewriter().rewrite(cpu).sweep
+    assert not SearchRewriter().rewrite(sum_request).sweep
+    with pytest.raises(ValueError, match="not decorated with @triton.jit"):
+        sweep_kernel("@jit\ndef k(x):\n    pass\n", [])
+
+
+def test_a_sweep_is_never_the_fix_even_when_correct_and_faster():
+    from intelliperf.loop import _decide
+    from intelliperf.models import Attempt, Measure, Metric
+    from intelliperf.validators.verdict import Speedup, Verdict
+
+    metric = Metric(name="m", value=10, unit="u", better="lower")
+    finding = type("F", (), {"metric": metric})()
+    session = type("S", (), {"formula": type("Fo", (), {"metric": "m"})(), "finding": finding})()
+    speedup = Speedup(estimate=1.5, low=1.4, high=1.6, pairs=40, reference_ms=1.5, candidate_ms=1.0, method="test")
+    fast = Verdict(correct=True, faster=True, accepted=True, speedup=speedup)
+    for chosen, said in (({"num_warps": 8, "num_stages": 3, "kwargs": {}}, "chose num_warps=8, num_stages=3"),
+                         ({}, "could not be read")):
+        attempt = Attempt(number=1, rewriter="search", title="sweep", status="invalid", verdict=fast,
+                          before=Measure(metric=10), after=Measure(metric=5), chosen=chosen)
+        _decide(session, attempt)
+        assert attempt.status == "rejected" and said in attempt.reasons
+    plain = Attempt(number=2, rewriter="search", title="num_warps=8", status="invalid", verdict=fast,
+                    before=Measure(metric=10), after=Measure(metric=5))
+    _decide(session, plain)
+    assert plain.status == "accepted"  # the same verdict without a sweep wins
+
+
+def test_contention_moves_the_split_first(sum_request):
+    from intelliperf.models import ArgInfo
+    from intelliperf.rewriters.search import knobs
+
+    kernel = ("@triton.jit\ndef k(x_ptr, out_ptr, K, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, "
+              "SPLIT_K: tl.constexpr):\n    pass\n")
+    args = [ArgInfo(name=n, kind="constexpr", value=v) for n, v in (("BLOCK_N", 16), ("BLOCK_K", 256), ("SPLIT_K", 64))]
+    signature = sum_request.profile.signatures[0].model_copy(update={"args": args, "num_warps": 4, "num_stages": 3})
+    request = sum_request.model_copy(update={
+        "kernel": sum_request.kernel.model_copy(update={"source": kernel}),
+        "profile": sum_request.profile.model_copy(update={"signatures": [signature]})})
+    found, _ = knobs(request)
+    assert found[0].name == "SPLIT_K" and found[0].values()[:2] == [32, 16]  # fewer programs per output first
+    assert knobs(request.model_copy(update={"formula": "overlap"}))[0][0].name != "SPLIT_K"

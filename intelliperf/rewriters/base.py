@@ -45,6 +45,7 @@ class PastAttempt(BaseModel):
     outcome: str  # accepted / rejected / invalid
     reasons: str = ""
     diff: str | None = Field(None, description="the change that was tried, as a unified diff")
+    chosen: dict | None = Field(None, description="a sweep's result: the config its autotuner chose")
 
 
 class RewriteRequest(BaseModel):
@@ -58,7 +59,8 @@ class RewriteRequest(BaseModel):
     metric: str | None
     hardware: HardwareFacts
     sites: list[AccessSite] = Field(default_factory=list, description="the kernel's traced memory-op lines")
-    launch: dict = Field(default_factory=dict, description="the first captured launch: grid, options, args")
+    launch: dict = Field(default_factory=dict, description="the first captured launch: grid, options, args; "
+                                                         "written: the pointer arguments the kernel writes")
     history: list[PastAttempt] = Field(default_factory=list)
 
     def constexprs(self) -> dict[str, object]:
@@ -76,6 +78,8 @@ class Candidate(BaseModel):
     launcher: str | None = Field(None, description="new text of the launcher function; None: unchanged")
     declined: str | None = Field(None, description="why this rewriter has no candidate to offer")
     invalid: str | None = Field(None, description="why the answer cannot be applied (e.g. a syntax error)")
+    sweep: bool = Field(False, description="a screen, never a fix: the kernel under @triton.autotune over many "
+                                           "configs, run to learn which one its autotuner chooses on this device")
     tokens: int = 0
     answer: dict = Field(default_factory=dict, description="the raw answer, for transcripts")
 

@@ -6,7 +6,15 @@ the result, not the speed), `num_warps` and `num_stages`; and in the kernel, the
 pipelining depth of its `range`/`tl.range` loops (`tl.range(..., num_stages=s)`). Each candidate changes one knob of
 the recorded configuration (x2 and /2 first, then x4 and /4) and is validated and timed like
 any other candidate, so a config only wins on the validators' measured speed (or, on CPU, the
-formula's modelled metric).
+formula's modelled metric). For contention, split knobs (SPLIT_K) move first: fewer programs
+adding into each output is the fix itself.
+
+Knobs interact, so on a GPU the search also screens them jointly: a *sweep* candidate puts the
+kernel under `@triton.autotune` over num_warps x num_stages (the space of
+benchmarks/autotune_baseline.py), the loop runs it like any candidate and reads from the run's
+recording which config the autotuner chose; the sweep itself is never the fix, its choice is
+the next candidate, pinned and validated. The sweep comes first where the formula's metric moves
+with pipelining and warps (overlap, bankConflict), else after the single knob moves.
 
 The patch pins the value in the launcher: a literal is replaced; a launcher parameter is
 assigned at the top of the launcher (callers that pass their own value are overridden, which
@@ -59,6 +67,8 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
             if split and request.formula == "atomicContention":
                 tries = (value // 2, value // 4, value * 2)  # fewer programs adding into each output first
             out.append(Knob(name, value, tries, 1 if split else CONSTEXPR_RANGE[0], CONSTEXPR_RANGE[1]))
+    if request.formula == "atomicContention":
+        out.sort(key=lambda k: re.search("SPLIT", k.name, re.I) is None)
     warps = (signature.num_warps if signature else None) or 4
     stages = signature.num_stages if signature else None
     if "num_warps" in tuned:
@@ -213,9 +223,42 @@ def widen_autotune(kernel: str) -> str | None:
     return replace_spans(kernel, [(configs, wider)])
 
 
+SWEEP_WARPS = (1, 2, 4, 8, 16)
+SWEEP_STAGES = (1, 2, 3, 4)
+SWEEP = f"sweep: num_warps x num_stages ({len(SWEEP_WARPS) * len(SWEEP_STAGES)} configs) through triton.autotune"
+SWEEP_FIRST = ("overlap", "bankConflict")  # formulas whose metric moves with pipelining depth and warps
+
+
+def sweep_kernel(kernel: str, written: list[str]) -> str:
+    """The kernel under `@triton.autotune` over num_warps x num_stages, a screen the loop runs to
+    learn which config the autotuner picks on this device (the launch's own num_warps/num_stages
+    are overridden by the config's). Outputs the kernel writes are restored after each config's
+    benchmark, so accumulating kernels do not add up the benchmark runs."""
+    fn = ast.parse(kernel).body[0]
+    jit = next((d for d in fn.decorator_list if ast.unparse(d.func if isinstance(d, ast.Call) else d)
+                in ("triton.jit", "triton.language.jit")), None)
+    if jit is None:
+        raise ValueError("the kernel is not decorated with @triton.jit by that name, so the sweep cannot name "
+                         "triton.autotune")
+    first = min(fn.decorator_list, key=lambda d: d.lineno)
+    lines = kernel.splitlines()
+    indent = re.match(r"\s*", lines[first.lineno - 1]).group(0)
+    decorator = (f"{indent}@triton.autotune(configs=[triton.Config({{}}, num_warps=w, num_stages=s) "
+                 f"for w in {SWEEP_WARPS} for s in {SWEEP_STAGES}], key=[], restore_value={sorted(written)!r})")
+    lines.insert(first.lineno - 1, decorator)
+    return "\n".join(lines) + "\n"
+
+
+def _swept(request: RewriteRequest) -> dict | None:
+    """The config an earlier sweep's autotuner chose, if one ran."""
+    return next((a.chosen for a in request.history if a.rewriter == "search" and a.title == SWEEP and a.chosen), None)
+
+
 class SearchRewriter(Rewriter):
-    """One knob change per candidate, then pairs of launch knobs moved together, in a fixed
-    order, skipping configs already tried. An autotuned kernel first gets its config list widened."""
+    """On a GPU, a sweep of num_warps x num_stages through the kernel's own autotuner first (for
+    formulas that pipelining and warps move) and its choice pinned; then one knob change per
+    candidate, then pairs of launch knobs moved together, in a fixed order, skipping configs
+    already tried. An autotuned kernel first gets its config list widened."""
 
     name = "search"
 
@@ -233,7 +276,10 @@ class SearchRewriter(Rewriter):
             return Candidate(rewriter=self.name, title=WIDEN, kernel=widened,
                              rationale="let the kernel's own autotuner choose among more pipelining depths and warps")
         reasons: list[str] = []
-        for moves in _moves(found):
+        sweep = self._sweep(request, found, tried, reasons)
+        if sweep is not None:
+            return sweep
+        for moves in _moves(found, _swept(request)):
             title = ", ".join(_title(request, knob, value) for knob, value in moves)
             if title in tried:
                 continue
@@ -244,6 +290,26 @@ class SearchRewriter(Rewriter):
         why = "every knob value in range was tried" if not reasons else "; ".join(dict.fromkeys(reasons))
         left = f"; left alone: {', '.join(skipped)}" if skipped else ""
         return Candidate.decline(self.name, why + left)
+
+    def _sweep(self, request: RewriteRequest, found: list[Knob], tried: set[str],
+               reasons: list[str]) -> Candidate | None:
+        """The sweep, when it is this candidate's turn: on a GPU (the interpreter has no timer to tune
+        with), for a kernel the search can pin warps and stages of, first for formulas that
+        pipelining and warps move, else once every single knob move was tried."""
+        pinnable = any(k.name == "num_warps" and not k.loop_line for k in found)
+        if SWEEP in tried or not pinnable or request.hardware.device.startswith("no GPU"):
+            return None
+        singles = {_title(request, k, v) for k in found for v in k.values()}
+        if request.formula not in SWEEP_FIRST and not singles <= tried:
+            return None
+        try:
+            kernel = sweep_kernel(request.kernel.source, request.launch.get("written") or [])
+        except ValueError as exc:
+            reasons.append(str(exc))
+            return None
+        return Candidate(rewriter=self.name, title=SWEEP, kernel=kernel, sweep=True,
+                         rationale="let Triton's autotuner time every num_warps x num_stages config on this device; "
+                                   "its choice is then validated as a pinned config")
 
     def _candidate(self, request: RewriteRequest, moves: list[tuple[Knob, int]], title: str) -> Candidate:
         kernel = launcher = None
@@ -266,11 +332,16 @@ def _title(request: RewriteRequest, knob: Knob, value: int) -> str:
     return f"{where}{knob.name}={value} (was {knob.value if knob.value is not None else 'default'})"
 
 
-def _moves(found: list[Knob]) -> list[list[tuple[Knob, int]]]:
-    """Each knob's values alone, then every pair of two different knobs at their first two
-    values (a block size with num_warps, num_warps with num_stages): knobs interact."""
+def _moves(found: list[Knob], swept: dict | None = None) -> list[list[tuple[Knob, int]]]:
+    """The config a sweep chose (its warps and stages together), then each knob's values alone,
+    then every pair of two different knobs at their first two values (a block size with
+    num_warps, num_warps with num_stages): knobs interact."""
+    launch = {k.name: k for k in found if not k.loop_line and k.name in ("num_warps", "num_stages")}
+    if swept and "num_warps" in launch:  # a launch the search can pin; stages may not have been recorded
+        launch.setdefault("num_stages", Knob("num_stages", None, (), *STAGES_RANGE))
+    chosen = [[(launch[n], swept[n]) for n in launch if swept.get(n) not in (None, launch[n].value)]] if swept else []
     single = [[(k, v)] for k in found for v in k.values()]
     pairs = [[(a, va), (b, vb)] for i, a in enumerate(found) for b in found[i + 1:]
              if (a.name, a.loop_line) != (b.name, b.loop_line)
              for va in a.values()[:2] for vb in b.values()[:2]]
-    return single + pairs
+    return [m for m in chosen if m] + single + pairs
