@@ -2,7 +2,8 @@
 
     python benchmarks/autotune_baseline.py [--time-only] EXAMPLE.py KERNEL [EXAMPLE ARGS...]
 
-Runs the example once as written (its own reference check included) and keeps the first call of
+Runs the example once as written (its main(), or its `if __name__ == "__main__":` block, with its
+own reference check) and keeps the first call of
 the function that launches KERNEL with its inputs. Then times that call with the kernel as
 written and with the kernel wrapped in `triton.autotune` over num_warps (1-16) and, when the
 kernel has a loop, num_stages (1-4): the knobs a config can change without changing the grid.
@@ -15,6 +16,7 @@ benchmark times the hand-written fixes, with the same method). Prints one JSON l
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import json
@@ -61,7 +63,7 @@ def main() -> int:
         return launcher(*a, **k)
 
     setattr(module, launcher_name, spy)
-    module.main()  # as written, with its own check
+    _run_main(module, path)  # as written, with its own check
     setattr(module, launcher_name, launcher)
     a, k = calls[0]
     expected = launcher(*a, **k)
@@ -69,7 +71,8 @@ def main() -> int:
     if time_only:
         print(json.dumps({"original_ms": original_ms}))
         return 0
-    loops = re.search(r"(?<![\w.])range\(|tl\.range\(", inspect.getsource(kernel.fn)) is not None
+    jitted = [v for v in vars(module).values() if isinstance(v, triton.runtime.JITFunction)]  # helpers too
+    loops = any(re.search(r"(?<![\w.])range\(|tl\.range\(", inspect.getsource(f.fn)) for f in jitted)
     configs = [triton.Config({}, num_warps=w, num_stages=s) for w in WARPS for s in (STAGES if loops else (3,))]
     tuned = triton.autotune(configs=configs, key=[])(kernel)
     setattr(module, kernel_name, _StripKnobs(tuned))
@@ -80,6 +83,17 @@ def main() -> int:
     print(json.dumps({"original_ms": original_ms, "autotuned_ms": tuned_ms, "speedup": original_ms / tuned_ms,
                       "configs": len(configs), "best": str(tuned.best_config)}))
     return 0
+
+
+def _run_main(module, path: Path) -> None:
+    """The program's entry: its main(), or the body of its `if __name__ == "__main__":` block run in
+    the module's namespace (so the spied launcher is the one it calls)."""
+    if callable(getattr(module, "main", None)):
+        module.main()
+        return
+    tree = ast.parse(path.read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test))
+    exec(compile(ast.Module(body=block.body, type_ignores=[]), str(path), "exec"), vars(module))
 
 
 if __name__ == "__main__":
