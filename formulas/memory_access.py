@@ -93,7 +93,9 @@ class MemoryAccess(Formula):
                         better="higher")
         common = dict(evidence_backend=self.backends(evidence), modelled=False, metric=metric)
         sites = {(s.file, s.line): s for ev in evidence for s in ev.sites if not s.is_atomic and s.sectors}
-        moved = [c for c in counted.lines if c.counters.get(THEORETICAL)]
+        # An atomic's addresses are its data (a histogram bin, a token's row): its sectors are
+        # atomicContention's concern, as in the trace path below.
+        moved = [c for c in counted.lines if c.counters.get(THEORETICAL) and not _atomics_only(c)]
         total = sum(c.counters[THEORETICAL] for c in moved)
         flagged = [c for c in moved if c.counters.get(IDEAL, 0) / c.counters[THEORETICAL] < self.options.min_efficiency
                    and c.counters[THEORETICAL] / total >= self.options.min_share]
@@ -127,6 +129,12 @@ LD_PCT = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"
 ST_PCT = "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct"
 LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
+
+
+def _atomics_only(c: LineCounters) -> bool:
+    """Every global-memory instruction at the line is an atomic (ATOM/RED)."""
+    memory = [i for i in c.instructions if i.startswith(("LDG", "STG", "ATOM", "RED"))]
+    return bool(memory) and all(i.startswith(("ATOM", "RED")) for i in memory)
 
 
 def _measured_efficiency(ev: Evidence) -> float | None:

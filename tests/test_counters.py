@@ -129,6 +129,18 @@ def test_memory_access_judges_on_counters_and_names_lines():
     assert "measured" in finding.lines[0].detail
 
 
+def test_memory_access_leaves_atomic_lines_to_atomic_contention():
+    """A scattered atomic (a bincount's `tl.atomic_add(out + bin, 1)`) uses little of each sector
+    by nature: its addresses are its data. The same measured line made of RED instructions is
+    not named; the load line still is."""
+    formula = default_registry().create("memoryAccess")
+    counted = _evidence("column_copy", COPY, "memoryAccess")
+    atomic = counted.model_copy(update={"lines": [c.model_copy(update={"instructions": ["RED.E.ADD.STRONG.GPU"]})
+                                                  if c.line == 21 else c for c in counted.lines]})
+    finding = formula.diagnose(_profile("column_copy_kernel", COPY, 16), [atomic])
+    assert finding.present and [s.line for s in finding.lines] == [20]
+
+
 def test_bank_conflict_on_counters_puts_the_helper_line_back_in_the_kernel():
     from intelliperf.models import StaticFact
 
