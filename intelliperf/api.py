@@ -93,7 +93,6 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
     trace = trace_settings(the_formula, registry, kernel, sample_programs, trace_launches)
     if not interpret:  # the interpreter trace runs on the host beside a GPU run: bound it like the other passes
         trace.budget_s = GPU_TRACE_BUDGET_S
-        trace.static_targets = _own_targets(trace.static_targets)
     backend, counter_note = _counter_backend(counters, the_formula, registry, interpret)
     trace.sass_lines = backend == "ncu" and trace.pattern is not None
 
@@ -253,15 +252,6 @@ def _absolute_program(command: list[str], cwd: str | None) -> list[str]:
     if os.sep in program and not os.path.isabs(program):
         return [os.path.abspath(os.path.join(cwd or os.getcwd(), program)), *command[1:]]
     return command
-
-
-def _own_targets(targets: tuple[str, ...]) -> tuple[str, ...]:
-    """On a GPU, the static view compiles for that GPU's vendor only (each target costs a compile
-    while the program waits); without a GPU, for both."""
-    from .profiling import counters
-
-    vendor = {"ncu": "cuda", "rocprofv3": "hip"}.get(counters.gpu_vendor() or "")
-    return tuple(t for t in targets if vendor is None or t.startswith(vendor))
 
 
 def _kernel_pattern(kernel: str | None) -> re.Pattern | None:

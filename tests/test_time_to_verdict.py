@@ -199,18 +199,6 @@ def test_limits_scale_with_the_load(monkeypatch):
     assert v.load_factor() == 1.0 and not v.busy()
 
 
-def test_a_gpu_run_compiles_the_static_view_for_its_own_vendor_only(monkeypatch):
-    from intelliperf import api
-    from intelliperf.profiling import counters
-    from intelliperf.profiling.static import DEFAULT_TARGETS
-
-    assert api._own_targets(DEFAULT_TARGETS) == DEFAULT_TARGETS  # no GPU here: both
-    monkeypatch.setattr(counters, "gpu_vendor", lambda: "ncu")
-    assert api._own_targets(DEFAULT_TARGETS) == ("cuda:90",)
-    monkeypatch.setattr(counters, "gpu_vendor", lambda: "rocprofv3")
-    assert api._own_targets(DEFAULT_TARGETS) == ("hip:gfx942",)
-
-
 def test_protons_dropped_event_warnings_are_counted_not_printed(tmp_path, capfd):
     """Proton prints one warning per CTA and warp whose buffer overflowed (100 KB on a long loop):
     the pass keeps their counts for the buffer's resize and passes everything else through."""
