@@ -233,15 +233,24 @@ def test_search_pipelines_kernel_loops(sum_request):
 
 
 def test_search_sweeps_warps_and_stages_jointly_then_pins_the_autotuners_choice(sum_request):
-    from intelliperf.rewriters.search import SWEEP, sweep_kernel
+    from intelliperf.rewriters.search import SWEEP, sweep_kernel, unpinned
 
     overlap = sum_request.model_copy(update={"formula": "overlap", "launch": {"written": ["out_ptr"]}})
     sweep = SearchRewriter().rewrite(overlap)
-    assert sweep.sweep and sweep.title == SWEEP and sweep.launcher is None
+    assert sweep.sweep and sweep.title == SWEEP
     decorator = ast.parse(sweep.kernel).body[0].decorator_list[0]
     assert ast.unparse(decorator.func) == "triton.autotune"
     assert "restore_value=['out_ptr']" in sweep.kernel  # an accumulating kernel does not add up the benchmark runs
-    _applied(sum_request, kernel=sweep.kernel)
+    _applied(sum_request, kernel=sweep.kernel, launcher=sweep.launcher)
+    # The launch's own num_warps/num_stages would collide with the configs' in Triton's autotuner.
+    launcher = ("def run(x, cfg):\n    k[(1,)](\n        x,\n        BLOCK=128,\n        num_warps=4,\n"
+                "        num_stages=1,\n    )\n")  # black's layout
+    call = next(n for n in ast.walk(ast.parse(unpinned(launcher, "k"))) if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Subscript))
+    assert [k.arg for k in call.keywords] == ["BLOCK", None, None]
+    starred = unpinned("def run(x, cfg):\n    k[(1,)](x, **cfg)\n", "k")
+    namespace = {"cfg": {"BLOCK": 1, "num_warps": 4}}
+    assert eval(ast.unparse(ast.parse(starred).body[0].body[0].value.keywords[0].value), namespace) == {"BLOCK": 1}
     # Its choice comes back in the history: the next candidate pins warps and stages together.
     history = [PastAttempt(number=1, rewriter="search", title=SWEEP, outcome="rejected",
                            chosen={"num_warps": 8, "num_stages": 2, "kwargs": {}})]

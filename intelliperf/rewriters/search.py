@@ -249,6 +249,19 @@ def sweep_kernel(kernel: str, written: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def unpinned(launcher: str, kernel: str) -> str:
+    """The launcher with the launch's own num_warps/num_stages dropped, for the sweep: Triton's
+    autotuner passes the config's values beside the launch's keywords, which would collide. The
+    sweep is a screen, never the patch, so a keyword becomes `**{}` (valid anywhere a keyword is)."""
+    call = launch_call(ast.parse(launcher), kernel)
+    if call is None:
+        raise ValueError(f"the launcher does not launch {kernel}[grid](...) directly")
+    edits = [(k, "**{}") for k in call.keywords if k.arg in ("num_warps", "num_stages")]
+    edits += [(k.value, f"{{_ip_k: _ip_v for _ip_k, _ip_v in ({ast.unparse(k.value)}).items() "
+                        "if _ip_k not in ('num_warps', 'num_stages')}") for k in call.keywords if k.arg is None]
+    return replace_spans(launcher, edits)
+
+
 def _swept(request: RewriteRequest) -> dict | None:
     """The config an earlier sweep's autotuner chose, if one ran."""
     return next((a.chosen for a in request.history if a.rewriter == "search" and a.title == SWEEP and a.chosen), None)
@@ -304,10 +317,11 @@ class SearchRewriter(Rewriter):
             return None
         try:
             kernel = sweep_kernel(request.kernel.source, request.launch.get("written") or [])
+            launcher = unpinned(textwrap.dedent(request.launcher.source), request.kernel.name)
         except ValueError as exc:
             reasons.append(str(exc))
             return None
-        return Candidate(rewriter=self.name, title=SWEEP, kernel=kernel, sweep=True,
+        return Candidate(rewriter=self.name, title=SWEEP, kernel=kernel, launcher=launcher, sweep=True,
                          rationale="let Triton's autotuner time every num_warps x num_stages config on this device; "
                                    "its choice is then validated as a pinned config")
 
