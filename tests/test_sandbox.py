@@ -159,3 +159,20 @@ def test_a_secret_cannot_be_let_through(tmp_path):
     done = run_cli("optimize", "--device", "cpu", "--sandbox-env", "HF_TOKEN", "--out-dir", str(tmp_path / "out"),
                    "--", sys.executable, "app.py", cwd=tmp_path)
     assert done.returncode == 2 and "--sandbox-env HF_TOKEN" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_out_dir_inside_home_is_hidden_with_it(places, monkeypatch):
+    """`--out-dir ~/out/run` (found on the H100 machine, $HOME=/root): the out-dir lies in the
+    hidden $HOME, and mounting over both made bwrap fail ("Can't remount readonly ... No such file
+    or directory"), which the probe reported as a machine without namespaces."""
+    project, truth, home, copy = places
+    out_dir = home / "out" / "run"
+    out_dir.mkdir(parents=True)
+    (out_dir / "report.json").write_text("{}")
+    monkeypatch.setenv("HOME", str(home))
+    box = sandboxing.make(enabled=True, hide=(project, out_dir, truth.parent))  # probes: raises if bwrap fails
+    look = f"import os; print(os.path.exists({str(out_dir / 'report.json')!r}), os.path.exists({str(home)!r}))"
+    done = subprocess.run(box.wrap([sys.executable, "-c", look], cwd=copy, writable=(copy,)),
+                          env=box.env(dict(os.environ)), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]  # home is an empty folder inside, the report not there

@@ -108,13 +108,16 @@ class Sandbox:
         for pattern in GPU_NODES:
             for node in sorted(glob.glob(pattern)):
                 args += ["--dev-bind", node, node]
-        hidden = _existing(self.hide)
+        every = _existing(self.hide)
+        # A folder inside another hidden one (an out-dir under $HOME) is hidden with it: mounting on
+        # it first and then over its parent would leave a mount point bwrap can no longer find.
+        hidden = [f for f in every if not any(_below(f, h) and f != h for h in every)]
         for folder in hidden:
             args += ["--tmpfs", folder]
         shown = [p for p in _existing(self.expose + self.readable) if any(_below(p, h) for h in [*hidden, "/tmp"])]
         for path in shown:
             args += ["--ro-bind", path, path]
-        again = [f for f in hidden if any(_below(f, p) and f != p for p in shown)]  # a shown folder holds it
+        again = [f for f in every if any(_below(f, p) and f != p for p in shown)]  # a shown folder holds it
         for folder in again:
             args += ["--tmpfs", folder]
         for path in _existing(readable):
@@ -199,5 +202,7 @@ def probe(box: Sandbox) -> None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SandboxError(f"bubblewrap ({box.bwrap}) could not start: {exc}") from None
     if done.returncode != 0:
-        raise SandboxError(f"bubblewrap ({box.bwrap}) cannot create its namespaces here: "
-                           f"{done.stderr.strip()[-300:] or f'exit {done.returncode}'}")
+        said = done.stderr.strip()[-300:] or f"exit {done.returncode}"
+        namespaces = any(w in said.lower() for w in ("namespace", "permission", "operation not permitted"))
+        what = "cannot create its namespaces here" if namespaces else "could not set up the sandbox"
+        raise SandboxError(f"bubblewrap ({box.bwrap}) {what}: {said}")
