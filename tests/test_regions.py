@@ -63,6 +63,22 @@ def test_outer_only_and_user_scopes():
         instrument(own, "nope")
 
 
+def test_a_loop_in_a_jit_helper_is_what_gets_timed():
+    """The attention tutorial's K/V loop lives in `_attn_fwd_inner`: timing only the kernel's own
+    statements measured one call taking 99 % of the kernel (H100), and overlap had no loop to judge."""
+    from intelliperf.profiling.regions import instrument_loop
+
+    text = (ROOT / "benchmarks" / "corpus" / "triton_attention_fwd.py").read_text()
+    own = instrument(text, "_attn_fwd")
+    assert own.loop_line is None and "no loop" in own.notes[0]
+    done = instrument_loop(text, "_attn_fwd")
+    assert done.via == ("_attn_fwd_inner", 69) and done.loop_line == 24
+    assert {r.kind for r in done.regions if r.in_loop} >= {"load", "dot"}
+    helper = next(n for n in ast.walk(ast.parse(done.text)) if isinstance(n, ast.FunctionDef)
+                  and n.name == "_attn_fwd_inner")
+    assert "_intelliperf_pl.enter_scope('loop')" in ast.unparse(helper)
+
+
 def test_gpu_gemm_trace_shows_the_unpipelined_loop_waiting_on_memory():
     intervals, r = _analysed("gemm")
     assert {iv.cta for iv in intervals} == {0, 1, 2, 3} and r.launches == 1

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..models import Evidence, KernelProfile
 from . import timeline, window
-from .regions import instrument, layout_in, layout_of, untimed
+from .regions import instrument_loop, layout_in, layout_of, untimed
 
 BACKEND = "proton"
 ENV_PREFIX, ENV_MODE = "INTELLIPERF_REGIONS", "INTELLIPERF_REGIONS_MODE"
@@ -81,7 +81,7 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
             out.notes.append(f"{why}: no region timers for it")
             continue
         try:
-            done = instrument(text, profile.name, profile.line)
+            done = instrument_loop(text, profile.name, profile.line)
         except (ValueError, SyntaxError) as exc:
             out.notes.append(f"{profile.name}: not instrumented: {exc}")
             continue
