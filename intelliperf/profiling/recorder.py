@@ -228,7 +228,9 @@ class Recorder:
             self.maybe_trace(kernel, info, bound, grid)
             if self.static_targets and kernel.static is None:
                 self.static_view(kernel, info, bound, options)
-        if self.capture is not None and info.captured:
+        if self.capture is not None and info.captured and not TUNING[0]:
+            # autotuning's benchmark launches are not the program's dispatches: each config runs into
+            # the same outputs (restored or not), and a candidate may tune a different list of configs
             self.pending_capture = (info, bound, grid, options)
         return kernel, sig
 
