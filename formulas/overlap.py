@@ -109,7 +109,7 @@ def _load_instructions(kernel: KernelProfile, evidence: list[Evidence], layout: 
         load_lines.add(layout.via[1])
     facts = [f for ev in evidence for f in ev.facts if f.line in load_lines and _same_file(f.file, kernel.file or "")
              and f.kind in ("load", *ASYNC)]
-    # NVIDIA's line table may put an inlined helper's loads at no kernel line: then another target's view
+    # a target whose view has no load at these lines (the kernel compiled for it differently): another target's
     chosen = [f for f in facts if f.target.startswith("cuda")] or facts
     sync = sum(f.count for f in chosen if f.kind == "load")
     total = sum(f.count for f in chosen)

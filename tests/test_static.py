@@ -94,3 +94,25 @@ def test_diagnose_reports_the_static_view_at_the_flagged_line(sum_report):
     detail = finding.lines[0].detail
     assert ("compiled: cuda:90 8x atom.global.gpu.acq_rel.add.f32 (32-bit); hip:gfx942 4x global_atomic_add_f32"
             in detail)
+
+
+def test_loads_with_a_default_are_counted_and_helper_loads_land_at_the_call():
+    """`tl.load(..., other=0)` lowers to `mov 0; ld.global` in one inline asm whose string LLVM
+    escapes (`\\0A\\09ld.global`); read undecoded, `ld` after the tab had no word boundary and every
+    such load went uncounted on NVIDIA, which left the attention tutorial's helper loop without
+    loads in the cuda view. Pipelined (num_stages=3) the loop's loads become cp.async at the call."""
+    kernel = _kernel(REPO / "benchmarks" / "corpus" / "triton_attention_fwd.py", "_attn_fwd")
+    args = []
+    for p in kernel.params:
+        if p.name in ("Q", "K", "V", "Out"):
+            args.append({"name": p.name, "kind": "tensor", "dtype": "float16"})
+        elif p.name in ("HEAD_DIM", "BLOCK_M", "BLOCK_N"):
+            args.append({"name": p.name, "kind": "constexpr", "value": 32 if p.name == "BLOCK_N" else 64})
+        elif p.name in ("stride_qk", "stride_kk", "stride_vn", "stride_on"):
+            args.append({"name": p.name, "kind": "scalar", "value": 1})
+        else:
+            args.append({"name": p.name, "kind": "scalar", "value": 0.5 if p.name == "sm_scale" else 4096})
+    plain = static_view(kernel, args, targets=("cuda:90",), num_warps=4, num_stages=1)
+    assert {f["kind"] for f in _facts(plain, "cuda:90", line=69)} >= {"load", "mma"}  # the helper's call line
+    piped = static_view(kernel, args, targets=("cuda:90",), num_warps=4, num_stages=3)
+    assert _facts(piped, "cuda:90", line=69, kind="async_copy") and not _facts(piped, "cuda:90", line=69, kind="load")

@@ -142,19 +142,12 @@ def layout_of(file: str | None, kernel: str, kernel_line: int | None = None) -> 
 def layout_in(text: str, kernel: str, kernel_line: int | None = None) -> Instrumented | None:
     """The kernel's regions in a file's text (its main loop may be in a same-file helper)."""
     try:
-        return instrument_loop(text, kernel, kernel_line)
+        layout = instrument(text, kernel, kernel_line)
+        if layout.loop_line is None and not layout.user_scopes:
+            return _helper_loop(text, kernel, kernel_line) or layout
+        return layout
     except (ValueError, SyntaxError):
         return None
-
-
-def instrument_loop(text: str, kernel: str, kernel_line: int | None = None) -> Instrumented:
-    """`instrument`, or, when the kernel has no loop of its own, the same-file @triton.jit helper
-    that holds it (the flash-attention layout) instrumented instead: the loop is what overlap is
-    about. Raises as `instrument` does."""
-    layout = instrument(text, kernel, kernel_line)
-    if layout.loop_line is None and not layout.user_scopes:
-        return _helper_loop(text, kernel, kernel_line) or layout
-    return layout
 
 
 def untimed(layout: Instrumented | None, kernel: str) -> str | None:

@@ -147,6 +147,9 @@ def _from_llir(text: str, target: str) -> list[StaticFact]:
             continue
         if " asm " in raw:
             body = raw.split('"')[1] if '"' in raw else raw
+            # LLVM escapes the asm string's newlines and tabs (`\0A\09ld.global`): without decoding,
+            # `ld` after a tab has no word boundary and every `other=`-initialised load went uncounted
+            body = re.sub(r"\\([0-9A-Fa-f]{2})", lambda e: chr(int(e.group(1), 16)), body)
             for kind, pattern in _PTX:
                 for m in pattern.finditer(body):
                     counts[(where, kind, m.group(0))] += 1
