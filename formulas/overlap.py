@@ -105,8 +105,8 @@ def _load_instructions(kernel: KernelProfile, evidence: list[Evidence], layout: 
     what was compiled there."""
     load_lines = {ln for r in layout.regions if r.in_loop and r.kind == "load"
                   for ln in range(r.first_line, r.last_line + 1)}
-    if layout.via is not None:  # the helper is inlined: its instructions may sit at the call's line
-        load_lines.add(layout.via[1])
+    if layout.via is not None:  # the helper is inlined: its instructions sit at a line of the call (Triton
+        load_lines |= set(range(layout.via[1], (layout.via_end or layout.via[1]) + 1))  # 3.9: first, 3.6: last)
     facts = [f for ev in evidence for f in ev.facts if f.line in load_lines and _same_file(f.file, kernel.file or "")
              and f.kind in ("load", *ASYNC)]
     # a target whose view has no load at these lines (the kernel compiled for it differently): another target's

@@ -175,6 +175,24 @@ def test_overlap_formula_on_timers():
                                                                  regions=_analysed("gemm")[1])]).lines)
 
 
+def test_overlap_reads_a_helper_loops_instructions_at_either_line_of_its_call():
+    """Triton puts an inlined helper's instructions at a line of the call: its first line with 3.9
+    (this machine), its last with 3.6 (the H100's static view put the attention helper's dots at
+    line 70 of a call on lines 69-70, and its loads went unread: the metric could not move)."""
+    program = ROOT / "benchmarks" / "corpus" / "triton_attention_fwd.py"
+    profile = KernelProfile(id="a", name="_attn_fwd", file=str(program), line=42, launches=1, timed_launches=1,
+                            total_time_s=1.0, mean_time_s=1.0, share=1.0, signatures=[])
+
+    def judged(kind: str, instruction: str):
+        facts = [StaticFact(target="cuda:90", file=str(program), line=70, kind=kind, instruction=instruction, count=4)]
+        return Overlap().diagnose(profile, [Evidence(backend="static", modelled=True, kernel="_attn_fwd", facts=facts)])
+
+    plain = judged("load", "ld.global.v4.b32")
+    assert plain.present and plain.metric.value == 1.0
+    piped = judged("async_copy", "cp.async.cg.shared.global")
+    assert not piped.present and piped.metric.value == 0.0
+
+
 def _cli(*args, cwd=EXAMPLES):
     env = dict(os.environ, TRITON_DEFAULT_FP_FUSION="1")
     return subprocess.run([sys.executable, "-m", "intelliperf", *args], capture_output=True, text=True, cwd=cwd,

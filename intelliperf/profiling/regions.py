@@ -69,6 +69,7 @@ class Instrumented:
     notes: list[str]
     user_scopes: bool = False  # the kernel had its own scopes; nothing was inserted
     via: tuple[str, int] | None = None  # (helper, line of its call in the kernel): the loop is in that helper
+    via_end: int | None = None  # the call's last line (compilers put inlined code at either end of a call)
 
 
 def user_kind(name: str) -> str:
@@ -172,7 +173,7 @@ def _helper_loop(text: str, kernel: str, kernel_line: int | None) -> Instrumente
         helper = helpers.get(call.func.id)
         if helper is not None and _main_loop(helper) is not None:
             layout = instrument(text, helper.name, helper.lineno)
-            layout.via = (helper.name, call.lineno)
+            layout.via, layout.via_end = (helper.name, call.lineno), call.end_lineno
             layout.notes.append(f"the main loop is in the @triton.jit helper {helper.name}, called at line "
                                 f"{call.lineno}")
             return layout
