@@ -273,6 +273,50 @@ def test_reduce_then_atomic_pads_an_integer_max_with_the_type_bound(tmp_path):
     assert "tl.where(mask, x, -2147483648)" in opt["attempts"][0]["diff"]
 
 
+BIT_FLAGS = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def flags_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        bits = tl.load(x_ptr + offs, mask=mask)
+        tl.atomic_OP(out_ptr + tl.zeros_like(offs), bits, mask=mask)
+
+
+    def flags(x):
+        out = torch.full((1,), START, dtype=torch.int32)
+        flags_kernel[(triton.cdiv(x.numel(), 512),)](x, out, x.numel(), BLOCK=512)
+        return out
+
+
+    x = (1 << torch.randint(0, 31, (20000,), dtype=torch.int32)) ^ EXTRA
+    for _ in range(2):
+        got = flags(x)
+    want = START
+    for v in x.tolist():
+        want = want OPERATOR v
+    assert got.item() == want, (got.item(), want)
+    ''')
+
+
+@pytest.mark.parametrize("op", ["or", "and"])
+def test_reduce_then_atomic_reduces_bitwise_or_and_and(tmp_path, op):
+    """Every lane ORs (ANDs) its bits into one word: reduced in the program with tl.reduce_or
+    (an and as ~reduce_or(~x), masked lanes padded with 0), one atomic per program."""
+    start, extra, operator = ("0", "0", "|") if op == "or" else ("-1", "-1", "&")  # and: all bits but one set
+    source = BIT_FLAGS.replace("OPERATOR", operator).replace("OP", op).replace("START", start).replace("EXTRA", extra)
+    (tmp_path / "flags.py").write_text(source)
+    opt = _optimized_on_cpu(tmp_path, "flags.py", tmp_path / "out")
+    assert opt["status"] == "won", opt["attempts"]
+    reduced = "tl.reduce_or(tl.where(mask, bits, tl.zeros_like(bits)), None)" if op == "or" else \
+        "~tl.reduce_or(tl.where(mask, ~bits, tl.zeros_like(~bits)), None)"
+    assert f"tl.atomic_{op}(out_ptr, {reduced})" in opt["attempts"][0]["diff"]
+
+
 def test_the_static_view_compiles_a_helper_from_a_module_outside_sys_modules(tmp_path):
     """Kernel and helper modules loaded with importlib.util.spec_from_file_location are in no
     sys.modules entry; under the interpreter their helpers are InterpretedFunctions, which the

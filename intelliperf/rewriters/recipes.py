@@ -5,9 +5,10 @@ statements or says, in one sentence, why its pattern does not match. Recipes are
 formula they fix; a formula without recipes makes this rewriter decline (the search goes next).
 
 atomicContention:
-* reduce-then-atomic: every lane of an `atomic_add/max/min/xor` hits one address -> reduce the
-  block in the program (`tl.sum/max/min/xor_sum`; masked lanes padded with the identity: 0,
-  -inf/+inf for floats, the type's bounds for integers) and issue one scalar atomic.
+* reduce-then-atomic: every lane of an `atomic_add/max/min/xor/or/and` hits one address -> reduce
+  the block in the program (`tl.sum/max/min/xor_sum/reduce_or`, an and as `~reduce_or(~x)`;
+  masked lanes padded with the identity: 0, -inf/+inf for floats, the type's bounds for integers)
+  and issue one scalar atomic.
 * privatize-histogram: lanes increment a few bins -> count per program with `tl.histogram`
   and add each bin once (bins from a power-of-two constexpr, or from the histogram buffer's
   recorded length when the bin index is loaded data).
@@ -33,7 +34,8 @@ from . import tiling
 from .base import Candidate, Rewriter, RewriteRequest
 
 _REDUCTION = {"atomic_add": ("tl.sum", None), "atomic_max": ("tl.max", 'float("-inf")'),
-              "atomic_min": ("tl.min", 'float("inf")'), "atomic_xor": ("tl.xor_sum", None)}
+              "atomic_min": ("tl.min", 'float("inf")'), "atomic_xor": ("tl.xor_sum", None),
+              "atomic_or": ("tl.reduce_or", None), "atomic_and": ("tl.reduce_or", None)}  # and: ~or(~x)
 
 
 def _int_identity(dtype: str, op: str) -> int | None:
@@ -101,8 +103,7 @@ def _parse_site(request: RewriteRequest, file_line: int) -> _Site:
     call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
     op = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else ""
     if op not in _REDUCTION:
-        raise NotApplicable(f"line {file_line} is not a tl.atomic_add/max/min/xor call (and/or have no reduction "
-                            "in triton.language)")
+        raise NotApplicable(f"line {file_line} is not a tl.atomic_add/max/min/xor/or/and call")
     if isinstance(stmt, ast.Assign):
         raise NotApplicable(f"line {file_line} uses the value the atomic returns, which a pre-reduced atomic "
                             "would change")
@@ -172,12 +173,27 @@ def reduce_then_atomic(request: RewriteRequest, file_line: int) -> tuple[_Site, 
     value = ast.unparse(site.value)
     bind = [] if isinstance(site.value, ast.Name) else [f"_ip_val = {value}"]
     value = value if isinstance(site.value, ast.Name) else "_ip_val"
+    if site.op in ("atomic_or", "atomic_and"):
+        _reduce_or_exists(site)
+    flip = "~" if site.op == "atomic_and" else ""  # and(x) = ~or(~x): Triton has a reduce_or only
+    value = f"~{value}" if flip else value
     pad = identity or f"tl.zeros_like({value})"
     kept = f"tl.where({ast.unparse(site.mask)}, {value}, {pad})" if site.mask is not None else value
+    reduced = f"{flip}{reduce}({kept}, None)" if reduce == "tl.reduce_or" else f"{reduce}({kept})"
     return site, bind + [
         f"# intelliperf recipe reduce-then-atomic: reduce in the program, then one {site.op} per program",
-        f"tl.{site.op}({pointer}, {reduce}({kept}))",
+        f"tl.{site.op}({pointer}, {reduced})",
     ]
+
+
+def _reduce_or_exists(site: _Site) -> None:
+    """tl.reduce_or is recent in triton.language: decline where the installed Triton lacks it."""
+    try:
+        import triton.language as tl
+    except ImportError:
+        return
+    if not hasattr(tl, "reduce_or"):
+        raise NotApplicable(f"{site.where}: this Triton has no tl.reduce_or to reduce {site.op} with")
 
 
 def privatize_histogram(request: RewriteRequest, file_line: int) -> tuple[_Site, list[str]]:
