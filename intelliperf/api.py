@@ -64,6 +64,7 @@ def diagnose(
     Returns the Report that `intelliperf diagnose` prints and writes (`output` for JSON,
     `markdown` for Markdown). Raises an IntelliPerfError subclass for anything the user can fix.
     """
+    check_paths(files={"--output": output, "--markdown": markdown}, folders={"--profile-dir": profile_dir})
     registry = default_registry(formula_paths)
     the_formula = registry.create(formula, **(formula_options or {}))
     report, _ = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
@@ -179,6 +180,7 @@ def regions(command: Sequence[str], *, kernel: str | None = None, device: str = 
     from .delivery.report import write_reports
     from .profiling.region_timers import static_regions
 
+    check_paths(folders={"--out-dir": out_dir})
     out = Path(out_dir).resolve()
     report, recording = _diagnose(list(command), _RegionsOnly(), default_registry(), top_n=1, kernel=kernel,
                                   device=device, sample_programs=1, trace_launches=1, timeout_s=timeout_s, cwd=cwd,
@@ -252,6 +254,20 @@ def _absolute_program(command: list[str], cwd: str | None) -> list[str]:
     if os.sep in program and not os.path.isabs(program):
         return [os.path.abspath(os.path.join(cwd or os.getcwd(), program)), *command[1:]]
     return command
+
+
+def check_paths(files: dict[str, str | Path | None] | None = None,
+                folders: dict[str, str | Path | None] | None = None) -> None:
+    """Where reports go, checked before anything runs: a file option must not name a folder, a
+    folder option must not name a file (either found only after a run used to end in a traceback
+    and a stray NAME.tmp)."""
+    for option, path in (files or {}).items():
+        if path is not None and Path(path).is_dir():
+            raise UsageError(f"{option} {path} is a folder; it takes a file name",
+                             hint=f"Pass a file path, e.g. {option} {Path(path) / 'report.json'}.")
+    for option, path in (folders or {}).items():
+        if path is not None and Path(path).exists() and not Path(path).is_dir():
+            raise UsageError(f"{option} {path} is a file; it takes a folder (created if missing)")
 
 
 def _kernel_pattern(kernel: str | None) -> re.Pattern | None:
@@ -372,9 +388,10 @@ def optimize(
     from .rewriters import make_rewriters
 
     progress = progress or (lambda stage: None)
+    check_paths(files={"--output": output, "--markdown": markdown}, folders={"--out-dir": out_dir})
     gpus = parse_devices(devices)
     budget = loop.Budget(max_attempts=max_attempts, time_budget_s=time_budget_s, max_tokens=max_tokens,
-                         candidates=candidates or max(len(gpus), 1), devices=gpus)
+                         candidates=max(len(gpus), 1) if candidates is None else candidates, devices=gpus)
     budget.check()
     model = model or os.environ.get("INTELLIPERF_MODEL") or None
     key_env = (llm_options or {}).get("api_key_env")

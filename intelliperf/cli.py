@@ -30,6 +30,20 @@ _COMMAND_SETTINGS = {"allow_interspersed_args": False}
 NO_WIN_EXIT = 6  # optimize found the bottleneck but no candidate passed validation within the budget
 
 
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        out.print(f"intelliperf {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """An automated GPU performance engineer for Triton kernels."""
+
+
 def _parse_options(pairs: list[str]) -> dict:
     options = {}
     for pair in pairs:

@@ -49,6 +49,10 @@ class Budget:
             raise UsageError(f"--max-attempts must be at least 1, got {self.max_attempts}")
         if self.candidates < 1:
             raise UsageError(f"--candidates must be at least 1, got {self.candidates}")
+        if self.time_budget_s is not None and self.time_budget_s <= 0:
+            raise UsageError(f"--time-budget must be a positive number of seconds, got {self.time_budget_s:g}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise UsageError(f"--max-tokens must be at least 1, got {self.max_tokens}")
 
 
 @dataclass

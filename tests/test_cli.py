@@ -120,3 +120,37 @@ def test_bad_option_is_a_usage_error():
     result = run_cli("diagnose", "--top-n", "many", "--", "true")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
+
+
+def test_version():
+    from intelliperf import __version__
+
+    result = run_cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"intelliperf {__version__}"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["optimize", "--time-budget", "-5"], "--time-budget must be a positive number of seconds, got -5"),
+    (["optimize", "--candidates", "0"], "--candidates must be at least 1, got 0"),
+    (["optimize", "--max-tokens", "0"], "--max-tokens must be at least 1, got 0"),
+    (["optimize", "--out-dir", "{file}"], "is a file; it takes a folder"),
+    (["optimize", "-o", "{folder}"], "is a folder; it takes a file name"),
+    (["diagnose", "--markdown", "{folder}"], "--markdown {folder} is a folder"),
+    (["diagnose", "--profile-dir", "{file}"], "--profile-dir {file} is a file"),
+    (["regions", "--out-dir", "{file}"], "--out-dir {file} is a file"),
+])
+def test_bad_values_and_paths_are_refused_before_anything_runs(tmp_path, args, message):
+    """Checked before the program runs (it would write `ran` into the folder) and before any
+    report is written: exit 2, one clear line, no traceback, no stray NAME.tmp."""
+    folder, file = tmp_path / "reports", tmp_path / "report.json"
+    folder.mkdir()
+    file.write_text("mine")
+    args = [a.format(file=file, folder=folder) for a in args]
+    program = tmp_path / "program.py"
+    program.write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('yes')\n")
+    result = run_cli(*args, "--", sys.executable, str(program))
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert message.format(file=file, folder=folder) in " ".join(result.stderr.split())
+    assert "Traceback" not in result.stderr and not (tmp_path / "ran").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["program.py", "report.json", "reports"]
+    assert file.read_text() == "mine" and not any(folder.iterdir())
