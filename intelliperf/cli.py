@@ -22,7 +22,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True)
+# Progress and errors in a log or a pipe: whole lines, never hard-wrapped mid-sentence at 80 columns.
+err = Console(stderr=True) if Console(stderr=True).is_terminal else Console(stderr=True, soft_wrap=True)
 # Piped output (CI logs, files) gets room for the kernel table instead of rich's 80 columns.
 out = Console() if Console().is_terminal else Console(width=120)
 

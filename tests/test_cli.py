@@ -154,3 +154,13 @@ def test_bad_values_and_paths_are_refused_before_anything_runs(tmp_path, args, m
     assert "Traceback" not in result.stderr and not (tmp_path / "ran").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["program.py", "report.json", "reports"]
     assert file.read_text() == "mine" and not any(folder.iterdir())
+
+
+def test_messages_in_a_log_are_whole_lines(tmp_path):
+    """Piped stderr (CI logs) used to wrap mid-sentence at 80 columns."""
+    file = tmp_path / ("a-rather-long-folder-name-" * 3) / "report.json"
+    file.parent.mkdir()
+    file.write_text("{}")
+    result = run_cli("optimize", "--out-dir", str(file), "--", "python", "x.py")
+    line = next(ln for ln in result.stderr.splitlines() if "--out-dir" in ln)
+    assert len(line) > 120 and line.endswith("it takes a folder (created if missing)")
