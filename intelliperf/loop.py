@@ -300,7 +300,14 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     where = work / f"attempt-{number}"
     attempt.device = device
     s.progress(f"attempt {number}: validating {cand.rewriter} candidate ({cand.title})")
-    program, verdict = _validated(s, reference, changes, where, device, s.validation)
+    try:
+        program, verdict = _validated(s, reference, changes, where, device, s.validation)
+    except KeyboardInterrupt:  # the report keeps the attempt whose folder is already there
+        attempt.status, attempt.reasons = "interrupted", "- [interrupted] stopped by the user (Ctrl-C) while " \
+                                                         "it was being validated; not judged"
+        opt.attempts.append(attempt)
+        s.write()
+        raise
     if _timed_out(verdict) and s.validation.timeout_s is None and busy():
         # The limit scales with the load when the attempt starts; load that came later can still kill a good
         # candidate. Once more, with twice the time, in a fresh copy: a timeout says nothing about correctness.

@@ -235,9 +235,10 @@ class Attempt(_Model):
     rewriter: str
     title: str
     rationale: str = ""
-    status: Literal["accepted", "rejected", "invalid", "timed-out"] = Field(
+    status: Literal["accepted", "rejected", "invalid", "timed-out", "interrupted"] = Field(
         description="invalid: failed the checks before any run (syntax, scope, not the same kernel); timed-out: a "
-                    "run of it outlasted its limit (also after one retry on a busy machine), so it was not judged")
+                    "run of it outlasted its limit (also after one retry on a busy machine), so it was not judged; "
+                    "interrupted: the user stopped the run (Ctrl-C) while it was being validated")
     reasons: str = Field("", description="why it was rejected; what the next rewrite is told")
     files: list[str] = Field(default_factory=list, description="project files the candidate changes")
     diff: str = ""

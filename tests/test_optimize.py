@@ -184,6 +184,9 @@ def test_an_interrupted_run_leaves_a_complete_report(tmp_path):
     opt = _report(out)["optimization"]
     assert opt["status"] == "interrupted" and "Ctrl-C" in opt["error"]
     assert opt["attempts"][0]["status"] == "rejected" and "Scalars are not close" in opt["attempts"][0]["reasons"]
+    # the attempt in flight is in the report too, with its diff, next to its folder
+    assert opt["attempts"][1]["status"] == "interrupted" and "Ctrl-C" in opt["attempts"][1]["reasons"]
+    assert "tl.sum" in opt["attempts"][1]["diff"] and (out / "attempts" / "02").is_dir()
     assert "**interrupted**" in (out / "report.md").read_text()
 
 
