@@ -349,6 +349,7 @@ def optimize(
     device: str = "auto",
     sample_programs: int = 32,
     counters: str = "auto",
+    profile_dir: str | Path | None = None,
     timeout_s: float | None = None,
     cwd: str | None = None,
     project: str | Path | None = None,
@@ -388,7 +389,8 @@ def optimize(
     from .rewriters import make_rewriters
 
     progress = progress or (lambda stage: None)
-    check_paths(files={"--output": output, "--markdown": markdown}, folders={"--out-dir": out_dir})
+    check_paths(files={"--output": output, "--markdown": markdown},
+                folders={"--out-dir": out_dir, "--profile-dir": profile_dir})
     gpus = parse_devices(devices)
     budget = loop.Budget(max_attempts=max_attempts, time_budget_s=time_budget_s, max_tokens=max_tokens,
                          candidates=max(len(gpus), 1) if candidates is None else candidates, devices=gpus)
@@ -412,7 +414,8 @@ def optimize(
     the_formula = registry.create(formula, **(formula_options or {}))
     report, recording = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
                                   sample_programs=sample_programs, trace_launches=1, timeout_s=timeout_s, cwd=cwd,
-                                  progress=progress, counters=counters, timer_dir=out / "regions",
+                                  progress=progress, counters=counters, profile_dir=profile_dir,
+                                  timer_dir=Path(profile_dir) if profile_dir else out / "regions",
                                   stop_early=stop_early)
 
     def write() -> None:

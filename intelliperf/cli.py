@@ -111,6 +111,9 @@ def optimize(
     device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
     counters: str = typer.Option("auto", "--counters", help="Hardware counters: auto (when a GPU and its "
                                                              "profiler are there), ncu, rocprofv3 or off."),
+    sample_programs: int = typer.Option(32, "--sample-programs", help="Programs per launch the address trace runs."),
+    profile_dir: Path | None = typer.Option(None, "--profile-dir", help="Keep the profiler's files here (the "
+                                                                        ".ncu-rep opens in Nsight Compute)."),
     rewriter: str = typer.Option("auto", "--rewriter", "-r",
                                  help="auto, llm, recipes, search or replay (auto: llm with a model, else "
                                       "recipes then search)."),
@@ -188,7 +191,8 @@ def optimize(
         report = run_optimize(
             command or [], formula=formula, formula_paths=formula_path,
             formula_options=_parse_options(formula_option), top_n=top_n, kernel=kernel, device=device,
-            counters=counters, rewriter=rewriter, max_attempts=max_attempts, time_budget_s=time_budget,
+            sample_programs=sample_programs, profile_dir=profile_dir, counters=counters, rewriter=rewriter,
+            max_attempts=max_attempts, time_budget_s=time_budget,
             max_tokens=max_tokens, candidates=candidates, devices=devices, model=model, llm_options=llm_options,
             transcript=transcript, project=project, validation=validation,
             in_place=in_place, force=force, out_dir=out_dir, timeout_s=timeout, output=output, markdown=markdown,
@@ -240,10 +244,11 @@ def formulas(
     from .formulas import default_registry
 
     registry = default_registry(formula_path)
-    table = Table("formula", "evidence", "summary", "from")
+    table = Table("formula", "evidence", "summary", "options (-O KEY=VALUE)", "from")
     for name in registry.names():
         cls = registry.get(name)
-        table.add_row(name, ", ".join(cls.evidence) or "-", cls.summary, registry.source(name))
+        options = ", ".join(f"{key}={field.default!r}" for key, field in cls.Options.model_fields.items())
+        table.add_row(name, ", ".join(cls.evidence) or "-", cls.summary, options or "-", registry.source(name))
     out.print(table)
     for name, why in registry.broken.items():
         err.print(f"[yellow]formula plug-in {name!r} failed to load: {why}[/yellow]")

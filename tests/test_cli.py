@@ -54,6 +54,8 @@ def test_formulas_command_lists_builtins():
     result = run_cli("formulas")
     assert result.returncode == 0
     assert "atomicContention" in result.stdout and "diagnoseOnly" in result.stdout
+    for option in ("min_depth=4", "min_programs=4", "min_efficiency=0.5", "min_weight_once=1.0"):  # -O keys
+        assert option in result.stdout
 
 
 def test_help_is_fast_and_lists_commands():
@@ -138,6 +140,7 @@ def test_version():
     (["diagnose", "--markdown", "{folder}"], "--markdown {folder} is a folder"),
     (["diagnose", "--profile-dir", "{file}"], "--profile-dir {file} is a file"),
     (["regions", "--out-dir", "{file}"], "--out-dir {file} is a file"),
+    (["optimize", "--sample-programs", "8", "--profile-dir", "{file}"], "--profile-dir {file} is a file"),
 ])
 def test_bad_values_and_paths_are_refused_before_anything_runs(tmp_path, args, message):
     """Checked before the program runs (it would write `ran` into the folder) and before any
