@@ -50,6 +50,7 @@ def diagnose(
     cwd: str | None = None,
     output: str | Path | None = None,
     markdown: str | Path | None = None,
+    sarif: str | Path | None = None,
     progress: Progress | None = None,
     stop_early: bool = True,
 ) -> Report:
@@ -62,9 +63,11 @@ def diagnose(
     the launches they look at; the first run, which ranks the kernels, always runs to the end.
 
     Returns the Report that `intelliperf diagnose` prints and writes (`output` for JSON,
-    `markdown` for Markdown). Raises an IntelliPerfError subclass for anything the user can fix.
+    `markdown` for Markdown, `sarif` for GitHub code scanning). Raises an IntelliPerfError
+    subclass for anything the user can fix.
     """
-    check_paths(files={"--output": output, "--markdown": markdown}, folders={"--profile-dir": profile_dir})
+    check_paths(files={"--output": output, "--markdown": markdown, "--sarif": sarif},
+                folders={"--profile-dir": profile_dir})
     registry = default_registry(formula_paths)
     the_formula = registry.create(formula, **(formula_options or {}))
     report, _ = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
@@ -73,7 +76,7 @@ def diagnose(
                           progress=progress or (lambda stage: None), stop_early=stop_early)
     from .delivery.report import write_reports
 
-    write_reports(report, output=output, markdown=markdown)
+    write_reports(report, output=output, markdown=markdown, sarif=sarif)
     return report
 
 
@@ -368,6 +371,7 @@ def optimize(
     out_dir: str | Path = "intelliperf-out",
     output: str | Path | None = None,
     markdown: str | Path | None = None,
+    sarif: str | Path | None = None,
     progress: Progress | None = None,
     publish: Publish | None = None,
     stop_early: bool = True,
@@ -389,7 +393,7 @@ def optimize(
     from .rewriters import make_rewriters
 
     progress = progress or (lambda stage: None)
-    check_paths(files={"--output": output, "--markdown": markdown},
+    check_paths(files={"--output": output, "--markdown": markdown, "--sarif": sarif},
                 folders={"--out-dir": out_dir, "--profile-dir": profile_dir})
     gpus = parse_devices(devices)
     budget = loop.Budget(max_attempts=max_attempts, time_budget_s=time_budget_s, max_tokens=max_tokens,
@@ -420,8 +424,8 @@ def optimize(
 
     def write() -> None:
         write_reports(report, output=out / "report.json", markdown=out / "report.md")
-        if output or markdown:
-            write_reports(report, output=output, markdown=markdown)
+        if output or markdown or sarif:
+            write_reports(report, output=output, markdown=markdown, sarif=sarif)
 
     if report.selected is None:
         report.notes.append(f"nothing to optimize: no diagnosed kernel has the {the_formula.name} bottleneck")

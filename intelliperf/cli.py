@@ -84,6 +84,8 @@ def diagnose(
                                                            "ncu and the region timers look at)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the JSON report here."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Write a Markdown report here."),
+    sarif: Path | None = typer.Option(None, "--sarif", help="Write the findings as SARIF 2.1.0 here (GitHub code "
+                                                            "scanning)."),
 ) -> None:
     """Profile a program, rank its Triton kernels and diagnose the top ones."""
     from .api import diagnose as run_diagnose
@@ -92,10 +94,10 @@ def diagnose(
     report = run_diagnose(
         command or [], formula=formula, formula_paths=formula_path, formula_options=_parse_options(formula_option),
         top_n=top_n, kernel=kernel, device=device, sample_programs=sample_programs, counters=counters,
-        profile_dir=profile_dir, timeout_s=timeout, output=output, markdown=markdown, progress=_progress,
-        stop_early=not full_run)
+        profile_dir=profile_dir, timeout_s=timeout, output=output, markdown=markdown, sarif=sarif,
+        progress=_progress, stop_early=not full_run)
     print_report(report, out)
-    for path in (output, markdown):
+    for path in (output, markdown, sarif):
         if path is not None:
             err.print(f"[dim]report written to {path}[/dim]")
 
@@ -149,6 +151,8 @@ def optimize(
                                                         "load; a timeout on a busy machine is retried once)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Also write the JSON report here."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Also write the Markdown report here."),
+    sarif: Path | None = typer.Option(None, "--sarif", help="Also write the findings as SARIF 2.1.0 here (GitHub "
+                                                            "code scanning)."),
     branch: bool = typer.Option(False, "--branch", help="Commit the winner on a new branch (your tree and index "
                                                          "stay as they are)."),
     branch_name: str | None = typer.Option(None, "--branch-name", help="Its name (default "
@@ -196,7 +200,7 @@ def optimize(
             max_tokens=max_tokens, candidates=candidates, devices=devices, model=model, llm_options=llm_options,
             transcript=transcript, project=project, validation=validation,
             in_place=in_place, force=force, out_dir=out_dir, timeout_s=timeout, output=output, markdown=markdown,
-            progress=_progress, publish=publish, stop_early=not full_run)
+            sarif=sarif, progress=_progress, publish=publish, stop_early=not full_run)
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted: the attempts so far are in {out_dir / 'report.json'}[/yellow]")
         raise typer.Exit(130) from None

@@ -4,7 +4,7 @@ import json
 import sys
 
 import pytest
-from conftest import EXAMPLES, PROGRAMS, SMALL, run_cli
+from conftest import EXAMPLES, PROGRAMS, REPO, SMALL, run_cli
 
 from intelliperf.delivery.report import SCHEMA_PATH, report_schema
 from intelliperf.models import SCHEMA_VERSION, Report
@@ -13,8 +13,9 @@ from intelliperf.models import SCHEMA_VERSION, Report
 def test_diagnose_names_the_kernel_and_atomic_line(tmp_path):
     out, md = tmp_path / "report.json", tmp_path / "report.md"
     script = EXAMPLES / "contended_sum.py"
+    sarif = tmp_path / "findings.sarif"
     result = run_cli("diagnose", "--formula", "atomicContention", "--output", str(out), "--markdown", str(md),
-                     "--device", "cpu", "--", sys.executable, str(script), *SMALL)
+                     "--sarif", str(sarif), "--device", "cpu", "--", sys.executable, str(script), *SMALL)
     assert result.returncode == 0, result.stderr
     assert "contended_sum_kernel" in result.stdout
     assert "tl.atomic_add(out_ptr + zeros, x, mask=mask)" in result.stdout
@@ -29,6 +30,27 @@ def test_diagnose_names_the_kernel_and_atomic_line(tmp_path):
     line = report.diagnosis("contended_sum_kernel").findings[0].lines[0]
     assert f"{script}:{line.line}" in md.read_text()
     assert "| 1 | `contended_sum_kernel` |" in md.read_text()
+    _check_sarif(json.loads(sarif.read_text()), line.line)
+
+
+def _check_sarif(log: dict, atomic_line: int) -> None:
+    """Valid SARIF 2.1.0 (the OASIS schema, tests/fixtures/sarif), with the finding at the atomic
+    line, the path relative to the run's folder, as GitHub code scanning places it."""
+    import jsonschema
+
+    schema = json.loads((REPO / "tests" / "fixtures" / "sarif" / "sarif-schema-2.1.0.json").read_text())
+    validator = jsonschema.Draft4Validator(schema)
+    validator.validate(log)
+    broken = json.loads(json.dumps(log))
+    broken["runs"][0]["results"][0]["level"] = "fatal"
+    with pytest.raises(jsonschema.ValidationError):  # the schema is strict enough to refuse a bad level
+        validator.validate(broken)
+    (result,) = log["runs"][0]["results"]
+    assert result["ruleId"] == "atomicContention" and result["level"] == "error"
+    assert log["runs"][0]["tool"]["driver"]["rules"][0]["id"] == "atomicContention"
+    place = result["locations"][0]["physicalLocation"]
+    assert place["region"]["startLine"] == atomic_line
+    assert place["artifactLocation"] == {"uri": "examples/atomic_contention/contended_sum.py", "uriBaseId": "SRCROOT"}
 
 
 def test_clean_kernel_exits_zero_with_no_finding():

@@ -16,11 +16,18 @@ def report_schema() -> dict:
     return Report.model_json_schema()
 
 
-def write_reports(report: Report, *, output: str | Path | None = None, markdown: str | Path | None = None) -> None:
+def write_reports(report: Report, *, output: str | Path | None = None, markdown: str | Path | None = None,
+                  sarif: str | Path | None = None) -> None:
     if output is not None:
         _write(Path(output), report.model_dump_json(indent=2) + "\n")
     if markdown is not None:
         _write(Path(markdown), render_markdown(report))
+    if sarif is not None:
+        import json
+
+        from .sarif import to_sarif
+
+        _write(Path(sarif), json.dumps(to_sarif(report), indent=2) + "\n")
 
 
 def _write(path: Path, text: str) -> None:
