@@ -4,6 +4,7 @@ and the llm rewriter through DSPy and the openai client against a loopback serve
 from __future__ import annotations
 
 import ast
+import json
 import socket
 import time
 from pathlib import Path
@@ -171,7 +172,7 @@ def test_llm_retries_rate_limits_and_timeouts_and_caches(sum_request, tmp_path, 
     monkeypatch.setenv("TEST_LLM_API_KEY", "sk-test-secret")
     kernel = sum_request.kernel.source.replace("out_ptr + zeros, x", "out_ptr, tl.sum(x)")
     replies = [Reply(status=429, headers={"Retry-After": "0"}), Reply(delay_s=3, content="late"),
-               Reply(content=GOOD.format(kernel=kernel))]
+               Reply(content=GOOD.format(kernel=kernel)), Reply(content=GOOD.format(kernel=kernel))]
     with ScriptedServer(replies) as server:
         cand = _llm(server, tmp_path).rewrite(sum_request)
         assert cand.invalid is None and "tl.sum(x)" in cand.kernel and cand.tokens == 150
@@ -183,6 +184,11 @@ def test_llm_retries_rate_limits_and_timeouts_and_caches(sum_request, tmp_path, 
         # The same request again: answered from the disk cache, nothing sent.
         again = _llm(server, tmp_path).rewrite(sum_request)
         assert again.kernel == cand.kernel and len(server.requests) == 3
+        # A torn cache file (an interrupted write of an older version) is a miss, not "rewriter failed".
+        (entry,) = (tmp_path / "cache").rglob("*.json")
+        entry.write_text(entry.read_text()[:20])
+        assert _llm(server, tmp_path).rewrite(sum_request).kernel == cand.kernel and len(server.requests) == 4
+        assert json.loads(entry.read_text())["kernel"]  # asked again, and written whole
     saved = (tmp_path / "transcript.json").read_text()
     assert "tl.sum(x)" in saved and "sk-test-secret" not in saved
 

@@ -167,11 +167,16 @@ class LLMRewriter(Rewriter):
                                          temperature], sort_keys=True).encode()).hexdigest()
         cached = self.options.cache_dir / f"{key}.json" if self.options.cache_dir else None
         if cached is not None and cached.exists():
-            return json.loads(cached.read_text()), 0
+            try:
+                return json.loads(cached.read_text()), 0
+            except (OSError, ValueError):  # unreadable or torn (written by an older version): ask again
+                pass
         answer, tokens = self._ask(fields, temperature)
         if cached is not None:
+            from ..profiling.recorder import write_atomic
+
             cached.parent.mkdir(parents=True, exist_ok=True)
-            cached.write_text(json.dumps(answer))
+            write_atomic(str(cached), json.dumps(answer))  # whole or not at all, also when interrupted
         return answer, tokens
 
     def _ask(self, fields: dict, temperature: float | None) -> tuple[dict, int]:
