@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import tempfile
@@ -27,6 +28,12 @@ TRACE_BACKEND = "interpreter-trace"
 STATIC_BACKEND = "static"
 
 Progress = Callable[[str], None]
+log = logging.getLogger("intelliperf")
+
+
+def _logged(stage: str) -> None:
+    """Progress for API callers that pass no `progress`: the `intelliperf` logger, at INFO."""
+    log.info(redact.scrub(stage))
 # Seconds the interpreter trace of one launch may take in a GPU run, where it is one pass among
 # several: a 4096^3 GEMM's sampled programs take minutes in the interpreter (the atomics it looks for
 # show in the first programs; the trace says how many it ran). On the CPU it is the evidence: 60 s.
@@ -73,7 +80,7 @@ def diagnose(
     report, _ = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
                           sample_programs=sample_programs, trace_launches=trace_launches, counters=counters,
                           profile_dir=profile_dir, timeout_s=timeout_s, cwd=cwd,
-                          progress=progress or (lambda stage: None), stop_early=stop_early)
+                          progress=progress or _logged, stop_early=stop_early)
     from .delivery.report import write_reports
 
     write_reports(report, output=output, markdown=markdown, sarif=sarif)
@@ -187,7 +194,7 @@ def regions(command: Sequence[str], *, kernel: str | None = None, device: str = 
     out = Path(out_dir).resolve()
     report, recording = _diagnose(list(command), _RegionsOnly(), default_registry(), top_n=1, kernel=kernel,
                                   device=device, sample_programs=1, trace_launches=1, timeout_s=timeout_s, cwd=cwd,
-                                  progress=progress or (lambda stage: None), counters="off", timer_dir=out,
+                                  progress=progress or _logged, counters="off", timer_dir=out,
                                   stop_early=stop_early)
     for d in report.diagnoses:
         profile = next(k for k in report.kernels if k.name == d.kernel)
@@ -392,7 +399,7 @@ def optimize(
     from .delivery.report import write_reports
     from .rewriters import make_rewriters
 
-    progress = progress or (lambda stage: None)
+    progress = progress or _logged
     check_paths(files={"--output": output, "--markdown": markdown, "--sarif": sarif},
                 folders={"--out-dir": out_dir, "--profile-dir": profile_dir})
     gpus = parse_devices(devices)

@@ -189,3 +189,16 @@ def test_messages_in_a_log_are_whole_lines(tmp_path):
     result = run_cli("optimize", "--out-dir", str(file), "--", "python", "x.py")
     line = next(ln for ln in result.stderr.splitlines() if "--out-dir" in ln)
     assert len(line) > 120 and line.endswith("it takes a folder (created if missing)")
+
+
+def test_api_progress_goes_to_the_intelliperf_logger(caplog):
+    import logging
+
+    import intelliperf
+    from conftest import py
+
+    with caplog.at_level(logging.INFO, logger="intelliperf"):
+        intelliperf.diagnose(py(EXAMPLES / "contended_sum.py", *SMALL), formula="atomicContention", device="cpu")
+    stages = [r.getMessage() for r in caplog.records if r.name == "intelliperf"]
+    assert "profiling: running the command with the launch recorder" in stages
+    assert "diagnosing the top kernels" in stages
