@@ -194,8 +194,9 @@ def test_messages_in_a_log_are_whole_lines(tmp_path):
 def test_api_progress_goes_to_the_intelliperf_logger(caplog):
     import logging
 
-    import intelliperf
     from conftest import py
+
+    import intelliperf
 
     with caplog.at_level(logging.INFO, logger="intelliperf"):
         intelliperf.diagnose(py(EXAMPLES / "contended_sum.py", *SMALL), formula="atomicContention", device="cpu")

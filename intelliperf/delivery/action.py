@@ -2,20 +2,25 @@
 
 action.yml hands every input over as an INPUT_* variable (the model key as INTELLIPERF_API_KEY,
 the token as GITHUB_TOKEN: the runner strips both from the program's environment). This runs
-`intelliperf optimize` with them, then writes the step's outputs ($GITHUB_OUTPUT: report,
-success, speedup, pr-url) and the report's Markdown to the job summary ($GITHUB_STEP_SUMMARY).
+`intelliperf optimize` with them (the findings also as SARIF, OUT_DIR/findings.sarif), then
+writes the step's outputs ($GITHUB_OUTPUT: report, success, speedup, pr-url, sarif), the report's
+Markdown to the job summary ($GITHUB_STEP_SUMMARY), and a warning annotation on each pinpointed
+source line (workflow commands on stdout), unless `annotations` is false.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
 
 from ..cli import NO_WIN_EXIT
 from ..cli import main as cli_main
+
+SARIF = "findings.sarif"
 
 
 def _input(name: str, default: str = "") -> str:
@@ -37,9 +42,13 @@ def optimize_args() -> list[str]:
     args = ["optimize", "--formula", _input("formula", "atomicContention"), "--top-n", _input("top-n", "10"),
             "--rewriter", _input("rewriter", "auto"), "--max-attempts", _input("max-attempts", "6"),
             "--out-dir", _input("out-dir", "intelliperf-out")]
-    for name in ("kernel", "model", "api-base", "device"):
+    for name in ("kernel", "model", "api-base", "device", "devices", "time-budget", "counters"):
         if _input(name):
             args += [f"--{name}", _input(name)]
+    for path in re.split(r"[,\n]", _input("formula-path")):
+        if path.strip():
+            args += ["--formula-path", path.strip()]
+    args += ["--sarif", str(Path(_input("out-dir", "intelliperf-out")) / SARIF)]
     if _input("sandbox", "true").lower() == "false":
         args.append("--no-sandbox")
     if _flag("create-pr"):
@@ -54,9 +63,11 @@ def write_outputs(out_dir: Path, code: int) -> None:
     report = json.loads(path.read_text()) if path.is_file() else {}
     opt, delivery = report.get("optimization") or {}, report.get("delivery") or {}
     speedup = (opt.get("speedup") or {}).get("estimate")
+    sarif = out_dir / SARIF
     values = {"report": str(path.resolve()) if path.is_file() else "",
               "success": "true" if code == 0 and opt.get("winner") else "false",
-              "speedup": f"{speedup:.3f}" if speedup else "", "pr-url": delivery.get("pr_url") or ""}
+              "speedup": f"{speedup:.3f}" if speedup else "", "pr-url": delivery.get("pr_url") or "",
+              "sarif": str(sarif.resolve()) if sarif.is_file() else ""}
     if os.environ.get("GITHUB_OUTPUT"):
         with open(os.environ["GITHUB_OUTPUT"], "a") as f:
             f.writelines(f"{k}={v}\n" for k, v in values.items())
@@ -68,10 +79,37 @@ def write_outputs(out_dir: Path, code: int) -> None:
             f.write(head + body)
 
 
+def annotations(report: dict, workspace: Path) -> list[str]:
+    """One `::warning` workflow command per pinpointed line of each present finding, the path
+    relative to the workspace (where GitHub shows it on the file)."""
+    out = []
+    for diagnosis in report.get("diagnoses", []):
+        for finding in (f for f in diagnosis["findings"] if f["present"]):
+            first = finding["explanation"].split(". ")[0]
+            for line in finding["lines"]:
+                path = Path(line["file"]).resolve()
+                shown = path.relative_to(workspace) if workspace in path.parents else path
+                message = f"{diagnosis['kernel']}: {first}. {line.get('detail', '')}".strip()
+                out.append(f"::warning file={_escape(str(shown), True)},line={line['line']},"
+                           f"title={_escape('intelliperf ' + finding['formula'], True)}::{_escape(message)}")
+    return out
+
+
+def _escape(text: str, property_: bool = False) -> str:
+    """GitHub's workflow-command escaping (data, and properties, which also escape : and ,)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if property_ else text
+
+
 def main() -> int:
     args = optimize_args()
     code = cli_main(args)
-    write_outputs(Path(_input("out-dir", "intelliperf-out")), code)
+    out_dir = Path(_input("out-dir", "intelliperf-out"))
+    write_outputs(out_dir, code)
+    report = out_dir / "report.json"
+    if report.is_file() and _input("annotations", "true").lower() != "false":
+        workspace = Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
+        print(*annotations(json.loads(report.read_text()), workspace), sep="\n", flush=True)
     if code == NO_WIN_EXIT and not _flag("fail-on-no-win"):
         return 0  # the outputs say success=false; a kernel that could not be sped up is not a broken build
     return code
