@@ -55,12 +55,16 @@ def test_action_metadata_follows_githubs_rules():
     for expr in EXPRESSION.findall(text) + [s["if"] for s in steps if "if" in s]:
         for ref in re.findall(r"inputs\.([\w-]+)", expr):
             assert ref in inputs, expr
-        assert re.match(r"^(inputs|github|steps)\.", expr), expr
+        for ref in re.findall(r"steps\.([\w-]+)\.outputs", expr):
+            assert ref in ids, expr
+        contexts = set(re.findall(r"(?<![\w.-])([a-z_]+)\.[\w-]+", re.sub(r"'[^']*'", "", expr)))
+        assert contexts <= {"inputs", "github", "steps", "runner"}, expr  # never secrets.* or env.* pasted in
 
 
 def test_every_input_reaches_the_entry_script():
     env = _optimize_step()["env"]
-    other_steps = {"python-version", "extra-pip-args", "working-directory", "github-token", "model-api-key"}
+    other_steps = {"python-version", "extra-pip-args", "working-directory", "github-token", "model-api-key",
+                   "upload-artifact", "artifact-name"}
     for name in set(ACTION["inputs"]) - other_steps:
         variable = "INPUT_" + name.upper().replace("-", "_")
         assert env.get(variable) == f"${{{{ inputs.{name} }}}}", name
@@ -94,8 +98,8 @@ def _substitute(value: str, inputs: dict) -> str:
         expr = m[1]
         if expr == "github.action_path":
             return str(REPO)
-        if expr == "github.token":
-            return ""  # no workflow token in a test
+        if expr == "github.token" or expr.startswith("steps."):
+            return ""  # no workflow token in a test; the install step did not run (the job's python is used)
         name = re.fullmatch(r"inputs\.([\w-]+)", expr)
         assert name, f"the test runner does not know the expression {expr}"
         return inputs[name[1]]
@@ -127,13 +131,19 @@ def test_the_action_optimizes_and_opens_a_pull_request_end_to_end(tmp_path):
         runner = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
         runner.update({"GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(summary),
                        "INTELLIPERF_CACHE_DIR": str(tmp_path / "cache"),
-                       "GITHUB_REPOSITORY": "octo/kernels", "GITHUB_API_URL": api.url})
+                       "GITHUB_REPOSITORY": "octo/kernels", "GITHUB_API_URL": api.url,
+                       "GITHUB_WORKSPACE": str(workspace)})
         done = _run_step(_optimize_step(), with_, runner, workspace)
         model_headers = list(model.headers)
     assert done.returncode == 0, done.stderr[-3000:]
     values = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
     assert values["success"] == "true" and values["speedup"] == ""  # no GPU here: speed not measured
     assert values["pr-url"] == "https://github.example/octo/kernels/pull/1"
+    assert values["sarif"] == str(project / "intelliperf-out" / "findings.sarif")
+    assert '"ruleId": "atomicContention"' in Path(values["sarif"]).read_text()
+    # the pinpointed line annotated where the workflow run shows it, on the file in the repository
+    warning = next(line for line in done.stdout.splitlines() if line.startswith("::warning "))
+    assert warning.startswith("::warning file=project/contended_sum.py,line=21,title=intelliperf atomicContention::")
     report = Path(values["report"])
     assert report.is_file() and report.parent == project / "intelliperf-out"
     text = summary.read_text()
@@ -154,3 +164,48 @@ def test_a_bad_input_is_a_clear_error(tmp_path):
     done = _run_step(step, {"command": "python x.py", "create-pr": "yes", "github-token": ""}, dict(os.environ),
                      tmp_path)
     assert done.returncode != 0 and "create-pr must be true or false" in done.stderr
+
+
+def test_action_and_workflows_validate_against_the_published_schemas():
+    """SchemaStore's schemas of action metadata and workflows (tests/fixtures/schemastore), the
+    check actionlint would make of their structure; each is strict enough to refuse a mistake."""
+    import json
+
+    import jsonschema
+
+    folder = REPO / "tests" / "fixtures" / "schemastore"
+    action = jsonschema.Draft7Validator(json.loads((folder / "github-action.json").read_text()))
+    workflow = jsonschema.Draft7Validator(json.loads((folder / "github-workflow.json").read_text()))
+    action.validate(ACTION)
+    for path in WORKFLOWS:
+        flow = yaml.safe_load(path.read_text())
+        flow["on"] = flow.pop(True, flow.get("on"))  # YAML 1.1 reads `on` as True
+        workflow.validate(flow)
+    broken = {**ACTION, "runs": {**ACTION["runs"], "using": "compsite"}}
+    assert not action.is_valid(broken)
+
+
+def test_the_install_step_makes_a_venv_that_sees_the_jobs_packages(tmp_path):
+    """The Install step as the runner runs it, with this test's Python as the job's: a virtual
+    environment of its own, intelliperf installed there, torch found from the job's packages (no
+    second torch installed), and its python handed to the Optimize step."""
+    import sys
+
+    step = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "install")
+    job = Path(sys.executable).parent  # `python` on PATH is the job's (here a venv, as jobs often set up)
+    outputs = tmp_path / "github_output"
+    runner = {**os.environ, "PATH": f"{job}{os.pathsep}{os.environ['PATH']}", "RUNNER_TEMP": str(tmp_path),
+              "GITHUB_OUTPUT": str(outputs)}  # pip may fetch the build backend (setuptools) from PyPI
+    with_ = {"command": "python x.py", "extra-pip-args": "--no-deps", "device": "cpu"}
+    done = _run_step(step, with_, runner, tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    python = outputs.read_text().strip().removeprefix("python=")
+    assert python == str(tmp_path / "intelliperf-venv" / "bin" / "python")
+    probe = subprocess.run([python, "-c", "import intelliperf, torch; print(intelliperf.__file__, torch.__file__)"],
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert probe.returncode == 0, probe.stderr
+    ours, torch_file = probe.stdout.split()
+    assert ours.startswith(str(tmp_path / "intelliperf-venv"))  # installed in its own environment
+    import torch
+
+    assert torch_file == torch.__file__  # the job's torch, not a second one
