@@ -1,5 +1,5 @@
 """Each example diagnosed on the GPU with Nsight Compute's counters, next to the interpreter's
-model of the same metric, with the time the ncu pass took (the README's counters table).
+model of the same metric, with the time the ncu pass took (the counters table of docs/benchmarks.md).
 
     python benchmarks/counters_gpu.py [--out results.json] [--keep DIR]
 

@@ -348,7 +348,7 @@ def test_a_lock_buffer_is_told_apart_so_replays_start_it_released():
 
 
 def test_the_readmes_validators_example_runs_and_leaves_nothing_behind(tmp_path, monkeypatch):
-    """The snippet under <!-- validators-example --> in the README, run as it is (from the repo
+    """The snippet under <!-- validators-example --> in docs/validation.md, run as it is (from the repo
     root, in this CPU-only process): the fix is judged correct, speed not judged, no problem, and
     its work folder is gone afterwards (it used to leave 31 MB under /tmp)."""
     import contextlib
@@ -358,13 +358,13 @@ def test_the_readmes_validators_example_runs_and_leaves_nothing_behind(tmp_path,
 
     from conftest import REPO
 
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "validation.md").read_text()
     block = text[text.index("<!-- validators-example -->"):].split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(REPO)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(block, "README.md", "exec"), {})
+        exec(compile(block, "docs/validation.md", "exec"), {})
     lines = printed.getvalue().splitlines()
     assert lines[0] == "correct True faster None speedup None" and lines[1] == "no problems"
     assert any("in-program" in line for line in lines[2:])

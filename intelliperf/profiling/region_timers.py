@@ -25,7 +25,7 @@ ENV_PREFIX, ENV_MODE = "INTELLIPERF_REGIONS", "INTELLIPERF_REGIONS_MODE"
 # Proton keeps events per CTA in a buffer of this many bytes (8 per event, shared by the CTA's warps);
 # a global buffer keeps it out of the kernel's shared memory, whose use would change occupancy.
 # clock32 and sched_stores cut the in-loop timers' cost on the H100 (GEMM +23 % -> +7 %) at the
-# same accuracy (benchmarks/regions_accuracy.py; README "Region timers on the H100").
+# same accuracy (benchmarks/regions_accuracy.py; docs/benchmarks.md "Region timers on the H100").
 DEFAULT_MODE = "default:buffer_type=global:buffer_size=65536:optimizations=clock32,sched_stores"
 _DROPPED = re.compile(r"first (\d+) events are dropped due to insufficient buffer size \((\d+)/(\d+)\)")
 MAX_BUFFER_BYTES = 2 << 30  # device memory the timers' buffers may take over the whole grid, when enlarged

@@ -15,7 +15,7 @@ bubblewrap (the Flatpak sandbox) does the isolation; this module only builds its
 * the environment from an allow-list (`allowed_env`), never the caller's whole environment;
 * GPU device nodes bound in when there is a GPU.
 
-What it does not stop is listed in the README's threat model. Imports only the standard library.
+What it does not stop is listed in the threat model of docs/validation.md. Imports only the standard library.
 """
 
 from __future__ import annotations
