@@ -266,9 +266,50 @@ def schema() -> None:
     print(json.dumps(report_schema(), indent=2))
 
 
+# What each option takes, as --help shows it (typer would print the Python type: <str>, <int>, <bool>).
+METAVARS = {
+    "--formula": "NAME", "--formula-path": "FILE", "--formula-option": "KEY=VALUE", "--top-n": "N",
+    "--kernel": "REGEX", "--device": "DEVICE", "--sample-programs": "N",
+    "--counters": "BACKEND", "--profile-dir": "DIR", "--timeout": "SECONDS", "--output": "FILE",
+    "--markdown": "FILE", "--sarif": "FILE", "--rewriter": "NAME", "--max-attempts": "N",
+    "--time-budget": "SECONDS", "--max-tokens": "N", "--candidates": "N", "--devices": "GPUS",
+    "--model": "NAME", "--api-base": "URL", "--api-key-env": "VARIABLE", "--transcript": "FILE",
+    "--save-transcript": "FILE", "--project": "DIR", "--out-dir": "DIR", "--candidate-timeout": "SECONDS",
+    "--branch-name": "NAME", "--base": "BRANCH", "--remote": "NAME", "--github-repo": "OWNER/NAME",
+    "--github-api": "URL", "--pr-label": "LABEL", "--sandbox-read": "DIR", "--sandbox-env": "VARIABLE",
+}
+
+
+def _command():
+    """The click command typer builds from `app`, with readable metavars (flags show none) and
+    `-- CMD [ARGS]...` as the program's usage (typer would print `[-- CMD [ARGS]...]...` and
+    the Python types <str>, <int>, <bool>)."""
+    group = typer.main.get_command(app)
+    for command in [group, *group.commands.values()]:
+        command.get_help_option = _quiet_metavar(command.get_help_option)
+        for param in command.params:
+            if param.param_type_name == "option":  # typer ships its own click: no isinstance on click.Option
+                long = max(param.opts, key=len)
+                param.metavar = "" if param.is_flag else METAVARS.get(long, param.metavar)
+            elif param.name == "command":
+                param.display_type_rich = lambda ctx: None
+                command.collect_usage_pieces = lambda ctx, c=command: [c.options_metavar, "-- CMD [ARGS]..."]
+    return group
+
+
+def _quiet_metavar(make_option):
+    """--help is made per call; it takes no value, so it shows none."""
+    def made(ctx):
+        option = make_option(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+    return made
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        app(args=argv, prog_name="intelliperf")  # click/typer handle their own usage errors (exit 2)
+        _command()(args=argv, prog_name="intelliperf")  # click/typer handle their own usage errors (exit 2)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     except IntelliPerfError as exc:

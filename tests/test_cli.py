@@ -1,6 +1,7 @@
 """The CLI through real subprocesses: the main job, the reports, and every user error."""
 
 import json
+import re
 import sys
 
 import pytest
@@ -203,3 +204,16 @@ def test_api_progress_goes_to_the_intelliperf_logger(caplog):
     stages = [r.getMessage() for r in caplog.records if r.name == "intelliperf"]
     assert "profiling: running the command with the launch recorder" in stages
     assert "diagnosing the top kernels" in stages
+
+
+@pytest.mark.parametrize("command", ["diagnose", "optimize", "regions", "formulas"])
+def test_help_names_what_each_option_takes(command):
+    """Readable --help: metavars such as FILE, N, SECONDS, not typer's Python types (<str>,
+    <int>, <bool>), and the program as `-- CMD [ARGS]...` in the usage line."""
+    result = run_cli(command, "--help")
+    assert result.returncode == 0
+    assert not re.search(r"<(str|int|float|bool|path|list\[\w+\])>", result.stdout), result.stdout
+    if command != "formulas":
+        assert f"Usage: intelliperf {command} [OPTIONS] -- CMD [ARGS]..." in " ".join(result.stdout.split())
+    if command == "optimize":
+        assert re.search(r"--candidate-timeout\s+SECONDS", result.stdout)
