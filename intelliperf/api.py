@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__, redact
-from .delivery.git import run_git
+from .delivery.git import find_repo
 from .delivery.publish import Publish, Ready, deliver, prepare
 from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
 from .formulas import Registry, default_registry
@@ -492,12 +492,12 @@ def check_clean(root: Path, force: bool) -> None:
     if force:
         return
     try:
-        inside = run_git(root, "rev-parse", "--is-inside-work-tree")
-    except FileNotFoundError:
+        repo = find_repo(root)
+    except UsageError:
         return  # no git: nothing to check; the patch file is the way back
-    if inside.returncode != 0:
+    if repo is None or not repo.is_dirty(untracked_files=False):
         return
-    dirty = run_git(root, "status", "--porcelain", "--untracked-files=no").stdout.strip()
+    dirty = repo.git.status("--porcelain", "--untracked-files=no")
     if dirty:
         raise UsageError(f"--in-place refuses to change a git tree with uncommitted changes:\n{dirty}",
                          hint="Commit or stash them first, or pass --force to apply over them.")

@@ -163,6 +163,11 @@ def test_refusals_come_before_any_run(tmp_path):
     _git(project, "checkout", "-q", "--detach")
     detached = run_cli("optimize", "--branch", "--", sys.executable, "missing_program.py", cwd=project)
     assert detached.returncode == 2 and "HEAD is detached" in detached.stderr and "--base" in detached.stderr
+    # no git binary on PATH (GitPython drives it): a clear refusal, not an import-time traceback
+    no_git = {k: v for k, v in os.environ.items() if not k.startswith("GIT_PYTHON")} | {"PATH": "/nonexistent"}
+    done = run_cli("optimize", "--branch", "--no-sandbox", "--", sys.executable, "missing_program.py", cwd=project,
+                   env=no_git)
+    assert done.returncode == 2 and "git is not installed" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_remote_urls_name_the_repository():

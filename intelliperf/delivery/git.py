@@ -2,7 +2,9 @@
 
 The user's working tree and index are never touched: the commit is built in a temporary
 `git worktree` checked out at the base, and only the branch ref is left behind. Pushing sends
-the token (when there is one) through git's environment, never its command line.
+the token (when there is one) through git's environment, never its command line. Repository
+work goes through GitPython (typed repositories, refs, index, config and errors; git runs
+underneath), imported only when delivery is asked for, so a machine without git still diagnoses.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import base64
 import os
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,44 +28,56 @@ BOT_NAME, BOT_EMAIL = "intelliperf", "intelliperf@users.noreply.github.com"
 class Repo:
     root: Path  # the repository's top level
     head_branch: str | None  # None: detached HEAD
+    repo: object = None  # the GitPython Repo
 
 
-def run_git(cwd: Path, *args: str, env: dict | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
-    """git as it answered, failures included (FileNotFoundError when git is not installed)."""
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, input=stdin)
+def gitpython():
+    """The `git` package (GitPython); UsageError when the git binary it drives is missing."""
+    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")  # a missing git is our error, not an import-time one
+    import git as gp
 
-
-def git(cwd: Path, *args: str, env: dict | None = None, secret: str | None = None, stdin: str | None = None) -> str:
-    """Run git; a failure is a UsageError with git's message (and never the token)."""
     try:
-        done = run_git(cwd, *args, env=env, stdin=stdin)
-    except FileNotFoundError as exc:
+        gp.Git().version_info  # noqa: B018  (runs `git version` once)
+    except (gp.GitCommandNotFound, OSError) as exc:
         raise UsageError("git is not installed", hint="Install git to use --branch / --create-pr.") from exc
-    if done.returncode != 0:
-        message = (done.stderr or done.stdout).strip()
+    return gp
+
+
+def find_repo(path: Path):
+    """The GitPython Repo holding `path`; None when it is in no repository."""
+    gp = gitpython()
+    try:
+        return gp.Repo(path, search_parent_directories=True)
+    except (gp.InvalidGitRepositoryError, gp.NoSuchPathError):
+        return None
+
+
+def git(repo, *args: str, env: dict | None = None, secret: str | None = None) -> str:
+    """A git command through GitPython; a failure is a UsageError with git's message (never the token)."""
+    gp = gitpython()
+    try:
+        return repo.git.execute(["git", *args], env=env)
+    except gp.GitCommandError as exc:
+        message = str(exc.stderr or exc.stdout or "").strip().removeprefix("stderr:").strip().strip("'").strip()
         if secret:
             message = message.replace(secret, "***")
         verb = next((a for a in args if a[:1] != "-" and "=" not in a), "")  # past any -c name=value
-        raise UsageError(f"git {verb} failed: {message}")
-    return done.stdout.strip()
+        raise UsageError(f"git {verb} failed: {message}") from None
 
 
 def open_repo(project: Path, base: str | None) -> Repo:
     """The git repository holding `project`; refuses what --branch cannot work from."""
-    try:
-        top = git(project, "rev-parse", "--show-toplevel")
-    except UsageError as exc:
+    repo = find_repo(project)
+    if repo is None or repo.bare:
         raise UsageError(f"--branch needs a git repository: {project} is not inside one",
                          hint="Run `git init` and commit your code first, or drop --branch/--create-pr "
-                              "(the patch file is written either way).") from exc
-    root = Path(top).resolve()
-    head = run_git(root, "symbolic-ref", "-q", "--short", "HEAD")
-    branch = head.stdout.strip() if head.returncode == 0 else None
+                              "(the patch file is written either way).")
+    branch = None if repo.head.is_detached else repo.active_branch.name
     if branch is None and base is None:
         raise UsageError("HEAD is detached, so there is no branch to base the fix on",
                          hint="Pass --base BRANCH (e.g. --base main), or check out a branch.")
-    git(root, "rev-parse", "--verify", "--quiet", f"{base or 'HEAD'}^{{commit}}")
-    return Repo(root=root, head_branch=branch)
+    git(repo, "rev-parse", "--verify", "--quiet", f"{base or 'HEAD'}^{{commit}}")
+    return Repo(root=Path(repo.working_tree_dir).resolve(), head_branch=branch, repo=repo)
 
 
 def branch_name(report: Report) -> str:
@@ -77,17 +90,17 @@ def branch_name(report: Report) -> str:
 def check_files(repo: Repo, files: list[str], base: str | None) -> list[str]:
     """Refuse when a file to patch has uncommitted changes (the patch was made against the working
     copy, so it would not apply to the base); return notes about other uncommitted changes."""
-    dirty = git(repo.root, "status", "--porcelain", "--untracked-files=no", "--", *files)
+    dirty = git(repo.repo, "status", "--porcelain", "--untracked-files=no", "--", *files)
     if dirty:
         raise UsageError(f"uncommitted changes in the files the fix changes:\n{dirty}",
                          hint="The validated patch was made against your working copy: commit (or stash) those "
                               "changes, then run again.")
-    if base and git(repo.root, "rev-parse", f"{base}^{{commit}}") != git(repo.root, "rev-parse", "HEAD^{commit}"):
-        changed = git(repo.root, "diff", "--name-only", f"{base}", "HEAD", "--", *files)
+    if base and git(repo.repo, "rev-parse", f"{base}^{{commit}}") != git(repo.repo, "rev-parse", "HEAD^{commit}"):
+        changed = git(repo.repo, "diff", "--name-only", f"{base}", "HEAD", "--", *files)
         if changed:
             raise UsageError(f"--base {base} differs from HEAD in the files the fix changes: {changed}",
                              hint="Check out the base branch and run again, or pass the branch you ran on.")
-    others = git(repo.root, "status", "--porcelain", "--untracked-files=no")
+    others = git(repo.repo, "status", "--porcelain", "--untracked-files=no")
     return [f"the run used uncommitted changes that are not in the branch:\n{others}"] if others else []
 
 
@@ -113,37 +126,37 @@ def commit_message(report: Report) -> str:
 
 def commit_winner(repo: Repo, report: Report, project: Path, branch: str, base: str | None) -> str:
     """Commit the winner's files on `branch` (created or moved to base + this commit); returns the sha."""
+    gp = gitpython()
     opt = report.optimization
     start = base or "HEAD"
     if repo.head_branch == branch:
         raise UsageError(f"you are on {branch}, the branch intelliperf would rewrite",
                          hint="Check out your base branch first.")
-    identity = [] if _has_identity(repo.root) else ["-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}"]
+    bot = None if _has_identity(repo.repo) else gp.Actor(BOT_NAME, BOT_EMAIL)
     with tempfile.TemporaryDirectory(prefix="intelliperf-worktree-") as tmp:
         tree = Path(tmp) / "tree"
-        git(repo.root, "worktree", "add", "--quiet", "--detach", str(tree), start)
+        git(repo.repo, "worktree", "add", "--quiet", "--detach", str(tree), start)
         try:
+            work = gp.Repo(tree)
             prefix = project.resolve().relative_to(repo.root)
             for rel, copy in opt.files.items():
-                target = tree / prefix / rel
-                target.write_text(Path(copy).read_text())
-                git(tree, "add", "--", str(prefix / rel))
-            git(tree, *identity, "commit", "--quiet", "--no-verify", "-F", "-", stdin=commit_message(report))
-            sha = git(tree, "rev-parse", "HEAD")
+                (tree / prefix / rel).write_text(Path(copy).read_text())
+            work.index.add([str(prefix / rel) for rel in opt.files])
+            sha = work.index.commit(commit_message(report), author=bot, committer=bot, skip_hooks=True).hexsha
         finally:
-            git(repo.root, "worktree", "remove", "--force", str(tree))
-    git(repo.root, "branch", "--force", branch, sha)
+            git(repo.repo, "worktree", "remove", "--force", str(tree))
+    repo.repo.create_head(branch, sha, force=True)
     return sha
 
 
-def _has_identity(root: Path) -> bool:
-    return all(run_git(root, "config", key).returncode == 0
-               for key in ("user.name", "user.email"))
+def _has_identity(repo) -> bool:
+    reader = repo.config_reader()
+    return all(reader.get_value("user", key, default=None) for key in ("name", "email"))
 
 
 def remote_url(repo: Repo, remote: str) -> str:
     try:
-        return git(repo.root, "remote", "get-url", remote)
+        return git(repo.repo, "remote", "get-url", remote)
     except UsageError as exc:
         raise UsageError(f"no git remote named {remote!r}",
                          hint="Pass --remote NAME (see `git remote -v`).") from exc
@@ -151,8 +164,9 @@ def remote_url(repo: Repo, remote: str) -> str:
 
 def _has_auth_header(repo: Repo) -> bool:
     """actions/checkout leaves its own http.<url>.extraheader; a second Authorization header would clash."""
-    found = run_git(repo.root, "config", "--get-regexp", r"^http\..*extraheader$")
-    return "authorization" in found.stdout.lower()
+    reader = repo.repo.config_reader()
+    return any("authorization" in str(reader.get_value(section, "extraheader", default="")).lower()
+               for section in reader.sections() if section.startswith("http"))
 
 
 def push(repo: Repo, remote: str, branch: str, token: str | None) -> None:
@@ -165,5 +179,5 @@ def push(repo: Repo, remote: str, branch: str, token: str | None) -> None:
         count = int(env.get("GIT_CONFIG_COUNT", "0"))
         env.update({"GIT_CONFIG_COUNT": str(count + 1), f"GIT_CONFIG_KEY_{count}": "http.extraheader",
                     f"GIT_CONFIG_VALUE_{count}": f"AUTHORIZATION: basic {basic}", "GIT_TERMINAL_PROMPT": "0"})
-    git(repo.root, "push", "--quiet", "--force", remote, f"refs/heads/{branch}:refs/heads/{branch}", env=env,
+    git(repo.repo, "push", "--quiet", "--force", remote, f"refs/heads/{branch}:refs/heads/{branch}", env=env,
         secret=token)
