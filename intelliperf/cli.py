@@ -127,7 +127,8 @@ def optimize(
                                                                       "or one per GPU with --devices)."),
     devices: str | None = typer.Option(None, "--devices", help="Validate a round's candidates in parallel on these "
                                                                 "GPUs, one worker each: `all` or a list such as 0,1."),
-    model: str | None = typer.Option(None, "--model", help="LLM model (LiteLLM name; default $INTELLIPERF_MODEL)."),
+    model: str | None = typer.Option(None, "--model", envvar="INTELLIPERF_MODEL",
+                                     help="LLM model (LiteLLM name)."),
     api_base: str | None = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint URL."),
     api_key_env: str | None = typer.Option(None, "--api-key-env",
                                            help="Variable with the API key (default INTELLIPERF_API_KEY, then "
