@@ -66,8 +66,8 @@ def test_outer_only_and_user_scopes():
 def test_a_loop_in_a_jit_helper_is_left_to_the_static_view(tmp_path):
     """The attention tutorial's K/V loop lives in `_attn_fwd_inner`. Timing the kernel's own
     statements measured one call at 99 % of the kernel (H100); timing the helper's loop traced
-    every iteration of 8192 programs and ran past 8 minutes. The pass leaves such a kernel out
-    before anything runs, and says why."""
+    every iteration of 8192 programs and ran past 8 minutes. The formulas' pass leaves such a
+    kernel out before anything runs, and says why."""
     from intelliperf.profiling import region_timers
     from intelliperf.profiling.regions import layout_in
 
@@ -76,7 +76,8 @@ def test_a_loop_in_a_jit_helper_is_left_to_the_static_view(tmp_path):
     assert layout.via == ("_attn_fwd_inner", 69) and layout.loop_line == 24
     profile = KernelProfile(id="a", name="_attn_fwd", file=str(program), line=42, launches=1, timed_launches=1,
                             total_time_s=1.0, mean_time_s=1.0, share=1.0, signatures=[])
-    done = region_timers.collect(["false"], [profile], root=program.parent, cwd=program.parent, timeout_s=30)
+    done = region_timers.collect(["false"], [profile], root=program.parent, cwd=program.parent, timeout_s=30,
+                                 loops_only=True)  # the formulas' pass
     assert not done.evidence and any("helper _attn_fwd_inner" in n and "no region timers" in n for n in done.notes)
 
 

@@ -78,10 +78,11 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
         text = files.get(rel) or (root / rel).read_text()
         layout = layout_in(text, profile.name, profile.line)
         why = untimed(layout, profile.name) if loops_only else None
-        if layout is not None and layout.via is not None:
+        if loops_only and layout is not None and layout.via is not None:
             # Timing the helper's loop traces every region of every iteration of every program: the
-            # attention tutorial's pass ran past 8 minutes on the H100 (timing the kernel's own statements
-            # instead measured one call at 99 % of the kernel). The static view judges such a loop.
+            # attention tutorial's pass ran past 8 minutes on the H100, and timing the kernel's own
+            # statements measures one call at 99 % of the kernel, which no formula can judge. The static
+            # view judges such a loop (`intelliperf regions` still times the kernel's own statements).
             why = (f"{profile.name}: the main loop is in the @triton.jit helper {layout.via[0]} (called at line "
                    f"{layout.via[1]}), which region timers do not instrument (every iteration of every program "
                    "would be traced)")
