@@ -390,7 +390,7 @@ def _measure_candidate(s: Session, record_dir: Path, program: Program) -> Measur
         s.progress("region timers: the candidate once more, instrumented")
         timed = list(region_timers.collect(program.command, [profile], root=program.root, cwd=program.workdir(),
                                            timeout_s=s.validation.timeout_s, env=program.env,
-                                           sandbox=s.sandbox).evidence.values())
+                                           sandbox=s.sandbox, loops_only=True).evidence.values())
     return _measure_in(s, recording, profile, recording.first("time_source", "unknown"), timed)
 
 
