@@ -244,3 +244,24 @@ def test_a_program_named_by_a_relative_path_runs_in_the_copies_too(tmp_path):
     report = _report(tmp_path / "out")
     assert report["run"]["command"][0] == os.path.abspath(os.path.join(EXAMPLES, relative))
     assert report["optimization"]["attempts"][0]["status"] == "accepted"
+
+
+def test_a_sweep_runs_through_the_loop_and_is_never_the_winner(tmp_path, monkeypatch):
+    """The search's sweep end to end on the CPU: the kernel under @triton.autotune (written outputs
+    restored) and the launch's own num_warps/num_stages dropped pass the policy and scope checks,
+    run correctly in the candidate's sandboxed program and replays, and the attempt is a screen,
+    not a win. The interpreter has no timer to tune with, so the GPU is faked at the loop's
+    hardware facts and the autotuner's choice cannot be read (it is on the H100)."""
+    import intelliperf
+    from intelliperf import loop
+    from intelliperf.rewriters import HardwareFacts, search
+
+    monkeypatch.setattr(loop, "_hardware", lambda interpret: HardwareFacts(device="a GPU (faked for the test)"))
+    monkeypatch.setattr(search, "SWEEP_FIRST", ("atomicContention",))
+    report = intelliperf.optimize(SUM_CMD, cwd=str(EXAMPLES), device="cpu", rewriter="search", max_attempts=1,
+                                  out_dir=tmp_path / "out")
+    (attempt,) = report.optimization.attempts
+    assert attempt.title == search.SWEEP and attempt.verdict.correct, attempt.reasons
+    assert attempt.status == "rejected" and report.optimization.winner is None
+    assert "[sweep] a screen, not a fix" in attempt.reasons and attempt.chosen == {}
+    assert "@triton.autotune(configs=" in attempt.diff and "restore_value=['out_ptr']" in attempt.diff

@@ -161,6 +161,13 @@ def track_tuning(autotuner_module) -> None:
     cls._bench = _bench
 
 
+def untimed_autotune(autotuner_module) -> None:
+    """Under the interpreter an autotuner has no device timer to pick a config with (Triton raises
+    "0 active drivers"): every config then measures the same, so its first config runs. Used by
+    the bootstrap in the program's processes and by the replay workers."""
+    autotuner_module.Autotuner.do_bench = property(lambda self: lambda kernel_call, quantiles: [1.0, 1.0, 1.0])
+
+
 def tuned_configs(profiles) -> dict[str, dict]:
     """For each autotuned kernel among `profiles` (KernelProfile), the config the program ran with:
     the signature with the most launches outside autotuning's benchmark."""

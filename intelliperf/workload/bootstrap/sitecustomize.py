@@ -31,14 +31,14 @@ def _note_error(out_dir, exc):
         pass
 
 
-def _patch(name, module, out_dir, part="recorder"):
+def _patch(name, module, out_dir, part="recorder", function=None):
     try:
         try:
             import intelliperf.profiling  # noqa: F401
         except ImportError:  # the program's Python is not the one intelliperf is installed in
             sys.path.append(os.environ["INTELLIPERF_HOME"])
         patcher = importlib.import_module(f"intelliperf.profiling.{part}")
-        getattr(patcher, _WATCHED[name])(module)
+        getattr(patcher, function or _WATCHED[name])(module)
     except Exception as exc:  # never break the user's program; the parent reports it
         _note_error(out_dir, exc)
 
@@ -122,13 +122,13 @@ def _start_region_timers():
 
 
 def _untimed_autotune():
-    """Under the interpreter an autotuner has no device timer to pick a config with (Triton raises
-    "0 active drivers"): every config then measures the same, so its first config runs."""
+    """Under the interpreter autotuned kernels run their first config (profiling.window.untimed_autotune)."""
     if os.environ.get("TRITON_INTERPRET") != "1":
         return
 
     def untimed(module):
-        module.Autotuner.do_bench = property(lambda self: lambda kernel_call, quantiles: [1.0, 1.0, 1.0])
+        out_dir = os.environ.get("INTELLIPERF_RECORD_DIR") or os.environ.get("TMPDIR") or "/tmp"
+        _patch("triton.runtime.autotuner", module, out_dir, part="window", function="untimed_autotune")
 
     _watch({"triton.runtime.autotuner": untimed})
 
