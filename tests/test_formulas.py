@@ -4,7 +4,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import EXAMPLES, REPO, SMALL, py
+from conftest import EXAMPLES, SMALL, doc_block, py
 
 import intelliperf
 from intelliperf.errors import FormulaLoadError, UnknownFormulaError, UsageError
@@ -89,15 +89,8 @@ def test_unknown_formula_lists_the_registered_ones():
     assert "atomicContention" in str(info.value) and "diagnoseOnly" in str(info.value)
 
 
-def _readme_block(marker: str) -> str:
-    """The fenced code block that follows `<!-- marker -->` in the formulas page of the docs."""
-    text = (REPO / "docs" / "formulas.md").read_text()
-    after = text[text.index(f"<!-- {marker} -->"):]
-    return after.split("```python\n", 1)[1].split("```", 1)[0]
-
-
 # The formula shown in docs/formulas.md is the one tested here.
-USER_FORMULA = _readme_block("formula-example")
+USER_FORMULA = doc_block("docs/formulas.md", "formula-example")
 
 
 def test_user_formula_from_a_file(tmp_path, multi_report):

@@ -13,7 +13,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from conftest import PROGRAMS
+from conftest import PROGRAMS, REPO, doc_block
 
 from intelliperf.validators import (
     Program,
@@ -356,10 +356,8 @@ def test_the_readmes_validators_example_runs_and_leaves_nothing_behind(tmp_path,
     import os
     import tempfile
 
-    from conftest import REPO
 
-    text = (REPO / "docs" / "validation.md").read_text()
-    block = text[text.index("<!-- validators-example -->"):].split("```python\n", 1)[1].split("```", 1)[0]
+    block = doc_block("docs/validation.md", "validators-example")
     monkeypatch.chdir(REPO)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     printed = io.StringIO()
