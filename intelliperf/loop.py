@@ -322,10 +322,12 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     attempt.verdict = verdict
     attempt.seconds.update(verdict.seconds)
     begin = time.perf_counter()
-    attempt.after = _measure_candidate(s, where / "validation" / "candidate", program) if verdict.correct else None
-    if cand.sweep and verdict.correct:
-        profiles = load_recording(where / "validation" / "candidate").kernels
-        attempt.chosen = tuned_configs([p for p in profiles if p.name == s.profile.name]).get(s.profile.name, {})
+    if verdict.correct:  # the candidate's own (validation) run, recorded
+        recording = load_recording(where / "validation" / "candidate")
+        attempt.after = _measure_candidate(s, recording, program)
+        if cand.sweep:
+            mine = [p for p in recording.kernels if p.name == s.profile.name]
+            attempt.chosen = tuned_configs(mine).get(s.profile.name, {})
     attempt.seconds["metric"] = round(time.perf_counter() - begin, 3)
     _decide(s, attempt)
     if attempt.status == "accepted" and s.report.run.mode == "compiled":
@@ -376,10 +378,9 @@ def _baseline(s: Session) -> Measure:
     return _measure_in(s, s.recording, s.profile, s.report.run.time_source, timed)
 
 
-def _measure_candidate(s: Session, record_dir: Path, program: Program) -> Measure:
+def _measure_candidate(s: Session, recording: Recording, program: Program) -> Measure:
     """The formula's metric and the kernel time in the candidate's own (validation) run; region
     timers, when the formula reads them, in one more run of the candidate's copy."""
-    recording = load_recording(record_dir)
     profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
     if profile is None:
         return Measure()
