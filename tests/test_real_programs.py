@@ -239,81 +239,54 @@ def test_the_trace_counts_a_float_atomic_max_once_and_sees_programs_share_a_lock
     assert 100 <= others <= 160 and "locked" in done.stdout
 
 
-INT_MAX = textwrap.dedent('''\
+ONE_WORD = textwrap.dedent('''\
+    import functools
+    import operator
+
     import torch
     import triton
     import triton.language as tl
 
 
     @triton.jit
-    def peak_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    def fold_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         mask = offs < n
         x = tl.load(x_ptr + offs, mask=mask)
-        tl.atomic_max(out_ptr + tl.zeros_like(offs), x, mask=mask)
+        tl.atomic_OP(out_ptr + tl.zeros_like(offs), x, mask=mask)
 
 
-    def peak(x):
-        out = torch.full((1,), -(2**31), dtype=torch.int32)
-        peak_kernel[(triton.cdiv(x.numel(), 512),)](x, out, x.numel(), BLOCK=512)
-        return out
-
-
-    x = torch.randint(-1000, 1000, (20000,), dtype=torch.int32)
-    for _ in range(2):
-        got = peak(x)
-    assert got.item() == x.max().item()
-    ''')
-
-
-def test_reduce_then_atomic_pads_an_integer_max_with_the_type_bound(tmp_path):
-    (tmp_path / "peak.py").write_text(INT_MAX)
-    opt = _optimized_on_cpu(tmp_path, "peak.py", tmp_path / "out")
-    assert opt["status"] == "won", opt["attempts"]
-    assert "tl.where(mask, x, -2147483648)" in opt["attempts"][0]["diff"]
-
-
-BIT_FLAGS = textwrap.dedent('''\
-    import torch
-    import triton
-    import triton.language as tl
-
-
-    @triton.jit
-    def flags_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        bits = tl.load(x_ptr + offs, mask=mask)
-        tl.atomic_OP(out_ptr + tl.zeros_like(offs), bits, mask=mask)
-
-
-    def flags(x):
+    def fold(x):
         out = torch.full((1,), START, dtype=torch.int32)
-        flags_kernel[(triton.cdiv(x.numel(), 512),)](x, out, x.numel(), BLOCK=512)
+        fold_kernel[(triton.cdiv(x.numel(), 512),)](x, out, x.numel(), BLOCK=512)
         return out
 
 
-    x = (1 << torch.randint(0, 31, (20000,), dtype=torch.int32)) ^ EXTRA
+    x = VALUES
     for _ in range(2):
-        got = flags(x)
-    want = START
-    for v in x.tolist():
-        want = want OPERATOR v
+        got = fold(x)
+    want = functools.reduce(FOLD, x.tolist(), START)
     assert got.item() == want, (got.item(), want)
     ''')
 
 
-@pytest.mark.parametrize("op", ["or", "and"])
-def test_reduce_then_atomic_reduces_bitwise_or_and_and(tmp_path, op):
-    """Every lane ORs (ANDs) its bits into one word: reduced in the program with tl.reduce_or
-    (an and as ~reduce_or(~x), masked lanes padded with 0), one atomic per program."""
-    start, extra, operator = ("0", "0", "|") if op == "or" else ("-1", "-1", "&")  # and: all bits but one set
-    source = BIT_FLAGS.replace("OPERATOR", operator).replace("OP", op).replace("START", start).replace("EXTRA", extra)
-    (tmp_path / "flags.py").write_text(source)
-    opt = _optimized_on_cpu(tmp_path, "flags.py", tmp_path / "out")
+@pytest.mark.parametrize("op, start, values, fold, reduced", [
+    # an integer max: masked lanes padded with the type's lowest value
+    ("max", "-(2**31)", "torch.randint(-1000, 1000, (20000,), dtype=torch.int32)", "max",
+     "tl.max(tl.where(mask, x, -2147483648))"),
+    # bits ORed (ANDed) into one word: tl.reduce_or, an and as ~reduce_or(~x), masked lanes padded with 0
+    ("or", "0", "1 << torch.randint(0, 31, (20000,), dtype=torch.int32)", "operator.or_",
+     "tl.reduce_or(tl.where(mask, x, tl.zeros_like(x)), None)"),
+    ("and", "-1", "(1 << torch.randint(0, 31, (20000,), dtype=torch.int32)) ^ -1", "operator.and_",
+     "~tl.reduce_or(tl.where(mask, ~x, tl.zeros_like(~x)), None)"),
+])
+def test_reduce_then_atomic_folds_one_word_with_the_right_padding(tmp_path, op, start, values, fold, reduced):
+    """Every lane folds its value into one int32 word; the recipe reduces in the program with the
+    operation's own reduction and identity, then issues one atomic per program."""
+    source = ONE_WORD.replace("OP", op).replace("START", start).replace("VALUES", values).replace("FOLD", fold)
+    (tmp_path / "fold.py").write_text(source)
+    opt = _optimized_on_cpu(tmp_path, "fold.py", tmp_path / "out")
     assert opt["status"] == "won", opt["attempts"]
-    reduced = "tl.reduce_or(tl.where(mask, bits, tl.zeros_like(bits)), None)" if op == "or" else \
-        "~tl.reduce_or(tl.where(mask, ~bits, tl.zeros_like(~bits)), None)"
     assert f"tl.atomic_{op}(out_ptr, {reduced})" in opt["attempts"][0]["diff"]
 
 
