@@ -1,7 +1,7 @@
 """The public-kernel corpus (benchmarks/corpus/) through `intelliperf diagnose`, scored per formula.
 
     python benchmarks/corpus_run.py [--device cpu|gpu] [--only REGEX] [--formula F] [--optimize]
-                                    [--timeout S] [--out FILE.json]
+                                    [--timeout S] [--jobs N] [--out FILE.json]
 
 Every program in benchmarks/corpus/ names its source, its license and its labels in its
 docstring (`Labels: atomicContention=yes memoryAccess=no ...`, read from the code). Each one
@@ -10,6 +10,9 @@ verdict for the program is "flagged" when it finds its bottleneck in any diagnos
 Per formula the table counts right / missed (labelled yes, not flagged) / false flag.
 With --optimize, each positive cell also runs `intelliperf optimize -f FORMULA` with the
 offline rewriters and records whether a validated win came out, and its speedup.
+
+--jobs N diagnoses N programs at once (verdicts only: with --optimize, whose timings need the
+device to themselves, it is refused).
 
 Results go to a JSON file, rewritten after every program (a cut-off run keeps what it
 measured), and a Markdown table beside it. On the CPU the programs run at their small sizes in
@@ -25,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,21 +145,31 @@ def main() -> None:
     parser.add_argument("--formula", default="diagnoseOnly", help="diagnose with this formula only (faster)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per intelliperf run")
     parser.add_argument("--attempts", type=int, default=6, help="--max-attempts of each optimize run")
+    parser.add_argument("--jobs", type=int, default=1, help="programs diagnosed at once (not with --optimize)")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "corpus.json")
     args = parser.parse_args()
+    if args.jobs > 1 and args.optimize:
+        parser.error("--jobs runs diagnoses side by side; optimize timings need the device alone (drop --jobs)")
     rows: list[dict] = []
-    for program in programs(args.only):
+
+    def run(program: Path) -> dict:
         row = {"program": program.name, "labels": labels(program), **provenance(program)}
         row.update(diagnose(program, args.device, args.timeout, args.formula))
         if args.optimize:
             row["optimize"] = {f: optimize(program, f, args.device, args.timeout, args.attempts)
                                for f, yes in row["labels"].items() if yes and f in row.get("flagged", {})}
-        rows.append(row)
-        print(json.dumps({k: row.get(k) for k in ("program", "labels", "flagged", "seconds", "error", "optimize")}),
-              flush=True)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"device": args.device, "rows": rows, "score": score(rows)}, indent=1))
-        args.out.with_suffix(".md").write_text(markdown(rows, args.device))
+        return row
+
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        for done in as_completed([pool.submit(run, program) for program in programs(args.only)]):
+            row = done.result()
+            rows.append(row)
+            rows.sort(key=lambda r: r["program"])  # the table in file order, whatever finished first
+            print(json.dumps({k: row.get(k) for k in ("program", "labels", "flagged", "seconds", "error",
+                                                      "optimize")}), flush=True)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps({"device": args.device, "rows": rows, "score": score(rows)}, indent=1))
+            args.out.with_suffix(".md").write_text(markdown(rows, args.device))
     print(markdown(rows, args.device))
 
 
