@@ -31,23 +31,23 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from intelliperf.evaluation import labels as read_labels
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "benchmarks" / "corpus"
 FORMULAS = ("atomicContention", "memoryAccess", "bankConflict", "overlap")
-_LABELS = re.compile(r"^Labels:\s*(.+)$", re.M)
 _FIELD = re.compile(r"^(Source|License):\s*(.+)$", re.M)
 
 
 def labels(program: Path) -> dict[str, bool]:
-    """{formula: labelled positive} from the program's docstring."""
-    found = _LABELS.search(program.read_text())
-    if found is None:
+    """{formula: labelled positive} from the program's `Labels:` line (read as `intelliperf eval` reads it)."""
+    pairs = read_labels(program)
+    if pairs is None:
         raise ValueError(f"{program} has no 'Labels:' line in its docstring")
-    pairs = dict(item.split("=") for item in found.group(1).split())
     missing = set(FORMULAS) - set(pairs)
-    if missing or any(v not in ("yes", "no") for v in pairs.values()):
+    if missing:
         raise ValueError(f"{program}: labels must give yes/no for each of {', '.join(FORMULAS)}")
-    return {f: pairs[f] == "yes" for f in FORMULAS}
+    return {f: pairs[f] for f in FORMULAS}
 
 
 def provenance(program: Path) -> dict[str, str]:

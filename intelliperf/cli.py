@@ -239,6 +239,68 @@ def regions(
     err.print(f"[dim]report and timeline written to {out_dir}[/dim]")
 
 
+@app.command(name="eval")
+def evaluate(
+    paths: list[Path] | None = typer.Argument(None, metavar="CASES",
+                                              help="Programs, or folders of programs, with a `Labels:` docstring "
+                                                   "line (default: examples/ and benchmarks/corpus/ here)."),
+    formula: str | None = typer.Option(None, "--formula", "-f", help="Only the cases of this formula."),
+    rewriter: list[str] = typer.Option([], "--rewriter", "-r",
+                                       help="A row: llm, offline (recipes then search), recipes or search "
+                                            "(repeatable; default: llm and offline with --model, else offline)."),
+    model: str | None = typer.Option(None, "--model", envvar="INTELLIPERF_MODEL",
+                                     help="LLM model (LiteLLM name)."),
+    api_base: str | None = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint URL."),
+    api_key_env: str | None = typer.Option(None, "--api-key-env",
+                                           help="Variable with the API key (default INTELLIPERF_API_KEY, then "
+                                                "OPENAI_API_KEY)."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
+    max_attempts: int = typer.Option(4, "--max-attempts", help="Candidates to validate at most, per case."),
+    candidates: int | None = typer.Option(None, "--candidates", help="Candidates per round (best-of-N)."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Start no case once the model used this many "
+                                                                     "tokens in all."),
+    time_budget: float | None = typer.Option(None, "--time-budget", help="Start no case after this many seconds."),
+    sandbox_env: list[str] = typer.Option([], "--sandbox-env", help="A variable beyond the allow-list the programs "
+                                                                    "need (repeatable; never a secret)."),
+    out_dir: Path = typer.Option(Path("intelliperf-eval"), "--out-dir", help="eval.json, eval.md, eval.png and "
+                                                                             "each case's run go here."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the evaluation in --out-dir (its finished cases "
+                                                         "are kept)."),
+) -> None:
+    """Measure how well a rewriter (a model, or the offline ones) optimizes a set of cases."""
+    from .evaluation import find_cases, run
+
+    if max_attempts < 1:
+        raise UsageError(f"--max-attempts must be at least 1, got {max_attempts}")
+    if max_tokens is not None and max_tokens < 1:
+        raise UsageError(f"--max-tokens must be at least 1, got {max_tokens}")
+    if time_budget is not None and time_budget <= 0:
+        raise UsageError(f"--time-budget must be a positive number of seconds, got {time_budget:g}")
+    rows = list(dict.fromkeys(rewriter)) or (["llm", "offline"] if model else ["offline"])
+    unknown = [r for r in rows if r not in ("llm", "offline", "recipes", "search")]
+    if unknown:
+        raise UsageError(f"--rewriter takes llm, offline, recipes or search, got {', '.join(map(repr, unknown))}")
+    if "llm" in rows and not model:
+        raise UsageError("the llm row needs a model", hint="Pass --model NAME (and --api-base URL), or set "
+                                                           "INTELLIPERF_MODEL.")
+    if not paths:
+        paths = [p for p in (Path("examples"), Path("benchmarks/corpus")) if p.is_dir()]
+        if not paths:
+            raise UsageError("no cases named, and no examples/ or benchmarks/corpus/ here",
+                             hint="Name programs or folders: intelliperf eval my_kernels/ (each program's docstring "
+                                  "says `Labels: FORMULA=yes`).")
+    cases = find_cases(paths, formula)
+    err.print(f"[dim]{len(cases)} cases x {len(rows)} rows ({', '.join(rows)}) -> {out_dir}[/dim]")
+    report = run(cases, rows, out_dir=out_dir, resume=resume, device=device, model=model,
+                 llm_options={"api_base": api_base, "api_key_env": api_key_env}, max_attempts=max_attempts,
+                 max_tokens=max_tokens, time_budget_s=time_budget, candidates=candidates, sandbox_env=sandbox_env,
+                 progress=_progress)
+    out.print((out_dir / "eval.md").read_text(), markup=False, highlight=False, soft_wrap=True)
+    err.print(f"[dim]written: {out_dir / 'eval.json'}, {out_dir / 'eval.md'}[/dim]")
+    if not any(t.accepted for t in report.totals.values()):
+        raise typer.Exit(NO_WIN_EXIT)
+
+
 @app.command()
 def formulas(
     formula_path: list[Path] = typer.Option([], "--formula-path", help="Also load formulas from this file."),
@@ -283,7 +345,7 @@ METAVARS = {
 
 def _command():
     """The click command typer builds from `app`, with readable metavars (flags show none) and
-    `-- CMD [ARGS]...` as the program's usage (typer would print `[-- CMD [ARGS]...]...` and
+    `-- CMD [ARGS]...` (eval: `[CASES]...`) as the positional usage (typer would print `[-- CMD [ARGS]...]...` and
     the Python types <str>, <int>, <bool>)."""
     group = typer.main.get_command(app)
     for command in [group, *group.commands.values()]:
@@ -292,9 +354,10 @@ def _command():
             if param.param_type_name == "option":  # typer ships its own click: no isinstance on click.Option
                 long = max(param.opts, key=len)
                 param.metavar = "" if param.is_flag else METAVARS.get(long, param.metavar)
-            elif param.name == "command":
+            else:  # the positional list: the program (after --), or eval's cases
+                usage = "-- CMD [ARGS]..." if param.name == "command" else f"[{param.metavar}]..."
                 param.display_type_rich = lambda ctx: None
-                command.collect_usage_pieces = lambda ctx, c=command: [c.options_metavar, "-- CMD [ARGS]..."]
+                command.collect_usage_pieces = lambda ctx, c=command, u=usage: [c.options_metavar, u]
     return group
 
 

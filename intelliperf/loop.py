@@ -24,7 +24,7 @@ from .models import Attempt, Evidence, Finding, KernelProfile, Measure, Optimiza
 from .profiling.aggregate import Recording, load_recording
 from .profiling.window import tuned_configs
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
-from .rewriters.source import ScopeError, check_scope, code_unit, launch_unit, splice, unified_diff
+from .rewriters.source import NotPython, ScopeError, check_scope, code_unit, launch_unit, splice, unified_diff
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
 from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
@@ -284,7 +284,7 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     attempt = Attempt(number=number, rewriter=cand.rewriter, title=cand.title, rationale=cand.rationale,
                       status="invalid", tokens=cand.tokens, before=opt.baseline.model_copy())
     if cand.invalid:
-        attempt.reasons = f"- [invalid] {cand.invalid}"
+        attempt.reasons = f"- [{cand.invalid_kind}] {cand.invalid}"
         return attempt
     try:
         changes = _changes(s, kernel, launcher, cand)
@@ -292,7 +292,8 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
         attempt.reasons = f"- [policy] {exc}"
         return attempt
     except (ScopeError, SyntaxError) as exc:
-        attempt.reasons = f"- [invalid] {exc}"
+        kind = "syntax" if isinstance(exc, (SyntaxError, NotPython)) else "scope"
+        attempt.reasons = f"- [{kind}] {exc}"
         return attempt
     attempt.files = sorted(changes)
     attempt.diff = "".join(unified_diff(rel, s.originals[rel], text) for rel, text in changes.items())

@@ -37,3 +37,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# For `intelliperf eval` and benchmarks/corpus_run.py: the formulas whose bottleneck this has.
+# Labels: atomicContention=no memoryAccess=yes bankConflict=no overlap=no

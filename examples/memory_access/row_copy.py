@@ -36,3 +36,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# For `intelliperf eval` and benchmarks/corpus_run.py: the formulas whose bottleneck this has.
+# Labels: atomicContention=no memoryAccess=no bankConflict=no overlap=no

@@ -9,7 +9,7 @@ Candidate with its reason, so the loop can say why it moved on.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -78,6 +78,8 @@ class Candidate(BaseModel):
     launcher: str | None = Field(None, description="new text of the launcher function; None: unchanged")
     declined: str | None = Field(None, description="why this rewriter has no candidate to offer")
     invalid: str | None = Field(None, description="why the answer cannot be applied (e.g. a syntax error)")
+    invalid_kind: Literal["format", "syntax", "scope", "unchanged"] = Field(
+        "scope", description="with `invalid`: no requested fields, not Python, more than the kernel, no change")
     sweep: bool = Field(False, description="a screen, never a fix: the kernel under @triton.autotune over many "
                                            "configs, run to learn which one its autotuner chooses on this device")
     tokens: int = 0

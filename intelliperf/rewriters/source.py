@@ -40,6 +40,10 @@ class ScopeError(ValueError):
     """A candidate that is not valid Python or changes more than it may."""
 
 
+class NotPython(ScopeError):
+    """An answer or edit that does not parse."""
+
+
 @dataclass
 class _Found:
     node: ast.FunctionDef
@@ -255,7 +259,7 @@ def extract_function(code: str, name: str) -> tuple[str | None, dict[str, str]]:
         tree = ast.parse(textwrap.dedent(code))
     except SyntaxError as exc:
         line = (exc.text or "").strip()
-        raise ScopeError(f"not valid Python: {exc.msg} at line {exc.lineno} of the answer"
+        raise NotPython(f"not valid Python: {exc.msg} at line {exc.lineno} of the answer"
                          + (f": `{line}`" if line else "")) from None
     lines = textwrap.dedent(code).splitlines()
     found = _find(tree, name, lines)

@@ -19,7 +19,7 @@ from intelliperf.profiling.recorder import write_atomic
 from intelliperf.redact import scrub
 
 from .base import Candidate, Rewriter, RewriteRequest
-from .source import ScopeError, extract_function, strip_fences, top_level_defs
+from .source import NotPython, ScopeError, extract_function, strip_fences, top_level_defs
 
 TRANSCRIPT_VERSION = 1
 
@@ -53,7 +53,7 @@ def candidate_from_answer(rewriter: str, request: RewriteRequest, answer: dict, 
     title = rationale.splitlines()[0][:100] if rationale else "model rewrite"
     base = dict(rewriter=rewriter, title=title, rationale=rationale, tokens=tokens, answer=answer)
     if answer.get("error"):
-        return Candidate(**base, invalid=str(answer["error"]))
+        return Candidate(**base, invalid=str(answer["error"]), invalid_kind="format")
     kernel_text = str(answer.get("kernel") or "")
     launcher_text = str(answer.get("launcher") or "")
     names = {request.kernel.name} | ({request.launcher.name} if request.launcher else set())
@@ -69,7 +69,7 @@ def candidate_from_answer(rewriter: str, request: RewriteRequest, answer: dict, 
                     if launcher is not None:
                         break
     except ScopeError as exc:
-        return Candidate(**base, invalid=str(exc))
+        return Candidate(**base, invalid=str(exc), invalid_kind="syntax" if isinstance(exc, NotPython) else "scope")
     if kernel is None:
         return Candidate(**base, invalid=f"the answer does not define the kernel `{request.kernel.name}` "
                                          "(answer with the complete @triton.jit function, same name)")
@@ -82,7 +82,7 @@ def candidate_from_answer(rewriter: str, request: RewriteRequest, answer: dict, 
     if launcher is not None and _same(launcher, request.launcher.source):
         launcher = None
     if _same(kernel, request.kernel.source) and launcher is None:
-        return Candidate(**base, invalid="the answer is the unchanged kernel")
+        return Candidate(**base, invalid="the answer is the unchanged kernel", invalid_kind="unchanged")
     return Candidate(**base, kernel=None if _same(kernel, request.kernel.source) else kernel, launcher=launcher)
 
 

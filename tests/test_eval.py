@@ -1,0 +1,159 @@
+"""`intelliperf eval` on CPU: the llm rewriter driven by a loopback OpenAI-compatible server
+with one answer of each failure class, the offline rewriters beside it, budgets, resume, and
+the counts of the report checked one by one."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, REPO, run_cli
+
+from intelliperf.errors import UsageError
+from intelliperf.evaluation import FAILURE_CLASSES, Outcome, classify, find_cases, totals
+from intelliperf.models import Attempt
+from intelliperf.testing.openai_server import Reply, ScriptedServer
+
+KERNEL = (EXAMPLES / "contended_sum.py").read_text().split("@triton.jit\n")[1].split("\n\n\n")[0]
+LAUNCHER = (EXAMPLES / "contended_sum.py").read_text().split("\n\n\n")[2]
+REDUCED_LINE = "tl.atomic_add(out_ptr, tl.sum(x))"
+
+
+def _kernel(new_line: str) -> str:
+    return "@triton.jit\n" + KERNEL.replace("tl.atomic_add(out_ptr + zeros, x, mask=mask)", new_line) + "\n"
+
+
+def _answer(kernel: str, rationale: str, launcher: str = "") -> Reply:
+    return Reply(content=f"[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n{launcher}\n\n"
+                         f"[[ ## rationale ## ]]\n{rationale}\n\n[[ ## completed ## ]]")
+
+
+def _cases(tmp_path: Path) -> Path:
+    """The atomic-contention examples at interpreter-friendly sizes (the harness's defaults shrunk)."""
+    folder = tmp_path / "atomic_contention"
+    shutil.copytree(EXAMPLES, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    harness = folder / "_harness.py"
+    text = harness.read_text().replace("else 1 << 20", "else 1 << 16").replace('"--repeat", type=int, default=3',
+                                                                                '"--repeat", type=int, default=1')
+    assert text != harness.read_text()
+    harness.write_text(text)
+    return folder
+
+
+def test_classify_reads_the_first_tag_and_ignores_wins_and_sweeps():
+    def attempt(status: str, reasons: str) -> Attempt:
+        return Attempt(number=1, rewriter="llm", title="t", status=status, reasons=reasons)
+
+    assert classify(attempt("accepted", "")) is None
+    assert classify(attempt("rejected", "- [sweep] a screen\n- [metric] correct, but ...")) is None
+    assert classify(attempt("invalid", "- [syntax] not valid Python")) == "syntax"
+    assert classify(attempt("invalid", "- [format] the reply did not have the requested fields")) == "syntax"
+    assert classify(attempt("invalid", "- [invalid] an old report's tag")) == "scope"
+    assert classify(attempt("rejected", "- [crash] exit 1\n- [unwritten] out")) == "crash"
+    assert classify(attempt("rejected", "- [mismatch] out differs\n- [slower] 0.5x")) == "mismatch"
+    assert classify(attempt("timed-out", "- [timeout] ran past 60 s")) == "timeout"
+    assert classify(attempt("rejected", "something without a tag")) == "other"
+    every_kind = [k for kinds in FAILURE_CLASSES.values() for k in kinds]
+    assert len(every_kind) == len(set(every_kind))  # one class per tag
+
+
+def test_totals_count_fast_p_only_where_something_was_timed():
+    from intelliperf.validators.verdict import Speedup
+
+    def speed(x: float) -> Speedup:
+        return Speedup(estimate=x, low=x * 0.9, high=x * 1.1, reference_ms=1.0, candidate_ms=1 / x, pairs=10,
+                       method="t")
+
+    gpu = [Outcome(case="a", row="r", status="won", correct=True, accepted=True, fast_1=True, fast_1_5=True,
+                   speedup=speed(2.0), tokens=10),
+           Outcome(case="b", row="r", status="won", correct=True, accepted=True, fast_1=True, fast_1_5=False,
+                   speedup=speed(1.125), tokens=5),
+           Outcome(case="c", row="r", status="no-win", fast_1=False, fast_1_5=False, failures={"crash": 2}),
+           Outcome(case="d", row="r", status="skipped", detail="token budget spent")]
+    t = totals(gpu)
+    assert (t.cases, t.correct, t.accepted, t.fast_1, t.fast_1_5, t.tokens) == (3, 2, 2, 2, 1, 15)
+    assert t.geomean_speedup == pytest.approx(1.5) and t.failures == {"crash": 2}
+    cpu = totals([Outcome(case="a", row="r", status="won", correct=True, accepted=True)])
+    assert cpu.fast_1 is None and cpu.geomean_speedup is None
+
+
+def test_cases_come_from_labels_and_bad_labels_are_named(tmp_path):
+    found = [c.name for c in find_cases([REPO / "examples", REPO / "benchmarks" / "corpus"])]
+    assert "atomic_contention/contended_sum:atomicContention" in found
+    assert "corpus/vllm_bincount:atomicContention" in found and "overlap/gemm:overlap" in found
+    assert not any("reduced_sum" in name or "_harness" in name for name in found)  # clean kernels, helpers
+    only = find_cases([REPO / "examples"], "bankConflict")
+    assert [c.name for c in only] == ["bank_conflict/column_sums:bankConflict"]
+    bad = tmp_path / "bad.py"
+    bad.write_text('"""A kernel.\n\nLabels: overlap=maybe\n"""\n')
+    with pytest.raises(UsageError, match=r"FORMULA=yes\|no pairs"):
+        find_cases([bad])
+
+
+def test_eval_cli_refuses_bad_input_before_running(tmp_path):
+    none = run_cli("eval", str(tmp_path / "missing"))
+    assert none.returncode == 2 and "does not exist" in none.stderr
+    (tmp_path / "unlabelled.py").write_text("print(1)\n")
+    unlabelled = run_cli("eval", str(tmp_path / "unlabelled.py"))
+    assert unlabelled.returncode == 2 and "no `Labels:` line" in unlabelled.stderr
+    no_model = run_cli("eval", "-r", "llm", str(EXAMPLES))
+    assert no_model.returncode == 2 and "the llm row needs a model" in no_model.stderr
+    wrong_row = run_cli("eval", "-r", "replay", str(EXAMPLES))
+    assert wrong_row.returncode == 2 and "--rewriter takes llm, offline, recipes or search" in wrong_row.stderr
+    resume = run_cli("eval", "--resume", "--out-dir", str(tmp_path / "new"), str(EXAMPLES / "contended_sum.py"))
+    assert resume.returncode == 2 and "there is no" in resume.stderr
+    for result in (none, unlabelled, no_model, wrong_row, resume):
+        assert "Traceback" not in result.stderr
+
+
+def test_eval_counts_each_failure_class_of_a_scripted_model_then_resumes_with_the_offline_row(tmp_path, monkeypatch):
+    folder = _cases(tmp_path)
+    out = tmp_path / "eval"
+    malicious = LAUNCHER.replace("    out = torch.zeros", "    open('/proc/1/environ').read()\n    out = torch.zeros")
+    assert malicious != LAUNCHER
+    replies = [
+        _answer("@triton.jit\ndef contended_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+                "    pid = tl.program_id(0\n", "syntax error"),
+        _answer(_kernel(REDUCED_LINE) + "\n\ndef helper():\n    return 1\n", "an extra function"),
+        _answer(_kernel(REDUCED_LINE), "reads the environment of pid 1", launcher=malicious),
+        _answer(_kernel("tl.atomic_add(out_ptr, tl.sum(x) * 2.0)"), "wrong result"),
+        _answer(_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no real change"),
+        _answer(_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program."),
+    ]
+    monkeypatch.setenv("TEST_LLM_API_KEY", "k")
+    monkeypatch.setenv("INTELLIPERF_CACHE_DIR", str(tmp_path / "cache"))  # every answer comes from the server
+    with ScriptedServer(replies) as server:
+        llm = run_cli("eval", "-r", "llm", "--model", "scripted-model", "--api-base", server.url,
+                      "--api-key-env", "TEST_LLM_API_KEY", "--device", "cpu", "--max-attempts", "6",
+                      "--max-tokens", "900", "--out-dir", str(out), str(folder / "contended_sum.py"),
+                      str(folder / "contended_histogram.py"), cwd=tmp_path, timeout=900)
+        assert len(server.requests) == 6
+    assert llm.returncode == 0, llm.stderr[-3000:]
+    report = json.loads((out / "eval.json").read_text())
+    first, second = report["outcomes"]
+    assert first["case"] == "atomic_contention/contended_sum:atomicContention" and first["status"] == "won"
+    assert first["failures"] == {"syntax": 1, "scope": 1, "policy": 1, "crash": 1, "metric": 1}
+    assert (first["attempts"], first["attempts_to_win"], first["tokens"], first["tokens_to_win"]) == (6, 6, 900, 900)
+    assert first["correct"] and first["accepted"] and first["fast_1"] is None  # the interpreter times nothing
+    assert second["status"] == "skipped" and "token budget spent (900 of 900)" in second["detail"]
+    llm_total = report["totals"]["llm"]
+    assert (llm_total["cases"], llm_total["correct"], llm_total["accepted"], llm_total["tokens"]) == (1, 1, 1, 900)
+    assert "| llm | 1 | 1/1 | 1/1 | n/a | n/a | - | 900 | 1 | 1 | 1 | 1 | 0 | 0 | 0 | 1 | 0 |" in llm.stdout
+    assert (out / "eval.png").stat().st_size > 1000 and (out / "eval.md").exists()
+    assert REDUCED_LINE not in (folder / "contended_sum.py").read_text()  # the user's files stay as they were
+
+    again = run_cli("eval", "--device", "cpu", "--out-dir", str(out), str(folder / "contended_sum.py"))
+    assert again.returncode == 2 and "--resume" in again.stderr
+    offline = run_cli("eval", "--resume", "-r", "offline", "--device", "cpu", "--max-attempts", "6",
+                      "--out-dir", str(out), str(folder / "contended_sum.py"), cwd=tmp_path, timeout=900)
+    assert offline.returncode == 0, offline.stderr[-3000:]
+    report = json.loads((out / "eval.json").read_text())
+    assert report["rows"] == ["llm", "offline"]
+    rows = {(o["row"], o["case"]): o for o in report["outcomes"]}
+    assert rows[("llm", first["case"])]["failures"] == first["failures"]  # kept, not asked again
+    win = rows[("offline", first["case"])]
+    assert win["status"] == "won" and win["winner"] == "reduce-then-atomic" and win["tokens"] == 0
+    assert report["totals"]["offline"]["accepted"] == 1
+    assert "| offline | 1 | 1/1 | 1/1 |" in (out / "eval.md").read_text()
