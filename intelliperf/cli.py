@@ -58,6 +58,12 @@ def _parse_options(pairs: list[str]) -> dict:
     return options
 
 
+def _existing(path: Path | None) -> Path | None:
+    if path is not None and not path.is_file():
+        raise UsageError(f"--program {path} is not a file", hint="Save one with KernelRewriter().save(PATH).")
+    return path
+
+
 def _progress(stage: str) -> None:
     from .redact import scrub
 
@@ -133,6 +139,10 @@ def optimize(
     api_key_env: str | None = typer.Option(None, "--api-key-env",
                                            help="Variable with the API key (default INTELLIPERF_API_KEY, then "
                                                 "OPENAI_API_KEY)."),
+    program: Path | None = typer.Option(None, "--program", help="A saved (e.g. tuned) DSPy program of the llm "
+                                                                "rewriter (KernelRewriter.save)."),
+    reasoning: bool = typer.Option(False, "--reasoning", help="llm: a step-by-step reasoning field before the "
+                                                               "answer (dspy.ChainOfThought)."),
     transcript: Path | None = typer.Option(None, "--transcript", help="Answers to replay (--rewriter replay)."),
     save_transcript: Path | None = typer.Option(None, "--save-transcript",
                                                 help="Where the llm rewriter saves its answers (default "
@@ -184,8 +194,8 @@ def optimize(
     publish = Publish(branch=branch_name, base=base, create_pr=create_pr, remote=remote, github_repo=github_repo,
                       github_api=github_api, labels=pr_label) if branch or branch_name or create_pr else None
 
-    llm_options = {"api_base": api_base, "api_key_env": api_key_env,
-                   "transcript": save_transcript or out_dir / "transcript.json"}
+    llm_options = {"api_base": api_base, "api_key_env": api_key_env, "program": _existing(program),
+                   "reasoning": reasoning, "transcript": save_transcript or out_dir / "transcript.json"}
     from .validators import SandboxSettings, ValidationSettings
 
     if candidate_timeout is not None and candidate_timeout <= 0:
@@ -254,6 +264,10 @@ def evaluate(
     api_key_env: str | None = typer.Option(None, "--api-key-env",
                                            help="Variable with the API key (default INTELLIPERF_API_KEY, then "
                                                 "OPENAI_API_KEY)."),
+    program: Path | None = typer.Option(None, "--program", help="A saved (e.g. tuned) DSPy program of the llm "
+                                                                "rewriter (KernelRewriter.save)."),
+    reasoning: bool = typer.Option(False, "--reasoning", help="llm: a step-by-step reasoning field before the "
+                                                               "answer (dspy.ChainOfThought)."),
     device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
     max_attempts: int = typer.Option(4, "--max-attempts", help="Candidates to validate at most, per case."),
     candidates: int | None = typer.Option(None, "--candidates", help="Candidates per round (best-of-N)."),
@@ -292,7 +306,8 @@ def evaluate(
     cases = find_cases(paths, formula)
     err.print(f"[dim]{len(cases)} cases x {len(rows)} rows ({', '.join(rows)}) -> {out_dir}[/dim]")
     report = run(cases, rows, out_dir=out_dir, resume=resume, device=device, model=model,
-                 llm_options={"api_base": api_base, "api_key_env": api_key_env}, max_attempts=max_attempts,
+                 llm_options={"api_base": api_base, "api_key_env": api_key_env, "program": _existing(program),
+                              "reasoning": reasoning}, max_attempts=max_attempts,
                  max_tokens=max_tokens, time_budget_s=time_budget, candidates=candidates, sandbox_env=sandbox_env,
                  progress=_progress)
     out.print((out_dir / "eval.md").read_text(), markup=False, highlight=False, soft_wrap=True)
@@ -337,7 +352,8 @@ METAVARS = {
     "--markdown": "FILE", "--sarif": "FILE", "--rewriter": "NAME", "--max-attempts": "N",
     "--time-budget": "SECONDS", "--max-tokens": "N", "--candidates": "N", "--devices": "GPUS",
     "--model": "NAME", "--api-base": "URL", "--api-key-env": "VARIABLE", "--transcript": "FILE",
-    "--save-transcript": "FILE", "--project": "DIR", "--out-dir": "DIR", "--candidate-timeout": "SECONDS",
+    "--save-transcript": "FILE", "--program": "FILE",
+    "--project": "DIR", "--out-dir": "DIR", "--candidate-timeout": "SECONDS",
     "--branch-name": "NAME", "--base": "BRANCH", "--remote": "NAME", "--github-repo": "OWNER/NAME",
     "--github-api": "URL", "--pr-label": "LABEL", "--sandbox-read": "DIR", "--sandbox-env": "VARIABLE",
 }
@@ -372,6 +388,10 @@ def _quiet_metavar(make_option):
 
 
 def main(argv: list[str] | None = None) -> int:
+    import warnings
+
+    # Triton 3.9 warns in every process that TRITON_DEFAULT_FP_FUSION is unset; the default stays as it is.
+    warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION is unset", category=UserWarning)
     try:
         _command()(args=argv, prog_name="intelliperf")  # click/typer handle their own usage errors (exit 2)
     except SystemExit as exc:

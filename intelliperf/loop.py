@@ -242,7 +242,8 @@ def _request(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, opt: Optim
         kernel=kernel, launcher=launcher, profile=s.profile, finding=s.finding, formula=s.formula.name,
         problem=s.formula.problem, techniques=list(s.formula.techniques), metric=s.formula.metric,
         hardware=HardwareFacts(**opt.hardware), sites=sites,
-        launch={"grid": launch.get("grid"), "options": launch.get("options"), "written": written}, history=history)
+        launch={"grid": launch.get("grid"), "options": launch.get("options"), "written": written}, history=history,
+        evidence=next((d.evidence for d in s.report.diagnoses if d.kernel == s.profile.name), []))
 
 
 def _budget_spent(s: Session, opt: Optimization) -> str | None:

@@ -95,6 +95,8 @@ CHEATS = {
     "starts a detached child": (KERNEL, _launcher(
         before="    import subprocess\n    subprocess.Popen(['sleep', '600'], start_new_session=True)\n"),
         {"policy"}, "subprocess"),
+    "kernel body reads a file (Python under the interpreter)": (
+        _kernel(SUM, SUM + "    open('/etc/hostname').read()\n"), LAUNCHER, {"policy"}, "open"),
     "decorator that writes files": ("@(lambda f: (open('pwned.txt', 'w').write('x'), f)[1])\n" + KERNEL, LAUNCHER,
                                     {"policy"}, "decorator"),
     # wrong results the program's own dispatches show

@@ -157,3 +157,44 @@ def test_eval_counts_each_failure_class_of_a_scripted_model_then_resumes_with_th
     assert win["status"] == "won" and win["winner"] == "reduce-then-atomic" and win["tokens"] == 0
     assert report["totals"]["offline"]["accepted"] == 1
     assert "| offline | 1 | 1/1 | 1/1 |" in (out / "eval.md").read_text()
+
+
+# Ways a model's answer goes wrong, applied at random to the right fix (seeded, so reproducible).
+MUTATIONS = {
+    "wrong constant": lambda k: k.replace("tl.sum(x)", "tl.sum(x) + 1.0"),
+    "dropped line": lambda k: "\n".join(line for line in k.splitlines() if "tl.load" not in line) + "\n",
+    "broken syntax": lambda k: k.replace("tl.sum(x))", "tl.sum(x)"),
+    "reads a file": lambda k: k.replace("    pid = tl.program_id(0)", "    pid = tl.program_id(0)\n"
+                                                                     "    open('/etc/hostname').read()"),
+    "renamed kernel": lambda k: k.replace("def contended_sum_kernel", "def other_kernel"),
+    "no change": lambda k: KERNEL_TEXT,
+}
+KERNEL_TEXT = "@triton.jit\n" + KERNEL + "\n"
+
+
+def test_eval_accounts_for_every_randomly_mutated_answer(tmp_path, monkeypatch):
+    """Whatever the answers are, every attempt is a win or exactly one failure class (never
+    'other'), the classes add up to the attempts, and the win (if any) is correct."""
+    import random
+
+    rng = random.Random(20261123)
+    names = rng.sample(sorted(MUTATIONS), 4)
+    replies = [_answer(MUTATIONS[name](_kernel(REDUCED_LINE)), name) for name in names]
+    folder = _cases(tmp_path)
+    out = tmp_path / "eval"
+    monkeypatch.setenv("TEST_LLM_API_KEY", "k")
+    monkeypatch.setenv("INTELLIPERF_CACHE_DIR", str(tmp_path / "cache"))
+    with ScriptedServer(replies) as server:
+        done = run_cli("eval", "-r", "llm", "--model", "scripted-model", "--api-base", server.url,
+                       "--api-key-env", "TEST_LLM_API_KEY", "--device", "cpu", "--max-attempts", "4",
+                       "--out-dir", str(out), str(folder / "contended_sum.py"), cwd=tmp_path, timeout=900)
+    assert done.returncode == 6, (names, done.stderr[-3000:])  # no mutant is the fix
+    (outcome,) = json.loads((out / "eval.json").read_text())["outcomes"]
+    assert outcome["status"] == "no-win" and outcome["attempts"] == 4 and not outcome["accepted"]
+    assert sum(outcome["failures"].values()) == 4 and "other" not in outcome["failures"], (names, outcome)
+    expected = {"wrong constant": "crash", "dropped line": "crash", "broken syntax": "syntax", "reads a file": "policy",
+                "renamed kernel": "scope", "no change": "scope"}
+    want: dict[str, int] = {}
+    for name in names:
+        want[expected[name]] = want.get(expected[name], 0) + 1
+    assert outcome["failures"] == want, (names, outcome["failures"])

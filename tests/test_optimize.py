@@ -152,7 +152,7 @@ def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monk
     # The example checks its own result, so a wrong kernel fails the program: its assertion is the reason.
     assert "[crash]" in prompts[2] and "Expected 32783.5" in prompts[2] and "but got 65567.1" in prompts[2]
     assert "did not improve: 1024 -> 1024" in prompts[3]
-    assert "(first attempt)" in prompts[0] and "Attempt 3 (llm: no real change): rejected" in prompts[3]
+    assert "[[ ## history ## ]]\n[]" in prompts[0] and "Attempt 3 (llm: no real change): rejected" in prompts[3]
     saved = json.loads((out / "transcript.json").read_text())
     assert len(saved["answers"]) == 4 and REDUCED_LINE in saved["answers"][3]["kernel"]
     for text in ((out / "report.json").read_text(), (out / "transcript.json").read_text()):

@@ -4,7 +4,6 @@ and the llm rewriter through DSPy and the openai client against a loopback serve
 from __future__ import annotations
 
 import ast
-import json
 import socket
 import time
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, REPO, SMALL, py
 
-from intelliperf.errors import ModelError
+from intelliperf.errors import ModelError, UsageError
 from intelliperf.rewriters import HardwareFacts, PastAttempt, RewriteRequest
 from intelliperf.rewriters.llm import LLMRewriter
 from intelliperf.rewriters.recipes import RecipeRewriter
@@ -172,7 +171,7 @@ def test_llm_retries_rate_limits_and_timeouts_and_caches(sum_request, tmp_path, 
     monkeypatch.setenv("TEST_LLM_API_KEY", "sk-test-secret")
     kernel = sum_request.kernel.source.replace("out_ptr + zeros, x", "out_ptr, tl.sum(x)")
     replies = [Reply(status=429, headers={"Retry-After": "0"}), Reply(delay_s=3, content="late"),
-               Reply(content=GOOD.format(kernel=kernel)), Reply(content=GOOD.format(kernel=kernel))]
+               Reply(content=GOOD.format(kernel=kernel))]
     with ScriptedServer(replies) as server:
         cand = _llm(server, tmp_path).rewrite(sum_request)
         assert cand.invalid is None and "tl.sum(x)" in cand.kernel and cand.tokens == 150
@@ -180,15 +179,12 @@ def test_llm_retries_rate_limits_and_timeouts_and_caches(sum_request, tmp_path, 
         assert server.headers[0]["Authorization"] == "Bearer sk-test-secret"
         prompt = server.prompts()[0]
         assert "contended_sum.py:21" in prompt and "tl.atomic_add(out_ptr + zeros" in prompt
-        assert "1024 lanes per address" in prompt and "(first attempt)" in prompt
-        # The same request again: answered from the disk cache, nothing sent.
+        assert "1024 lanes per address" in prompt and "[[ ## history ## ]]\n[]" in prompt  # typed: an empty list
+        # The same request again, from a new rewriter (a new process would do the same): DSPy's disk
+        # cache answers, nothing is sent and no token is counted.
         again = _llm(server, tmp_path).rewrite(sum_request)
-        assert again.kernel == cand.kernel and len(server.requests) == 3
-        # A torn cache file (an interrupted write of an older version) is a miss, not "rewriter failed".
-        (entry,) = (tmp_path / "cache").rglob("*.json")
-        entry.write_text(entry.read_text()[:20])
-        assert _llm(server, tmp_path).rewrite(sum_request).kernel == cand.kernel and len(server.requests) == 4
-        assert json.loads(entry.read_text())["kernel"]  # asked again, and written whole
+        assert again.kernel == cand.kernel and again.tokens == 0 and len(server.requests) == 3
+        assert any((tmp_path / "cache").iterdir())
     saved = (tmp_path / "transcript.json").read_text()
     assert "tl.sum(x)" in saved and "sk-test-secret" not in saved
 
@@ -201,6 +197,9 @@ def test_llm_best_of_n_asks_n_times_with_temperature(sum_request, tmp_path, monk
         cands = _llm(server, tmp_path).rewrite_many(sum_request, 2)
         assert [c.invalid for c in cands] == [None, None] and len(server.requests) == 2
         assert all(r.get("temperature") == 0.8 for r in server.requests)
+        # Each candidate is its own DSPy rollout: asked again, both come from the cache, in order.
+        again = _llm(server, tmp_path).rewrite_many(sum_request, 2)
+        assert [c.kernel for c in again] == [c.kernel for c in cands] and len(server.requests) == 2
 
 
 def test_llm_configuration_errors_say_what_to_set(sum_request, tmp_path, monkeypatch):
@@ -311,3 +310,36 @@ def test_contention_moves_the_split_first(sum_request):
     found, _ = knobs(request)
     assert found[0].name == "SPLIT_K" and found[0].values()[:2] == [32, 16]  # fewer programs per output first
     assert knobs(request.model_copy(update={"formula": "overlap"}))[0][0].name != "SPLIT_K"
+
+
+def test_a_tuned_program_is_loaded_and_its_demonstrations_reach_the_prompt(sum_request, tmp_path, monkeypatch):
+    """A KernelRewriter compiled with a DSPy optimizer (LabeledFewShot: no model needed) and saved
+    is what `--program FILE` loads; DSPy's DummyLM answers through it offline."""
+    import dspy
+    from dspy.utils.dummies import DummyLM
+
+    from intelliperf.rewriters.llm import prompt_fields
+    from intelliperf.rewriters.program import KernelRewriter
+
+    fields = prompt_fields(sum_request)
+    kernel = sum_request.kernel.source.replace("out_ptr + zeros, x", "out_ptr, tl.sum(x)")
+    demo = dspy.Example(**{**fields, "problem": "DEMO-PROBLEM-7731"}, kernel=kernel, launcher="",
+                        rationale="DEMO-RATIONALE").with_inputs(*fields)
+    tuned = dspy.LabeledFewShot(k=1).compile(KernelRewriter(), trainset=[demo])
+    path = tmp_path / "rewriter.json"
+    tuned.save(str(path))
+
+    loaded = KernelRewriter()
+    loaded.load(str(path))
+    assert loaded.rewrite.demos[0]["rationale"] == "DEMO-RATIONALE"
+    with dspy.context(lm=DummyLM([{"kernel": kernel, "launcher": "", "rationale": "offline"}])):
+        assert "tl.sum(x)" in loaded(**fields).kernel
+
+    monkeypatch.setenv("TEST_LLM_API_KEY", "k")
+    with ScriptedServer([Reply(content=GOOD.format(kernel=kernel))]) as server:
+        cand = _llm(server, tmp_path, program=path, cache_dir=None).rewrite(sum_request)
+        assert "tl.sum(x)" in cand.kernel and "DEMO-PROBLEM-7731" in server.prompts()[0]
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with ScriptedServer([]) as server, pytest.raises(UsageError, match="cannot load the DSPy program"):
+        _llm(server, tmp_path, program=broken, cache_dir=None).rewrite(sum_request)

@@ -8,8 +8,9 @@ the capture), state kept across calls (globals, mutable defaults, attributes on 
 new decorators other than Triton's. The launcher keeps its parameters (callers and the replay
 depend on them); the kernel may change its own, then only the launcher's replay checks it.
 
-The Triton side (a @triton.jit body) cannot do any of that; its decorators (autotune configs,
-heuristics, hooks) are Python and are checked. Standard library only.
+A @triton.jit body compiled for a GPU cannot do any of that, but under TRITON_INTERPRET=1 it
+runs as Python, so it is checked too (its `tl.*` calls, `tl.load` among them, are Triton's),
+as are its decorators (autotune configs, heuristics, hooks). Standard library only.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ FORBIDDEN_ATTRIBUTES = frozenset({
     "cdll", "CDLL", "_C", "register_forward_hook", "settrace", "setprofile", "from_file", "fromregex", "read_csv",
 })
 SAFE_IMPORTS = frozenset({"math", "torch", "triton", "triton.language", "numpy", "typing"})
+TRITON_MODULES = frozenset({"tl", "triton", "language", "libdevice"})  # the names kernels reach Triton through
 MUTABLE_DEFAULTS = (ast.Dict, ast.List, ast.Set, ast.Call, ast.ListComp, ast.DictComp, ast.SetComp)
 
 
@@ -83,12 +85,13 @@ def _function(source: str, name: str) -> ast.FunctionDef | None:
 
 
 def _features(fn: ast.FunctionDef, kernel: bool) -> set[str]:
-    """The constructs of `fn` the policy cares about; for a kernel only its decorators are Python."""
+    """The constructs of `fn` the policy cares about (a kernel's body too: the interpreter runs it)."""
     found = {f"decorator {ast.unparse(d)}" for d in fn.decorator_list if not _triton_decorator(d)}
-    python = list(fn.decorator_list) if kernel else [*fn.decorator_list, *fn.body, *fn.args.defaults,
-                                                     *[d for d in fn.args.kw_defaults if d is not None]]
+    python = [*fn.decorator_list, *fn.body, *fn.args.defaults, *[d for d in fn.args.kw_defaults if d is not None]]
     local = _locals(fn)
     for node in (n for top in python for n in ast.walk(top)):
+        if kernel and isinstance(node, ast.Attribute) and _root(node) in TRITON_MODULES:
+            continue  # tl.load, tl.store, triton.cdiv: Triton's own operations
         found |= _node_features(node, local)
     if not kernel:
         for arg, default in zip(fn.args.args[::-1], fn.args.defaults[::-1], strict=False):

@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from intelliperf.models import AccessSite, Finding, KernelProfile
+from intelliperf.models import AccessSite, Evidence, Finding, KernelProfile
 
 from .source import CodeUnit
 
@@ -62,6 +62,8 @@ class RewriteRequest(BaseModel):
     launch: dict = Field(default_factory=dict, description="the first captured launch: grid, options, args; "
                                                          "written: the pointer arguments the kernel writes")
     history: list[PastAttempt] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list, description="the diagnosis's evidence for the kernel: "
+                                                                       "static view, counters, region timers")
 
     def constexprs(self) -> dict[str, object]:
         """The constexpr values of the most used launch signature."""

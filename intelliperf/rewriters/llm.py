@@ -8,16 +8,19 @@ launcher if it must change) and a short rationale.
 
 Connection: `--model` (a LiteLLM model string; a bare name means an OpenAI-compatible
 `openai/<name>`), `--api-base`, and the key from INTELLIPERF_API_KEY, OPENAI_API_KEY or the
-variable named by `--api-key-env`. Answers are cached on disk by a hash of the request, so a
-rerun does not pay twice, and appended to a transcript that `--rewriter replay` plays back.
-Rate limits, timeouts and server errors are retried with backoff; a missing key, a refused
-key or an unreachable endpoint is a ModelError that says what to set.
+variable named by `--api-key-env`. The program is intelliperf.rewriters.program.KernelRewriter
+(a DSPy Module), or a tuned copy of it loaded from `--program FILE`.
+
+Answers go through DSPy's own cache (disk, under the cache folder; candidate i of a best-of-N
+round is DSPy rollout i, so N answers are N entries and a rerun pays for none) and are appended
+to a transcript that `--rewriter replay` plays back. Retries stay here rather than in DSPy's
+LiteLLM retry: a rate limit's Retry-After is honoured, a refused key stops at once, and the
+last error becomes a ModelError that says what to set; a missing key, a refused key or an
+unreachable endpoint is a ModelError.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import time
 from pathlib import Path
@@ -27,6 +30,7 @@ from pydantic import Field
 
 from intelliperf.errors import ModelError, UsageError
 
+from ..models import Evidence
 from ..redact import scrub
 from .base import Candidate, Rewriter, RewriteRequest
 from .transcript import Transcript, candidate_from_answer
@@ -34,65 +38,65 @@ from .transcript import Transcript, candidate_from_answer
 KEY_VARIABLES = ("INTELLIPERF_API_KEY", "OPENAI_API_KEY")
 DEFAULT_CACHE = Path(os.environ.get("INTELLIPERF_CACHE_DIR", Path.home() / ".cache" / "intelliperf")) / "llm"
 
-INSTRUCTIONS = """You are a GPU performance engineer. Rewrite the Triton kernel so that the bottleneck described
-below goes away, while every output buffer gets the same values for every input (up to floating-point
-reordering). Return the complete @triton.jit function with the same name and parameters. Change the
-launcher only if the kernel's launch must change (grid, block sizes, num_warps); otherwise leave that
-field empty. Do not add helper functions, imports or global state, do not cache results between calls,
-do not skip work for some inputs, and do not launch on another stream. Learn from the earlier attempts:
-each one says why it was rejected."""
-
-
-def _signature():
-    import dspy
-
-    class RewriteKernel(dspy.Signature):
-        problem: str = dspy.InputField(desc="the bottleneck, its metric and the pinpointed source lines")
-        kernel_source: str = dspy.InputField(desc="the @triton.jit kernel to rewrite")
-        launcher_source: str = dspy.InputField(desc="the Python function that launches it")
-        launch: str = dspy.InputField(desc="the recorded launch: grid, constexprs, num_warps, argument shapes")
-        hardware: str = dspy.InputField()
-        techniques: str = dspy.InputField(desc="fixes known to work for this bottleneck")
-        history: str = dspy.InputField(desc="earlier attempts and why each was rejected")
-        kernel: str = dspy.OutputField(desc="the complete rewritten @triton.jit function, in a python code block")
-        launcher: str = dspy.OutputField(desc="the complete rewritten launcher, or empty when it is unchanged")
-        rationale: str = dspy.OutputField(desc="one short paragraph: what changed and why it is faster")
-
-    return RewriteKernel.with_instructions(INSTRUCTIONS)
-
-
-def prompt_fields(request: RewriteRequest) -> dict[str, str]:
-    """The request as the text fields of the DSPy signature."""
+def prompt_fields(request: RewriteRequest) -> dict:
+    """The request and the diagnosis's evidence as the typed fields of program.RewriteKernel."""
     f = request.finding
     problem = [request.problem, f.explanation]
     if f.metric:
         problem.append(f"Metric to improve: {f.metric.name} = {f.metric.value:g} {f.metric.unit} "
                        f"({f.metric.better} is better{', modelled on CPU' if f.modelled else ''}).")
-    for src in f.lines:
-        problem.append(f"{Path(src.file).name}:{src.line}: `{src.code}` -- {src.detail}")
     sig = request.profile.signatures[0] if request.profile.signatures else None
     launch = "unknown"
     if sig:
         args = ", ".join(f"{a.name}={a.value!r}" if a.kind in ("constexpr", "scalar") else
                          f"{a.name}: {a.dtype}{a.shape}" for a in sig.args)
         launch = f"grid={sig.grid}, num_warps={sig.num_warps}, num_stages={sig.num_stages}; {args}"
-    history = []
-    for past in request.history:
-        history.append(f"Attempt {past.number} ({past.rewriter}: {past.title}): {past.outcome}."
-                       + (f"\n{past.reasons}" if past.reasons else ""))
     last = next((p for p in reversed(request.history) if p.diff), None)
-    if last is not None:
-        history.append(f"The change tried in attempt {last.number}:\n```diff\n{last.diff}```")
+    evidence = request.evidence
     return {
         "problem": "\n".join(problem),
+        "pinpointed_lines": [f"{Path(src.file).name}:{src.line}: `{src.code}` -- {src.detail}" for src in f.lines],
+        "counters": _counters(evidence, {src.line for src in f.lines}),
+        "regions": _regions(evidence),
+        "static_facts": _facts(evidence, request.kernel.file),
         "kernel_source": f"# {request.kernel.relpath}:{request.kernel.line}\n{request.kernel.source}",
         "launcher_source": (f"# {request.launcher.relpath}:{request.launcher.line}\n{request.launcher.source}"
                             if request.launcher else "(not available: the kernel is launched from a nested function)"),
         "launch": launch,
         "hardware": request.hardware.describe(),
-        "techniques": "\n".join(f"- {t}" for t in request.techniques) or "(none listed)",
-        "history": "\n\n".join(history) or "(first attempt)",
+        "techniques": list(request.techniques),
+        "history": [f"Attempt {past.number} ({past.rewriter}: {past.title}): {past.outcome}."
+                    + (f"\n{past.reasons}" if past.reasons else "") for past in request.history],
+        "last_change": f"attempt {last.number}:\n```diff\n{last.diff}```" if last else "",
     }
+
+
+def _counters(evidence: list[Evidence], lines: set[int], most: int = 16) -> list[str]:
+    out = []
+    for ev in evidence:
+        out += [f"{ev.backend}: {name} = {value:g}" for name, value in list(ev.metrics.items())[:most]]
+        out += [f"{ev.backend} line {c.line} ({' '.join(c.instructions[:6])}): "
+                + ", ".join(f"{k} = {v:g}" for k, v in list(c.counters.items())[:8])
+                for c in ev.lines if c.line in lines]
+    return out
+
+
+def _regions(evidence: list[Evidence]) -> str:
+    r = next((ev.regions for ev in evidence if ev.regions is not None), None)
+    if r is None:
+        return ""
+    shares = ", ".join(f"{x.name} {x.share_of_loop:.0%}" for x in r.regions if x.share_of_loop is not None)
+    facts = [f"loop at line {r.loop_line}" if r.loop_line else "",
+             f"{r.loop_iterations:g} iterations per warp" if r.loop_iterations else "",
+             f"exposed memory {r.exposed_memory_share:.0%} of the loop" if r.exposed_memory_share is not None else "",
+             f"memory/compute overlap {r.overlap:.0%}" if r.overlap is not None else "",
+             f"share of the loop per region: {shares}" if shares else ""]
+    return "; ".join(x for x in facts if x)
+
+
+def _facts(evidence: list[Evidence], kernel_file: str, most: int = 40) -> list[str]:
+    facts = [fact for ev in evidence for fact in ev.facts if fact.file == kernel_file]
+    return [f"{x.target} line {x.line}: {x.count}x {x.kind} {x.instruction}" for x in facts[:most]]
 
 
 class LLMRewriter(Rewriter):
@@ -109,8 +113,11 @@ class LLMRewriter(Rewriter):
         timeout_s: float = 180.0
         retries: int = Field(4, ge=0, description="retries of rate limits, timeouts and server errors")
         backoff_s: float = Field(2.0, description="first retry delay; doubles each retry")
-        cache_dir: Path | None = DEFAULT_CACHE
+        cache_dir: Path | None = Field(DEFAULT_CACHE, description="DSPy's disk cache of answers; None: no cache")
         transcript: Path | None = None
+        reasoning: bool = Field(False, description="a step-by-step reasoning field before the answer "
+                                                   "(dspy.ChainOfThought)")
+        program: Path | None = Field(None, description="a saved (e.g. tuned) KernelRewriter to load")
 
     def __init__(self, options: Options) -> None:
         super().__init__(options)
@@ -141,20 +148,33 @@ class LLMRewriter(Rewriter):
             raise UsageError("the llm rewriter needs the optional LLM stack (dspy, openai)",
                              hint="pip install 'intelliperf[llm]', or use --rewriter recipes / search.") from None
         model = self.options.model if "/" in self.options.model else f"openai/{self.options.model}"
+        if self.options.cache_dir is not None:
+            dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True,
+                                 disk_cache_dir=str(self.options.cache_dir))
         # LiteLLM's route goes through the official openai client for OpenAI-compatible endpoints.
-        self._lm = dspy.LM(model, api_base=self.options.api_base, api_key=self.key, cache=False, num_retries=0,
-                           engine="litellm", timeout=self.options.timeout_s, max_tokens=self.options.max_tokens)
-        self._program = dspy.Predict(_signature())
+        self._lm = dspy.LM(model, api_base=self.options.api_base, api_key=self.key,
+                           cache=self.options.cache_dir is not None, num_retries=0, engine="litellm",
+                           timeout=self.options.timeout_s, max_tokens=self.options.max_tokens)
+        from .program import KernelRewriter
+
+        self._program = KernelRewriter(reasoning=self.options.reasoning)
+        if self.options.program is not None:
+            try:
+                self._program.load(str(self.options.program))
+            except (OSError, ValueError, KeyError) as exc:
+                raise UsageError(f"cannot load the DSPy program {self.options.program}: {exc}",
+                                 hint="--program takes a file saved by KernelRewriter().save(PATH) (JSON), with "
+                                      "the same --reasoning setting.") from None
 
     def rewrite(self, request: RewriteRequest) -> Candidate:
         return self.rewrite_many(request, 1)[0]
 
     def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
-        fields = {k: scrub(v) for k, v in prompt_fields(request).items()}  # nothing secret leaves in a prompt
+        fields = _scrubbed(prompt_fields(request))  # nothing secret leaves in a prompt
         temperature = self.options.temperature if self.options.temperature is not None else (0.8 if n > 1 else None)
         out = []
         for index in range(n):
-            answer, tokens = self._answer(fields, index, temperature)
+            answer, tokens = self._ask(fields, temperature, rollout=index if n > 1 else None)
             self.transcript.kernel = request.kernel.name
             self.transcript.answers.append(answer)
             if self.options.transcript:
@@ -162,30 +182,15 @@ class LLMRewriter(Rewriter):
             out.append(candidate_from_answer(self.name, request, answer, tokens))
         return out
 
-    def _answer(self, fields: dict, index: int, temperature: float | None) -> tuple[dict, int]:
-        key = hashlib.sha256(json.dumps([self.options.model, self.options.api_base, INSTRUCTIONS, fields, index,
-                                         temperature], sort_keys=True).encode()).hexdigest()
-        cached = self.options.cache_dir / f"{key}.json" if self.options.cache_dir else None
-        if cached is not None and cached.exists():
-            try:
-                return json.loads(cached.read_text()), 0
-            except (OSError, ValueError):  # unreadable or torn (written by an older version): ask again
-                pass
-        answer, tokens = self._ask(fields, temperature)
-        if cached is not None:
-            from ..profiling.recorder import write_atomic
-
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(str(cached), json.dumps(answer))  # whole or not at all, also when interrupted
-        return answer, tokens
-
-    def _ask(self, fields: dict, temperature: float | None) -> tuple[dict, int]:
+    def _ask(self, fields: dict, temperature: float | None, rollout: int | None) -> tuple[dict, int]:
         from dspy.utils.exceptions import AdapterParseError, LMAuthError, LMError, is_retryable_lm_error
 
         self._setup()
         import dspy
 
         config = {"temperature": temperature} if temperature is not None else {}
+        if rollout is not None:
+            config["rollout_id"] = rollout  # best-of-N: each candidate its own DSPy cache entry
         delay = self.options.backoff_s
         for attempt in range(self.options.retries + 1):
             try:
@@ -209,6 +214,10 @@ class LLMRewriter(Rewriter):
                 time.sleep(max(delay, getattr(exc, "retry_after", None) or 0))
                 delay *= 2
         raise AssertionError("unreachable")
+
+
+def _scrubbed(fields: dict) -> dict:
+    return {k: [scrub(x) for x in v] if isinstance(v, list) else scrub(v) for k, v in fields.items()}
 
 
 def _first_line(exc: Exception) -> str:

@@ -6,8 +6,9 @@ With INTELLIPERF_SEED (validation runs), Python's, NumPy's and torch's generator
 they are imported, so every run of the program draws the same "random" inputs. Under the
 interpreter, autotuned kernels run their first config (there is no device timer). With
 INTELLIPERF_WINDOW (the ncu and region-timer passes), the program stops once the top kernels
-have had the launches the pass needs (profiling/window.py). Any
-sitecustomize the environment already had still runs afterwards.
+have had the launches the pass needs (profiling/window.py). Triton 3.9's notice that
+TRITON_DEFAULT_FP_FUSION is unset is not repeated in every run (the numerics stay Triton's
+default). Any sitecustomize the environment already had still runs afterwards.
 """
 
 import importlib.machinery
@@ -175,6 +176,13 @@ def _seed_generators():
     _watch({"numpy": seeder, "torch": seeder})
 
 
+def _quiet_fp_fusion_notice():
+    import warnings
+
+    warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION is unset", category=UserWarning)
+
+
+_quiet_fp_fusion_notice()
 _seed_generators()
 _untimed_autotune()
 _open_window()
