@@ -32,9 +32,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .errors import IntelliPerfError, ModelError, UsageError
-from .models import Attempt
-from .profiling.recorder import write_atomic
-from .validators.verdict import Speedup
+from .files import write_atomic
+from .models import Attempt, Speedup
 
 _LABELS = re.compile(r"^(?:# )?Labels:\s*(.+)$", re.M)  # in the docstring, or a comment (keeps line numbers)
 OFFLINE = "offline"  # the row name for `--rewriter auto` without a model: recipes, then search

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import IntelliPerfError, UsageError
-from .models import Attempt, Evidence, Finding, KernelProfile, Measure, Optimization, Report
+from .models import Attempt, Evidence, Finding, KernelProfile, Measure, Optimization, Report, Verdict
 from .profiling.aggregate import Recording, load_recording
 from .profiling.window import tuned_configs
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
@@ -29,7 +29,6 @@ from .validators import Program, ReferenceRun, ValidationSettings, capture_refer
 from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
 from .validators.validate import busy, in_copy, sanitize, within
-from .validators.verdict import Verdict
 from .workload.devices import pinned_env, spread_over
 from .workload.runner import TraceSettings
 

@@ -23,7 +23,7 @@ import re
 import sys
 from collections import deque
 
-from intelliperf.profiling.recorder import write_json
+from intelliperf.files import write_json
 
 ENV_KERNEL = "INTELLIPERF_CAPTURE"  # the target kernel's name (a regex, matched in full)
 ENV_DIR = "INTELLIPERF_CAPTURE_DIR"

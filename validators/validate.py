@@ -37,7 +37,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from intelliperf.errors import IntelliPerfError
-from intelliperf.redact import scrub
+from intelliperf.redact import looks_secret, scrub
 from intelliperf.workload import sandbox as sandboxing
 from intelliperf.workload.runner import TraceSettings, find_tool, spawn, workload_env
 
@@ -67,7 +67,7 @@ class SandboxSettings(BaseModel):
         """The checked sandbox; raises SandboxUnavailableError (with the fix) when it cannot run here."""
         from intelliperf.errors import SandboxUnavailableError, UsageError
 
-        secret = [name for name in self.env if sandboxing.looks_secret(name)]
+        secret = [name for name in self.env if looks_secret(name)]
         if secret:
             raise UsageError(f"--sandbox-env {secret[0]}: a variable whose name looks secret is never handed to "
                              "candidate code", hint="Give the program what it needs under another name, or read it "

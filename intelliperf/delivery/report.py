@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..models import Finding, Measure, Optimization, Regions, Report
-from ..profiling.recorder import write_atomic
+from ..files import write_atomic
+from ..models import Finding, Measure, Optimization, Regions, Report, Speedup
 from ..redact import scrub
-from ..validators.verdict import Speedup
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "report.schema.json"
 

@@ -175,7 +175,7 @@ def _known_metrics(exe: str) -> set[str]:
     query = subprocess.run([exe, "--query-metrics"], capture_output=True, text=True, timeout=120)
     known = ncu_backend.query_metrics(query.stdout)
     if known:
-        from .recorder import write_atomic
+        from ..files import write_atomic
 
         cached.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(str(cached), "\n".join(sorted(known)))

@@ -18,7 +18,6 @@ Imports only the standard library up front; torch, triton and numpy when first n
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import random
 import re
@@ -26,15 +25,13 @@ import sys
 import time
 from collections import deque
 
+from .. import env
+from ..files import write_json
 from .window import TUNING, launch_info, track_tuning
 
-ENV_DIR = "INTELLIPERF_RECORD_DIR"
-ENV_TRACE = "INTELLIPERF_TRACE"  # regex of kernel names to trace; unset: no trace
-ENV_SAMPLE = "INTELLIPERF_SAMPLE_PROGRAMS"
-ENV_TRACE_LAUNCHES = "INTELLIPERF_TRACE_LAUNCHES"
-ENV_TRACE_BUDGET = "INTELLIPERF_TRACE_BUDGET_S"
-ENV_STATIC = "INTELLIPERF_STATIC"  # comma-separated targets (cuda:90,hip:gfx942) for traced kernels
-ENV_SASS = "INTELLIPERF_SASS_LINES"  # "1": keep the SASS line table of traced kernels (for ncu's counters)
+ENV_DIR, ENV_TRACE, ENV_SAMPLE = env.RECORD_DIR, env.TRACE, env.SAMPLE_PROGRAMS
+ENV_TRACE_LAUNCHES, ENV_TRACE_BUDGET = env.TRACE_LAUNCHES, env.TRACE_BUDGET
+ENV_STATIC, ENV_SASS = env.STATIC_TARGETS, env.SASS_LINES
 
 MAX_SIGNATURES = 32
 ENV_TIME_FRACTION = "INTELLIPERF_TIME_FRACTION"
@@ -466,17 +463,6 @@ class Recorder:
             "kernels": [k.as_dict() for k in self.kernels.values()],
         }
         write_json(os.path.join(self.out_dir, f"record-{os.getpid()}.json"), record)
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write whole or not at all: a reader never sees half a file, also when the run is interrupted."""
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
-
-
-def write_json(path: str, data: dict, indent: int | None = None) -> None:
-    write_atomic(path, json.dumps(data, indent=indent))
 
 
 _RECORDER: Recorder | None = None

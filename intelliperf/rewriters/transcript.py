@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from intelliperf.errors import UsageError
-from intelliperf.profiling.recorder import write_atomic
+from intelliperf.files import write_atomic
 from intelliperf.redact import scrub
 
 from .base import Candidate, Rewriter, RewriteRequest

@@ -17,16 +17,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import env as names
 from ..errors import CommandNotFoundError, EmptyCommandError, WorkloadFailedError, WorkloadTimeoutError
-from ..profiling.recorder import (
-    ENV_DIR,
-    ENV_SAMPLE,
-    ENV_SASS,
-    ENV_STATIC,
-    ENV_TRACE,
-    ENV_TRACE_BUDGET,
-    ENV_TRACE_LAUNCHES,
-)
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
@@ -104,16 +96,16 @@ def workload_env(record_dir: Path, interpret: bool, trace: TraceSettings, base: 
                  secrets: tuple[str, ...] = ()) -> dict:
     """The program's environment with the launch recorder on: `bootstrap_env` plus the recorder's settings."""
     env = bootstrap_env(interpret, base, secrets)
-    env[ENV_DIR] = str(record_dir)
+    env[names.RECORD_DIR] = str(record_dir)
     if trace.pattern is not None:
-        env[ENV_TRACE] = trace.pattern
-        env[ENV_SAMPLE] = str(trace.sample_programs)
-        env[ENV_TRACE_LAUNCHES] = str(trace.launches)
-        env[ENV_TRACE_BUDGET] = str(trace.budget_s)
+        env[names.TRACE] = trace.pattern
+        env[names.SAMPLE_PROGRAMS] = str(trace.sample_programs)
+        env[names.TRACE_LAUNCHES] = str(trace.launches)
+        env[names.TRACE_BUDGET] = str(trace.budget_s)
     if trace.pattern is not None and trace.static_targets:
-        env[ENV_STATIC] = ",".join(trace.static_targets)
+        env[names.STATIC_TARGETS] = ",".join(trace.static_targets)
     if trace.pattern is not None and trace.sass_lines:
-        env[ENV_SASS] = "1"
+        env[names.SASS_LINES] = "1"
     return env
 
 

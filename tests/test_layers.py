@@ -1,0 +1,94 @@
+"""Dependencies point down the layers of docs/architecture.md, read from every module's imports.
+
+A known exception is listed with its reason; the lists only shrink (a listed import that is
+gone fails the test too, so the list stays true)."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LAYERS = {  # module prefix -> layer; the longest matching prefix decides
+    "intelliperf": 0, "intelliperf.errors": 0, "intelliperf.models": 0, "intelliperf.files": 0, "intelliperf.env": 0,
+    "intelliperf.redact": 0,
+    "intelliperf.workload": 1, "intelliperf.pinpoint": 1, "intelliperf.testing": 1,
+    "intelliperf.profiling": 2, "intelliperf.validators": 2, "intelliperf.formulas": 2, "intelliperf.rewriters": 2,
+    "intelliperf.loop": 3, "intelliperf.delivery": 3,
+    "intelliperf.api": 4,
+    "intelliperf.cli": 5, "intelliperf.__main__": 5, "intelliperf.evaluation": 5, "intelliperf.delivery.action": 5,
+}
+KNOWN_UPWARD = {
+    # The bootstrap is the profiling side's way into the user's program: it loads the recorder
+    # (and the launch window) when Triton is imported there.
+    ("intelliperf.workload.bootstrap.sitecustomize", "intelliperf.profiling"),
+}
+KNOWN_CYCLES = {
+    # The recorder installs the output capture into validation runs; validators read TTIR through
+    # the static view.
+    frozenset({"intelliperf.profiling", "intelliperf.validators"}),
+    # ncu and region-timer passes run the program through the workload runner, whose bootstrap
+    # loads the recorder.
+    frozenset({"intelliperf.profiling", "intelliperf.workload"}),
+}
+PACKAGES = ("intelliperf.workload", "intelliperf.profiling", "intelliperf.validators", "intelliperf.formulas",
+            "intelliperf.rewriters", "intelliperf.delivery", "intelliperf.testing",
+            "intelliperf.delivery.action")  # the Action's entry script sits on top, beside the CLI
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    parts = ["intelliperf", *parts] if parts[0] in ("formulas", "validators") else parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports() -> set[tuple[str, str]]:
+    edges = set()
+    for path in [*REPO.glob("intelliperf/**/*.py"), *REPO.glob("formulas/**/*.py"), *REPO.glob("validators/**/*.py")]:
+        module = _module(path)
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    names = [".".join(base + ([node.module] if node.module else []))]
+                else:
+                    names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if name.split(".")[0] in ("formulas", "validators"):
+                    name = f"intelliperf.{name}"
+                if name.split(".")[0] == "intelliperf":
+                    edges.add((module, name))
+    return edges
+
+
+def _layer(module: str) -> tuple[str, int]:
+    prefix = max((p for p in LAYERS if module == p or module.startswith(p + ".")), key=len)
+    return prefix, LAYERS[prefix]
+
+
+def _group(module: str) -> str:
+    inside = [p for p in PACKAGES if module == p or module.startswith(p + ".")]
+    return max(inside, key=len) if inside else _layer(module)[0]
+
+
+def test_no_import_goes_up_a_layer():
+    edges = _imports()
+    assert len(edges) > 100  # the scan reads the package
+    upward = {(a, b) for a, b in edges if _layer(b)[1] > _layer(a)[1]}
+    assert upward - KNOWN_UPWARD == set(), "imports that go up a layer (see docs/architecture.md)"
+    assert KNOWN_UPWARD - upward == set(), "a known exception is gone: remove it from KNOWN_UPWARD"
+
+
+def test_sibling_packages_form_no_new_cycle():
+    graph = defaultdict(set)
+    for a, b in _imports():
+        if _group(a) != _group(b):
+            graph[_group(a)].add(_group(b))
+    cycles = {frozenset({a, b}) for a in graph for b in graph[a] if a in graph.get(b, ())}
+    assert cycles - KNOWN_CYCLES == set(), "packages that import each other"
+    assert KNOWN_CYCLES - cycles == set(), "a known cycle is gone: remove it from KNOWN_CYCLES"
