@@ -216,7 +216,7 @@ def run(cases: list[Case], rows: list[str], *, out_dir: Path, resume: bool = Fal
     report = _start(path, resume, rows=rows, device=device, model=model, llm_options=llm_options,
                     settings={"max_attempts": max_attempts, "max_tokens": max_tokens, "time_budget_s": time_budget_s,
                               "candidates": candidates})
-    report.cases = [c.name for c in cases]
+    report.cases = list(dict.fromkeys([*report.cases, *(c.name for c in cases)]))  # a resume adds cases
     done = {(o.row, o.case) for o in report.outcomes if o.status != "skipped"}
     report.outcomes = [o for o in report.outcomes if (o.row, o.case) in done]
     began = time.monotonic()
