@@ -123,8 +123,8 @@ def optimize(
     profile_dir: Path | None = typer.Option(None, "--profile-dir", help="Keep the profiler's files here (the "
                                                                         ".ncu-rep opens in Nsight Compute)."),
     rewriter: str = typer.Option("auto", "--rewriter", "-r",
-                                 help="auto, llm, recipes, search or replay (auto: llm with a model, else "
-                                      "recipes then search)."),
+                                 help="auto, llm, recipes, search, replay or a plug-in's name (auto: llm with "
+                                      "a model, else recipes then search)."),
     max_attempts: int = typer.Option(6, "--max-attempts", help="Candidates to validate at most."),
     time_budget: float | None = typer.Option(None, "--time-budget", help="Stop starting attempts after this many "
                                                                           "seconds."),
@@ -256,8 +256,9 @@ def evaluate(
                                                    "line (default: examples/ and benchmarks/corpus/ here)."),
     formula: str | None = typer.Option(None, "--formula", "-f", help="Only the cases of this formula."),
     rewriter: list[str] = typer.Option([], "--rewriter", "-r",
-                                       help="A row: llm, offline (recipes then search), recipes or search "
-                                            "(repeatable; default: llm and offline with --model, else offline)."),
+                                       help="A row: llm, offline (recipes then search), recipes, search or a "
+                                            "plug-in's name (repeatable; default: llm and offline with --model, "
+                                            "else offline)."),
     model: str | None = typer.Option(None, "--model", envvar="INTELLIPERF_MODEL",
                                      help="LLM model (LiteLLM name)."),
     api_base: str | None = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint URL."),
@@ -291,9 +292,12 @@ def evaluate(
     if time_budget is not None and time_budget <= 0:
         raise UsageError(f"--time-budget must be a positive number of seconds, got {time_budget:g}")
     rows = list(dict.fromkeys(rewriter)) or (["llm", "offline"] if model else ["offline"])
-    unknown = [r for r in rows if r not in ("llm", "offline", "recipes", "search")]
+    from .rewriters import plugins
+
+    takes = ["llm", "offline", "recipes", "search", *plugins()[0]]
+    unknown = [r for r in rows if r not in takes]
     if unknown:
-        raise UsageError(f"--rewriter takes llm, offline, recipes or search, got {', '.join(map(repr, unknown))}")
+        raise UsageError(f"--rewriter takes {', '.join(takes)}, got {', '.join(map(repr, unknown))}")
     if "llm" in rows and not model:
         raise UsageError("the llm row needs a model", hint="Pass --model NAME (and --api-base URL), or set "
                                                            "INTELLIPERF_MODEL.")

@@ -101,7 +101,7 @@ def test_eval_cli_refuses_bad_input_before_running(tmp_path):
     no_model = run_cli("eval", "-r", "llm", str(EXAMPLES))
     assert no_model.returncode == 2 and "the llm row needs a model" in no_model.stderr
     wrong_row = run_cli("eval", "-r", "replay", str(EXAMPLES))
-    assert wrong_row.returncode == 2 and "--rewriter takes llm, offline, recipes or search" in wrong_row.stderr
+    assert wrong_row.returncode == 2 and "--rewriter takes llm, offline, recipes, search" in wrong_row.stderr
     resume = run_cli("eval", "--resume", "--out-dir", str(tmp_path / "new"), str(EXAMPLES / "contended_sum.py"))
     assert resume.returncode == 2 and "there is no" in resume.stderr
     for result in (none, unlabelled, no_model, wrong_row, resume):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import socket
+import sys
 import time
 from pathlib import Path
 
@@ -343,3 +344,54 @@ def test_a_tuned_program_is_loaded_and_its_demonstrations_reach_the_prompt(sum_r
     broken.write_text("{not json")
     with ScriptedServer([]) as server, pytest.raises(UsageError, match="cannot load the DSPy program"):
         _llm(server, tmp_path, program=broken, cache_dir=None).rewrite(sum_request)
+
+
+PLUGIN = '''
+from intelliperf.rewriters import Candidate, Rewriter
+
+OLD = "tl.atomic_add(out_ptr + zeros, x, mask=mask)"
+
+
+class SumFirst(Rewriter):
+    name = "sumfirst"
+
+    def rewrite(self, request):
+        if OLD not in request.kernel.source:
+            return Candidate.decline(self.name, "not the contended sum")
+        return Candidate(rewriter=self.name, title="sum the block first",
+                         kernel=request.kernel.source.replace(OLD, "tl.atomic_add(out_ptr, tl.sum(x))"))
+
+
+class Misnamed(SumFirst):
+    name = "other"
+'''
+
+
+def test_a_rewriter_plug_in_is_chosen_by_name_and_runs_through_the_loop(tmp_path, monkeypatch):
+    """A real distribution on sys.path registering rewriters under `intelliperf.rewriters`, found
+    through importlib.metadata like an installed plug-in; broken ones are named, not fatal."""
+    import intelliperf
+    from intelliperf.rewriters import make_rewriters, plugins
+
+    (tmp_path / "myrewriter.py").write_text(PLUGIN)
+    dist = tmp_path / "myrewriter-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: myrewriter\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[intelliperf.rewriters]\nsumfirst = myrewriter:SumFirst\n"
+                                           "missing = myrewriter:Missing\nmisnamed = myrewriter:Misnamed\n"
+                                           "recipes = myrewriter:SumFirst\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found, broken = plugins()
+    assert list(found) == ["sumfirst"]
+    assert "AttributeError" in broken["missing"] and "the class's name is 'other'" in broken["misnamed"]
+    assert "a built-in rewriter's name" in broken["recipes"]
+    with pytest.raises(UsageError, match="the rewriter plug-in 'missing' failed to load"):
+        make_rewriters("missing")
+    with pytest.raises(UsageError, match="one of auto, llm, recipes, search, replay, sumfirst"):
+        make_rewriters("nope")
+    monkeypatch.chdir(EXAMPLES)
+    report = intelliperf.optimize([sys.executable, "contended_sum.py", *SMALL], rewriter="sumfirst", device="cpu",
+                                  out_dir=tmp_path / "out")
+    opt = report.optimization
+    assert opt.rewriters == ["sumfirst"] and opt.winner == 1
+    assert opt.attempts[0].rewriter == "sumfirst" and opt.attempts[0].after.metric == 1

@@ -7,11 +7,14 @@
 | search  | offline: launch/compile knobs, pinned in the launcher |
 | replay  | a saved transcript of model answers (CI, tests) |
 
-`auto` is llm when a model is configured, otherwise recipes then search.
+`auto` is llm when a model is configured, otherwise recipes then search. Third-party rewriters
+register under the entry-point group `intelliperf.rewriters` (name = the class's `name`) and
+are chosen by that name with `--rewriter`.
 """
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from intelliperf.errors import UsageError
@@ -26,16 +29,23 @@ from .transcript import ReplayRewriter, Transcript
 REWRITERS: dict[str, type[Rewriter]] = {r.name: r for r in (LLMRewriter, RecipeRewriter, SearchRewriter,
                                                            ReplayRewriter)}
 CHOICES = ("auto", *REWRITERS)
+ENTRY_POINT_GROUP = "intelliperf.rewriters"
 
-__all__ = ["CHOICES", "REWRITERS", "Candidate", "CodeUnit", "HardwareFacts", "PastAttempt", "RewriteRequest",
-           "Rewriter", "Transcript", "make_rewriters"]
+__all__ = ["CHOICES", "ENTRY_POINT_GROUP", "REWRITERS", "Candidate", "CodeUnit", "HardwareFacts", "PastAttempt",
+           "RewriteRequest", "Rewriter", "Transcript", "make_rewriters", "plugins"]
 
 
 def make_rewriters(choice: str, *, model: str | None = None, llm_options: dict | None = None,
                    transcript: Path | None = None) -> list[Rewriter]:
-    """The rewriters to run, in order, for `--rewriter choice`."""
+    """The rewriters to run, in order, for `--rewriter choice` (a built-in or a plug-in's name)."""
     if choice not in CHOICES:
-        raise UsageError(f"--rewriter must be one of {', '.join(CHOICES)}, got {choice!r}")
+        found, broken = plugins()
+        if choice in broken:
+            raise UsageError(f"the rewriter plug-in {choice!r} failed to load: {broken[choice]}",
+                             hint=f"Fix the package that registers it under the entry-point group {ENTRY_POINT_GROUP}.")
+        if choice not in found:
+            raise UsageError(f"--rewriter must be one of {', '.join([*CHOICES, *found])}, got {choice!r}")
+        return [found[choice]()]
     if choice == "auto":
         return make_rewriters("llm" if model else "recipes", model=model, llm_options=llm_options) + (
             [] if model else [SearchRewriter()])
@@ -51,3 +61,22 @@ def make_rewriters(choice: str, *, model: str | None = None, llm_options: dict |
             raise UsageError("--rewriter replay needs --transcript FILE (saved by an earlier --rewriter llm run)")
         return [ReplayRewriter(ReplayRewriter.Options(transcript=transcript))]
     return [cls()]
+
+
+def plugins() -> tuple[dict[str, type[Rewriter]], dict[str, str]]:
+    """({name: class} of the installed rewriter plug-ins, {name: why it failed to load})."""
+    found: dict[str, type[Rewriter]] = {}
+    broken: dict[str, str] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            cls = ep.load()
+            if not (isinstance(cls, type) and issubclass(cls, Rewriter)):
+                raise TypeError("it is not a subclass of intelliperf.rewriters.Rewriter")
+            if ep.name in CHOICES:
+                raise ValueError(f"{ep.name!r} is a built-in rewriter's name")
+            if getattr(cls, "name", None) != ep.name:
+                raise ValueError(f"the class's name is {getattr(cls, 'name', None)!r}, the entry point's {ep.name!r}")
+            found[ep.name] = cls
+        except Exception as exc:  # a broken third-party plug-in must not hide the others
+            broken[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
+    return found, broken
