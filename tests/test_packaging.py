@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+from conftest import REPO
+
 
 def _python(code: str, cwd) -> str:
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, check=True).stdout
@@ -34,3 +36,14 @@ def test_validators_and_offline_optimize_import_no_llm_stack(tmp_path):
                   "from intelliperf.rewriters import make_rewriters; make_rewriters('auto');"
                   "print(sorted(m for m in ('dspy', 'openai', 'litellm') if m in sys.modules))", tmp_path)
     assert out.strip() == "[]"
+
+
+def test_the_top_level_folders_refuse_to_be_a_second_copy():
+    """formulas/ and validators/ install as intelliperf.formulas / intelliperf.validators; imported
+    from the repository root under their folder names they would define second, different classes."""
+    for name in ("formulas", "validators"):
+        done = subprocess.run([sys.executable, "-c", f"import {name}"], cwd=REPO, capture_output=True, text=True)
+        assert done.returncode == 1 and f"this folder is the package intelliperf.{name}" in done.stderr
+    ok = subprocess.run([sys.executable, "-c", "import intelliperf.formulas, intelliperf.validators"], cwd=REPO,
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr

@@ -8,6 +8,11 @@
 Imports only torch, triton, numpy and pydantic (never the LLM stack): it runs on GPU workers.
 """
 
+if __name__ != "intelliperf.validators":  # this folder imported from the repository root as a top-level package
+    raise ImportError(f"{__name__}: this folder is the package intelliperf.validators; import that (a top-level "
+                      "`validators` would be a second copy whose classes are not intelliperf's)")
+
+
 from .compare import Tolerances, compare_buffer
 from .performance import judge, speedup_interval
 from .validate import (
