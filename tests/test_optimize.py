@@ -153,6 +153,8 @@ def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monk
     assert "[crash]" in prompts[2] and "Expected 32783.5" in prompts[2] and "but got 65567.1" in prompts[2]
     assert "did not improve: 1024 -> 1024" in prompts[3]
     assert "[[ ## history ## ]]\n[]" in prompts[0] and "Attempt 3 (llm: no real change): rejected" in prompts[3]
+    # the diagnosis's evidence reaches the model as typed fields: the static view's instructions per line
+    assert "cuda:90 line 21: " in prompts[0] and "atomic atom.global" in prompts[0]
     saved = json.loads((out / "transcript.json").read_text())
     assert len(saved["answers"]) == 4 and REDUCED_LINE in saved["answers"][3]["kernel"]
     for text in ((out / "report.json").read_text(), (out / "transcript.json").read_text()):

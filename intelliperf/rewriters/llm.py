@@ -38,6 +38,7 @@ from .transcript import Transcript, candidate_from_answer
 KEY_VARIABLES = ("INTELLIPERF_API_KEY", "OPENAI_API_KEY")
 DEFAULT_CACHE = Path(os.environ.get("INTELLIPERF_CACHE_DIR", Path.home() / ".cache" / "intelliperf")) / "llm"
 
+
 def prompt_fields(request: RewriteRequest) -> dict:
     """The request and the diagnosis's evidence as the typed fields of program.RewriteKernel."""
     f = request.finding
@@ -58,7 +59,7 @@ def prompt_fields(request: RewriteRequest) -> dict:
         "pinpointed_lines": [f"{Path(src.file).name}:{src.line}: `{src.code}` -- {src.detail}" for src in f.lines],
         "counters": _counters(evidence, {src.line for src in f.lines}),
         "regions": _regions(evidence),
-        "static_facts": _facts(evidence, request.kernel.file),
+        "static_facts": _facts(evidence, request.profile.file),
         "kernel_source": f"# {request.kernel.relpath}:{request.kernel.line}\n{request.kernel.source}",
         "launcher_source": (f"# {request.launcher.relpath}:{request.launcher.line}\n{request.launcher.source}"
                             if request.launcher else "(not available: the kernel is launched from a nested function)"),
@@ -95,7 +96,8 @@ def _regions(evidence: list[Evidence]) -> str:
 
 
 def _facts(evidence: list[Evidence], kernel_file: str, most: int = 40) -> list[str]:
-    facts = [fact for ev in evidence for fact in ev.facts if fact.file == kernel_file]
+    # By file name: a compile that Triton's cache served names the folder it was first compiled in.
+    facts = [fact for ev in evidence for fact in ev.facts if Path(fact.file).name == Path(kernel_file).name]
     return [f"{x.target} line {x.line}: {x.count}x {x.kind} {x.instruction}" for x in facts[:most]]
 
 
