@@ -58,10 +58,36 @@ def _parse_options(pairs: list[str]) -> dict:
     return options
 
 
-def _existing(path: Path | None) -> Path | None:
-    if path is not None and not path.is_file():
-        raise UsageError(f"--program {path} is not a file", hint="Save one with KernelRewriter().save(PATH).")
-    return path
+# The model's options, the same in `optimize` and `eval` (a fresh OptionInfo for each command).
+def _model_option():
+    return typer.Option(None, "--model", envvar="INTELLIPERF_MODEL", help="LLM model (LiteLLM name).")
+
+
+def _api_base_option():
+    return typer.Option(None, "--api-base", help="OpenAI-compatible endpoint URL.")
+
+
+def _api_key_env_option():
+    return typer.Option(None, "--api-key-env",
+                        help="Variable with the API key (default INTELLIPERF_API_KEY, then OPENAI_API_KEY).")
+
+
+def _program_option():
+    return typer.Option(None, "--program", help="A saved (e.g. tuned) DSPy program of the llm rewriter "
+                                                "(KernelRewriter.save).")
+
+
+def _reasoning_option():
+    return typer.Option(False, "--reasoning", help="llm: a step-by-step reasoning field before the answer "
+                                                   "(dspy.ChainOfThought).")
+
+
+def _llm_options(api_base: str | None, api_key_env: str | None, program: Path | None, reasoning: bool,
+                 **more) -> dict:
+    """The llm rewriter's options from the model's command-line options."""
+    if program is not None and not program.is_file():
+        raise UsageError(f"--program {program} is not a file", hint="Save one with KernelRewriter().save(PATH).")
+    return {"api_base": api_base, "api_key_env": api_key_env, "program": program, "reasoning": reasoning, **more}
 
 
 def _progress(stage: str) -> None:
@@ -133,16 +159,11 @@ def optimize(
                                                                       "or one per GPU with --devices)."),
     devices: str | None = typer.Option(None, "--devices", help="Validate a round's candidates in parallel on these "
                                                                 "GPUs, one worker each: `all` or a list such as 0,1."),
-    model: str | None = typer.Option(None, "--model", envvar="INTELLIPERF_MODEL",
-                                     help="LLM model (LiteLLM name)."),
-    api_base: str | None = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint URL."),
-    api_key_env: str | None = typer.Option(None, "--api-key-env",
-                                           help="Variable with the API key (default INTELLIPERF_API_KEY, then "
-                                                "OPENAI_API_KEY)."),
-    program: Path | None = typer.Option(None, "--program", help="A saved (e.g. tuned) DSPy program of the llm "
-                                                                "rewriter (KernelRewriter.save)."),
-    reasoning: bool = typer.Option(False, "--reasoning", help="llm: a step-by-step reasoning field before the "
-                                                               "answer (dspy.ChainOfThought)."),
+    model: str | None = _model_option(),
+    api_base: str | None = _api_base_option(),
+    api_key_env: str | None = _api_key_env_option(),
+    program: Path | None = _program_option(),
+    reasoning: bool = _reasoning_option(),
     transcript: Path | None = typer.Option(None, "--transcript", help="Answers to replay (--rewriter replay)."),
     save_transcript: Path | None = typer.Option(None, "--save-transcript",
                                                 help="Where the llm rewriter saves its answers (default "
@@ -194,8 +215,8 @@ def optimize(
     publish = Publish(branch=branch_name, base=base, create_pr=create_pr, remote=remote, github_repo=github_repo,
                       github_api=github_api, labels=pr_label) if branch or branch_name or create_pr else None
 
-    llm_options = {"api_base": api_base, "api_key_env": api_key_env, "program": _existing(program),
-                   "reasoning": reasoning, "transcript": save_transcript or out_dir / "transcript.json"}
+    llm_options = _llm_options(api_base, api_key_env, program, reasoning,
+                               transcript=save_transcript or out_dir / "transcript.json")
     from .validators import SandboxSettings, ValidationSettings
 
     if candidate_timeout is not None and candidate_timeout <= 0:
@@ -259,16 +280,11 @@ def evaluate(
                                        help="A row: llm, offline (recipes then search), recipes, search or a "
                                             "plug-in's name (repeatable; default: llm and offline with --model, "
                                             "else offline)."),
-    model: str | None = typer.Option(None, "--model", envvar="INTELLIPERF_MODEL",
-                                     help="LLM model (LiteLLM name)."),
-    api_base: str | None = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint URL."),
-    api_key_env: str | None = typer.Option(None, "--api-key-env",
-                                           help="Variable with the API key (default INTELLIPERF_API_KEY, then "
-                                                "OPENAI_API_KEY)."),
-    program: Path | None = typer.Option(None, "--program", help="A saved (e.g. tuned) DSPy program of the llm "
-                                                                "rewriter (KernelRewriter.save)."),
-    reasoning: bool = typer.Option(False, "--reasoning", help="llm: a step-by-step reasoning field before the "
-                                                               "answer (dspy.ChainOfThought)."),
+    model: str | None = _model_option(),
+    api_base: str | None = _api_base_option(),
+    api_key_env: str | None = _api_key_env_option(),
+    program: Path | None = _program_option(),
+    reasoning: bool = _reasoning_option(),
     device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
     max_attempts: int = typer.Option(4, "--max-attempts", help="Candidates to validate at most, per case."),
     candidates: int | None = typer.Option(None, "--candidates", help="Candidates per round (best-of-N)."),
@@ -310,8 +326,7 @@ def evaluate(
     cases = find_cases(paths, formula)
     err.print(f"[dim]{len(cases)} cases x {len(rows)} rows ({', '.join(rows)}) -> {out_dir}[/dim]")
     report = run(cases, rows, out_dir=out_dir, resume=resume, device=device, model=model,
-                 llm_options={"api_base": api_base, "api_key_env": api_key_env, "program": _existing(program),
-                              "reasoning": reasoning}, max_attempts=max_attempts,
+                 llm_options=_llm_options(api_base, api_key_env, program, reasoning), max_attempts=max_attempts,
                  max_tokens=max_tokens, time_budget_s=time_budget, candidates=candidates, sandbox_env=sandbox_env,
                  progress=_progress)
     out.print((out_dir / "eval.md").read_text(), markup=False, highlight=False, soft_wrap=True)
