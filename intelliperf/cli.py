@@ -301,12 +301,6 @@ def evaluate(
     """Measure how well a rewriter (a model, or the offline ones) optimizes a set of cases."""
     from .evaluation import find_cases, run
 
-    if max_attempts < 1:
-        raise UsageError(f"--max-attempts must be at least 1, got {max_attempts}")
-    if max_tokens is not None and max_tokens < 1:
-        raise UsageError(f"--max-tokens must be at least 1, got {max_tokens}")
-    if time_budget is not None and time_budget <= 0:
-        raise UsageError(f"--time-budget must be a positive number of seconds, got {time_budget:g}")
     rows = list(dict.fromkeys(rewriter)) or (["llm", "offline"] if model else ["offline"])
     from .rewriters import plugins
 

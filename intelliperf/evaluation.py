@@ -208,9 +208,12 @@ def run(cases: list[Case], rows: list[str], *, out_dir: Path, resume: bool = Fal
         sandbox_env: list[str] | None = None, progress=None) -> EvalReport:
     """Optimize every case with every row's rewriters; the report is rewritten after each case."""
     from . import api
+    from .loop import Budget
     from .validators import SandboxSettings, ValidationSettings
 
     api.check_paths(folders={"--out-dir": out_dir})
+    Budget(max_attempts=max_attempts, time_budget_s=time_budget_s, max_tokens=max_tokens,
+           candidates=1 if candidates is None else candidates).check()  # before any case runs
     progress = progress or (lambda message: None)
     path = out_dir / "eval.json"
     report = _start(path, resume, rows=rows, device=device, model=model, llm_options=llm_options,

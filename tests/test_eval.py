@@ -104,7 +104,10 @@ def test_eval_cli_refuses_bad_input_before_running(tmp_path):
     assert wrong_row.returncode == 2 and "--rewriter takes llm, offline, recipes, search" in wrong_row.stderr
     resume = run_cli("eval", "--resume", "--out-dir", str(tmp_path / "new"), str(EXAMPLES / "contended_sum.py"))
     assert resume.returncode == 2 and "there is no" in resume.stderr
-    for result in (none, unlabelled, no_model, wrong_row, resume):
+    budget = run_cli("eval", "--candidates", "0", "--out-dir", str(tmp_path / "b"), str(EXAMPLES / "contended_sum.py"))
+    assert budget.returncode == 2 and "--candidates must be at least 1" in budget.stderr
+    assert not (tmp_path / "b").exists()  # refused before anything ran or was written
+    for result in (none, unlabelled, no_model, wrong_row, resume, budget):
         assert "Traceback" not in result.stderr
 
 
