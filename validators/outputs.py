@@ -65,48 +65,68 @@ def analyse_ttir(ttir: str, python_names: list[str] | None = None) -> Access:
 
     `python_names`, the kernel's non-constexpr parameters in order, names arguments when the
     TTIR does not carry names (older Triton prints %arg0, %arg1, ...)."""
+    flow = _Flow(_memory_arguments(ttir, python_names))
+    for raw in ttir.splitlines():
+        flow.add(raw.strip())
+    return flow.access()
+
+
+def _memory_arguments(ttir: str, python_names: list[str] | None) -> dict[str, str]:
+    """SSA name -> Python name of the pointer and descriptor arguments (only memory can be an output;
+    offsets built from integer arguments are not)."""
     _, args = _signature(ttir)
     if python_names and all(py.startswith("arg") and py[3:].isdigit() for _, _, py in args):
         args = [(ssa, ty, python_names[i]) for i, (ssa, ty, _) in enumerate(args) if i < len(python_names)]
-    # Only memory arguments can be outputs; offsets built from integer arguments are not.
-    names = {ssa: py for ssa, ty, py in args if "tt.ptr" in ty or "tensordesc" in ty}
-    deps: dict[str, list[str]] = {}
-    loaded: dict[str, str] = {}  # a loaded value -> the pointer it was loaded from
-    stores: list[tuple[str, str, str]] = []  # (op, pointer value, full line)
-    loads: list[str] = []
-    region_results: list[list[str]] = []
-    for raw in ttir.splitlines():
-        line = raw.strip()
+    return {ssa: py for ssa, ty, py in args if "tt.ptr" in ty or "tensordesc" in ty}
+
+
+@dataclass
+class _Flow:
+    """Which values each TTIR value derives from, read line by line, and the kernel's memory ops."""
+
+    names: dict[str, str]
+    deps: dict[str, list[str]] = field(default_factory=dict)
+    loaded: dict[str, str] = field(default_factory=dict)  # a loaded value -> the pointer it was loaded from
+    stores: list[tuple[str, str, str]] = field(default_factory=list)  # (op, pointer value, full line)
+    loads: list[str] = field(default_factory=list)
+    regions: list[list[str]] = field(default_factory=list)  # results of the enclosing scf regions
+
+    def add(self, line: str) -> None:
         if line.startswith("}"):
-            if region_results:
-                region_results.pop()
-            continue
+            if self.regions:
+                self.regions.pop()
+            return
         results, rhs = [], line
         if " = " in line and line.startswith("%"):
             lhs, rhs = line.split(" = ", 1)
             results = [r.split(":")[0] for r in _VALUE.findall(lhs)]
         op = rhs.split(" ", 1)[0]
         used = _operands(rhs[len(op):])
-        if op == "scf.yield" and region_results:
-            for r in region_results[-1]:
-                deps.setdefault(r, []).extend(used)
+        if op == "scf.yield" and self.regions:
+            for r in self.regions[-1]:
+                self.deps.setdefault(r, []).extend(used)
         for r in results:
-            deps.setdefault(r, []).extend(used)
+            self.deps.setdefault(r, []).extend(used)
             if op in ("tt.load", "tt.descriptor_load", "tt.descriptor_gather") and used:
-                loaded[r] = used[0]
-        for inner, init in re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", rhs.split("iter_args(", 1)[1]) \
-                if "iter_args(" in rhs else []:
-            deps.setdefault(inner, []).append(init)
-            for r in results:
-                deps.setdefault(inner, []).append(r)  # the carried value is also what the loop yields
+                self.loaded[r] = used[0]
+        self._carried(rhs, results)
         if rhs.rstrip().endswith("{"):
-            region_results.append(results)
+            self.regions.append(results)
         if op in _WRITES and used:
-            stores.append((op, used[0], rhs))  # the first operand is the address
+            self.stores.append((op, used[0], rhs))  # the first operand is the address
         if op in _READS and used:
-            loads.append(used[0])
+            self.loads.append(used[0])
 
-    def sources(value: str, via_loads: bool = False) -> set[str]:
+    def _carried(self, rhs: str, results: list[str]) -> None:
+        """A loop's iter_args derive from their initial values and from what the loop yields."""
+        if "iter_args(" not in rhs:
+            return
+        for inner, init in re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", rhs.split("iter_args(", 1)[1]):
+            self.deps.setdefault(inner, []).append(init)
+            for r in results:
+                self.deps.setdefault(inner, []).append(r)
+
+    def sources(self, value: str, via_loads: bool = False) -> set[str]:
         """Arguments this value's pointer derives from; with `via_loads`, those whose loaded
         values reach it instead (the walk stops at a load either way)."""
         seen, todo, found = set(), [value], set()
@@ -115,31 +135,32 @@ def analyse_ttir(ttir: str, python_names: list[str] | None = None) -> Access:
             if v in seen:
                 continue
             seen.add(v)
-            if v in names and not via_loads:
-                found.add(names[v])
-            if v in loaded:
-                found |= sources(loaded[v]) if via_loads else set()
+            if v in self.names and not via_loads:
+                found.add(self.names[v])
+            if v in self.loaded:
+                found |= self.sources(self.loaded[v]) if via_loads else set()
                 continue
-            todo.extend(deps.get(v, ()))
+            todo.extend(self.deps.get(v, ()))
         return found
 
-    access = Access()
-    for pointer in [p for _, p, _ in stores] + loads:
-        access.indexes |= sources(pointer, via_loads=True)
-    for op, pointer, text in stores:
-        hit = sources(pointer)
-        access.written |= hit
-        if op in ("tt.atomic_rmw", "tt.atomic_cas"):
-            access.atomic |= hit
-        elif op == "tt.store":
-            access.stored |= hit
-        if op == "tt.atomic_rmw" and re.search(r"tt\.atomic_rmw\s+fadd", text):
-            access.accumulated |= hit
-        if op == "tt.atomic_cas" or (op == "tt.atomic_rmw" and re.search(r"tt\.atomic_rmw\s+exch", text)):
-            access.locks |= hit
-    for pointer in loads:
-        access.read |= sources(pointer)
-    return access
+    def access(self) -> Access:
+        access = Access()
+        for pointer in [p for _, p, _ in self.stores] + self.loads:
+            access.indexes |= self.sources(pointer, via_loads=True)
+        for op, pointer, text in self.stores:
+            hit = self.sources(pointer)
+            access.written |= hit
+            if op in ("tt.atomic_rmw", "tt.atomic_cas"):
+                access.atomic |= hit
+            elif op == "tt.store":
+                access.stored |= hit
+            if op == "tt.atomic_rmw" and re.search(r"tt\.atomic_rmw\s+fadd", text):
+                access.accumulated |= hit
+            if op == "tt.atomic_cas" or (op == "tt.atomic_rmw" and re.search(r"tt\.atomic_rmw\s+exch", text)):
+                access.locks |= hit
+        for pointer in self.loads:
+            access.read |= self.sources(pointer)
+        return access
 
 
 # --- getting a kernel's TTIR inside the user's process ---------------------------------------

@@ -3,6 +3,7 @@
     python -m intelliperf.validators.replay prepare JOB.json   # the reference side, once per session
     python -m intelliperf.validators.replay run JOB.json       # one candidate, in its sandbox
     python -m intelliperf.validators.replay time JOB.json CMD_FD OUT_FD   # one side of the timing (GPU)
+    python -m intelliperf.validators.replay serve prepare|run [EARLY.json]  # warm: the job's path on stdin
 
 The two sides never share a process: a candidate cannot read the reference's results from the
 worker's memory or patch the worker to overwrite its own. `prepare` draws the inputs of every
@@ -429,10 +430,16 @@ def _host(values: dict) -> dict:
 # --- the candidate side ------------------------------------------------------------------------
 
 
-def run_candidate(job: dict, module, summary: dict) -> None:
-    """The candidate on each trial the reference ran; outputs saved for the parent to compare."""
-    inputs, out = Path(job["inputs_dir"]), Path(job["out_dir"])
-    plan = job["plan"]
+def run_candidate(job: dict, module, summary: dict, launcher_done: bool = False) -> None:
+    """The candidate on each trial the reference ran; outputs saved for the parent to compare.
+    `launcher_done`: the launcher's trials already ran in this process (a warm worker's early phase)."""
+    _kernel_runs(job, module, summary)
+    if not launcher_done:
+        _launcher_runs(job, module, summary)
+
+
+def _kernel_runs(job: dict, module, summary: dict) -> None:
+    out, plan = Path(job["out_dir"]), job["plan"]
     kernel = getattr(module, job["kernel"]["name"], None)
     kernel_runs = [r for r in plan if r["mode"] == "kernel"]
     if kernel_runs and (kernel is None or job["kernel"]["params"] != job["reference_params"]):
@@ -441,10 +448,14 @@ def run_candidate(job: dict, module, summary: dict) -> None:
         kernel_runs = []
     tensor_descs = [d for d in job["reference_launch"]["args"] if d["kind"] == "tensor"]
     for run in kernel_runs:
-        tensors = _placed(_load(inputs / f"{run['label']}.pt"), tensor_descs)
+        tensors = _placed(_load(Path(job["inputs_dir"]) / f"{run['label']}.pt"), tensor_descs)
         _guarded(summary, run, lambda tensors=tensors: _launch(kernel, job["launch"], tensors, job["written"]), out)
-    launcher_runs = [r for r in plan if r["mode"] == "launcher"]
-    fn = _launcher_fn(job, "_intelliperf_side", summary) if launcher_runs else None
+
+
+def _launcher_runs(job: dict, module, summary: dict) -> None:
+    inputs, out = Path(job["inputs_dir"]), Path(job["out_dir"])
+    launcher_runs = [r for r in job["plan"] if r["mode"] == "launcher"]
+    fn = _launcher_fn(job, module.__name__, summary) if launcher_runs else None
     if fn is None:
         return
     descs = job["launcher"]["args"]
@@ -521,33 +532,79 @@ def _launcher_fn(job: dict, alias: str, summary: dict):
 # --- the worker --------------------------------------------------------------------------------
 
 
-def main(mode: str, job_path: str, *fds: str) -> int:
+def main(mode: str, *args: str) -> int:
+    """`prepare JOB`, `run JOB`, `time JOB CMD_FD OUT_FD`, or `serve prepare|run [EARLY_JOB]`."""
     if os.environ.get("TRITON_INTERPRET") == "1":  # as in the program's processes: no timer to tune with
         from triton.runtime import autotuner
 
         from intelliperf.profiling.window import untimed_autotune
 
         untimed_autotune(autotuner)
-    job = json.loads(Path(job_path).read_text())
+    if mode == "serve":
+        return _serve(args[0], args[1] if len(args) > 1 else None)
+    _work(mode, json.loads(Path(args[0]).read_text()), fds=tuple(int(fd) for fd in args[1:]))
+    return 0
+
+
+def _serve(mode: str, early_path: str | None) -> int:
+    """A warm worker: started while the program still runs, it imports torch and Triton (and sets up
+    the GPU) at once, then waits for its job's path on stdin (end of input: nothing to do). With an
+    early job (a candidate under the interpreter: its launcher's trials need only the reference's
+    description), those trials run while it waits; the job then says whether they stand."""
+    import torch
+    import triton  # noqa: F401  (the import is the start-up this worker takes off the critical path)
+
+    if torch.cuda.is_available():
+        torch.cuda.init()
+    early = None
+    if early_path:
+        job = json.loads(Path(early_path).read_text())
+        summary = {"runs": [], "failures": [], "notes": [], "phases": {}}
+        mark = time.perf_counter()
+        try:
+            module = load_module(job["kernel"]["file"], "_intelliperf_side")
+            _launcher_runs(job, module, summary)
+            summary["phases"]["early"] = round(time.perf_counter() - mark, 3)
+            early = (module, summary)
+        except Exception:  # the job proper runs it all again and reports what goes wrong
+            sys.modules.pop("_intelliperf_side", None)
+    line = sys.stdin.readline().strip()
+    if not line:
+        return 0
+    job = json.loads(Path(line).read_text())
+    os.chdir(Path(job["kernel"]["file"]).parent)  # where a one-shot worker would have started
+    if early and job.get("launcher_done"):
+        _work(mode, job, *early)
+    else:
+        _work(mode, {**job, "launcher_done": False})
+    return 0
+
+
+def _work(mode: str, job: dict, module=None, summary: dict | None = None, fds: tuple[int, ...] = ()) -> None:
+    """One job of `prepare`, `run` or `time`; replay.json in its out_dir says what ran, or why it
+    could not (`time` answers on its pipes instead, and writes replay.json only when it fails)."""
     out = Path(job["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
-    summary = {"runs": [], "failures": [], "notes": [], "phases": {}}
+    summary = summary or {"runs": [], "failures": [], "notes": [], "phases": {}}
     mark = time.perf_counter()
     try:
-        module = load_module(job["kernel"]["file"], "_intelliperf_side")
+        if module is None:
+            module = load_module(job["kernel"]["file"], "_intelliperf_side")
         summary["phases"]["load"] = round(time.perf_counter() - mark, 3)
         if mode == "time":
             from .performance import serve_timing
 
-            serve_timing(job, module, int(fds[0]), int(fds[1]))
-            return 0
-        (prepare if mode == "prepare" else run_candidate)(job, module, summary)
+            serve_timing(job, module, *fds)
+            return
+        if mode == "prepare":
+            prepare(job, module, summary)
+        else:
+            run_candidate(job, module, summary, launcher_done=bool(job.get("launcher_done")))
         summary["phases"][mode] = round(time.perf_counter() - mark - summary["phases"]["load"], 3)
     except Exception as exc:  # the parent turns this into a reason; the traceback helps the rewriter
         summary["error"] = f"{type(exc).__name__}: {str(exc)[:1000]}"
         summary["traceback"] = traceback.format_exc()[-3000:]
     (out / "replay.json").write_text(json.dumps(summary))
-    return 0
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +40,7 @@ from pydantic import BaseModel, Field
 from intelliperf.errors import IntelliPerfError
 from intelliperf.redact import looks_secret, scrub
 from intelliperf.workload import sandbox as sandboxing
-from intelliperf.workload.runner import TraceSettings, find_tool, spawn, workload_env
+from intelliperf.workload.runner import Running, TraceSettings, find_tool, spawn, workload_env
 
 from .capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
 from .compare import Tolerances, compare_buffer
@@ -130,6 +131,9 @@ class ReferenceRun:
     replay: dict  # the reference side's replay summary: its runs are every candidate's plan
     digests: dict[str, str] = field(default_factory=dict)
     unstable: list[str] = field(default_factory=list)  # buffers two runs of the reference disagree on
+    again: Callable[[int], tuple[dict, float]] | None = None  # run i of the unchanged program: (manifest, seconds)
+    stability_known: bool = False
+    _stability_lock: threading.Lock = field(default_factory=threading.Lock)
     replay_s: float = 0.0  # how long the reference side of the replay took: the candidate side's yardstick
     notes: list[str] = field(default_factory=list)
 
@@ -139,6 +143,18 @@ class ReferenceRun:
         if changed:
             raise GroundTruthError(f"the reference's saved outputs changed after they were taken ({changed[0][0]}); "
                                    "no verdict can be trusted")
+
+    def check_stability(self, settings: ValidationSettings) -> list[str]:
+        """Runs the unchanged program again (once per session, whichever candidate asks first) and
+        sets `unstable`; returns the notes of what the runs showed (empty after the first call)."""
+        with self._stability_lock:
+            if self.stability_known or self.again is None:
+                return []
+            runs = [(self.manifest, self.duration_s), *(self.again(i) for i in range(1, settings.reference_runs))]
+            self.unstable, notes = _unstable(runs, self.kernel, settings)
+            self.stability_known = True
+            self.notes += notes
+            return notes
 
     def original(self, path: str | Path) -> Path:
         """A path in the reference's copy, in the user's project."""
@@ -231,8 +247,8 @@ def capture_reference(program: Program, kernel: str, *, interpret: bool, work_di
     ref = Program(copy, in_copy(program.command, program.root, copy),
                   copy / program.workdir().resolve().relative_to(Path(program.root).resolve()), env=program.env)
 
-    def run(i: int) -> tuple[dict, float]:
-        capture_dir = truth / f"capture-{i}"
+    def run(i: int, folder: Path = truth) -> tuple[dict, float]:
+        capture_dir = folder / f"capture-{i}"
         capture_dir.mkdir(parents=True, exist_ok=True)
         env = _capture_env(kernel, capture_dir, interpret, settings) | ref.env
         result = confined(box, ref.command, cwd=ref.workdir(), env=env, home=work_dir / "home", seed=settings.seed,
@@ -248,18 +264,22 @@ def capture_reference(program: Program, kernel: str, *, interpret: bool, work_di
             raise NoKernelsError(f"the reference run never launched {kernel!r}")
         return manifest, result.duration_s
 
-    manifest, duration = run(0)
-    reference = ReferenceRun(ref, Path(program.root), kernel, Path(manifest["dir"]), manifest, duration, interpret,
-                             box, truth, inputs, {})
-    # The further runs (do two seeded runs agree?) need nothing from the replays: they go side by side.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        later = pool.submit(lambda: [run(i) for i in range(1, settings.reference_runs)])
+    out = truth / "replay"
+    for folder in (out, inputs):
+        folder.mkdir(parents=True, exist_ok=True)
+    worker = start_worker(box, "prepare", out, cwd=copy, home=work_dir / "home", seed=settings.seed,
+                          env=_worker_env(interpret, out, settings, ref.env), writable=(out, inputs), readable=(copy,))
+    try:
+        manifest, duration = run(0)
+        reference = ReferenceRun(ref, Path(program.root), kernel, Path(manifest["dir"]), manifest, duration,
+                                 interpret, box, truth, inputs, {})
         begin = time.perf_counter()
-        reference.replay = _prepare_replay(reference, work_dir, settings)
+        reference.replay = _prepare_replay(reference, worker, settings)
         reference.replay_s = time.perf_counter() - begin
-        runs = [(manifest, duration), *later.result()]
-    reference.unstable, notes = _unstable(runs, kernel, settings)
-    reference.notes += notes
+    finally:
+        worker.stop()
+    # Whether two seeded runs agree matters only once a candidate differs from this run: asked then.
+    reference.again = lambda i: run(i, work_dir / "again")
     reference.notes += reference.replay.get("notes", [])
     reference.digests = _digests(truth, inputs)
     return reference
@@ -282,22 +302,17 @@ def _unstable(runs: list, kernel: str, settings: ValidationSettings) -> tuple[li
     return names, notes
 
 
-def _prepare_replay(reference: ReferenceRun, work_dir: Path, settings: ValidationSettings) -> dict:
+def _prepare_replay(reference: ReferenceRun, worker: Running, settings: ValidationSettings) -> dict:
     ref = reference.manifest
     out = reference.truth / "replay"
-    out.mkdir(parents=True, exist_ok=True)
-    reference.inputs.mkdir(parents=True, exist_ok=True)
     job = {"kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0],
            "written": ref["written"], "read": ref["read"], "indexes": ref.get("indexes", []),
            "locks": ref.get("locks", []),
            "trials": settings.trials, "seed": settings.seed,
            "inputs_dir": str(reference.inputs), "out_dir": str(out)}
     (out / "job.json").write_text(json.dumps(job))
-    result = confined(reference.sandbox, [*WORKER, "prepare", str(out / "job.json")],
-                      cwd=Path(ref["kernel"]["file"]).parent, env=_worker_env(reference, out, settings,
-                                                                               reference.program.env),
-                      home=work_dir / "home", seed=settings.seed,
-                      writable=(out, reference.inputs), readable=(reference.program.root,))
+    worker.send(str(out / "job.json"))
+    result = worker.wait(None)
     summary = _summary(out, result, "the reference side of the replay", None)
     partial = (out / "replay.json").exists() and json.loads((out / "replay.json").read_text())
     if summary.get("problem") and partial and partial.get("runs"):  # it died on a later trial: keep the earlier
@@ -344,8 +359,22 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     ref = reference.manifest
     env = _capture_env(reference.kernel, cand_dir, reference.interpret, settings, ref["written"], ref["dispatches"],
                        trace) | candidate.env
-    result = confined(reference.sandbox, candidate.command, cwd=candidate.workdir(), env=env, home=work_dir / "home",
-                      seed=settings.seed, writable=(candidate.root, cand_dir), timeout_s=timeout)
+    worker, early = _replay_worker(reference, candidate, work_dir, settings)
+    try:
+        result = confined(reference.sandbox, candidate.command, cwd=candidate.workdir(), env=env,
+                          home=work_dir / "home", seed=settings.seed, writable=(candidate.root, cand_dir),
+                          timeout_s=timeout)
+        return _judge(verdict, reference, candidate, result, timeout, start, cand_dir, worker, early, work_dir,
+                      settings)
+    finally:
+        worker.stop()
+
+
+def _judge(verdict: Verdict, reference: ReferenceRun, candidate: Program, result, timeout: float, start: float,
+           cand_dir: Path, worker: Running, early: dict | None, work_dir: Path,
+           settings: ValidationSettings) -> Verdict:
+    """The candidate's run done: its captures compared, then its replay (already warm) and timing."""
+    ref = reference.manifest
     verdict.seconds["candidate_run"] = round(time.perf_counter() - start, 3)
     failure = _process_problem("the candidate program", result, timeout)
     if failure:
@@ -358,6 +387,9 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
         return verdict
     reference.verify()
     problems, checks = compare_captures(ref, cand, reference.kernel, settings.tolerances, set(reference.unstable))
+    if any(p.kind in VALUE_KINDS for p in problems):  # is the program itself that unstable? Asked once.
+        verdict.notes += reference.check_stability(settings)
+        problems, checks = compare_captures(ref, cand, reference.kernel, settings.tolerances, set(reference.unstable))
     verdict.problems += problems
     verdict.checks += checks
     verdict.notes += (cand or {}).get("notes", [])
@@ -366,10 +398,13 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     # Even after a mismatch: the poisoned and refilled replays say *why* (unwritten, stale).
     start = time.perf_counter()
     job = _candidate_job(reference, cand, work_dir / "replay")
+    job["launcher_done"] = _same_launcher(early, job)
     # The candidate side runs the same trials as the reference side did: its time, not the program's, is the
     # yardstick (a replay of 14 trials can outlast a short program several times over on a loaded CPU).
     replay_timeout = settings.timeout_s or max(timeout, _limit(reference.replay_s, settings))
-    replay = _run_worker(reference, job, candidate.root, work_dir, settings, replay_timeout, candidate.env)
+    (work_dir / "replay" / "job.json").write_text(json.dumps(job))
+    worker.send(str(work_dir / "replay" / "job.json"))
+    replay = _summary(work_dir / "replay", worker.wait(replay_timeout), "the replay of the candidate", replay_timeout)
     verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
     reference.verify()
     same_params = cand["kernel"]["params"] == ref["kernel"]["params"]
@@ -435,10 +470,66 @@ def _candidate_job(reference: ReferenceRun, cand: dict, out: Path) -> dict:
             "plan": reference.replay.get("runs", []), "inputs_dir": str(reference.inputs), "out_dir": str(out)}
 
 
-def _worker_env(reference: ReferenceRun, out: Path, settings: ValidationSettings, extra: dict) -> dict:
-    env = workload_env(out, reference.interpret, TraceSettings(), secrets=tuple(settings.secrets)) | extra
+def _worker_env(interpret: bool, out: Path, settings: ValidationSettings, extra: dict) -> dict:
+    env = workload_env(out, interpret, TraceSettings(), secrets=tuple(settings.secrets)) | extra
     env["PYTHONPATH"] = _without_bootstrap(env["PYTHONPATH"])
     return env
+
+
+def start_worker(box: sandboxing.Sandbox, mode: str, out: Path, *, cwd: Path, home: Path, seed: int, env: dict,
+                 writable: tuple[Path, ...], readable: tuple[Path, ...], early: dict | None = None) -> Running:
+    """A replay worker started ahead of its job (the program it waits for still runs): it takes the
+    start-up of Python, torch and Triton off the critical path, and runs `early` meanwhile. Its
+    job's path goes to it with `send`; `stop` ends it when no job comes."""
+    command = [*WORKER, "serve", mode]
+    if early is not None:
+        (out / "early.json").write_text(json.dumps(early))
+        command.append(str(out / "early.json"))
+    env = _confined_env(box, env, home, seed)
+    return Running(box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable), cwd=str(cwd), env=env,
+                   echo=_Tail(), stdin=True)
+
+
+def _replay_worker(reference: ReferenceRun, candidate: Program, work_dir: Path,
+                   settings: ValidationSettings) -> tuple[Running, dict | None]:
+    """The candidate's replay worker, started before its program runs. Under the interpreter the
+    launcher's trials start at once too, on the reference's description of the launcher in the
+    candidate's copy: the candidate may change the launcher's body, not where it is or what it takes
+    (when its own run says otherwise, they run again)."""
+    out = work_dir / "replay"
+    out.mkdir(parents=True, exist_ok=True)
+    ref = reference.manifest
+    mapped = {"kernel": {**ref["kernel"], "file": _in_copy(ref["kernel"]["file"], reference, candidate)},
+              "launcher": ref["launcher"] and {**ref["launcher"],
+                                               "file": _in_copy(ref["launcher"]["file"], reference, candidate)},
+              "launches": ref["launches"]}
+    early = _candidate_job(reference, mapped, out) if reference.interpret and reference.replay.get("runs") else None
+    worker = start_worker(reference.sandbox, "run", out, cwd=Path(mapped["kernel"]["file"]).parent,
+                          home=work_dir / "home", seed=settings.seed,
+                          env=_worker_env(reference.interpret, out, settings, candidate.env), writable=(out,),
+                          readable=(reference.inputs, candidate.root), early=early)
+    return worker, early
+
+
+def _in_copy(file: str, reference: ReferenceRun, candidate: Program) -> str:
+    """A file of the reference's copy at its place in the candidate's copy (a file outside stays)."""
+    root = Path(reference.program.root).resolve()
+    path = Path(file).resolve()
+    return str(Path(candidate.root).resolve() / path.relative_to(root)) if within(path, root) else file
+
+
+def _same_launcher(early: dict | None, job: dict) -> bool:
+    """Whether the early launcher trials ran what the candidate's own run called: the same kernel
+    file, and the same launcher (file, name, arguments)."""
+    if early is None or not early["launcher"] or not job["launcher"]:
+        return False
+
+    def key(j: dict) -> tuple:
+        side = j["launcher"]
+        return (str(Path(j["kernel"]["file"]).resolve()), str(Path(side["file"]).resolve()), side["qualname"],
+                bool(side.get("varargs")), [d["name"] for d in side.get("args", [])])
+
+    return key(early) == key(job)
 
 
 def _run_worker(reference: ReferenceRun, job: dict, root: Path, work_dir: Path, settings: ValidationSettings,
@@ -447,7 +538,7 @@ def _run_worker(reference: ReferenceRun, job: dict, root: Path, work_dir: Path, 
     out.mkdir(parents=True, exist_ok=True)
     (out / "job.json").write_text(json.dumps(job))
     result = confined(reference.sandbox, [*wrap, *WORKER, "run", str(out / "job.json")],
-                      cwd=Path(job["kernel"]["file"]).parent, env=_worker_env(reference, out, settings, env),
+                      cwd=Path(job["kernel"]["file"]).parent, env=_worker_env(reference.interpret, out, settings, env),
                       home=work_dir / "home", seed=settings.seed, writable=(out,),
                       readable=(reference.inputs, root), timeout_s=timeout)
     return _summary(out, result, "the replay of the candidate", timeout)
@@ -502,7 +593,7 @@ def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: 
     (out / "job.json").write_text(json.dumps(job))
     folder = Path(job["kernel"]["file"]).parent
     box = reference.sandbox
-    full_env = _confined_env(box, _worker_env(reference, out, settings, env), out / "home", settings.seed)
+    full_env = _confined_env(box, _worker_env(reference.interpret, out, settings, env), out / "home", settings.seed)
 
     def start(cmd_fd: int, out_fd: int):
         command = box.wrap([*WORKER, "time", str(out / "job.json"), str(cmd_fd), str(out_fd)], cwd=folder,

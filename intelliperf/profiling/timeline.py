@@ -70,12 +70,6 @@ def parse_trace(text: str, kernel: str | None = None) -> list[Interval]:
     return out
 
 
-def kernels_in(text: str) -> list[str]:
-    data = json.loads(text)
-    events = data.get("traceEvents", []) if isinstance(data, dict) else data
-    return sorted({m["kernel"] for e in events if (m := _PID.match(str(e.get("pid", ""))))})
-
-
 def regions_from_names(names: list[str]) -> list[Region]:
     """Regions for scopes the user named (no line information)."""
     return [Region(n, user_kind(n), 0, 0, in_loop=user_kind(n) != "user") for n in names]

@@ -96,7 +96,6 @@ class Rewriter(ABC):
     """Subclass, set `name`, implement `rewrite`. Options go in a nested pydantic model."""
 
     name: ClassVar[str]
-    needs_model: ClassVar[bool] = False
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")

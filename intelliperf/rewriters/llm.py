@@ -103,7 +103,6 @@ def _facts(evidence: list[Evidence], kernel_file: str, most: int = 40) -> list[s
 
 class LLMRewriter(Rewriter):
     name = "llm"
-    needs_model = True
 
     class Options(Rewriter.Options):
         model: str = Field(description="LiteLLM model string; a bare name means openai/<name>")

@@ -128,34 +128,66 @@ class ProcessResult:
         return self.returncode is None
 
 
+class Running:
+    """A started process: its output is being collected; `wait` ends it. With `stdin=True` it reads
+    lines from us (`send`), and ends its input when we `close` it."""
+
+    def __init__(self, command: list[str], *, cwd: str, env: dict, echo=None, stdin: bool = False):
+        self.tail: deque[str] = deque(maxlen=40)
+        self.start = time.perf_counter()
+        merge = echo is not None and echo is not sys.stderr
+        try:
+            self.proc = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE,
+                                         stdin=subprocess.PIPE if stdin else None,
+                                         stdout=subprocess.PIPE if merge else None)
+        except OSError as exc:  # e.g. not executable, bad interpreter line
+            raise CommandNotFoundError(f"{command[0]} ({exc.strerror})") from None
+        self.readers = [threading.Thread(target=_tee, args=(stream, echo or sys.stderr, self.tail), daemon=True)
+                        for stream in (self.proc.stderr, self.proc.stdout) if stream is not None]
+        for reader in self.readers:
+            reader.start()
+
+    def send(self, line: str) -> None:
+        """One line to the process; a process that already ended simply does not get it."""
+        try:
+            self.proc.stdin.write(line.encode() + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+
+    def wait(self, timeout_s: float | None) -> ProcessResult:
+        """To the end, or killed after `timeout_s` more seconds."""
+        try:
+            returncode = self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            returncode = None
+            self.stop()
+        except KeyboardInterrupt:
+            self.stop()
+            raise
+        for reader in self.readers:
+            reader.join(timeout=5)
+        self.close()
+        return ProcessResult(returncode, time.perf_counter() - self.start, list(self.tail))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.close()
+
+
 def spawn(command: list[str], *, cwd: str, env: dict, timeout_s: float | None, echo=None) -> ProcessResult:
     """Run a command to the end or to its timeout, passing its stderr through and keeping the
     tail (stdout too when `echo` is a sink for both). Raises only when it cannot start."""
-    tail: deque[str] = deque(maxlen=40)
-    start = time.perf_counter()
-    merge = echo is not None and echo is not sys.stderr
-    try:
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE,
-                                stdout=subprocess.PIPE if merge else None)
-    except OSError as exc:  # e.g. not executable, bad interpreter line
-        raise CommandNotFoundError(f"{command[0]} ({exc.strerror})") from None
-    readers = [threading.Thread(target=_tee, args=(stream, echo or sys.stderr, tail), daemon=True)
-               for stream in (proc.stderr, proc.stdout) if stream is not None]
-    for reader in readers:
-        reader.start()
-    try:
-        returncode = proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        returncode = None
-        proc.kill()
-        proc.wait()
-    except KeyboardInterrupt:
-        proc.kill()
-        proc.wait()
-        raise
-    for reader in readers:
-        reader.join(timeout=5)
-    return ProcessResult(returncode, time.perf_counter() - start, list(tail))
+    return Running(command, cwd=cwd, env=env, echo=echo).wait(timeout_s)
 
 
 def run_workload(command: list[str], record_dir: Path, *, interpret: bool, trace: TraceSettings,
