@@ -192,15 +192,22 @@ class _Side:
             self.proc.wait()
 
 
+def started(start, timeout_s: float = 600) -> _Side:
+    """A timing worker started now, to be timed later by `interleaved` (its start-up meanwhile)."""
+    return _Side(start, timeout_s)
+
+
 def interleaved(start_reference, start_candidate, *, min_pairs: int = 30, max_pairs: int = 400,
                 budget_s: float = 20.0, target_halfwidth: float = 0.01, timeout_s: float = 600,
                 batch: int = 10) -> dict:
-    """Time two workers (each started by `start_x(cmd_fd, out_fd)`) in alternating batches (AB, BA, ...);
-    the i-th call of each side's batch make a pair."""
+    """Time two workers (each started by `start_x(cmd_fd, out_fd)`, or already by `started`) in
+    alternating batches (AB, BA, ...); the i-th call of each side's batch make a pair."""
     sides = {}
     try:
-        sides["reference"] = _Side(start_reference, timeout_s)
-        sides["candidate"] = _Side(start_candidate, timeout_s)
+        sides["reference"] = start_reference if isinstance(start_reference, _Side) else _Side(start_reference,
+                                                                                            timeout_s)
+        sides["candidate"] = start_candidate if isinstance(start_candidate, _Side) else _Side(start_candidate,
+                                                                                            timeout_s)
         device = ""
         for name, side in sides.items():
             line = side.readline()

@@ -32,6 +32,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +46,16 @@ from intelliperf.workload.runner import Running, TraceSettings, find_tool, spawn
 from .capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
 from .compare import Tolerances, compare_buffer
 from .correctness import VALUE_KINDS, accumulated_terms, compare_captures, load_capture, numel
-from .performance import DEFAULT_THRESHOLD, TimingError, forged, interleaved, judge, plausibility, speedup_interval
+from .performance import (
+    DEFAULT_THRESHOLD,
+    TimingError,
+    forged,
+    interleaved,
+    judge,
+    plausibility,
+    speedup_interval,
+    started,
+)
 from .verdict import Problem, Verdict
 
 # Problems that already say what is wrong: no replay after them.
@@ -396,19 +406,38 @@ def _judge(verdict: Verdict, reference: ReferenceRun, candidate: Program, result
     if cand is None or any(p.kind in GUARDS for p in verdict.problems):
         return verdict
     # Even after a mismatch: the poisoned and refilled replays say *why* (unwritten, stale).
-    start = time.perf_counter()
     job = _candidate_job(reference, cand, work_dir / "replay")
     job["launcher_done"] = _same_launcher(early, job)
     # The candidate side runs the same trials as the reference side did: its time, not the program's, is the
     # yardstick (a replay of 14 trials can outlast a short program several times over on a loaded CPU).
     replay_timeout = settings.timeout_s or max(timeout, _limit(reference.replay_s, settings))
-    (work_dir / "replay" / "job.json").write_text(json.dumps(job))
-    worker.send(str(work_dir / "replay" / "job.json"))
-    replay = _summary(work_dir / "replay", worker.wait(replay_timeout), "the replay of the candidate", replay_timeout)
-    verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
+    return _replay_and_time(verdict, reference, candidate, cand, job, worker, replay_timeout, settings)
+
+
+def _replay_and_time(verdict: Verdict, reference: ReferenceRun, candidate: Program, cand: dict, job: dict,
+                     worker: Running, replay_timeout: float, settings: ValidationSettings) -> Verdict:
+    """The job to the warm replay worker; on a GPU the timing workers start meanwhile (their start-up,
+    not their timing, overlaps the replay: the parent times only after the replay has ended)."""
+    start = time.perf_counter()
+    out = Path(job["out_dir"])
+    (out / "job.json").write_text(json.dumps(job))
+    worker.send(str(out / "job.json"))
+    timing = _start_timing(reference, job, candidate.root, out.parent, settings, candidate.env)
+    try:
+        replay = _summary(out, worker.wait(replay_timeout), "the replay of the candidate", replay_timeout)
+        verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
+        return _judged(verdict, reference, cand, job, replay, timing, settings)
+    finally:
+        for side in timing.values():
+            side.close()
+
+
+def _judged(verdict: Verdict, reference: ReferenceRun, cand: dict, job: dict, replay: dict, timing: dict,
+            settings: ValidationSettings) -> Verdict:
+    """The replay's outputs compared with the truth; then, when they match on a GPU, the timing."""
     reference.verify()
-    same_params = cand["kernel"]["params"] == ref["kernel"]["params"]
-    replayed = _replay_problems(reference, replay, work_dir / "replay", settings, same_params)
+    same_params = cand["kernel"]["params"] == reference.manifest["kernel"]["params"]
+    replayed = _replay_problems(reference, replay, Path(job["out_dir"]), settings, same_params)
     named = [p for p in replayed if p.kind in NAMED_BY_REPLAY]
     verdict.problems = named + verdict.problems + [p for p in replayed if p.kind not in NAMED_BY_REPLAY]
     verdict.checks += _replay_checks(replay)
@@ -421,7 +450,7 @@ def _judge(verdict: Verdict, reference: ReferenceRun, candidate: Program, result
                              "speed by the formula's modelled metric" if reference.interpret else "timing was off"))
         return verdict
     start = time.perf_counter()
-    _judge_speed(verdict, reference, job, candidate.root, work_dir, settings, candidate.env)
+    _judge_speed(verdict, reference, job, timing, settings)
     verdict.seconds["timing"] = round(time.perf_counter() - start, 3)
     return verdict
 
@@ -557,21 +586,29 @@ def _summary(out: Path, result, what: str, timeout: float | None) -> dict:
             kind="replay-failed", message=f"{what} wrote an unreadable result")}
 
 
-def _judge_speed(verdict: Verdict, reference: ReferenceRun, job: dict, root: Path, work_dir: Path,
-                 settings: ValidationSettings, env: dict) -> None:
+def _start_timing(reference: ReferenceRun, job: dict, root: Path, work_dir: Path, settings: ValidationSettings,
+                  env: dict) -> dict:
+    """On a GPU, both sides' timing workers, started now; empty when nothing will be timed."""
+    if reference.interpret or not settings.timing or not job["plan"]:
+        return {}
     ref = reference.manifest
-    if not job["plan"]:
+    sides = {"reference": ({**job, "kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0]},
+                           reference.program.root),
+             "candidate": (job, root)}
+    return {name: started(_timer(reference, side, folder, work_dir / f"timing-{name}", settings, env))
+            for name, (side, folder) in sides.items()}
+
+
+def _judge_speed(verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict,
+                 settings: ValidationSettings) -> None:
+    ref = reference.manifest
+    if not job["plan"] or not timing:
         verdict.problems.append(Problem(kind="replay-failed", message="could not time the candidate: neither the "
                                                                       "launcher nor the kernel could be replayed"))
         verdict.correct = False
         return
-    sides = {"reference": ({**job, "kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0]},
-                           reference.program.root),
-             "candidate": (job, root)}
-    starters = {name: _timer(reference, side, folder, work_dir / f"timing-{name}", settings, env)
-                for name, (side, folder) in sides.items()}
     try:
-        raw = interleaved(starters["reference"], starters["candidate"], budget_s=settings.timing_budget_s)
+        raw = interleaved(timing["reference"], timing["candidate"], budget_s=settings.timing_budget_s)
     except TimingError as exc:
         verdict.problems.append(Problem(kind="replay-failed", message=f"could not time the candidate: {exc}"))
         verdict.correct = False
@@ -607,7 +644,7 @@ def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: 
 def sanitize(reference: ReferenceRun, candidate: Program, work_dir: Path,
              settings: ValidationSettings) -> tuple[Problem | None, str]:
     """On a GPU: the candidate's first kernel and launcher replay under compute-sanitizer, memcheck
-    then racecheck (shared-memory hazards). Returns the problem (None when clean) and what was done."""
+    and racecheck (shared-memory hazards) side by side. Returns the problem (None when clean) and what was done."""
     tool = find_tool("INTELLIPERF_COMPUTE_SANITIZER", "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
     cand = load_capture(work_dir / "candidate")
     if tool is None or cand is None:
@@ -618,13 +655,17 @@ def sanitize(reference: ReferenceRun, candidate: Program, work_dir: Path,
     for run in job["plan"]:
         first.setdefault(run["mode"], run)
     job["plan"] = list(first.values())
-    problems = []
-    for check in ("memcheck", "racecheck"):
+
+    def checked(check: str) -> dict:
         wrap = [tool, "--tool", check, "--error-exitcode", "86", "--print-limit", "20"]
-        summary = _run_worker(reference, {**job, "out_dir": str(work_dir / "sanitizer" / check)}, candidate.root,
-                              work_dir, settings, 600, candidate.env, wrap=wrap)
-        if summary.get("problem"):
-            problems.append(f"{check}: {summary['problem'].message[-1500:]}")
+        return _run_worker(reference, {**job, "out_dir": str(work_dir / "sanitizer" / check)}, candidate.root,
+                           work_dir, settings, 600, candidate.env, wrap=wrap)
+
+    checks = ("memcheck", "racecheck")
+    with ThreadPoolExecutor(max_workers=len(checks)) as pool:  # two processes: each spends most of it starting
+        summaries = dict(zip(checks, pool.map(checked, checks), strict=True))
+    problems = [f"{check}: {summary['problem'].message[-1500:]}" for check, summary in summaries.items()
+                if summary.get("problem")]
     done = f"compute-sanitizer (memcheck, racecheck) on the candidate's replay ({', '.join(first)})"
     if not problems:
         return None, done + ": clean"
