@@ -334,6 +334,27 @@ def test_two_process_timing_and_the_parents_clock():
     assert problem is not None and problem.kind == "implausible-speed" and "tampered" in problem.message
 
 
+def test_timing_workers_started_ahead_are_timed_later_or_stopped_at_once():
+    """validate starts both timing workers while the replay runs: started ones are timed as usual,
+    and one never used (the replay failed) is stopped at once even while it is still starting."""
+    import time
+
+    from intelliperf.validators.performance import interleaved, started
+
+    ahead = [started(_timer(4, 4)), started(_timer(2, 2))]
+    time.sleep(0.5)  # the replay, meanwhile
+    timed = interleaved(*ahead, min_pairs=20, max_pairs=20)
+    assert speedup_interval(timed["reference_ms"], timed["candidate_ms"]).estimate == 2
+    assert all(side.proc.poll() is not None for side in ahead)
+    import subprocess
+
+    slow = started(lambda cmd_fd, out_fd: subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                                                           pass_fds=(cmd_fd, out_fd)))
+    begin = time.perf_counter()
+    slow.stop()
+    assert time.perf_counter() - begin < 5 and slow.proc.poll() is not None
+
+
 def test_tampered_ground_truth_stops_the_verdict(axpy_reference):
     from intelliperf.validators.validate import GroundTruthError
 

@@ -179,6 +179,12 @@ class _Side:
             raise TimingError(f"asked for {calls} times, got {len(times)}")
         return times, wall
 
+    def stop(self) -> None:
+        """Ends a worker that may still be starting (an unused one: the candidate failed its replay)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.close()
+
     def close(self) -> None:
         for fd in (self.cmd_w, self.out_r):
             try:

@@ -427,9 +427,9 @@ def _replay_and_time(verdict: Verdict, reference: ReferenceRun, candidate: Progr
         replay = _summary(out, worker.wait(replay_timeout), "the replay of the candidate", replay_timeout)
         verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
         return _judged(verdict, reference, cand, job, replay, timing, settings)
-    finally:
+    finally:  # timed sides ended already; unused ones (a failed replay) may still be starting
         for side in timing.values():
-            side.close()
+            side.stop()
 
 
 def _judged(verdict: Verdict, reference: ReferenceRun, cand: dict, job: dict, replay: dict, timing: dict,
