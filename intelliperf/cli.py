@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -58,28 +60,67 @@ def _parse_options(pairs: list[str]) -> dict:
     return options
 
 
-# The model's options, the same in `optimize` and `eval` (a fresh OptionInfo for each command).
-def _model_option():
-    return typer.Option(None, "--model", envvar="INTELLIPERF_MODEL", help="LLM model (LiteLLM name).")
+class Device(str, Enum):
+    auto = "auto"  # a GPU when torch sees one, else the interpreter
+    cpu = "cpu"
+    gpu = "gpu"
 
 
-def _api_base_option():
-    return typer.Option(None, "--api-base", help="OpenAI-compatible endpoint URL.")
+class Counters(str, Enum):
+    auto = "auto"
+    ncu = "ncu"
+    rocprofv3 = "rocprofv3"
+    off = "off"
 
 
-def _api_key_env_option():
-    return typer.Option(None, "--api-key-env",
-                        help="Variable with the API key (default INTELLIPERF_API_KEY, then OPENAI_API_KEY).")
-
-
-def _program_option():
-    return typer.Option(None, "--program", help="A saved (e.g. tuned) DSPy program of the llm rewriter "
-                                                "(KernelRewriter.save).")
-
-
-def _reasoning_option():
-    return typer.Option(False, "--reasoning", help="llm: a step-by-step reasoning field before the answer "
-                                                   "(dspy.ChainOfThought).")
+# Options several commands take, declared once (typer's Annotated style).
+Command = Annotated[list[str] | None, typer.Argument(metavar="-- CMD [ARGS]...", help="The program to run.",
+                                                    show_default=False)]
+FormulaPaths = Annotated[list[Path], typer.Option("--formula-path", help="Load formulas from this file "
+                                                                         "(repeatable).")]
+FormulaOptions = Annotated[list[str], typer.Option("--formula-option", "-O", help="KEY=VALUE option for the "
+                                                                                  "formula (`intelliperf formulas` "
+                                                                                  "lists them).")]
+TopN = Annotated[int, typer.Option("--top-n", "-n", help="Look at the N kernels with the most time.")]
+Kernel = Annotated[str | None, typer.Option("--kernel", "-k", help="Only kernels whose name matches this regex.")]
+DeviceOption = Annotated[Device, typer.Option("--device", envvar="INTELLIPERF_DEVICE", case_sensitive=False,
+                                              help="Where kernels run: auto (a GPU when torch sees one), cpu "
+                                                   "(Triton's interpreter) or gpu.")]
+CountersOption = Annotated[Counters, typer.Option("--counters", case_sensitive=False,
+                                                  help="Hardware counters: auto (when a GPU and its profiler are "
+                                                       "there), ncu, rocprofv3 or off.")]
+SamplePrograms = Annotated[int, typer.Option("--sample-programs", help="Programs per launch the address trace "
+                                                                       "runs.")]
+ProfileDir = Annotated[Path | None, typer.Option("--profile-dir", help="Keep the profiler's files here (the "
+                                                                       ".ncu-rep opens in Nsight Compute).")]
+Timeout = Annotated[float | None, typer.Option("--timeout", help="Stop the profiled command after this many "
+                                                                 "seconds.")]
+FullRun = Annotated[bool, typer.Option("--full-run", help="Let the program run to its end under the profilers "
+                                                          "(default: stopped once each top kernel had the launches "
+                                                          "ncu and the region timers look at).")]
+Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write the JSON report here.")]
+Markdown = Annotated[Path | None, typer.Option("--markdown", help="Write a Markdown report here.")]
+Sarif = Annotated[Path | None, typer.Option("--sarif", help="Write the findings as SARIF 2.1.0 here (GitHub code "
+                                                            "scanning).")]
+MaxAttempts = Annotated[int, typer.Option("--max-attempts", help="Candidates to validate at most (eval: per case).")]
+Candidates = Annotated[int | None, typer.Option("--candidates", help="Candidates per round (best-of-N; default 1, "
+                                                                     "or one per GPU with --devices).")]
+TimeBudget = Annotated[float | None, typer.Option("--time-budget", help="Start nothing new (an attempt; eval: a "
+                                                                        "case) after this many seconds.")]
+MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="Start nothing new once the model used this "
+                                                                    "many tokens.")]
+SandboxEnv = Annotated[list[str], typer.Option("--sandbox-env", help="A variable beyond the allow-list the program "
+                                                                     "needs (repeatable; never a secret).")]
+# The model's options (optimize and eval).
+Model = Annotated[str | None, typer.Option("--model", envvar="INTELLIPERF_MODEL", help="LLM model (LiteLLM name).")]
+ApiBase = Annotated[str | None, typer.Option("--api-base", envvar="INTELLIPERF_API_BASE",
+                                             help="OpenAI-compatible endpoint URL.")]
+ApiKeyEnv = Annotated[str | None, typer.Option("--api-key-env", help="Variable with the API key (default "
+                                                                     "INTELLIPERF_API_KEY, then OPENAI_API_KEY).")]
+ProgramFile = Annotated[Path | None, typer.Option("--program", help="A saved (e.g. tuned) DSPy program of the llm "
+                                                                    "rewriter (KernelRewriter.save).")]
+Reasoning = Annotated[bool, typer.Option("--reasoning", help="llm: a step-by-step reasoning field before the "
+                                                             "answer (dspy.ChainOfThought).")]
 
 
 def _llm_options(api_base: str | None, api_key_env: str | None, program: Path | None, reasoning: bool,
@@ -98,26 +139,22 @@ def _progress(stage: str) -> None:
 
 @app.command(context_settings=_COMMAND_SETTINGS)
 def diagnose(
-    command: list[str] | None = typer.Argument(None, metavar="-- CMD [ARGS]...", help="The program to run."),
-    formula: str = typer.Option("diagnoseOnly", "--formula", "-f", help="Formula to apply (`intelliperf formulas`)."),
-    formula_path: list[Path] = typer.Option([], "--formula-path", help="Load formulas from this file (repeatable)."),
-    formula_option: list[str] = typer.Option([], "--formula-option", "-O", help="KEY=VALUE option for the formula."),
-    top_n: int = typer.Option(10, "--top-n", "-n", help="Diagnose the N kernels with the most time."),
-    kernel: str | None = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regex."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
-    sample_programs: int = typer.Option(32, "--sample-programs", help="Programs per launch the address trace runs."),
-    counters: str = typer.Option("auto", "--counters", help="Hardware counters: auto (when a GPU and its "
-                                                             "profiler are there), ncu, rocprofv3 or off."),
-    profile_dir: Path | None = typer.Option(None, "--profile-dir", help="Keep the profiler's files here (the "
-                                                                        ".ncu-rep opens in Nsight Compute)."),
-    timeout: float | None = typer.Option(None, "--timeout", help="Stop the command after this many seconds."),
-    full_run: bool = typer.Option(False, "--full-run", help="Let the program run to its end under the profilers "
-                                                           "(default: stopped once each top kernel had the launches "
-                                                           "ncu and the region timers look at)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write the JSON report here."),
-    markdown: Path | None = typer.Option(None, "--markdown", help="Write a Markdown report here."),
-    sarif: Path | None = typer.Option(None, "--sarif", help="Write the findings as SARIF 2.1.0 here (GitHub code "
-                                                            "scanning)."),
+    command: Command = None,
+    formula: Annotated[str, typer.Option("--formula", "-f", help="Formula to apply (`intelliperf formulas`).")]
+    = "diagnoseOnly",
+    formula_path: FormulaPaths = [],  # noqa: B006  (typer copies the default)
+    formula_option: FormulaOptions = [],  # noqa: B006
+    top_n: TopN = 10,
+    kernel: Kernel = None,
+    device: DeviceOption = Device.auto,
+    sample_programs: SamplePrograms = 32,
+    counters: CountersOption = Counters.auto,
+    profile_dir: ProfileDir = None,
+    timeout: Timeout = None,
+    full_run: FullRun = False,
+    output: Output = None,
+    markdown: Markdown = None,
+    sarif: Sarif = None,
 ) -> None:
     """Profile a program, rank its Triton kernels and diagnose the top ones."""
     from .api import diagnose as run_diagnose
@@ -125,7 +162,7 @@ def diagnose(
 
     report = run_diagnose(
         command or [], formula=formula, formula_paths=formula_path, formula_options=_parse_options(formula_option),
-        top_n=top_n, kernel=kernel, device=device, sample_programs=sample_programs, counters=counters,
+        top_n=top_n, kernel=kernel, device=device.value, sample_programs=sample_programs, counters=counters.value,
         profile_dir=profile_dir, timeout_s=timeout, output=output, markdown=markdown, sarif=sarif,
         progress=_progress, stop_early=not full_run)
     print_report(report, out)
@@ -136,34 +173,31 @@ def diagnose(
 
 @app.command(context_settings=_COMMAND_SETTINGS)
 def optimize(
-    command: list[str] | None = typer.Argument(None, metavar="-- CMD [ARGS]...", help="The program to run."),
-    formula: str = typer.Option("atomicContention", "--formula", "-f", help="Formula whose bottleneck to fix."),
-    formula_path: list[Path] = typer.Option([], "--formula-path", help="Load formulas from this file (repeatable)."),
-    formula_option: list[str] = typer.Option([], "--formula-option", "-O", help="KEY=VALUE option for the formula."),
-    top_n: int = typer.Option(10, "--top-n", "-n", help="Consider the N kernels with the most time."),
-    kernel: str | None = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regex."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
-    counters: str = typer.Option("auto", "--counters", help="Hardware counters: auto (when a GPU and its "
-                                                             "profiler are there), ncu, rocprofv3 or off."),
-    sample_programs: int = typer.Option(32, "--sample-programs", help="Programs per launch the address trace runs."),
-    profile_dir: Path | None = typer.Option(None, "--profile-dir", help="Keep the profiler's files here (the "
-                                                                        ".ncu-rep opens in Nsight Compute)."),
+    command: Command = None,
+    formula: Annotated[str, typer.Option("--formula", "-f", help="Formula whose bottleneck to fix.")]
+    = "atomicContention",
+    formula_path: FormulaPaths = [],  # noqa: B006  (typer copies the default)
+    formula_option: FormulaOptions = [],  # noqa: B006
+    top_n: TopN = 10,
+    kernel: Kernel = None,
+    device: DeviceOption = Device.auto,
+    counters: CountersOption = Counters.auto,
+    sample_programs: SamplePrograms = 32,
+    profile_dir: ProfileDir = None,
     rewriter: str = typer.Option("auto", "--rewriter", "-r",
                                  help="auto, llm, recipes, search, replay or a plug-in's name (auto: llm with "
                                       "a model, else recipes then search)."),
-    max_attempts: int = typer.Option(6, "--max-attempts", help="Candidates to validate at most."),
-    time_budget: float | None = typer.Option(None, "--time-budget", help="Stop starting attempts after this many "
-                                                                          "seconds."),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Stop after the model used this many tokens."),
-    candidates: int | None = typer.Option(None, "--candidates", help="Candidates per round (best-of-N; default 1, "
-                                                                      "or one per GPU with --devices)."),
+    max_attempts: MaxAttempts = 6,
+    time_budget: TimeBudget = None,
+    max_tokens: MaxTokens = None,
+    candidates: Candidates = None,
     devices: str | None = typer.Option(None, "--devices", help="Validate a round's candidates in parallel on these "
                                                                 "GPUs, one worker each: `all` or a list such as 0,1."),
-    model: str | None = _model_option(),
-    api_base: str | None = _api_base_option(),
-    api_key_env: str | None = _api_key_env_option(),
-    program: Path | None = _program_option(),
-    reasoning: bool = _reasoning_option(),
+    model: Model = None,
+    api_base: ApiBase = None,
+    api_key_env: ApiKeyEnv = None,
+    program: ProgramFile = None,
+    reasoning: Reasoning = False,
     transcript: Path | None = typer.Option(None, "--transcript", help="Answers to replay (--rewriter replay)."),
     save_transcript: Path | None = typer.Option(None, "--save-transcript",
                                                 help="Where the llm rewriter saves its answers (default "
@@ -172,19 +206,15 @@ def optimize(
     in_place: bool = typer.Option(False, "--in-place", help="Apply the validated winner to your files."),
     force: bool = typer.Option(False, "--force", help="With --in-place: apply over uncommitted changes."),
     out_dir: Path = typer.Option(Path("intelliperf-out"), "--out-dir", help="Reports, patches and attempts go here."),
-    timeout: float | None = typer.Option(None, "--timeout", help="Stop the profiled command after this many "
-                                                                 "seconds."),
-    full_run: bool = typer.Option(False, "--full-run", help="Let the program run to its end under the profilers "
-                                                           "(default: stopped once each top kernel had the launches "
-                                                           "ncu and the region timers look at)."),
+    timeout: Timeout = None,
+    full_run: FullRun = False,
     candidate_timeout: float | None = typer.Option(None, "--candidate-timeout",
                                                    help="Seconds each candidate's run and replay may take (default: "
                                                         "4x the original's own + 30 s, scaled by the machine's "
                                                         "load; a timeout on a busy machine is retried once)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Also write the JSON report here."),
-    markdown: Path | None = typer.Option(None, "--markdown", help="Also write the Markdown report here."),
-    sarif: Path | None = typer.Option(None, "--sarif", help="Also write the findings as SARIF 2.1.0 here (GitHub "
-                                                            "code scanning)."),
+    output: Output = None,
+    markdown: Markdown = None,
+    sarif: Sarif = None,
     branch: bool = typer.Option(False, "--branch", help="Commit the winner on a new branch (your tree and index "
                                                          "stay as they are)."),
     branch_name: str | None = typer.Option(None, "--branch-name", help="Its name (default "
@@ -203,8 +233,7 @@ def optimize(
                                                                 "permissions (said in the report and PR body)."),
     sandbox_read: list[Path] = typer.Option([], "--sandbox-read", help="A hidden folder (under $HOME, say) the "
                                                                        "program must read (repeatable)."),
-    sandbox_env: list[str] = typer.Option([], "--sandbox-env", help="A variable beyond the allow-list the program "
-                                                                    "needs (repeatable; never a secret)."),
+    sandbox_env: SandboxEnv = [],  # noqa: B006
     sandbox_network: bool = typer.Option(False, "--sandbox-network", help="Let program runs reach the network."),
 ) -> None:
     """Find a kernel's bottleneck, rewrite it and keep the first validated, faster candidate."""
@@ -226,8 +255,8 @@ def optimize(
     try:
         report = run_optimize(
             command or [], formula=formula, formula_paths=formula_path,
-            formula_options=_parse_options(formula_option), top_n=top_n, kernel=kernel, device=device,
-            sample_programs=sample_programs, profile_dir=profile_dir, counters=counters, rewriter=rewriter,
+            formula_options=_parse_options(formula_option), top_n=top_n, kernel=kernel, device=device.value,
+            sample_programs=sample_programs, profile_dir=profile_dir, counters=counters.value, rewriter=rewriter,
             max_attempts=max_attempts, time_budget_s=time_budget,
             max_tokens=max_tokens, candidates=candidates, devices=devices, model=model, llm_options=llm_options,
             transcript=transcript, project=project, validation=validation,
@@ -251,20 +280,22 @@ def optimize(
 
 @app.command(context_settings=_COMMAND_SETTINGS)
 def regions(
-    command: list[str] | None = typer.Argument(None, metavar="-- CMD [ARGS]...", help="The program to run."),
-    kernel: str | None = typer.Option(None, "--kernel", "-k", help="The top kernel whose name matches this regex."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
+    command: Command = None,
+    kernel: Annotated[str | None, typer.Option("--kernel", "-k", help="The top kernel whose name matches this "
+                                                                      "regex.")] = None,
+    device: DeviceOption = Device.auto,
     out_dir: Path = typer.Option(Path("intelliperf-regions"), "--out-dir", help="Report, timeline (Perfetto "
                                                                                   "JSON) and PNG go here."),
-    timeout: float | None = typer.Option(None, "--timeout", help="Stop the command after this many seconds."),
-    full_run: bool = typer.Option(False, "--full-run", help="Time every launch to the program's end (default: "
-                                                           "the first launch, then the program is stopped)."),
+    timeout: Timeout = None,
+    full_run: Annotated[bool, typer.Option("--full-run", help="Time every launch to the program's end (default: "
+                                                              "the first launch, then the program is stopped).")]
+    = False,
 ) -> None:
     """Time the regions of the top kernel with compiler-inserted timers (Proton) and draw its timeline."""
     from .api import regions as run_regions
     from .delivery.console import print_report
 
-    report = run_regions(command or [], kernel=kernel, device=device, out_dir=out_dir, timeout_s=timeout,
+    report = run_regions(command or [], kernel=kernel, device=device.value, out_dir=out_dir, timeout_s=timeout,
                          progress=_progress, stop_early=not full_run)
     print_report(report, out)
     err.print(f"[dim]report and timeline written to {out_dir}[/dim]")
@@ -280,19 +311,17 @@ def evaluate(
                                        help="A row: llm, offline (recipes then search), recipes, search or a "
                                             "plug-in's name (repeatable; default: llm and offline with --model, "
                                             "else offline)."),
-    model: str | None = _model_option(),
-    api_base: str | None = _api_base_option(),
-    api_key_env: str | None = _api_key_env_option(),
-    program: Path | None = _program_option(),
-    reasoning: bool = _reasoning_option(),
-    device: str = typer.Option("auto", "--device", help="auto, cpu (Triton interpreter) or gpu."),
-    max_attempts: int = typer.Option(4, "--max-attempts", help="Candidates to validate at most, per case."),
-    candidates: int | None = typer.Option(None, "--candidates", help="Candidates per round (best-of-N)."),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Start no case once the model used this many "
-                                                                     "tokens in all."),
-    time_budget: float | None = typer.Option(None, "--time-budget", help="Start no case after this many seconds."),
-    sandbox_env: list[str] = typer.Option([], "--sandbox-env", help="A variable beyond the allow-list the programs "
-                                                                    "need (repeatable; never a secret)."),
+    model: Model = None,
+    api_base: ApiBase = None,
+    api_key_env: ApiKeyEnv = None,
+    program: ProgramFile = None,
+    reasoning: Reasoning = False,
+    device: DeviceOption = Device.auto,
+    max_attempts: MaxAttempts = 4,
+    candidates: Candidates = None,
+    max_tokens: MaxTokens = None,
+    time_budget: TimeBudget = None,
+    sandbox_env: SandboxEnv = [],  # noqa: B006
     out_dir: Path = typer.Option(Path("intelliperf-eval"), "--out-dir", help="eval.json, eval.md, eval.png and "
                                                                              "each case's run go here."),
     resume: bool = typer.Option(False, "--resume", help="Continue the evaluation in --out-dir (its finished cases "
@@ -319,7 +348,7 @@ def evaluate(
                                   "says `Labels: FORMULA=yes`).")
     cases = find_cases(paths, formula)
     err.print(f"[dim]{len(cases)} cases x {len(rows)} rows ({', '.join(rows)}) -> {out_dir}[/dim]")
-    report = run(cases, rows, out_dir=out_dir, resume=resume, device=device, model=model,
+    report = run(cases, rows, out_dir=out_dir, resume=resume, device=device.value, model=model,
                  llm_options=_llm_options(api_base, api_key_env, program, reasoning), max_attempts=max_attempts,
                  max_tokens=max_tokens, time_budget_s=time_budget, candidates=candidates, sandbox_env=sandbox_env,
                  progress=_progress)
@@ -360,8 +389,7 @@ def schema() -> None:
 # What each option takes, as --help shows it (typer would print the Python type: <str>, <int>, <bool>).
 METAVARS = {
     "--formula": "NAME", "--formula-path": "FILE", "--formula-option": "KEY=VALUE", "--top-n": "N",
-    "--kernel": "REGEX", "--device": "DEVICE", "--sample-programs": "N",
-    "--counters": "BACKEND", "--profile-dir": "DIR", "--timeout": "SECONDS", "--output": "FILE",
+    "--kernel": "REGEX", "--sample-programs": "N", "--profile-dir": "DIR", "--timeout": "SECONDS", "--output": "FILE",
     "--markdown": "FILE", "--sarif": "FILE", "--rewriter": "NAME", "--max-attempts": "N",
     "--time-budget": "SECONDS", "--max-tokens": "N", "--candidates": "N", "--devices": "GPUS",
     "--model": "NAME", "--api-base": "URL", "--api-key-env": "VARIABLE", "--transcript": "FILE",
@@ -405,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # Triton 3.9 warns in every process that TRITON_DEFAULT_FP_FUSION is unset; the default stays as it is.
     warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION is unset", category=UserWarning)
+    if not (sys.stdout.isatty() and sys.stderr.isatty()):
+        # Help and usage errors in a log or a pipe: click's plain lines, not rich boxes hard-wrapped at 80 columns.
+        typer.core.HAS_RICH = False
     try:
         _command()(args=argv, prog_name="intelliperf")  # click/typer handle their own usage errors (exit 2)
     except SystemExit as exc:

@@ -105,7 +105,8 @@ def test_help_is_fast_and_lists_commands():
     (["diagnose", "--formula-path", "missing.py", "--", "true"], 2, "formula file not found"),
     (["diagnose", "-O", "min_depth", "-f", "atomicContention", "--", "true"], 2, "expects KEY=VALUE"),
     (["diagnose", "--top-n", "0", "--", "true"], 2, "--top-n must be at least 1"),
-    (["diagnose", "--device", "tpu", "--", "true"], 2, "--device must be one of"),
+    (["diagnose", "--device", "tpu", "--", "true"], 2, "'tpu' is not one of 'auto', 'cpu', 'gpu'"),
+    (["optimize", "--counters", "perf", "--", "true"], 2, "'perf' is not one of 'auto', 'ncu', 'rocprofv3', 'off'"),
 ])
 def test_user_errors_are_clear_and_without_traceback(args, code, message):
     result = run_cli(*args)
