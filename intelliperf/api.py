@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, redact
+from . import __version__, env, redact
 from .delivery.git import find_repo
 from .delivery.publish import Publish, Ready, deliver, prepare
 from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
@@ -406,7 +406,7 @@ def optimize(
     budget = loop.Budget(max_attempts=max_attempts, time_budget_s=time_budget_s, max_tokens=max_tokens,
                          candidates=max(len(gpus), 1) if candidates is None else candidates, devices=gpus)
     budget.check()
-    model = model or os.environ.get("INTELLIPERF_MODEL") or None
+    model = model or os.environ.get(env.MODEL) or None
     key_env = (llm_options or {}).get("api_key_env")
     redact.also(key_env)
     rewriters = make_rewriters(rewriter, model=model, llm_options=llm_options,

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from . import env
 from .errors import IntelliPerfError, UsageError
 
 app = typer.Typer(
@@ -83,7 +84,7 @@ FormulaOptions = Annotated[list[str], typer.Option("--formula-option", "-O", hel
                                                                                   "lists them).")]
 TopN = Annotated[int, typer.Option("--top-n", "-n", help="Look at the N kernels with the most time.")]
 Kernel = Annotated[str | None, typer.Option("--kernel", "-k", help="Only kernels whose name matches this regex.")]
-DeviceOption = Annotated[Device, typer.Option("--device", envvar="INTELLIPERF_DEVICE", case_sensitive=False,
+DeviceOption = Annotated[Device, typer.Option("--device", envvar=env.DEVICE, case_sensitive=False,
                                               help="Where kernels run: auto (a GPU when torch sees one), cpu "
                                                    "(Triton's interpreter) or gpu.")]
 CountersOption = Annotated[Counters, typer.Option("--counters", case_sensitive=False,
@@ -112,8 +113,8 @@ MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="Start nothi
 SandboxEnv = Annotated[list[str], typer.Option("--sandbox-env", help="A variable beyond the allow-list the program "
                                                                      "needs (repeatable; never a secret).")]
 # The model's options (optimize and eval).
-Model = Annotated[str | None, typer.Option("--model", envvar="INTELLIPERF_MODEL", help="LLM model (LiteLLM name).")]
-ApiBase = Annotated[str | None, typer.Option("--api-base", envvar="INTELLIPERF_API_BASE",
+Model = Annotated[str | None, typer.Option("--model", envvar=env.MODEL, help="LLM model (LiteLLM name).")]
+ApiBase = Annotated[str | None, typer.Option("--api-base", envvar=env.API_BASE,
                                              help="OpenAI-compatible endpoint URL.")]
 ApiKeyEnv = Annotated[str | None, typer.Option("--api-key-env", help="Variable with the API key (default "
                                                                      "INTELLIPERF_API_KEY, then OPENAI_API_KEY).")]

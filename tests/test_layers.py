@@ -92,3 +92,26 @@ def test_sibling_packages_form_no_new_cycle():
     cycles = {frozenset({a, b}) for a in graph for b in graph[a] if a in graph.get(b, ())}
     assert cycles - KNOWN_CYCLES == set(), "packages that import each other"
     assert KNOWN_CYCLES - cycles == set(), "a known cycle is gone: remove it from KNOWN_CYCLES"
+
+
+def test_every_environment_variable_is_named_in_the_env_module():
+    """One module names every INTELLIPERF_* variable (intelliperf/env.py); the rest of the package
+    uses its constants. Only the bootstrap spells the names it reads (it runs before intelliperf is
+    importable in the program's Python), and messages may quote a name: each must be a real one."""
+    import re
+
+    from intelliperf import env
+
+    declared = {v for k, v in vars(env).items() if k.isupper() and isinstance(v, str)}
+    spelled = re.compile(r"""(?:environ(?:\.get)?\(?\[?|getenv\(|envvar=)\s*["'](INTELLIPERF_\w+)""")
+    named = re.compile(r"INTELLIPERF_[A-Z0-9_]*[A-Z0-9]")
+    readers, unknown = [], []
+    for path in [*(REPO / "intelliperf").rglob("*.py"), *(REPO / "validators").rglob("*.py"),
+                 *(REPO / "formulas").rglob("*.py")]:
+        text = path.read_text()
+        where = path.relative_to(REPO)
+        if path.name != "env.py" and path.parent.name != "bootstrap":
+            readers += [f"{where}: {m}" for m in spelled.findall(text)]
+        unknown += [f"{where}: {m}" for m in named.findall(text) if m not in declared]
+    assert not readers, f"read by name outside intelliperf/env.py: {readers}"
+    assert not unknown, f"not declared in intelliperf/env.py: {unknown}"

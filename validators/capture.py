@@ -23,13 +23,14 @@ import re
 import sys
 from collections import deque
 
+from intelliperf import env
 from intelliperf.files import write_json
 
-ENV_KERNEL = "INTELLIPERF_CAPTURE"  # the target kernel's name (a regex, matched in full)
-ENV_DIR = "INTELLIPERF_CAPTURE_DIR"
-ENV_ARGS = "INTELLIPERF_CAPTURE_ARGS"  # comma-separated extra argument names to capture
-ENV_LIMITS = "INTELLIPERF_CAPTURE_LIMITS"  # "first,last,sample"
-ENV_EXPECTED = "INTELLIPERF_CAPTURE_EXPECTED"  # the reference's dispatch count, for a candidate run
+ENV_KERNEL = env.CAPTURE_KERNEL
+ENV_DIR = env.CAPTURE_DIR
+ENV_ARGS = env.CAPTURE_ARGS
+ENV_LIMITS = env.CAPTURE_LIMITS
+ENV_EXPECTED = env.CAPTURE_EXPECTED
 DEFAULT_LIMITS = (64, 16, 64)
 
 

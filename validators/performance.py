@@ -258,7 +258,7 @@ def forged(timing: dict) -> Problem | None:
 
 
 def _bandwidth_cache() -> Path:
-    from intelliperf.workload.runner import cache_root
+    from intelliperf.env import cache_root
 
     return cache_root() / "bandwidth.json"
 

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from intelliperf import env as names
 from intelliperf.errors import IntelliPerfError
 from intelliperf.redact import looks_secret, scrub
 from intelliperf.workload import sandbox as sandboxing
@@ -62,7 +63,7 @@ from .verdict import Problem, Verdict
 GUARDS = ("not-launched", "dispatch-count", "side-stream", "missing-output", "race")
 NAMED_BY_REPLAY = ("unwritten", "stale-result", "aliased-output")
 IGNORED_IN_COPIES = (".git", "__pycache__", ".venv", "venv", "node_modules", ".pytest_cache", ".intelliperf")
-ENV_SEED = "INTELLIPERF_SEED"
+ENV_SEED = names.SEED
 WORKER = [sys.executable, "-m", "intelliperf.validators.replay"]
 
 
@@ -645,7 +646,7 @@ def sanitize(reference: ReferenceRun, candidate: Program, work_dir: Path,
              settings: ValidationSettings) -> tuple[Problem | None, str]:
     """On a GPU: the candidate's first kernel and launcher replay under compute-sanitizer, memcheck
     and racecheck (shared-memory hazards) side by side. Returns the problem (None when clean) and what was done."""
-    tool = find_tool("INTELLIPERF_COMPUTE_SANITIZER", "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
+    tool = find_tool(names.COMPUTE_SANITIZER, "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
     cand = load_capture(work_dir / "candidate")
     if tool is None or cand is None:
         return None, "compute-sanitizer not run: " + ("it was not found (PATH, $CUDA_HOME/bin)" if tool is None

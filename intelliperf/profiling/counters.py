@@ -164,7 +164,7 @@ def _known_metrics(exe: str) -> set[str]:
 
     import torch
 
-    from ..workload.runner import cache_root
+    from ..env import cache_root
 
     key = hashlib.sha256(f"{exe}:{os.path.getmtime(exe)}:{torch.cuda.get_device_name()}".encode()).hexdigest()[:16]
     cached = cache_root() / f"ncu-metrics-{key}.txt"

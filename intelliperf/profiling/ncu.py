@@ -18,10 +18,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import env
 from ..errors import ProfilerError
 from ..models import LineCounters
 
-ENV_NCU = "INTELLIPERF_NCU"  # the ncu executable to use, when it is not on PATH
+ENV_NCU = env.NCU
 PERMISSION = "ERR_NVGPUCTRPERM"
 
 # Per-instruction columns of the source page kept per line (summed over the line's instructions).

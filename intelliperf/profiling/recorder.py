@@ -34,7 +34,7 @@ ENV_TRACE_LAUNCHES, ENV_TRACE_BUDGET = env.TRACE_LAUNCHES, env.TRACE_BUDGET
 ENV_STATIC, ENV_SASS = env.STATIC_TARGETS, env.SASS_LINES
 
 MAX_SIGNATURES = 32
-ENV_TIME_FRACTION = "INTELLIPERF_TIME_FRACTION"
+ENV_TIME_FRACTION = env.TIME_FRACTION
 TIME_ALL_FIRST = 64  # launches of each kernel that are always timed
 _RESOLVE_BATCH = 256  # pending event pairs before completed ones are read back
 _MAX_PENDING = 16384  # beyond this, wait for the oldest events rather than grow without bound
@@ -184,7 +184,7 @@ class Recorder:
         self.tensor_type = None
         self.capture = None  # validators.capture.Capture when a validation run asks for one
         self.pending_capture = None
-        if os.environ.get("INTELLIPERF_CAPTURE"):
+        if os.environ.get(env.CAPTURE_KERNEL):
             from intelliperf.validators.capture import from_env
 
             self.capture = from_env()

@@ -16,12 +16,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import env
 from ..models import Evidence, KernelProfile
 from . import timeline, window
 from .regions import instrument, layout_in, layout_of, untimed
 
 BACKEND = "proton"
-ENV_PREFIX, ENV_MODE = "INTELLIPERF_REGIONS", "INTELLIPERF_REGIONS_MODE"
+ENV_PREFIX, ENV_MODE = env.REGIONS, env.REGIONS_MODE
 # Proton keeps events per CTA in a buffer of this many bytes (8 per event, shared by the CTA's warps);
 # a global buffer keeps it out of the kernel's shared memory, whose use would change occupancy.
 # clock32 and sched_stores cut the in-loop timers' cost on the H100 (GEMM +23 % -> +7 %) at the

@@ -13,7 +13,9 @@ import io
 import re
 from pathlib import Path
 
-ENV_ROCPROF = "INTELLIPERF_ROCPROFV3"
+from .. import env
+
+ENV_ROCPROF = env.ROCPROF
 
 
 def find_rocprof() -> str | None:

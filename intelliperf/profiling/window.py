@@ -23,7 +23,9 @@ import os
 import sys
 import time
 
-ENV = "INTELLIPERF_WINDOW"  # JSON: {"kernels": {name: skip}, "count": C, "nvtx": name or null, "dir": path,
+from .. import env
+
+ENV = env.WINDOW  # JSON: {"kernels": {name: skip}, "count": C, "nvtx": name or null, "dir": path,
 #                                    "configs": {name: autotune config the recorded run chose}}
 NVTX_RANGE = "intelliperf"  # ncu --nvtx --nvtx-include intelliperf/
 MARKER = "stopped-{pid}.json"

@@ -30,13 +30,14 @@ from pydantic import Field
 
 from intelliperf.errors import ModelError, UsageError
 
+from .. import env
 from ..models import Evidence
 from ..redact import scrub
 from .base import Candidate, Rewriter, RewriteRequest
 from .transcript import Transcript, candidate_from_answer
 
-KEY_VARIABLES = ("INTELLIPERF_API_KEY", "OPENAI_API_KEY")
-DEFAULT_CACHE = Path(os.environ.get("INTELLIPERF_CACHE_DIR", Path.home() / ".cache" / "intelliperf")) / "llm"
+KEY_VARIABLES = (env.API_KEY, "OPENAI_API_KEY")
+DEFAULT_CACHE = env.cache_root() / "llm"
 
 
 def prompt_fields(request: RewriteRequest) -> dict:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import env as names
+from ..env import cache_root  # noqa: F401  (callers took it from here)
 from ..errors import CommandNotFoundError, EmptyCommandError, WorkloadFailedError, WorkloadTimeoutError
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
@@ -54,11 +55,6 @@ class WorkloadRun:
     stderr_tail: str
 
 
-def cache_root() -> Path:
-    """Where intelliperf keeps what it measured about this machine (copy bandwidth, ncu's metric list)."""
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "intelliperf"
-
-
 def find_tool(override_env: str, name: str, home_env: str, home_default: str) -> str | None:
     """An external tool: the path in $override_env, then PATH, then $home_env/bin (home_default)."""
     for candidate in (os.environ.get(override_env), shutil.which(name),
@@ -84,7 +80,7 @@ def bootstrap_env(interpret: bool, base: dict | None = None, secrets: tuple[str,
     what the bootstrap then does is chosen by the variables the caller adds."""
     env = {k: v for k, v in (base if base is not None else os.environ).items() if not is_secret(k, secrets)}
     env["PYTHONPATH"] = os.pathsep.join([str(BOOTSTRAP_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env["INTELLIPERF_HOME"] = str(PACKAGE_PARENT)
+    env[names.HOME] = str(PACKAGE_PARENT)
     if interpret:
         env["TRITON_INTERPRET"] = "1"
     else:  # --device gpu must mean compiled kernels, whatever the calling shell has set

