@@ -38,8 +38,9 @@ class _StripKnobs:
 
     def __getitem__(self, grid):
         launch = self.tuned[grid]
-        return lambda *args, **kwargs: launch(*args, **{k: v for k, v in kwargs.items()
-                                                        if k not in ("num_warps", "num_stages")})
+        return lambda *args, **kwargs: launch(
+            *args, **{k: v for k, v in kwargs.items() if k not in ("num_warps", "num_stages")}
+        )
 
 
 def main() -> int:
@@ -53,8 +54,11 @@ def main() -> int:
     import triton
 
     kernel = getattr(module, kernel_name)
-    launcher_name = next(name for name, fn in vars(module).items() if inspect.isfunction(fn)
-                         and f"{kernel_name}[" in inspect.getsource(fn))
+    launcher_name = next(
+        name
+        for name, fn in vars(module).items()
+        if inspect.isfunction(fn) and f"{kernel_name}[" in inspect.getsource(fn)
+    )
     launcher = getattr(module, launcher_name)
     calls = []
 
@@ -80,8 +84,17 @@ def main() -> int:
     got = launcher(*a, **k)
     torch.testing.assert_close(got, expected, rtol=1e-2, atol=1e-2)
     tuned_ms = triton.testing.do_bench(lambda: launcher(*a, **k))
-    print(json.dumps({"original_ms": original_ms, "autotuned_ms": tuned_ms, "speedup": original_ms / tuned_ms,
-                      "configs": len(configs), "best": str(tuned.best_config)}))
+    print(
+        json.dumps(
+            {
+                "original_ms": original_ms,
+                "autotuned_ms": tuned_ms,
+                "speedup": original_ms / tuned_ms,
+                "configs": len(configs),
+                "best": str(tuned.best_config),
+            }
+        )
+    )
     return 0
 
 

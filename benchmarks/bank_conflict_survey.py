@@ -78,8 +78,9 @@ def gather_rows(x_ptr, idx_ptr, y_ptr, n, BM: tl.constexpr, BN: tl.constexpr):
 
 
 @triton.jit
-def matmul(a_ptr, b_ptr, c_ptr, M, N, K, sbk, sbn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-           STAGES: tl.constexpr):
+def matmul(
+    a_ptr, b_ptr, c_ptr, M, N, K, sbk, sbn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr
+):
     pm = tl.program_id(0)
     pn = tl.program_id(1)
     rm = pm * BM + tl.arange(0, BM)
@@ -104,24 +105,40 @@ def cases():
             y = torch.empty_like(x)
             out[f"transpose_{name}_{block}"] = (
                 lambda x=x, y=y, block=block: transpose_tile[(s // block, s // block)](x, y, s, s, BLOCK=block),
-                lambda x=x, y=y: torch.equal(y, x.T), 2 * x.numel() * x.element_size())
+                lambda x=x, y=y: torch.equal(y, x.T),
+                2 * x.numel() * x.element_size(),
+            )
     ycol = torch.empty(s, device=dev)
     for name, kern in (("colsum_each", colsum_each), ("colsum_once", colsum_once)):
-        out[name] = (lambda kern=kern: kern[(s // 64,)](x32, ycol, s, s, BM=64, BN=64),
-                     lambda: torch.allclose(ycol, x32.sum(0), rtol=1e-4), x32.numel() * 4)
+        out[name] = (
+            lambda kern=kern: kern[(s // 64,)](x32, ycol, s, s, BM=64, BN=64),
+            lambda: torch.allclose(ycol, x32.sum(0), rtol=1e-4),
+            x32.numel() * 4,
+        )
     y2 = torch.empty_like(x32)
-    out["rowmax_sub"] = (lambda: rowmax_sub[(s // 64,)](x32, y2, s, BLOCK=64),
-                         lambda: torch.allclose(y2, x32 - x32.view(s // 64, 64, s // 64, 64).amax(1, keepdim=True)
-                                                .expand(s // 64, 64, s // 64, 64).reshape(s, s)), 2 * x32.numel() * 4)
+    out["rowmax_sub"] = (
+        lambda: rowmax_sub[(s // 64,)](x32, y2, s, BLOCK=64),
+        lambda: torch.allclose(
+            y2,
+            x32
+            - x32.view(s // 64, 64, s // 64, 64).amax(1, keepdim=True).expand(s // 64, 64, s // 64, 64).reshape(s, s),
+        ),
+        2 * x32.numel() * 4,
+    )
     x4 = x32.view(-1, 8, 32, 32)
     y4 = torch.empty_like(x4)
-    out["permute3"] = (lambda: permute3[(x4.shape[0],)](x4, y4, B=8, M=32, N=32),
-                       lambda: torch.equal(y4, x4.transpose(2, 3)), 2 * x32.numel() * 4)
+    out["permute3"] = (
+        lambda: permute3[(x4.shape[0],)](x4, y4, B=8, M=32, N=32),
+        lambda: torch.equal(y4, x4.transpose(2, 3)),
+        2 * x32.numel() * 4,
+    )
     idx = torch.randperm(64, device=dev, dtype=torch.int32)
     y5 = torch.empty_like(x32)
-    out["gather_rows"] = (lambda: gather_rows[(s // 64,)](x32, idx, y5, s, BM=64, BN=64),
-                          lambda: torch.equal(y5.view(s // 64, 64, s), x32.view(s // 64, 64, s)[:, idx.long()]),
-                          2 * x32.numel() * 4)
+    out["gather_rows"] = (
+        lambda: gather_rows[(s // 64,)](x32, idx, y5, s, BM=64, BN=64),
+        lambda: torch.equal(y5.view(s // 64, 64, s), x32.view(s // 64, 64, s)[:, idx.long()]),
+        2 * x32.numel() * 4,
+    )
     a = torch.randn(s, s, device=dev, dtype=torch.float16)
     b = torch.randn(s, s, device=dev, dtype=torch.float16)
     bt = b.T.contiguous()
@@ -131,8 +148,11 @@ def cases():
         for stages in (1, 3):
             out[f"{name}_s{stages}"] = (
                 lambda bb=bb, sk=sk, sn=sn, stages=stages: matmul[(s // 128, s // 128)](
-                    a, bb, c, s, s, s, sk, sn, BM=128, BN=128, BK=64, STAGES=stages),
-                lambda: torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=0.5), 2 * s**3)
+                    a, bb, c, s, s, s, sk, sn, BM=128, BN=128, BK=64, STAGES=stages
+                ),
+                lambda: torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=0.5),
+                2 * s**3,
+            )
     return out
 
 

@@ -61,8 +61,9 @@ def programs(only: str | None = None) -> list[Path]:
 def _intelliperf(args: list[str], timeout: float) -> tuple[int, float, str]:
     begin = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, "-m", "intelliperf", *args], cwd=CORPUS, capture_output=True,
-                              text=True, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-m", "intelliperf", *args], cwd=CORPUS, capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return 124, time.perf_counter() - begin, f"timed out after {timeout:.0f} s"
     return done.returncode, time.perf_counter() - begin, (done.stdout + done.stderr)[-2000:]
@@ -72,8 +73,9 @@ def diagnose(program: Path, device: str, timeout: float = 600, formula: str = "d
     """One diagnose run (every formula by default): {formula: flagged} plus why, per kernel."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
-        rc, seconds, tail = _intelliperf(["diagnose", "-f", formula, "--device", device, "-o", str(out),
-                                          "--", sys.executable, program.name], timeout)
+        rc, seconds, tail = _intelliperf(
+            ["diagnose", "-f", formula, "--device", device, "-o", str(out), "--", sys.executable, program.name], timeout
+        )
         if rc != 0 or not out.exists():
             return {"error": f"exit {rc}: {tail}", "seconds": round(seconds, 1)}
         report = json.loads(out.read_text())
@@ -90,20 +92,46 @@ def diagnose(program: Path, device: str, timeout: float = 600, formula: str = "d
 def optimize(program: Path, formula: str, device: str, timeout: float = 1800, attempts: int = 6) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
-        rc, seconds, tail = _intelliperf(["optimize", "-f", formula, "--device", device,
-                                          "--max-attempts", str(attempts), "--sandbox-env", "CORPUS_SMALL",
-                                          "--out-dir", str(Path(tmp) / "run"), "-o", str(out), "--",
-                                          sys.executable, program.name], timeout)
+        rc, seconds, tail = _intelliperf(
+            [
+                "optimize",
+                "-f",
+                formula,
+                "--device",
+                device,
+                "--max-attempts",
+                str(attempts),
+                "--sandbox-env",
+                "CORPUS_SMALL",
+                "--out-dir",
+                str(Path(tmp) / "run"),
+                "-o",
+                str(out),
+                "--",
+                sys.executable,
+                program.name,
+            ],
+            timeout,
+        )
         if not out.exists():
             return {"status": "error", "detail": tail, "seconds": round(seconds, 1)}
         opt = json.loads(out.read_text()).get("optimization") or {}
     winner = next((a for a in opt.get("attempts", []) if a["number"] == opt.get("winner")), None)
-    speedup = (opt.get("speedup") or {})
-    return {"status": opt.get("status", "error"), "exit": rc, "seconds": round(seconds, 1),
-            "winner": winner["title"] if winner else None, "rewriter": winner["rewriter"] if winner else None,
-            "speedup": speedup.get("estimate"), "interval": [speedup.get("low"), speedup.get("high")],
-            "attempts": [f"{a['rewriter']}: {a['title']} -> {a['status']}" + (f" ({a['reasons'][:400]})" if a["status"]
-                         != "accepted" and a.get("reasons") else "") for a in opt.get("attempts", [])]}
+    speedup = opt.get("speedup") or {}
+    return {
+        "status": opt.get("status", "error"),
+        "exit": rc,
+        "seconds": round(seconds, 1),
+        "winner": winner["title"] if winner else None,
+        "rewriter": winner["rewriter"] if winner else None,
+        "speedup": speedup.get("estimate"),
+        "interval": [speedup.get("low"), speedup.get("high")],
+        "attempts": [
+            f"{a['rewriter']}: {a['title']} -> {a['status']}"
+            + (f" ({a['reasons'][:400]})" if a["status"] != "accepted" and a.get("reasons") else "")
+            for a in opt.get("attempts", [])
+        ],
+    }
 
 
 def score(rows: list[dict]) -> dict[str, dict[str, int]]:
@@ -124,15 +152,24 @@ def score(rows: list[dict]) -> dict[str, dict[str, int]]:
 
 def markdown(rows: list[dict], device: str) -> str:
     table = score(rows)
-    out = [f"Corpus diagnosis on {device}: {len(rows)} programs", "",
-           "| formula | right | missed | false flag | error |", "|---|---|---|---|---|"]
+    out = [
+        f"Corpus diagnosis on {device}: {len(rows)} programs",
+        "",
+        "| formula | right | missed | false flag | error |",
+        "|---|---|---|---|---|",
+    ]
     out += [f"| {f} | {t['right']} | {t['missed']} | {t['false']} | {t['error']} |" for f, t in table.items()]
     out += ["", "| program | source | license | labelled yes | flagged | optimize |", "|---|---|---|---|---|---|"]
     for row in rows:
         yes = ", ".join(f for f in FORMULAS if row["labels"][f]) or "-"
         flagged = "error" if "flagged" not in row else ", ".join(f for f in row["flagged"] if row["flagged"][f]) or "-"
-        opt = "; ".join(f"{f}: {o['status']}" + (f" {o['speedup']:.2f}x ({o['winner']})" if o.get("speedup") else "")
-                        for f, o in row.get("optimize", {}).items()) or "-"
+        opt = (
+            "; ".join(
+                f"{f}: {o['status']}" + (f" {o['speedup']:.2f}x ({o['winner']})" if o.get("speedup") else "")
+                for f, o in row.get("optimize", {}).items()
+            )
+            or "-"
+        )
         out.append(f"| {row['program']} | {row['source']} | {row['license']} | {yes} | {flagged} | {opt} |")
     return "\n".join(out) + "\n"
 
@@ -156,8 +193,11 @@ def main() -> None:
         row = {"program": program.name, "labels": labels(program), **provenance(program)}
         row.update(diagnose(program, args.device, args.timeout, args.formula))
         if args.optimize:
-            row["optimize"] = {f: optimize(program, f, args.device, args.timeout, args.attempts)
-                               for f, yes in row["labels"].items() if yes and f in row.get("flagged", {})}
+            row["optimize"] = {
+                f: optimize(program, f, args.device, args.timeout, args.attempts)
+                for f, yes in row["labels"].items()
+                if yes and f in row.get("flagged", {})
+            }
         return row
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
@@ -165,8 +205,10 @@ def main() -> None:
             row = done.result()
             rows.append(row)
             rows.sort(key=lambda r: r["program"])  # the table in file order, whatever finished first
-            print(json.dumps({k: row.get(k) for k in ("program", "labels", "flagged", "seconds", "error",
-                                                      "optimize")}), flush=True)
+            print(
+                json.dumps({k: row.get(k) for k in ("program", "labels", "flagged", "seconds", "error", "optimize")}),
+                flush=True,
+            )
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps({"device": args.device, "rows": rows, "score": score(rows)}, indent=1))
             args.out.with_suffix(".md").write_text(markdown(rows, args.device))

@@ -1,6 +1,6 @@
 """Launch one kernel many times and print how long the loop took (JSON on the last line).
 
-    python benchmarks/launch_loop.py --launches 10000 --n 1024
+python benchmarks/launch_loop.py --launches 10000 --n 1024
 """
 
 import argparse

@@ -35,8 +35,20 @@ ATTEMPT_TARGET_S = 20.0
 
 def run_case(name: str, options: list[str], program: str, work: Path) -> dict:
     out = work / name.replace("/", "-")
-    command = [sys.executable, "-m", "intelliperf", "optimize", "--formula", "atomicContention", "--out-dir",
-               str(out), *options, "--", sys.executable, program]
+    command = [
+        sys.executable,
+        "-m",
+        "intelliperf",
+        "optimize",
+        "--formula",
+        "atomicContention",
+        "--out-dir",
+        str(out),
+        *options,
+        "--",
+        sys.executable,
+        program,
+    ]
     begin = time.perf_counter()
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     wall = time.perf_counter() - begin
@@ -44,19 +56,35 @@ def run_case(name: str, options: list[str], program: str, work: Path) -> dict:
     if report is None:
         return {"case": name, "exit": done.returncode, "error": done.stderr[-2000:], "wall_s": wall}
     opt = report["optimization"] or {}
-    attempts = [{
-        "number": a["number"], "rewriter": a["rewriter"], "title": a["title"], "status": a["status"],
-        "speedup": (a.get("verdict") or {}).get("speedup"), "metric": [(a.get("before") or {}).get("metric"),
-                                                                      (a.get("after") or {}).get("metric")],
-        "seconds": a["seconds"], "attempt_s": round(sum(a["seconds"].values()), 2),
-        "program_runs": 1 if "candidate_run" in a["seconds"] else 0,
-        "worker_runs": sum(k in a["seconds"] for k in ("replay", "timing")),
-        "problems": [p["kind"] for p in ((a.get("verdict") or {}).get("problems") or [])],
-    } for a in opt.get("attempts", [])]
-    return {"case": name, "exit": done.returncode, "wall_s": round(wall, 2), "status": opt.get("status"),
-            "winner": opt.get("winner"), "speedup": opt.get("speedup"), "stages": report["stages"],
-            "baseline_ms": (opt.get("baseline") or {}).get("kernel_time_s", 0) * 1e3, "attempts": attempts,
-            "device": report["run"]["device"], "versions": report["run"]["versions"]}
+    attempts = [
+        {
+            "number": a["number"],
+            "rewriter": a["rewriter"],
+            "title": a["title"],
+            "status": a["status"],
+            "speedup": (a.get("verdict") or {}).get("speedup"),
+            "metric": [(a.get("before") or {}).get("metric"), (a.get("after") or {}).get("metric")],
+            "seconds": a["seconds"],
+            "attempt_s": round(sum(a["seconds"].values()), 2),
+            "program_runs": 1 if "candidate_run" in a["seconds"] else 0,
+            "worker_runs": sum(k in a["seconds"] for k in ("replay", "timing")),
+            "problems": [p["kind"] for p in ((a.get("verdict") or {}).get("problems") or [])],
+        }
+        for a in opt.get("attempts", [])
+    ]
+    return {
+        "case": name,
+        "exit": done.returncode,
+        "wall_s": round(wall, 2),
+        "status": opt.get("status"),
+        "winner": opt.get("winner"),
+        "speedup": opt.get("speedup"),
+        "stages": report["stages"],
+        "baseline_ms": (opt.get("baseline") or {}).get("kernel_time_s", 0) * 1e3,
+        "attempts": attempts,
+        "device": report["run"]["device"],
+        "versions": report["run"]["versions"],
+    }
 
 
 def main() -> int:
@@ -76,14 +104,21 @@ def main() -> int:
     import triton
 
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
-    meta = {"date": time.strftime("%Y-%m-%d"), "python": platform.python_version(), "torch": torch.__version__,
-            "triton": triton.__version__, "device": device,
-            "command": "python benchmarks/optimize_gpu.py" + (" --quick" if args.quick else "")}
+    meta = {
+        "date": time.strftime("%Y-%m-%d"),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "device": device,
+        "command": "python benchmarks/optimize_gpu.py" + (" --quick" if args.quick else ""),
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
     print(f"\n{meta['device']}, torch {meta['torch']}, Triton {meta['triton']}")
-    print(f"{'case':30} {'status':8} {'speedup [95% CI]':24} {'before->after ms':20} {'profile':>8} {'ref':>6} "
-          f"{'attempts (s each)':28} target")
+    print(
+        f"{'case':30} {'status':8} {'speedup [95% CI]':24} {'before->after ms':20} {'profile':>8} {'ref':>6} "
+        f"{'attempts (s each)':28} target"
+    )
     for r in results:
         if "error" in r:
             print(f"{r['case']:30} FAILED exit {r['exit']}: {r['error'][-300:]}")
@@ -92,12 +127,17 @@ def main() -> int:
         text = f"{sp['estimate']:.1f}x [{sp['low']:.1f}, {sp['high']:.1f}]" if sp else "-"
         times = f"{sp['reference_ms']:.3f}->{sp['candidate_ms']:.3f}" if sp else f"{r['baseline_ms']:.3f}->-"
         each = ", ".join(f"{a['attempt_s']:.1f}" for a in r["attempts"])
-        met = "-" if r["target"] is None else (
-            "met" if sp and sp["low"] >= r["target"] else f"NOT met (>= {r['target']}x)")
+        met = (
+            "-"
+            if r["target"] is None
+            else ("met" if sp and sp["low"] >= r["target"] else f"NOT met (>= {r['target']}x)")
+        )
         slow = [a for a in r["attempts"] if a["attempt_s"] > ATTEMPT_TARGET_S]
         met += "" if not slow else f"; {len(slow)} attempt(s) over {ATTEMPT_TARGET_S:.0f} s"
-        print(f"{r['case']:30} {r['status']:8} {text:24} {times:20} {r['stages'].get('profile', 0):8.1f} "
-              f"{r['stages'].get('reference', 0):6.1f} {each:28} {met}")
+        print(
+            f"{r['case']:30} {r['status']:8} {text:24} {times:20} {r['stages'].get('profile', 0):8.1f} "
+            f"{r['stages'].get('reference', 0):6.1f} {each:28} {met}"
+        )
     return 0
 
 

@@ -51,20 +51,38 @@ def main() -> None:
             plain.append(loop_time(args.launches, n, recorded=False))
             recorded.append(loop_time(args.launches, n, recorded=True, time_fraction=fraction))
         p, r = statistics.median(plain), statistics.median(recorded)
-        rows.append({"n": n, "launches": args.launches, "timed": "all" if fraction else "sampled", "plain_s": p,
-                     "recorded_s": r, "overhead_us_per_launch": (r - p) / args.launches * 1e6, "slowdown": r / p})
-    result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-              "runs": args.runs, "rows": rows}
+        rows.append(
+            {
+                "n": n,
+                "launches": args.launches,
+                "timed": "all" if fraction else "sampled",
+                "plain_s": p,
+                "recorded_s": r,
+                "overhead_us_per_launch": (r - p) / args.launches * 1e6,
+                "slowdown": r / p,
+            }
+        )
+    result = {
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "runs": args.runs,
+        "rows": rows,
+    }
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"recorder overhead on {result['device']} (torch {result['torch']}, triton {result['triton']}), "
-          f"median of {args.runs} runs")
+    print(
+        f"recorder overhead on {result['device']} (torch {result['torch']}, triton {result['triton']}), "
+        f"median of {args.runs} runs"
+    )
     print("| elements | launches | launches timed | plain loop | recorded loop | per launch | slowdown |")
     print("|---:|---:|---|---:|---:|---:|---:|")
     for row in rows:
-        print(f"| {row['n']} | {row['launches']} | {row['timed']} | {row['plain_s'] * 1e3:.1f} ms | "
-              f"{row['recorded_s'] * 1e3:.1f} ms | "
-              f"+{row['overhead_us_per_launch']:.1f} µs | {row['slowdown']:.2f}x |")
+        print(
+            f"| {row['n']} | {row['launches']} | {row['timed']} | {row['plain_s'] * 1e3:.1f} ms | "
+            f"{row['recorded_s'] * 1e3:.1f} ms | "
+            f"+{row['overhead_us_per_launch']:.1f} µs | {row['slowdown']:.2f}x |"
+        )
 
 
 if __name__ == "__main__":

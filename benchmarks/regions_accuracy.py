@@ -30,7 +30,7 @@ EXAMPLES = {
     "attention_pipelined": ("attention_kernel", "attention", ["--batch", "1", "--heads", "2", "--seq", "4096"]),
 }
 
-CHILD = r'''
+CHILD = r"""
 import json, sys, time, torch
 import triton, triton.profiler as proton, triton.profiler.language as pl
 from torch.profiler import profile, ProfilerActivity
@@ -71,9 +71,9 @@ res["instrumented_ms"], n2 = cupti_ms(fn_i, full_args, 5)
 proton.finalize()
 res["cupti_kernels_seen"] = [n1, n2]
 print(json.dumps(res))
-'''
+"""
 
-SPIN = r'''
+SPIN = r"""
 import json, sys, torch, triton, triton.language as tl
 import triton.profiler as proton, triton.profiler.language as pl
 from torch.profiler import profile, ProfilerActivity
@@ -129,7 +129,7 @@ for cycles in (10_000, 1_000_000, 4_000_000):
     spins.append({"cycles": cycles, "measured_in_kernel": o.item(), "cupti_us": d})
 res["spins"] = spins
 print(json.dumps(res))
-'''
+"""
 
 
 def summarize(path: Path) -> dict:
@@ -167,8 +167,13 @@ def main() -> None:
             (Path(tmp) / f"{name}_instrumented.py").write_text(inst.text)
             (Path(tmp) / "_harness.py").write_text((ROOT / "examples/overlap/_harness.py").read_text())
             env = dict(os.environ)
-            p = subprocess.run([sys.executable, "-c", CHILD, tmp, name, fn, str(out), mode, *small],
-                               capture_output=True, text=True, env=env, timeout=300)
+            p = subprocess.run(
+                [sys.executable, "-c", CHILD, tmp, name, fn, str(out), mode, *small],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
+            )
             print(p.stderr[-3000:], file=sys.stderr)
             row = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {"error": p.stderr[-2000:]}
             trace = out / f"{name}.chrome_trace"
@@ -179,8 +184,9 @@ def main() -> None:
             print(name, json.dumps({k: v for k, v in row.items() if k not in ("trace", "regions")}), flush=True)
         spin_file = Path(tmp) / "spin.py"  # @triton.jit needs its source in a file
         spin_file.write_text(SPIN)
-        p = subprocess.run([sys.executable, str(spin_file), str(out), mode], capture_output=True, text=True,
-                           timeout=300)
+        p = subprocess.run(
+            [sys.executable, str(spin_file), str(out), mode], capture_output=True, text=True, timeout=300
+        )
         print(p.stderr[-3000:], file=sys.stderr)
         results["spin"] = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {"error": p.stderr}
         for f in out.glob("spin_*.chrome_trace"):
@@ -190,21 +196,28 @@ def main() -> None:
     for name in EXAMPLES:
         row = results[name]
         if "plain_ms" in row:
-            print(f"{name:22s} {row['plain_ms']:9.4f} {row['instrumented_ms']:9.4f} "
-                  f"{row['instrumented_ms'] / row['plain_ms'] - 1:+9.2%}")
+            print(
+                f"{name:22s} {row['plain_ms']:9.4f} {row['instrumented_ms']:9.4f} "
+                f"{row['instrumented_ms'] / row['plain_ms'] - 1:+9.2%}"
+            )
     spin = results["spin"]
     if "spins" in spin:
         clock = spin["sm_clock_mhz"]
-        for sp, (_file, tr) in zip(spin["spins"], sorted(spin.get("traces", {}).items(), key=lambda kv: int(
-                kv[0].split("_")[1].split(".")[0])), strict=False):
+        for sp, (_file, tr) in zip(
+            spin["spins"],
+            sorted(spin.get("traces", {}).items(), key=lambda kv: int(kv[0].split("_")[1].split(".")[0])),
+            strict=False,
+        ):
             regions = tr["regions"]
             # per execution: the trace holds two launches of 4 warps (the traced one and the timed one)
             region = regions["spin"]["dur_kcycles"] * 1000 / regions["spin"]["n"]
             whole = regions["kernel"]["dur_kcycles"] * 1000 / regions["kernel"]["n"]
             cupti = min(sp["cupti_us"]) if sp["cupti_us"] else None
-            print(f"spin {sp['cycles']:>9,} cycles: region {region:,.0f} vs in-kernel {sp['measured_in_kernel']:,} "
-                  f"({region / sp['measured_in_kernel'] - 1:+.3%}); kernel region {whole / clock:,.1f} us at "
-                  f"{clock:.0f} MHz vs CUPTI {cupti} us")
+            print(
+                f"spin {sp['cycles']:>9,} cycles: region {region:,.0f} vs in-kernel {sp['measured_in_kernel']:,} "
+                f"({region / sp['measured_in_kernel'] - 1:+.3%}); kernel region {whole / clock:,.1f} us at "
+                f"{clock:.0f} MHz vs CUPTI {cupti} us"
+            )
 
 
 if __name__ == "__main__":

@@ -89,12 +89,30 @@ def _cases() -> list[Case]:
         Case(f"{ov}/gemm_pipelined.py", "overlap", False),
         Case(f"{ov}/attention_pipelined.py", "overlap", False),
         # held back: sizes the examples were not written for (odd lengths, rectangles)
-        Case(f"{ac}/contended_sum.py", "atomicContention", True, "reduced_sum.py", args=["--n", "3000017"],
-             held_back=True),
-        Case(f"{ma}/naive_transpose.py", "memoryAccess", True, "tiled_transpose.py",
-             args=["--m", "3000", "--n", "5000"], held_back=True),
-        Case(f"{ov}/gemm.py", "overlap", True, "gemm_pipelined.py", args=["--m", "768", "--n", "1536", "--k", "2048"],
-             held_back=True),
+        Case(
+            f"{ac}/contended_sum.py",
+            "atomicContention",
+            True,
+            "reduced_sum.py",
+            args=["--n", "3000017"],
+            held_back=True,
+        ),
+        Case(
+            f"{ma}/naive_transpose.py",
+            "memoryAccess",
+            True,
+            "tiled_transpose.py",
+            args=["--m", "3000", "--n", "5000"],
+            held_back=True,
+        ),
+        Case(
+            f"{ov}/gemm.py",
+            "overlap",
+            True,
+            "gemm_pipelined.py",
+            args=["--m", "768", "--n", "1536", "--k", "2048"],
+            held_back=True,
+        ),
     ]
 
 
@@ -106,8 +124,14 @@ def env() -> dict:
 def cli(*args: str, timeout_s: float = 300) -> tuple[int, float, str]:
     started = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, "-m", "intelliperf", *args], cwd=REPO, capture_output=True, text=True,
-                              timeout=timeout_s, env=env())
+        done = subprocess.run(
+            [sys.executable, "-m", "intelliperf", *args],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=env(),
+        )
         return done.returncode, time.perf_counter() - started, done.stderr[-1500:]
     except subprocess.TimeoutExpired:
         return 124, time.perf_counter() - started, f"timed out after {timeout_s:.0f} s"
@@ -149,24 +173,51 @@ def work(report: dict, program: str) -> tuple[str, float] | None:
         b, h, s, d = args["q_ptr"]["shape"]
         return "flops", 4.0 * b * h * s * s * d
     sizes = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "uint8": 1, "int8": 1}
-    total = sum(math.prod(a["shape"]) * sizes.get(str(a["dtype"]).replace("torch.", ""), 4)
-                for a in args.values() if a["kind"] == "tensor" and a.get("shape"))
+    total = sum(
+        math.prod(a["shape"]) * sizes.get(str(a["dtype"]).replace("torch.", ""), 4)
+        for a in args.values()
+        if a["kind"] == "tensor" and a.get("shape")
+    )
     return "bytes", float(total)
 
 
 def found(report: dict, case: Case, program: str) -> dict:
     """What the diagnosis said: flagged?, the top kernel, its device time, its work."""
     top = report["kernels"][0]
-    return {"flagged": report["selected"] is not None, "kernel": top["name"], "time_ms": top["mean_time_s"] * 1e3,
-            "work": work(report, program), "metric": next((f["metric"]["value"] for d in report["diagnoses"]
-                                                            for f in d["findings"]
-                                                            if f["formula"] == case.formula and f.get("metric")), None)}
+    return {
+        "flagged": report["selected"] is not None,
+        "kernel": top["name"],
+        "time_ms": top["mean_time_s"] * 1e3,
+        "work": work(report, program),
+        "metric": next(
+            (
+                f["metric"]["value"]
+                for d in report["diagnoses"]
+                for f in d["findings"]
+                if f["formula"] == case.formula and f.get("metric")
+            ),
+            None,
+        ),
+    }
 
 
 def diagnose(case: Case, program: str, work_dir: Path, counters: str = "auto") -> dict:
     out = work_dir / "report.json"
-    code, wall, err = cli("diagnose", "--formula", case.formula, "--device", DEVICE, "--counters", counters, "-o",
-                          str(out), "--", sys.executable, program, *case.args)
+    code, wall, err = cli(
+        "diagnose",
+        "--formula",
+        case.formula,
+        "--device",
+        DEVICE,
+        "--counters",
+        counters,
+        "-o",
+        str(out),
+        "--",
+        sys.executable,
+        program,
+        *case.args,
+    )
     if not out.exists():
         return {"exit": code, "error": err, "wall_s": round(wall, 1)}
     return {"exit": code, "wall_s": round(wall, 1), **found(json.loads(out.read_text()), case, program)}
@@ -175,9 +226,22 @@ def diagnose(case: Case, program: str, work_dir: Path, counters: str = "auto") -
 def optimize(case: Case, work_dir: Path) -> tuple[dict, dict]:
     """optimize's own diagnosis (as `diagnose` would give it) and its optimization."""
     out = work_dir / "opt"
-    code, wall, err = cli("optimize", "--formula", case.formula, "--device", DEVICE, "--out-dir", str(out),
-                          "--max-attempts", str(MAX_ATTEMPTS), "--", sys.executable, case.program,
-                          *case.args, timeout_s=400)
+    code, wall, err = cli(
+        "optimize",
+        "--formula",
+        case.formula,
+        "--device",
+        DEVICE,
+        "--out-dir",
+        str(out),
+        "--max-attempts",
+        str(MAX_ATTEMPTS),
+        "--",
+        sys.executable,
+        case.program,
+        *case.args,
+        timeout_s=400,
+    )
     path = out / "report.json"
     if not path.exists():
         failed = {"exit": code, "error": err, "wall_s": round(wall, 1)}
@@ -187,12 +251,21 @@ def optimize(case: Case, work_dir: Path) -> tuple[dict, dict]:
     opt = report.get("optimization") or {}
     attempts = opt.get("attempts", [])
     winner = attempts[opt["winner"] - 1] if opt.get("winner") else None
-    result = {"exit": code, "wall_s": round(wall, 1), "status": opt.get("status"), "stages": report["stages"],
-              "attempts": len(attempts), "program_runs": 1 + sum("candidate_run" in a["seconds"] for a in attempts),
-              "speedup": opt.get("speedup"), "winner": winner and winner["title"],
-              "metric": [winner and (winner.get("before") or {}).get("metric"),
-                         winner and (winner.get("after") or {}).get("metric")],
-              "after_ms": winner and ((winner.get("after") or {}).get("kernel_time_s") or 0) * 1e3}
+    result = {
+        "exit": code,
+        "wall_s": round(wall, 1),
+        "status": opt.get("status"),
+        "stages": report["stages"],
+        "attempts": len(attempts),
+        "program_runs": 1 + sum("candidate_run" in a["seconds"] for a in attempts),
+        "speedup": opt.get("speedup"),
+        "winner": winner and winner["title"],
+        "metric": [
+            winner and (winner.get("before") or {}).get("metric"),
+            winner and (winner.get("after") or {}).get("metric"),
+        ],
+        "after_ms": winner and ((winner.get("after") or {}).get("kernel_time_s") or 0) * 1e3,
+    }
     if winner:
         result["rerun_ok"] = rerun(case, opt["files"], work_dir)
     return diagnosis, result
@@ -205,9 +278,14 @@ def autotune(case: Case, program: str, kernel: str | None, *options: str) -> dic
         return None
     started = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "autotune_baseline.py"), *options, program,
-                               kernel, *case.args], cwd=REPO, capture_output=True, text=True, timeout=300,
-                              env=env())
+        done = subprocess.run(
+            [sys.executable, str(REPO / "benchmarks" / "autotune_baseline.py"), *options, program, kernel, *case.args],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env(),
+        )
     except subprocess.TimeoutExpired:
         return {"error": "timed out after 300 s"}
     lines = done.stdout.strip().splitlines()
@@ -223,8 +301,14 @@ def rerun(case: Case, files: dict, work_dir: Path) -> bool:
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
     for rel, path in files.items():
         (copy / Path(rel).name).write_text(Path(path).read_text())
-    done = subprocess.run([sys.executable, Path(case.program).name, *case.args], cwd=copy, capture_output=True,
-                          text=True, timeout=300, env=env() | ({"TRITON_INTERPRET": "1"} if DEVICE == "cpu" else {}))
+    done = subprocess.run(
+        [sys.executable, Path(case.program).name, *case.args],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env() | ({"TRITON_INTERPRET": "1"} if DEVICE == "cpu" else {}),
+    )
     return done.returncode == 0 and "OK" in done.stdout
 
 
@@ -239,8 +323,15 @@ def roofline(d: dict, ms: float | None, peak: dict) -> float | None:
 def run_case(case: Case, peak: dict, tmp: Path, clean: dict) -> dict:
     work_dir = tmp / re.sub(r"\W+", "_", case.name + case.formula)
     work_dir.mkdir(parents=True)
-    row = {"case": case.name, "program": case.program, "formula": case.formula, "positive": case.positive,
-           "held_back": case.held_back, "target": case.target, "gpu": getattr(_WORKER, "gpu", None)}
+    row = {
+        "case": case.name,
+        "program": case.program,
+        "formula": case.formula,
+        "positive": case.positive,
+        "held_back": case.held_back,
+        "target": case.target,
+        "gpu": getattr(_WORKER, "gpu", None),
+    }
     started = time.perf_counter()
     if case.positive:  # optimize diagnoses first: its report holds both
         row["diagnose"], row["optimize"] = optimize(case, work_dir)
@@ -258,8 +349,11 @@ def run_case(case: Case, peak: dict, tmp: Path, clean: dict) -> dict:
     bench = (row.get("autotune") or {}).get("original_ms") or d.get("time_ms")
     fix_ms = (row.get("fix_bench") or {}).get("original_ms") or f.get("time_ms")
     timed = o.get("speedup") or {}
-    row["roofline"] = {"before": roofline(d, timed.get("reference_ms") or bench, peak),
-                       "after": roofline(d, timed.get("candidate_ms"), peak), "fix": roofline(d, fix_ms, peak)}
+    row["roofline"] = {
+        "before": roofline(d, timed.get("reference_ms") or bench, peak),
+        "after": roofline(d, timed.get("candidate_ms"), peak),
+        "fix": roofline(d, fix_ms, peak),
+    }
     row["fix_speedup"] = bench / fix_ms if bench and fix_ms else None
     row["seconds"] = round(time.perf_counter() - started, 1)
     return row
@@ -274,27 +368,56 @@ def scaling(pattern: str, gpus: list[str | None], tmp: Path) -> dict:
     result = {"case": case.name, "max_attempts": 2 * len(gpus), "runs": []}
     for devices in (gpus[:1], gpus):
         out = tmp / f"scaling-{len(devices)}"
-        code, wall, err = cli("optimize", "--formula", case.formula, "--device", DEVICE, "--rewriter", "search",
-                              "--max-attempts", str(2 * len(gpus)), "--devices", ",".join(devices), "--out-dir",
-                              str(out), "--", sys.executable, case.program, "--repeat", "1", timeout_s=500)
+        code, wall, err = cli(
+            "optimize",
+            "--formula",
+            case.formula,
+            "--device",
+            DEVICE,
+            "--rewriter",
+            "search",
+            "--max-attempts",
+            str(2 * len(gpus)),
+            "--devices",
+            ",".join(devices),
+            "--out-dir",
+            str(out),
+            "--",
+            sys.executable,
+            case.program,
+            "--repeat",
+            "1",
+            timeout_s=500,
+        )
         report = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() else {}
         opt = report.get("optimization") or {}
-        result["runs"].append({"gpus": len(devices), "exit": code, "wall_s": round(wall, 1),
-                               "attempts_s": (report.get("stages") or {}).get("attempts"), "status": opt.get("status"),
-                               "attempts": [(a["number"], a["title"], a["status"], a.get("device"))
-                                            for a in opt.get("attempts", [])], "error": None if report else err})
+        result["runs"].append(
+            {
+                "gpus": len(devices),
+                "exit": code,
+                "wall_s": round(wall, 1),
+                "attempts_s": (report.get("stages") or {}).get("attempts"),
+                "status": opt.get("status"),
+                "attempts": [(a["number"], a["title"], a["status"], a.get("device")) for a in opt.get("attempts", [])],
+                "error": None if report else err,
+            }
+        )
     return result
 
 
 def markdown(meta: dict, rows: list[dict]) -> str:
-    out = [f"# intelliperf benchmark: {meta['device']}", "",
-           f"{meta['date']}, driver {meta['driver']}, torch {meta['torch']}, Triton {meta['triton']}, Python "
-           f"{meta['python']}. Command: `{meta['command']}`. Peaks measured in this run: copy "
-           f"{meta['peaks']['copy_bytes_per_s'] / 1e12:.2f} TB/s, bf16 matmul "
-           f"{meta['peaks']['bf16_flops_per_s'] / 1e12:.0f} TFLOP/s.", "",
-           "| case | formula | expected | found | optimize | speedup [95 % CI] | autotune | hand fix | metric | "
-           "roofline before → after (fix) | rerun | program runs | stages (s) | s |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---:|---|---:|"]
+    out = [
+        f"# intelliperf benchmark: {meta['device']}",
+        "",
+        f"{meta['date']}, driver {meta['driver']}, torch {meta['torch']}, Triton {meta['triton']}, Python "
+        f"{meta['python']}. Command: `{meta['command']}`. Peaks measured in this run: copy "
+        f"{meta['peaks']['copy_bytes_per_s'] / 1e12:.2f} TB/s, bf16 matmul "
+        f"{meta['peaks']['bf16_flops_per_s'] / 1e12:.0f} TFLOP/s.",
+        "",
+        "| case | formula | expected | found | optimize | speedup [95 % CI] | autotune | hand fix | metric | "
+        "roofline before → after (fix) | rerun | program runs | stages (s) | s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---:|---|---:|",
+    ]
     for r in rows:
         d, o = r["diagnose"], r.get("optimize") or {}
         found = "error" if "error" in d else ("yes" if d["flagged"] else "no")
@@ -304,38 +427,52 @@ def markdown(meta: dict, rows: list[dict]) -> str:
         fix = f"{r['fix_speedup']:.2f}x" if r.get("fix_speedup") else "–"
         tuned = (r.get("autotune") or {}).get("speedup")
         tuned = f"{tuned:.2f}x" if tuned else ("error" if r.get("autotune") else "–")
-        stages = " · ".join(f"{k} {v:.0f}" for k, v in (o.get("stages") or {}).items() if v >= 0.5) or \
-            (f"diagnose {d['wall_s']:.0f}" if d.get("wall_s") else "–")
+        stages = " · ".join(f"{k} {v:.0f}" for k, v in (o.get("stages") or {}).items() if v >= 0.5) or (
+            f"diagnose {d['wall_s']:.0f}" if d.get("wall_s") else "–"
+        )
         metric = " → ".join(f"{m:g}" for m in o.get("metric") or [] if m is not None) or "–"
         roof = r["roofline"]
         pct = " → ".join(f"{x:.0%}" for x in (roof["before"], roof["after"]) if x is not None)
         pct += f" ({roof['fix']:.0%})" if roof.get("fix") is not None else ""
         name = r["case"] + (" (held back)" if r["held_back"] else "")
-        out.append(f"| {name} | {r['formula']} | {'positive' if r['positive'] else 'clean'} | {found}"
-                   f"{'' if ok else ' ✗'} | {o.get('status', '–') if r['positive'] else '–'} | {speed} | {tuned} | "
-                   f"{fix} | {metric} | {pct or '–'} | {o.get('rerun_ok', '–')} | {o.get('program_runs', 1)} | "
-                   f"{stages} | {r['seconds']:.0f} |")
+        out.append(
+            f"| {name} | {r['formula']} | {'positive' if r['positive'] else 'clean'} | {found}"
+            f"{'' if ok else ' ✗'} | {o.get('status', '–') if r['positive'] else '–'} | {speed} | {tuned} | "
+            f"{fix} | {metric} | {pct or '–'} | {o.get('rerun_ok', '–')} | {o.get('program_runs', 1)} | "
+            f"{stages} | {r['seconds']:.0f} |"
+        )
     clean_flagged = sum(1 for r in rows if not r["positive"] and r["diagnose"].get("flagged"))
     wrong = sum(1 for r in rows if (r.get("optimize") or {}).get("rerun_ok") is False)
     if meta.get("scaling", {}).get("runs"):
         sc = meta["scaling"]
-        out += ["", f"Time to a verdict, `optimize --rewriter search --max-attempts {sc['max_attempts']}` on "
-                f"{sc['case']}: " + "; ".join(
-                    f"{r['gpus']} GPU(s) {r['wall_s']:.0f} s in all, {r['attempts_s'] or 0:.0f} s of attempts, "
-                    f"{len(r['attempts'])} attempts, {r['status']}" for r in sc["runs"]) + "."]
-    out += ["", "Speedup: the validators' interleaved CUDA-event timing of the kernel (L2 flushed). Hand fix and "
-            "autotune: the original, the hand-written fix and `triton.autotune` over num_warps (and num_stages for "
-            "kernels with a loop), each through its example's launcher with `triton.testing.do_bench` (L2 flushed, "
-            "median; benchmarks/autotune_baseline.py), so these two columns share one method and the speedup "
-            "column has another (the two compare roughly). Roofline: before and after from the validators' times "
-            "of the original and the winner, the hand fix from its do_bench time; bytes = every tensor argument "
-            "once (a model). Program runs: "
-            f"runs of the user's program by optimize (profile, then one per attempt; at most {MAX_ATTEMPTS} "
-            "attempts).",
-            "", f"Clean kernels flagged: {clean_flagged}. Accepted winners failing their own check on rerun: {wrong}.",
-            f"Cases took {sum(r['seconds'] for r in rows):.0f} s in all (peaks and start-up not counted); the "
-            f"command ran {meta.get('seconds', 0):.0f} s with the cases spread over {meta.get('gpus', 1)} GPU(s), "
-            "one case per GPU at a time."]
+        out += [
+            "",
+            f"Time to a verdict, `optimize --rewriter search --max-attempts {sc['max_attempts']}` on "
+            f"{sc['case']}: "
+            + "; ".join(
+                f"{r['gpus']} GPU(s) {r['wall_s']:.0f} s in all, {r['attempts_s'] or 0:.0f} s of attempts, "
+                f"{len(r['attempts'])} attempts, {r['status']}"
+                for r in sc["runs"]
+            )
+            + ".",
+        ]
+    out += [
+        "",
+        "Speedup: the validators' interleaved CUDA-event timing of the kernel (L2 flushed). Hand fix and "
+        "autotune: the original, the hand-written fix and `triton.autotune` over num_warps (and num_stages for "
+        "kernels with a loop), each through its example's launcher with `triton.testing.do_bench` (L2 flushed, "
+        "median; benchmarks/autotune_baseline.py), so these two columns share one method and the speedup "
+        "column has another (the two compare roughly). Roofline: before and after from the validators' times "
+        "of the original and the winner, the hand fix from its do_bench time; bytes = every tensor argument "
+        "once (a model). Program runs: "
+        f"runs of the user's program by optimize (profile, then one per attempt; at most {MAX_ATTEMPTS} "
+        "attempts).",
+        "",
+        f"Clean kernels flagged: {clean_flagged}. Accepted winners failing their own check on rerun: {wrong}.",
+        f"Cases took {sum(r['seconds'] for r in rows):.0f} s in all (peaks and start-up not counted); the "
+        f"command ran {meta.get('seconds', 0):.0f} s with the cases spread over {meta.get('gpus', 1)} GPU(s), "
+        "one case per GPU at a time.",
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -343,8 +480,10 @@ def plot(rows: list[dict], path: Path) -> None:
     try:
         import matplotlib
     except ImportError:
-        print(f"no matplotlib here: {path} not drawn (python benchmarks/run.py --render FILE.json draws it "
-              "elsewhere)", file=sys.stderr)
+        print(
+            f"no matplotlib here: {path} not drawn (python benchmarks/run.py --render FILE.json draws it elsewhere)",
+            file=sys.stderr,
+        )
         return
 
     matplotlib.use("Agg")
@@ -355,14 +494,23 @@ def plot(rows: list[dict], path: Path) -> None:
         return
     fig, ax = plt.subplots(figsize=(max(6, len(shown) * 1.2), 4))
     xs = range(len(shown))
-    ax.bar([x - 0.27 for x in xs], [((r.get("optimize") or {}).get("speedup") or {}).get("estimate", 1.0)
-                                           for r in shown], 0.27, label="intelliperf (1: no win)")
+    ax.bar(
+        [x - 0.27 for x in xs],
+        [((r.get("optimize") or {}).get("speedup") or {}).get("estimate", 1.0) for r in shown],
+        0.27,
+        label="intelliperf (1: no win)",
+    )
     ax.bar(list(xs), [r["fix_speedup"] for r in shown], 0.27, label="hand-written fix")
-    ax.bar([x + 0.27 for x in xs], [(r.get("autotune") or {}).get("speedup") or 0 for r in shown], 0.27,
-           label="triton.autotune")
+    ax.bar(
+        [x + 0.27 for x in xs],
+        [(r.get("autotune") or {}).get("speedup") or 0 for r in shown],
+        0.27,
+        label="triton.autotune",
+    )
     ax.set_yscale("log")
-    ax.set_xticks(list(xs), [r["case"].split(" ")[0] + ("*" if r["held_back"] else "") for r in shown], rotation=30,
-                  ha="right")
+    ax.set_xticks(
+        list(xs), [r["case"].split(" ")[0] + ("*" if r["held_back"] else "") for r in shown], rotation=30, ha="right"
+    )
     ax.set_ylabel("speedup over the original (log)")
     ax.legend()
     fig.tight_layout()
@@ -375,14 +523,27 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="JSON path (default benchmarks/results/run_<device>.json)")
     parser.add_argument("--only", help="only cases whose program path matches this regex")
     parser.add_argument("--append", action="store_true", help="add to the results already in --out")
-    parser.add_argument("--gpus", help="spread the cases over these GPUs (`all` or 0,1,...), one case per GPU at "
-                                       "a time; each case's processes see only its GPU")
-    parser.add_argument("--scaling", metavar="REGEX", help="also time optimize --devices to a verdict on the first "
-                        "positive case matching REGEX, with one GPU and with all of --gpus (search rewriter)")
-    parser.add_argument("--repeat", type=int, default=1, help="launches per program run (default 1: each run "
-                        "records, traces and times one launch; the examples' own default is 3)")
-    parser.add_argument("--render", type=Path, metavar="FILE.json", help="only write the Markdown and PNG of "
-                        "results measured before")
+    parser.add_argument(
+        "--gpus",
+        help="spread the cases over these GPUs (`all` or 0,1,...), one case per GPU at "
+        "a time; each case's processes see only its GPU",
+    )
+    parser.add_argument(
+        "--scaling",
+        metavar="REGEX",
+        help="also time optimize --devices to a verdict on the first "
+        "positive case matching REGEX, with one GPU and with all of --gpus (search rewriter)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="launches per program run (default 1: each run "
+        "records, traces and times one launch; the examples' own default is 3)",
+    )
+    parser.add_argument(
+        "--render", type=Path, metavar="FILE.json", help="only write the Markdown and PNG of results measured before"
+    )
     args = parser.parse_args()
     if args.render:
         saved = json.loads(args.render.read_text())
@@ -398,11 +559,23 @@ def main() -> int:
     device = torch.cuda.get_device_name()
     slug = re.sub(r"\W+", "_", device).strip("_").lower()
     out = args.out or REPO / "benchmarks" / "results" / f"run_{slug}.json"
-    driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                            capture_output=True, text=True).stdout.strip().splitlines()
-    meta = {"device": device, "driver": driver[0] if driver else "?", "torch": torch.__version__,
-            "triton": triton.__version__, "python": platform.python_version(), "date": time.strftime("%Y-%m-%d"),
-            "command": " ".join(["python", "benchmarks/run.py", *sys.argv[1:]]), "peaks": peaks()}
+    driver = (
+        subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True
+        )
+        .stdout.strip()
+        .splitlines()
+    )
+    meta = {
+        "device": device,
+        "driver": driver[0] if driver else "?",
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d"),
+        "command": " ".join(["python", "benchmarks/run.py", *sys.argv[1:]]),
+        "peaks": peaks(),
+    }
     cases = [c for c in _cases() if (c.quick or not args.quick) and (not args.only or re.search(args.only, c.program))]
     for case in cases:
         case.args += ["--repeat", str(args.repeat)]
@@ -414,13 +587,22 @@ def main() -> int:
         meta["command"] = json.loads(out.read_text())["meta"]["command"] + " && " + meta["command"]
     started = time.perf_counter()
     out.parent.mkdir(parents=True, exist_ok=True)
+
     def save(case: Case, row: dict) -> None:  # in this thread, as each case finishes
         rows.append(row)
         meta["seconds"] = round(time.perf_counter() - started, 1)
         out.write_text(json.dumps({"meta": meta, "results": rows}, indent=1, default=str) + "\n")
-        print(json.dumps({k: row[k] for k in ("case", "seconds", "gpu")} | {
-            "found": row["diagnose"].get("flagged"), "speedup": (row.get("optimize") or {}).get(
-                "speedup", {}) and row["optimize"]["speedup"]["estimate"]}), flush=True)
+        print(
+            json.dumps(
+                {k: row[k] for k in ("case", "seconds", "gpu")}
+                | {
+                    "found": row["diagnose"].get("flagged"),
+                    "speedup": (row.get("optimize") or {}).get("speedup", {})
+                    and row["optimize"]["speedup"]["estimate"],
+                }
+            ),
+            flush=True,
+        )
 
     with tempfile.TemporaryDirectory(prefix="intelliperf-bench-") as tmp:
         clean: dict = {}

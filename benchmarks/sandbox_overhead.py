@@ -41,18 +41,30 @@ def main() -> None:
     work = Path(tempfile.mkdtemp())
     box = sandbox.make(enabled=True, hide=(REPO, work))
     plain = seconds([sys.executable, "-c", PROBE], dict(os.environ), args.repeat)
-    confined = seconds(box.wrap([sys.executable, "-c", PROBE], cwd=work, writable=(work,)),
-                       box.env(dict(os.environ)) | {"HOME": str(work)}, args.repeat)
+    confined = seconds(
+        box.wrap([sys.executable, "-c", PROBE], cwd=work, writable=(work,)),
+        box.env(dict(os.environ)) | {"HOME": str(work)},
+        args.repeat,
+    )
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu (no GPU)"
-    result = {"device": device, "torch": torch.__version__, "triton": triton.__version__,
-              "python": platform.python_version(), "bwrap": box.bwrap, "repeat": args.repeat,
-              "plain_s": plain, "sandboxed_s": confined,
-              "overhead_s": statistics.median(confined) - statistics.median(plain)}
+    result = {
+        "device": device,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+        "bwrap": box.bwrap,
+        "repeat": args.repeat,
+        "plain_s": plain,
+        "sandboxed_s": confined,
+        "overhead_s": statistics.median(confined) - statistics.median(plain),
+    }
     (Path(os.environ.get("OUT", ".")) / "sandbox_overhead.json").write_text(json.dumps(result, indent=1))
     print(f"{device} · torch {torch.__version__} · triton {triton.__version__} · {args.repeat} starts each")
-    print(f"process start (import torch+triton{', CUDA context' if torch.cuda.is_available() else ''}): "
-          f"plain {statistics.median(plain):.2f} s, sandboxed {statistics.median(confined):.2f} s, "
-          f"overhead {result['overhead_s']:+.2f} s (median)")
+    print(
+        f"process start (import torch+triton{', CUDA context' if torch.cuda.is_available() else ''}): "
+        f"plain {statistics.median(plain):.2f} s, sandboxed {statistics.median(confined):.2f} s, "
+        f"overhead {result['overhead_s']:+.2f} s (median)"
+    )
 
 
 if __name__ == "__main__":

@@ -31,11 +31,16 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from corpus_run import labels, programs  # noqa: E402
 
 EXAMPLES = {  # program: formula it is an example of (positives and their clean fixes)
-    "atomic_contention/contended_sum.py": "atomicContention", "atomic_contention/reduced_sum.py": "atomicContention",
+    "atomic_contention/contended_sum.py": "atomicContention",
+    "atomic_contention/reduced_sum.py": "atomicContention",
     "atomic_contention/contended_histogram.py": "atomicContention",
-    "memory_access/column_copy.py": "memoryAccess", "memory_access/naive_transpose.py": "memoryAccess",
-    "memory_access/aos_gather.py": "memoryAccess", "bank_conflict/column_sums.py": "bankConflict",
-    "overlap/gemm.py": "overlap", "overlap/gemm_pipelined.py": "overlap", "overlap/attention.py": "overlap",
+    "memory_access/column_copy.py": "memoryAccess",
+    "memory_access/naive_transpose.py": "memoryAccess",
+    "memory_access/aos_gather.py": "memoryAccess",
+    "bank_conflict/column_sums.py": "bankConflict",
+    "overlap/gemm.py": "overlap",
+    "overlap/gemm_pipelined.py": "overlap",
+    "overlap/attention.py": "overlap",
 }
 STAGES = ("profile", "counters", "region_timers", "diagnose")
 
@@ -63,18 +68,37 @@ def _timed(args: list[str], cwd: Path, timeout: float) -> tuple[int | None, floa
 def _diagnose(program: Path, device: str, timeout: float, full_run: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
-        args = [sys.executable, "-m", "intelliperf", "diagnose", "-f", "diagnoseOnly", "--device", device,
-                "-o", str(report), *(["--full-run"] if full_run else []), "--", sys.executable, program.name]
+        args = [
+            sys.executable,
+            "-m",
+            "intelliperf",
+            "diagnose",
+            "-f",
+            "diagnoseOnly",
+            "--device",
+            device,
+            "-o",
+            str(report),
+            *(["--full-run"] if full_run else []),
+            "--",
+            sys.executable,
+            program.name,
+        ]
         code, wall, tail = _timed(args, program.parent, timeout)
         if code not in (0, 3) or not report.exists():  # 3: a bottleneck was found
             return {"wall_s": wall, "error": tail}
         data = json.loads(report.read_text())
     top = data["diagnoses"][0]["kernel"] if data["diagnoses"] else None
-    return {"wall_s": wall, "stages": {k: round(v, 2) for k, v in data["stages"].items()},
-            "launches": data["run"]["launches"], "top": top,
-            "flagged": sorted({f["formula"] for d in data["diagnoses"] for f in d["findings"] if f["present"]}),
-            "pass_notes": [n[:300] for n in data["notes"] if n.startswith(("ncu", "region timers"))
-                           or "no region timers" in n]}
+    return {
+        "wall_s": wall,
+        "stages": {k: round(v, 2) for k, v in data["stages"].items()},
+        "launches": data["run"]["launches"],
+        "top": top,
+        "flagged": sorted({f["formula"] for d in data["diagnoses"] for f in d["findings"] if f["present"]}),
+        "pass_notes": [
+            n[:300] for n in data["notes"] if n.startswith(("ncu", "region timers")) or "no region timers" in n
+        ],
+    }
 
 
 def _ncu_alone(program: Path, kernel: str, timeout: float) -> dict:
@@ -87,9 +111,26 @@ def _ncu_alone(program: Path, kernel: str, timeout: float) -> dict:
     registry = default_registry()
     metrics = registry.create("diagnoseOnly").counter_metrics(registry, "ncu")
     with tempfile.TemporaryDirectory() as tmp:
-        args = [exe, "--clock-control", "none", "--target-processes", "all", "-k", f"regex:^{re.escape(kernel)}$",
-                "-c", "1", "--metrics", ",".join(metrics), "--section", "SourceCounters", "-f", "-o",
-                str(Path(tmp) / "r"), sys.executable, program.name]
+        args = [
+            exe,
+            "--clock-control",
+            "none",
+            "--target-processes",
+            "all",
+            "-k",
+            f"regex:^{re.escape(kernel)}$",
+            "-c",
+            "1",
+            "--metrics",
+            ",".join(metrics),
+            "--section",
+            "SourceCounters",
+            "-f",
+            "-o",
+            str(Path(tmp) / "r"),
+            sys.executable,
+            program.name,
+        ]
         code, wall, tail = _timed(args, program.parent, timeout)
     return {"wall_s": wall} if code == 0 else {"wall_s": wall, "error": tail}
 
@@ -97,10 +138,27 @@ def _ncu_alone(program: Path, kernel: str, timeout: float) -> dict:
 def _optimize(program: Path, formula: str, device: str, timeout: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
-        args = [sys.executable, "-m", "intelliperf", "optimize", "-f", formula, "--device", device,
-                "--max-attempts", "1", "--sandbox-env", "CORPUS_SMALL", "--out-dir", str(out), "--project",
-                str(program.parent), "--",
-                sys.executable, program.name]
+        args = [
+            sys.executable,
+            "-m",
+            "intelliperf",
+            "optimize",
+            "-f",
+            formula,
+            "--device",
+            device,
+            "--max-attempts",
+            "1",
+            "--sandbox-env",
+            "CORPUS_SMALL",
+            "--out-dir",
+            str(out),
+            "--project",
+            str(program.parent),
+            "--",
+            sys.executable,
+            program.name,
+        ]
         code, wall, tail = _timed(args, program.parent, timeout)
         report = out / "report.json"
         if not report.exists():
@@ -108,14 +166,20 @@ def _optimize(program: Path, formula: str, device: str, timeout: float) -> dict:
         data = json.loads(report.read_text())
     opt = data.get("optimization") or {}
     attempts = opt.get("attempts", [])
-    return {"wall_s": wall, "stages": {k: round(v, 2) for k, v in data["stages"].items()},
-            "attempt": attempts[0]["seconds"] if attempts else None,
-            "status": attempts[0]["status"] if attempts else (opt.get("status") or "nothing to optimize")}
+    return {
+        "wall_s": wall,
+        "stages": {k: round(v, 2) for k, v in data["stages"].items()},
+        "attempt": attempts[0]["seconds"] if attempts else None,
+        "status": attempts[0]["status"] if attempts else (opt.get("status") or "nothing to optimize"),
+    }
 
 
 def markdown(results: dict) -> str:
-    rows = ["| program | launches | plain s | diagnose s (profile / ncu / timers) | --full-run s (profile / ncu / "
-            "timers) | ncu alone s | one attempt s |", "|---|---|---|---|---|---|---|"]
+    rows = [
+        "| program | launches | plain s | diagnose s (profile / ncu / timers) | --full-run s (profile / ncu / "
+        "timers) | ncu alone s | one attempt s |",
+        "|---|---|---|---|---|---|---|",
+    ]
 
     def stages(d: dict | None) -> str:
         if not d:
@@ -123,16 +187,20 @@ def markdown(results: dict) -> str:
         if "error" in d:
             return "error" if "ran past" not in d["error"] else d["error"]
         s = d["stages"]
-        return (f"{d['wall_s']:.1f} ({s.get('profile', 0):.1f} / {s.get('counters', 0):.1f} / "
-                f"{s.get('region_timers', 0):.1f})")
+        return (
+            f"{d['wall_s']:.1f} ({s.get('profile', 0):.1f} / {s.get('counters', 0):.1f} / "
+            f"{s.get('region_timers', 0):.1f})"
+        )
 
     for name, r in results["programs"].items():
         after, before = r.get("after"), r.get("before")
         attempt = r.get("optimize") or {}
         one = attempt.get("attempt")
         one = f"{sum(one.values()):.1f} ({attempt['status']})" if one else attempt.get("status", "-")
-        rows.append(f"| {name} | {(after or {}).get('launches', '-')} | {r['plain'].get('wall_s', '-')} | "
-                    f"{stages(after)} | {stages(before)} | {(r.get('ncu') or {}).get('wall_s', '-')} | {one} |")
+        rows.append(
+            f"| {name} | {(after or {}).get('launches', '-')} | {r['plain'].get('wall_s', '-')} | "
+            f"{stages(after)} | {stages(before)} | {(r.get('ncu') or {}).get('wall_s', '-')} | {one} |"
+        )
     return f"Stage times on {results['device']}\n\n" + "\n".join(rows) + "\n"
 
 

@@ -30,13 +30,20 @@ class AtomicContention(Formula):
     summary = "many lanes of one atomic instruction update the same address and are serialised"
     evidence = ("interpreter-trace", "static")
     counters = {
-        "ncu": ("smsp__sass_inst_executed_op_global_atom.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
-                "lts__t_requests_op_atom.sum", "lts__t_sectors_op_atom.sum", "gpu__time_duration.sum"),
+        "ncu": (
+            "smsp__sass_inst_executed_op_global_atom.sum",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+            "lts__t_requests_op_atom.sum",
+            "lts__t_sectors_op_atom.sum",
+            "gpu__time_duration.sum",
+        ),
         "rocprofv3": ("TCP_TCC_ATOMIC_WITH_RET_REQ_sum", "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum", "TCC_ATOMIC_sum"),
     }
     metric = "atomic_serialisation_depth"
-    problem = ("Lanes of a single atomic instruction update the same memory address, so the hardware applies "
-               "them one after another.")
+    problem = (
+        "Lanes of a single atomic instruction update the same memory address, so the hardware applies "
+        "them one after another."
+    )
     techniques = (
         "reduce within the program first (tl.sum / tl.reduce) and issue one atomic per program",
         "privatise: accumulate a per-program histogram (tl.histogram or a local table) and add it once per bin",
@@ -45,8 +52,11 @@ class AtomicContention(Formula):
 
     class Options(Formula.Options):
         min_depth: int = Field(4, ge=2, description="lanes per address in one atomic call at which a line is flagged")
-        min_programs: float = Field(4, ge=1, description="other programs updating the same address (estimated over "
-                                                         "the grid) at which a line is flagged")
+        min_programs: float = Field(
+            4,
+            ge=1,
+            description="other programs updating the same address (estimated over the grid) at which a line is flagged",
+        )
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
         traced = [ev for ev in evidence if ev.sites or ev.programs_sampled]
@@ -54,8 +64,12 @@ class AtomicContention(Formula):
             return self.no_evidence(kernel)
         atomics = [(ev, s) for ev in traced for s in ev.sites if s.is_atomic]
         if not atomics:
-            return self.finding(False, f"{kernel.name} issues no atomic operation.",
-                                evidence_backend=traced[0].backend, modelled=traced[0].modelled)
+            return self.finding(
+                False,
+                f"{kernel.name} issues no atomic operation.",
+                evidence_backend=traced[0].backend,
+                modelled=traced[0].modelled,
+            )
         worst_ev, worst = max(atomics, key=lambda pair: pair[1].lanes_per_address_max or 0)
         depth = worst.lanes_per_address_max or 0
         flagged = [(ev, s) for ev, s in atomics if (s.lanes_per_address_max or 0) >= self.options.min_depth]
@@ -69,23 +83,35 @@ class AtomicContention(Formula):
         if not flagged:
             most = max((s.other_programs_per_address or 0 for _, s in atomics), default=0)
             return self.finding(
-                False, f"Every atomic in {kernel.name} updates at most {depth} address(es) per lane group "
-                       f"(threshold {self.options.min_depth}): no contention within an instruction; between programs "
-                       f"at most {most:.0f} other program(s) update an address (threshold "
-                       f"{self.options.min_programs:g}), or every program adds once into a few shared cells (the "
-                       "reduce-then-atomic form).", **common)
+                False,
+                f"Every atomic in {kernel.name} updates at most {depth} address(es) per lane group "
+                f"(threshold {self.options.min_depth}): no contention within an instruction; between programs "
+                f"at most {most:.0f} other program(s) update an address (threshold "
+                f"{self.options.min_programs:g}), or every program adds once into a few shared cells (the "
+                "reduce-then-atomic form).",
+                **common,
+            )
         severity = "high" if depth >= 32 else "medium" if depth >= 8 else "low"
         counted = self.counter_evidence(evidence)
-        lines = [source_line(s.file, s.line, _detail(ev, s) + _measured_at(counted, s.file, s.line)
-                             + self.compiled_at(evidence, s.file, s.line, ("atomic",)))
-                 for ev, s in flagged]
+        lines = [
+            source_line(
+                s.file,
+                s.line,
+                _detail(ev, s)
+                + _measured_at(counted, s.file, s.line)
+                + self.compiled_at(evidence, s.file, s.line, ("atomic",)),
+            )
+            for ev, s in flagged
+        ]
         return self.finding(
             True,
             f"{len(flagged)} atomic line(s) of {kernel.name} serialise: at worst {depth} lanes of one "
             f"{worst.op} call update the same address of `{worst.buffer or '?'}`, so they run one after "
             "another. Reduce within the program first and issue one atomic per address." + _measured(counted),
-            severity=severity, lines=lines, **common)
-
+            severity=severity,
+            lines=lines,
+            **common,
+        )
 
     def _between_programs(self, ev: Evidence, s: AccessSite) -> bool:
         """Programs of the grid queue on the same addresses: a subset of them (split-K partials,
@@ -102,42 +128,65 @@ class AtomicContention(Formula):
         counted = self.counter_evidence(evidence)
         worst_ev, worst = max(across, key=lambda pair: pair[1].other_programs_per_address or 0)
         others = worst.other_programs_per_address or 0
-        lines = [source_line(s.file, s.line, _across_detail(ev, s) + _measured_at(counted, s.file, s.line)
-                             + self.compiled_at(evidence, s.file, s.line, ("atomic",))) for ev, s in across]
-        fix = ("a lock serialises the programs that share it: give each program its own partial buffer and "
-               "reduce them in a second pass" if worst.op in ("atomic_cas", "atomic_xchg") else
-               "accumulate per-program partials (or sort/segment the updates) and reduce them in a second, small "
-               "pass, or shrink the split so fewer programs update each address")
+        lines = [
+            source_line(
+                s.file,
+                s.line,
+                _across_detail(ev, s)
+                + _measured_at(counted, s.file, s.line)
+                + self.compiled_at(evidence, s.file, s.line, ("atomic",)),
+            )
+            for ev, s in across
+        ]
+        fix = (
+            "a lock serialises the programs that share it: give each program its own partial buffer and "
+            "reduce them in a second pass"
+            if worst.op in ("atomic_cas", "atomic_xchg")
+            else "accumulate per-program partials (or sort/segment the updates) and reduce them in a second, small "
+            "pass, or shrink the split so fewer programs update each address"
+        )
         return self.finding(
             True,
             f"{len(across)} atomic line(s) of {kernel.name} serialise between programs: about {others:.0f} other "
             f"programs of the grid update each address that one {worst.op} updates (estimated from "
             f"{worst_ev.programs_sampled} sampled programs of {worst_ev.programs_total}), so their updates queue at "
             f"the memory. Fix: {fix}." + _measured(counted),
-            severity="high" if others >= 32 else "medium", lines=lines, **common)
+            severity="high" if others >= 32 else "medium",
+            lines=lines,
+            **common,
+        )
 
 
 def _across_detail(ev: Evidence, s: AccessSite) -> str:
-    return (f"{s.op} on `{s.buffer or '?'}`: about {s.other_programs_per_address:.0f} other programs update each "
-            f"address it updates ({s.lanes_per_program:.0f} lanes per program; {s.distinct_addresses} distinct "
-            f"address(es) over {ev.programs_sampled} sampled programs)")
+    return (
+        f"{s.op} on `{s.buffer or '?'}`: about {s.other_programs_per_address:.0f} other programs update each "
+        f"address it updates ({s.lanes_per_program:.0f} lanes per program; {s.distinct_addresses} distinct "
+        f"address(es) over {ev.programs_sampled} sampled programs)"
+    )
 
 
 def _detail(ev: Evidence, s: AccessSite) -> str:
     per_call = s.lanes / max(s.calls, 1)
-    return (f"{s.op} on `{s.buffer or '?'}`: {s.lanes_per_address_max} of {per_call:.0f} lanes per call hit one "
-            f"address (mean {s.lanes_per_address_mean:.1f}); {s.distinct_addresses} distinct address(es) over "
-            f"{ev.programs_sampled} sampled programs, up to {s.ops_per_address_max} atomic ops on one")
+    return (
+        f"{s.op} on `{s.buffer or '?'}`: {s.lanes_per_address_max} of {per_call:.0f} lanes per call hit one "
+        f"address (mean {s.lanes_per_address_mean:.1f}); {s.distinct_addresses} distinct address(es) over "
+        f"{ev.programs_sampled} sampled programs, up to {s.ops_per_address_max} atomic ops on one"
+    )
 
 
 def _measured(counted: Evidence | None) -> str:
     if counted is None:
         return ""
     m = counted.metrics
-    parts = [f"{m[k]:,.0f} {label}" for k, label in (
-        ("smsp__sass_inst_executed_op_global_atom.sum", "atomic warp instructions"),
-        ("lts__t_requests_op_atom.sum", "L2 atomic requests"),
-        ("TCC_ATOMIC_sum", "L2 atomics")) if k in m]
+    parts = [
+        f"{m[k]:,.0f} {label}"
+        for k, label in (
+            ("smsp__sass_inst_executed_op_global_atom.sum", "atomic warp instructions"),
+            ("lts__t_requests_op_atom.sum", "L2 atomic requests"),
+            ("TCC_ATOMIC_sum", "L2 atomics"),
+        )
+        if k in m
+    ]
     return f" Measured by {counted.backend}: {', '.join(parts)}." if parts else ""
 
 

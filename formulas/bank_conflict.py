@@ -26,10 +26,14 @@ from intelliperf.pinpoint import loop_lines, source_line
 
 from .base import Formula, _same_file
 
-CONFLICTS = ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum")
-WAVEFRONTS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-              "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
+CONFLICTS = (
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+)
+WAVEFRONTS = (
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+)
 GLOBAL_SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
 EXCESS = "Shared Excess Wavefronts"  # ncu.EXCESS_SHARED, per line
 Sites = dict[tuple[str, int], int]  # (file, line) -> shared instructions per thread at a loop line
@@ -40,14 +44,22 @@ class BankConflict(Formula):
     summary = "shared-memory accesses whose lanes collide on a bank (extra wavefronts)"
     evidence = ("static",)
     counters = {
-        "ncu": (*CONFLICTS, *WAVEFRONTS, *GLOBAL_SECTORS, "smsp__sass_inst_executed_op_shared_ld.sum",
-                "smsp__sass_inst_executed_op_shared_st.sum", "gpu__time_duration.sum"),
+        "ncu": (
+            *CONFLICTS,
+            *WAVEFRONTS,
+            *GLOBAL_SECTORS,
+            "smsp__sass_inst_executed_op_shared_ld.sum",
+            "smsp__sass_inst_executed_op_shared_st.sum",
+            "gpu__time_duration.sum",
+        ),
         "rocprofv3": ("SQ_LDS_BANK_CONFLICT", "SQ_LDS_IDX_ACTIVE", "SQ_INSTS_LDS"),
     }
     metric = "bank_conflict_share"
-    problem = ("The kernel exchanges data through shared memory (a reduction across warps, a layout conversion) "
-               "in a pattern where lanes of a warp hit the same bank, so each access is replayed in extra "
-               "wavefronts.")
+    problem = (
+        "The kernel exchanges data through shared memory (a reduction across warps, a layout conversion) "
+        "in a pattern where lanes of a warp hit the same bank, so each access is replayed in extra "
+        "wavefronts."
+    )
     techniques = (
         "move the exchange out of the loop: accumulate the tile in registers and reduce across warps once at the end",
         "reduce along the axis a warp already holds (the contiguous, last axis) so no exchange between warps is needed",
@@ -57,12 +69,20 @@ class BankConflict(Formula):
 
     class Options(Formula.Options):
         min_share: float = Field(0.2, ge=0, le=1, description="flag when this share of shared wavefronts conflict")
-        min_weight: float = Field(0.1, ge=0, description="and the conflicts amount to this share of the kernel's "
-                                                          "global sectors (so a rare exchange is not flagged)")
+        min_weight: float = Field(
+            0.1,
+            ge=0,
+            description="and the conflicts amount to this share of the kernel's "
+            "global sectors (so a rare exchange is not flagged)",
+        )
         min_line_share: float = Field(0.05, ge=0, le=1, description="name lines with this share of the conflicts")
-        min_weight_once: float = Field(1.0, ge=0, description="for an exchange outside every loop (once per "
-                                                              "program, after the loop): conflicts per global sector "
-                                                              "at which it is flagged")
+        min_weight_once: float = Field(
+            1.0,
+            ge=0,
+            description="for an exchange outside every loop (once per "
+            "program, after the loop): conflicts per global sector "
+            "at which it is flagged",
+        )
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
         counted = self.counter_evidence(evidence)
@@ -82,22 +102,34 @@ class BankConflict(Formula):
         sectors = sum(m.get(s, 0.0) for s in GLOBAL_SECTORS)
         share = conflicts / wavefronts if wavefronts else 0.0
         weight = conflicts / sectors if sectors else (1.0 if conflicts else 0.0)
-        metric = Metric(name=self.metric, value=round(share, 4), unit="of shared-memory wavefronts are bank "
-                        "conflicts (measured)", better="lower")
+        metric = Metric(
+            name=self.metric,
+            value=round(share, 4),
+            unit="of shared-memory wavefronts are bank conflicts (measured)",
+            better="lower",
+        )
         common = dict(evidence_backend=self.backends(evidence), modelled=False, metric=metric)
-        figures = (f"{conflicts:,.0f} of {wavefronts:,.0f} shared-memory wavefronts are bank conflicts ({share:.0%}), "
-                   f"{weight:.2f} per global sector moved")
+        figures = (
+            f"{conflicts:,.0f} of {wavefronts:,.0f} shared-memory wavefronts are bank conflicts ({share:.0%}), "
+            f"{weight:.2f} per global sector moved"
+        )
         if not wavefronts:
             return self.finding(False, f"{kernel.name} issues no shared-memory access (measured by ncu).", **common)
         if share < self.options.min_share or weight < self.options.min_weight:
-            return self.finding(False, f"{kernel.name}: {figures} (thresholds {self.options.min_share:.0%} and "
-                                       f"{self.options.min_weight:g}).", **common)
+            return self.finding(
+                False,
+                f"{kernel.name}: {figures} (thresholds {self.options.min_share:.0%} and {self.options.min_weight:g}).",
+                **common,
+            )
         if _exchange_in_loop(kernel, counted, evidence, sites) is False and weight < self.options.min_weight_once:
-            return self.finding(False, f"{kernel.name}: {figures}, but no loop line exchanges data through shared "
-                                       "memory: the conflicts come from an exchange done once per program (a "
-                                       "reduction after the loop), a small cost next to the data the loop moves "
-                                       f"(flagged from {self.options.min_weight_once:g} conflicts per sector).",
-                                **common)
+            return self.finding(
+                False,
+                f"{kernel.name}: {figures}, but no loop line exchanges data through shared "
+                "memory: the conflicts come from an exchange done once per program (a "
+                "reduction after the loop), a small cost next to the data the loop moves "
+                f"(flagged from {self.options.min_weight_once:g} conflicts per sector).",
+                **common,
+            )
         per_line = [c for c in counted.lines if c.counters.get(EXCESS)]
         total = sum(c.counters[EXCESS] for c in per_line)
         lines = []
@@ -106,14 +138,25 @@ class BankConflict(Formula):
                 continue
             file, line, moved = self._kernel_line(kernel, sites, c.file, c.line)
             ops = "/".join(i for i in c.instructions if i.startswith(("LDS", "STS")))
-            lines.append(source_line(file, line, f"{ops}: {c.counters[EXCESS]:,.0f} extra wavefronts from bank "
-                                     f"conflicts, {c.counters[EXCESS] / total:.0%} of the kernel's (measured){moved}"
-                                     + self.compiled_at(evidence, file, line, ("shared_load", "shared_store"))))
+            lines.append(
+                source_line(
+                    file,
+                    line,
+                    f"{ops}: {c.counters[EXCESS]:,.0f} extra wavefronts from bank "
+                    f"conflicts, {c.counters[EXCESS] / total:.0%} of the kernel's (measured){moved}"
+                    + self.compiled_at(evidence, file, line, ("shared_load", "shared_store")),
+                )
+            )
         if not lines:
             lines = self._static_lines(sites, evidence)
-        return self.finding(True, f"{kernel.name} has shared-memory bank conflicts: {figures}. "
-                                  "Move the exchange out of the loop or keep the reduced axis within a warp.",
-                            severity="high" if share >= 0.5 else "medium", lines=lines, **common)
+        return self.finding(
+            True,
+            f"{kernel.name} has shared-memory bank conflicts: {figures}. "
+            "Move the exchange out of the loop or keep the reduced axis within a warp.",
+            severity="high" if share >= 0.5 else "medium",
+            lines=lines,
+            **common,
+        )
 
     @staticmethod
     def _kernel_line(kernel: KernelProfile, sites: Sites, file: str, line: int) -> tuple[str, int, str]:
@@ -125,43 +168,76 @@ class BankConflict(Formula):
         candidates = list(sites)
         if len(candidates) != 1:
             return file, line, f"; measured inside Triton's {Path(file).name}:{line}, call site unknown"
-        return (*candidates[0], f"; measured inside Triton's {Path(file).name}:{line}, the kernel line from the "
-                                "static view")
+        return (
+            *candidates[0],
+            f"; measured inside Triton's {Path(file).name}:{line}, the kernel line from the static view",
+        )
 
-    def _from_rocprof(self, kernel: KernelProfile, counted: Evidence, evidence: list[Evidence],
-                      sites: Sites) -> Finding:
+    def _from_rocprof(
+        self, kernel: KernelProfile, counted: Evidence, evidence: list[Evidence], sites: Sites
+    ) -> Finding:
         m = counted.metrics
         share = m.get("SQ_LDS_BANK_CONFLICT", 0.0) / m["SQ_LDS_IDX_ACTIVE"]
-        metric = Metric(name=self.metric, value=round(share, 4), unit="of LDS active cycles stalled on bank "
-                        "conflicts (measured)", better="lower")
+        metric = Metric(
+            name=self.metric,
+            value=round(share, 4),
+            unit="of LDS active cycles stalled on bank conflicts (measured)",
+            better="lower",
+        )
         common = dict(evidence_backend=self.backends(evidence), modelled=False, metric=metric)
         if share < self.options.min_share:
-            return self.finding(False, f"{kernel.name}: {share:.0%} of LDS cycles are bank-conflict stalls "
-                                       f"(threshold {self.options.min_share:.0%}).", **common)
-        return self.finding(True, f"{kernel.name} stalls {share:.0%} of its LDS cycles on bank conflicts "
-                                  "(rocprofv3); lines from the static view.",
-                            severity="high" if share >= 0.5 else "medium",
-                            lines=self._static_lines(sites, evidence), **common)
+            return self.finding(
+                False,
+                f"{kernel.name}: {share:.0%} of LDS cycles are bank-conflict stalls "
+                f"(threshold {self.options.min_share:.0%}).",
+                **common,
+            )
+        return self.finding(
+            True,
+            f"{kernel.name} stalls {share:.0%} of its LDS cycles on bank conflicts "
+            "(rocprofv3); lines from the static view.",
+            severity="high" if share >= 0.5 else "medium",
+            lines=self._static_lines(sites, evidence),
+            **common,
+        )
 
     def _from_static(self, kernel: KernelProfile, evidence: list[Evidence], sites: Sites) -> Finding:
         count = sum(n for n in sites.values())
-        metric = Metric(name="shared_round_trips_in_loops", value=count, unit="shared-memory instructions per "
-                        "thread at loop lines that store and load shared memory (static)", better="lower")
+        metric = Metric(
+            name="shared_round_trips_in_loops",
+            value=count,
+            unit="shared-memory instructions per thread at loop lines that store and load shared memory (static)",
+            better="lower",
+        )
         common = dict(evidence_backend=self.backends(evidence), modelled=True, metric=metric)
         if not sites:
-            return self.finding(False, f"{kernel.name}'s compiled code makes no round trip through shared memory "
-                                       "inside a loop (static view; bank conflicts need ncu to be measured).",
-                                **common)
-        return self.finding(True, f"likely bank conflicts in {kernel.name}: {len(sites)} line(s) inside a loop "
-                                  "exchange data through shared memory every iteration (static view, cuda "
-                                  "targets). Only counters can confirm conflicts: run on an NVIDIA GPU with ncu.",
-                            severity="low", lines=self._static_lines(sites, evidence), **common)
+            return self.finding(
+                False,
+                f"{kernel.name}'s compiled code makes no round trip through shared memory "
+                "inside a loop (static view; bank conflicts need ncu to be measured).",
+                **common,
+            )
+        return self.finding(
+            True,
+            f"likely bank conflicts in {kernel.name}: {len(sites)} line(s) inside a loop "
+            "exchange data through shared memory every iteration (static view, cuda "
+            "targets). Only counters can confirm conflicts: run on an NVIDIA GPU with ncu.",
+            severity="low",
+            lines=self._static_lines(sites, evidence),
+            **common,
+        )
 
     def _static_lines(self, sites: Sites, evidence: list[Evidence]):
-        return [source_line(file, line, f"{n} shared-memory instruction(s) per thread each iteration "
-                            "(a store and load round trip)"
-                            + self.compiled_at(evidence, file, line, ("shared_load", "shared_store")))
-                for (file, line), n in sites.items()]
+        return [
+            source_line(
+                file,
+                line,
+                f"{n} shared-memory instruction(s) per thread each iteration "
+                "(a store and load round trip)"
+                + self.compiled_at(evidence, file, line, ("shared_load", "shared_store")),
+            )
+            for (file, line), n in sites.items()
+        ]
 
 
 def _exchange_in_loop(kernel: KernelProfile, counted: Evidence, evidence: list[Evidence], sites: Sites) -> bool | None:
@@ -197,8 +273,11 @@ def _reduction_lines(file: str) -> set[int]:
         if _is_2d(node.value, two_d):
             two_d |= {t.id for t in targets if isinstance(t, ast.Name)}
     lines: dict[int, bool] = {}
-    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and n.func.attr in _REDUCTIONS and n.args):
+    for call in (
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _REDUCTIONS and n.args
+    ):
         scalar = not _is_2d(call.args[0], two_d)
         lines[call.lineno] = lines.get(call.lineno, True) and scalar
     return {line for line, scalar in lines.items() if scalar}
@@ -208,11 +287,18 @@ def _is_2d(expr: ast.AST, two_d: set[str]) -> bool:
     for n in ast.walk(expr):
         if isinstance(n, ast.Name) and n.id in two_d:
             return True
-        if isinstance(n, ast.Subscript) and any(isinstance(e, ast.Constant) and e.value is None for e in (
-                n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice])):
+        if isinstance(n, ast.Subscript) and any(
+            isinstance(e, ast.Constant) and e.value is None
+            for e in (n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice])
+        ):
             return True
-        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], (ast.Tuple, ast.List)) \
-                and len(n.args[0].elts) >= 2 and getattr(n.func, "attr", "") in ("zeros", "full", "reshape", "view"):
+        if (
+            isinstance(n, ast.Call)
+            and n.args
+            and isinstance(n.args[0], (ast.Tuple, ast.List))
+            and len(n.args[0].elts) >= 2
+            and getattr(n.func, "attr", "") in ("zeros", "full", "reshape", "view")
+        ):
             return True
     return False
 
@@ -230,5 +316,8 @@ def _round_trips_in_loops(kernel: KernelProfile, evidence: list[Evidence]) -> Si
             if f.target.startswith("cuda") and f.line in in_loop:
                 per = kinds.setdefault((f.file, f.line), {})
                 per[f.kind] = per.get(f.kind, 0) + f.count
-    return {where: k.get("shared_load", 0) + k.get("shared_store", 0) for where, k in sorted(kinds.items())
-            if k.get("shared_load") and k.get("shared_store") and not k.get("mma")}
+    return {
+        where: k.get("shared_load", 0) + k.get("shared_store", 0)
+        for where, k in sorted(kinds.items())
+        if k.get("shared_load") and k.get("shared_store") and not k.get("mma")
+    }

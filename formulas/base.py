@@ -44,8 +44,9 @@ class Formula(ABC):
         except ValidationError as exc:
             fields = ", ".join(self.Options.model_fields) or "(none)"
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise UsageError(f"bad options for formula {self.name!r}: {problems}",
-                             hint=f"Options it takes: {fields}.") from None
+            raise UsageError(
+                f"bad options for formula {self.name!r}: {problems}", hint=f"Options it takes: {fields}."
+            ) from None
 
     @abstractmethod
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
@@ -80,8 +81,10 @@ class Formula(ABC):
     @staticmethod
     def backends(evidence: list[Evidence]) -> str:
         """The backends that actually contributed, e.g. 'interpreter-trace+static'."""
-        return "+".join(ev.backend for ev in evidence if ev.sites or ev.facts or ev.programs_sampled or ev.metrics
-                        ) or "none"
+        return (
+            "+".join(ev.backend for ev in evidence if ev.sites or ev.facts or ev.programs_sampled or ev.metrics)
+            or "none"
+        )
 
     @staticmethod
     def compiled_at(evidence: list[Evidence], file: str, line: int, kinds: tuple[str, ...]) -> str:
@@ -98,8 +101,9 @@ class Formula(ABC):
 
     def no_evidence(self, kernel: KernelProfile) -> Finding:
         # The first backend named is the one the formula judges on; the others add detail.
-        return self.finding(False, f"no {self.evidence[0]} evidence was gathered for {kernel.name}, "
-                                   "so this formula cannot judge it")
+        return self.finding(
+            False, f"no {self.evidence[0]} evidence was gathered for {kernel.name}, so this formula cannot judge it"
+        )
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -31,8 +31,10 @@ class Overlap(Formula):
     evidence = ("static",)
     regions = True  # region timers on a GPU
     metric = "exposed_memory_share"
-    problem = ("The kernel's main loop loads its tiles and only then computes on them, so the tensor cores wait for "
-               "memory in every iteration: memory and compute do not overlap.")
+    problem = (
+        "The kernel's main loop loads its tiles and only then computes on them, so the tensor cores wait for "
+        "memory in every iteration: memory and compute do not overlap."
+    )
     techniques = (
         "software-pipeline the loop: launch with num_stages=3 (or 2-4), or tl.range(..., num_stages=3) on the loop, "
         "so loads of later iterations become asynchronous copies issued ahead",
@@ -43,8 +45,12 @@ class Overlap(Formula):
     )
 
     class Options(Formula.Options):
-        min_exposed: float = Field(0.1, ge=0, le=1, description="flag when warps spend this share of the loop in "
-                                                                 "memory statements (region timers)")
+        min_exposed: float = Field(
+            0.1,
+            ge=0,
+            le=1,
+            description="flag when warps spend this share of the loop in memory statements (region timers)",
+        )
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
         layout = layout_of(kernel.file, kernel.name, kernel.line)
@@ -58,57 +64,100 @@ class Overlap(Formula):
         if not total:
             return self.no_evidence(kernel)
         share = sync / total
-        metric = Metric(name="synchronous_load_share", value=round(share, 4), unit="of the loop's global-load "
-                        "instructions are synchronous (static view, cuda:90)", better="lower")
+        metric = Metric(
+            name="synchronous_load_share",
+            value=round(share, 4),
+            unit="of the loop's global-load instructions are synchronous (static view, cuda:90)",
+            better="lower",
+        )
         common = dict(evidence_backend=self.backends(evidence), modelled=True, metric=metric)
         if share == 0:
-            return self.finding(False, f"{kernel.name}: the loop at line {layout.loop_line} loads through "
-                                       f"asynchronous copies ({total} instructions): it is pipelined.", **common)
+            return self.finding(
+                False,
+                f"{kernel.name}: the loop at line {layout.loop_line} loads through "
+                f"asynchronous copies ({total} instructions): it is pipelined.",
+                **common,
+            )
         loop = _line(kernel, layout.loop_line, "the main loop (not pipelined)")
-        return self.finding(True, f"{kernel.name}: the loop at line {layout.loop_line} loads with {sync} synchronous "
-                                  "ld.global instruction(s) and no asynchronous copy: it is not software-pipelined, "
-                                  "so each iteration waits for its loads. Region timers on a GPU measure how long.",
-                            severity="low", lines=[loop, *where], **common)
+        return self.finding(
+            True,
+            f"{kernel.name}: the loop at line {layout.loop_line} loads with {sync} synchronous "
+            "ld.global instruction(s) and no asynchronous copy: it is not software-pipelined, "
+            "so each iteration waits for its loads. Region timers on a GPU measure how long.",
+            severity="low",
+            lines=[loop, *where],
+            **common,
+        )
 
     def _from_timers(self, kernel, timed: Evidence, evidence, layout: Instrumented, sync: int, total: int) -> Finding:
         r = timed.regions
         exposed = r.exposed_memory_share or 0.0
-        metric = Metric(name=self.metric, value=round(exposed, 4), unit="of the main loop's time in memory statements "
-                        "(region timers)", better="lower")
+        metric = Metric(
+            name=self.metric,
+            value=round(exposed, 4),
+            unit="of the main loop's time in memory statements (region timers)",
+            better="lower",
+        )
         common = dict(evidence_backend=self.backends(evidence), modelled=False, metric=metric)
-        figures = (f"per warp the loop takes {r.iteration_cycles:,.0f} cycles per iteration; "
-                   f"{exposed:.0%} in memory statements, {r.compute_share or 0:.0%} in compute, "
-                   f"{r.unattributed_share or 0:.0%} between statements; overlap of memory and compute regions "
-                   f"across warps {r.overlap or 0:.0%}") if r.iteration_cycles else "the loop was not timed"
+        figures = (
+            (
+                f"per warp the loop takes {r.iteration_cycles:,.0f} cycles per iteration; "
+                f"{exposed:.0%} in memory statements, {r.compute_share or 0:.0%} in compute, "
+                f"{r.unattributed_share or 0:.0%} between statements; overlap of memory and compute regions "
+                f"across warps {r.overlap or 0:.0%}"
+            )
+            if r.iteration_cycles
+            else "the loop was not timed"
+        )
         if r.problems:
             figures += ". Caution: " + "; ".join(r.problems)
         pipelined = total and sync == 0
         if exposed < self.options.min_exposed or pipelined:
-            why = "its loads are asynchronous copies (pipelined)" if pipelined else (
-                f"below the {self.options.min_exposed:.0%} threshold")
+            why = (
+                "its loads are asynchronous copies (pipelined)"
+                if pipelined
+                else (f"below the {self.options.min_exposed:.0%} threshold")
+            )
             return self.finding(False, f"{kernel.name}: {figures}; {why}.", **common)
-        lines = [_line(kernel, layout.loop_line, f"the main loop: {r.iteration_cycles:,.0f} cycles per iteration "
-                       "(measured)")]
+        lines = [
+            _line(kernel, layout.loop_line, f"the main loop: {r.iteration_cycles:,.0f} cycles per iteration (measured)")
+        ]
         for stat in sorted(r.regions, key=lambda s: -(s.share_of_loop or 0)):
             if stat.share_of_loop and stat.first_line and stat.side in ("memory", "compute"):
-                lines.append(_line(kernel, stat.first_line, f"{stat.name}: {stat.share_of_loop:.0%} of the loop, "
-                                   f"{stat.cycles_per_execution:,.0f} cycles per iteration ({stat.side}, measured)"))
+                lines.append(
+                    _line(
+                        kernel,
+                        stat.first_line,
+                        f"{stat.name}: {stat.share_of_loop:.0%} of the loop, "
+                        f"{stat.cycles_per_execution:,.0f} cycles per iteration ({stat.side}, measured)",
+                    )
+                )
         severity = "high" if exposed >= 0.3 else "medium"
-        return self.finding(True, f"{kernel.name}: {figures}. Memory and compute take turns: pipeline the loop "
-                                  "(num_stages) so loads of later iterations are in flight during the dots.",
-                            severity=severity, lines=lines, **common)
+        return self.finding(
+            True,
+            f"{kernel.name}: {figures}. Memory and compute take turns: pipeline the loop "
+            "(num_stages) so loads of later iterations are in flight during the dots.",
+            severity=severity,
+            lines=lines,
+            **common,
+        )
 
 
 def _load_instructions(kernel: KernelProfile, evidence: list[Evidence], layout: Instrumented):
     """(synchronous global loads, all global loads) the static view saw at the loop's load lines
     for cuda:90 (or, where that view has none there, another target's), and those lines with
     what was compiled there."""
-    load_lines = {ln for r in layout.regions if r.in_loop and r.kind == "load"
-                  for ln in range(r.first_line, r.last_line + 1)}
+    load_lines = {
+        ln for r in layout.regions if r.in_loop and r.kind == "load" for ln in range(r.first_line, r.last_line + 1)
+    }
     if layout.via is not None:  # the helper is inlined: its instructions sit at a line of the call (Triton
         load_lines |= set(range(layout.via[1], (layout.via_end or layout.via[1]) + 1))  # 3.9: first, 3.6: last)
-    facts = [f for ev in evidence for f in ev.facts if f.line in load_lines and _same_file(f.file, kernel.file or "")
-             and f.kind in ("load", *ASYNC)]
+    facts = [
+        f
+        for ev in evidence
+        for f in ev.facts
+        if f.line in load_lines and _same_file(f.file, kernel.file or "") and f.kind in ("load", *ASYNC)
+    ]
     # a target whose view has no load at these lines (the kernel compiled for it differently): another target's
     chosen = [f for f in facts if f.target.startswith("cuda")] or facts
     sync = sum(f.count for f in chosen if f.kind == "load")

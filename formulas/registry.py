@@ -49,8 +49,10 @@ class Registry:
             raise FormulaLoadError(f"formula plug-in {source} is not usable: {problem}")
         existing = self._formulas.get(cls.name)
         if existing is not None and existing is not cls:
-            raise FormulaLoadError(f"formula name {cls.name!r} from {source} is already taken by "
-                                   f"{self._sources[cls.name]}", hint="Give the new formula another name.")
+            raise FormulaLoadError(
+                f"formula name {cls.name!r} from {source} is already taken by {self._sources[cls.name]}",
+                hint="Give the new formula another name.",
+            )
         self._formulas[cls.name] = cls
         self._sources[cls.name] = source
 
@@ -81,10 +83,15 @@ class Registry:
         except Exception as exc:
             del sys.modules[module_name]
             where = _where(exc, path)
-            raise FormulaLoadError(f"formula file {path} failed to import: {type(exc).__name__}: {exc}{where}",
-                                   hint="Fix the file (run `python FILE.py` to see the full traceback).") from None
-        classes = [c for c in vars(module).values()
-                   if inspect.isclass(c) and issubclass(c, Formula) and c.__module__ == module_name]
+            raise FormulaLoadError(
+                f"formula file {path} failed to import: {type(exc).__name__}: {exc}{where}",
+                hint="Fix the file (run `python FILE.py` to see the full traceback).",
+            ) from None
+        classes = [
+            c
+            for c in vars(module).values()
+            if inspect.isclass(c) and issubclass(c, Formula) and c.__module__ == module_name
+        ]
         if not classes:
             raise FormulaLoadError(f"formula file {path} defines no subclass of intelliperf.Formula")
         for cls in classes:

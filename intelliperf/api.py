@@ -34,6 +34,8 @@ log = logging.getLogger("intelliperf")
 def _logged(stage: str) -> None:
     """Progress for API callers that pass no `progress`: the `intelliperf` logger, at INFO."""
     log.info(redact.scrub(stage))
+
+
 # Seconds the interpreter trace of one launch may take in a GPU run, where it is one pass among
 # several: a 4096^3 GEMM's sampled programs take minutes in the interpreter (the atomics it looks for
 # show in the first programs; the trace says how many it ran). On the CPU it is the evidence: 60 s.
@@ -73,25 +75,51 @@ def diagnose(
     `markdown` for Markdown, `sarif` for GitHub code scanning). Raises an IntelliPerfError
     subclass for anything the user can fix.
     """
-    check_paths(files={"--output": output, "--markdown": markdown, "--sarif": sarif},
-                folders={"--profile-dir": profile_dir})
+    check_paths(
+        files={"--output": output, "--markdown": markdown, "--sarif": sarif}, folders={"--profile-dir": profile_dir}
+    )
     registry = default_registry(formula_paths)
     the_formula = registry.create(formula, **(formula_options or {}))
-    report, _ = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
-                          sample_programs=sample_programs, trace_launches=trace_launches, counters=counters,
-                          profile_dir=profile_dir, timeout_s=timeout_s, cwd=cwd,
-                          progress=progress or _logged, stop_early=stop_early)
+    report, _ = _diagnose(
+        list(command),
+        the_formula,
+        registry,
+        top_n=top_n,
+        kernel=kernel,
+        device=device,
+        sample_programs=sample_programs,
+        trace_launches=trace_launches,
+        counters=counters,
+        profile_dir=profile_dir,
+        timeout_s=timeout_s,
+        cwd=cwd,
+        progress=progress or _logged,
+        stop_early=stop_early,
+    )
     from .delivery.report import write_reports
 
     write_reports(report, output=output, markdown=markdown, sarif=sarif)
     return report
 
 
-def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int, kernel: str | None, device: str,
-              sample_programs: int, trace_launches: int, timeout_s: float | None, cwd: str | None,
-              progress: Progress, counters: str = "auto",
-              profile_dir: str | Path | None = None, timer_dir: str | Path | None = None,
-              stop_early: bool = True) -> tuple[Report, Recording]:
+def _diagnose(
+    command: list[str],
+    the_formula,
+    registry: Registry,
+    *,
+    top_n: int,
+    kernel: str | None,
+    device: str,
+    sample_programs: int,
+    trace_launches: int,
+    timeout_s: float | None,
+    cwd: str | None,
+    progress: Progress,
+    counters: str = "auto",
+    profile_dir: str | Path | None = None,
+    timer_dir: str | Path | None = None,
+    stop_early: bool = True,
+) -> tuple[Report, Recording]:
     """Profile, rank and diagnose: the report without an optimization, and the recording."""
     pattern = _kernel_pattern(kernel)
     if top_n < 1:
@@ -123,8 +151,9 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
     if backend is not None:
         progress(f"counters: running the command under {backend} for the top {len(top)} kernel(s)")
         started_counters = time.perf_counter()
-        measured, notes = _counters(backend, command, top, the_formula, registry, recording, timeout_s, cwd,
-                                    profile_dir, stop_early)
+        measured, notes = _counters(
+            backend, command, top, the_formula, registry, recording, timeout_s, cwd, profile_dir, stop_early
+        )
         counter_notes += notes
         stages["counters"] = time.perf_counter() - started_counters
         started += stages["counters"]
@@ -133,16 +162,27 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
         if not interpret:
             progress("region timers: running the command with the top kernels instrumented (Proton)")
         started_timers = time.perf_counter()
-        timed, notes = _region_timers(command, top, interpret, cwd, timeout_s, timer_dir or profile_dir, stop_early,
-                                      loops_only=not isinstance(the_formula, _RegionsOnly))
+        timed, notes = _region_timers(
+            command,
+            top,
+            interpret,
+            cwd,
+            timeout_s,
+            timer_dir or profile_dir,
+            stop_early,
+            loops_only=not isinstance(the_formula, _RegionsOnly),
+        )
         counter_notes += notes
         stages["region_timers"] = time.perf_counter() - started_timers
         started += stages["region_timers"]
     diagnoses = []
     for rank, profile in enumerate(top, start=1):
         # best first: hardware counters, region timers, then the interpreter model, then the static view
-        evidence = ([measured[profile.id]] if profile.id in measured else []) + (
-            [timed[profile.id]] if profile.id in timed else []) + recording.evidence_of(profile.id)
+        evidence = (
+            ([measured[profile.id]] if profile.id in measured else [])
+            + ([timed[profile.id]] if profile.id in timed else [])
+            + recording.evidence_of(profile.id)
+        )
         findings = the_formula.evaluate(profile, evidence, registry)
         diagnoses.append(KernelDiagnosis(kernel=profile.name, rank=rank, findings=findings, evidence=evidence))
     stages["diagnose"] = time.perf_counter() - started
@@ -153,12 +193,23 @@ def _diagnose(command: list[str], the_formula, registry: Registry, *, top_n: int
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         formula=the_formula.name,
         run=RunInfo(
-            command=command, cwd=run.cwd, mode="interpreter" if interpret else "compiled",
-            device=recording.first("device", "unknown"), time_source=recording.first("time_source", "unknown"),
-            duration_s=run.duration_s, processes=len(recording.records), launches=recording.launches,
-            versions={"intelliperf": __version__, **_merged_versions(recording)}),
-        kernels=recording.kernels, top=[p.name for p in top], diagnoses=diagnoses, selected=selected,
-        stages=stages, notes=_notes(registry, recording, interpret) + counter_notes)
+            command=command,
+            cwd=run.cwd,
+            mode="interpreter" if interpret else "compiled",
+            device=recording.first("device", "unknown"),
+            time_source=recording.first("time_source", "unknown"),
+            duration_s=run.duration_s,
+            processes=len(recording.records),
+            launches=recording.launches,
+            versions={"intelliperf": __version__, **_merged_versions(recording)},
+        ),
+        kernels=recording.kernels,
+        top=[p.name for p in top],
+        diagnoses=diagnoses,
+        selected=selected,
+        stages=stages,
+        notes=_notes(registry, recording, interpret) + counter_notes,
+    )
     return report, recording
 
 
@@ -181,9 +232,17 @@ class _RegionsOnly:
         return []
 
 
-def regions(command: Sequence[str], *, kernel: str | None = None, device: str = "auto",
-            out_dir: str | Path = "intelliperf-regions", timeout_s: float | None = None, cwd: str | None = None,
-            progress: Progress | None = None, stop_early: bool = True) -> Report:
+def regions(
+    command: Sequence[str],
+    *,
+    kernel: str | None = None,
+    device: str = "auto",
+    out_dir: str | Path = "intelliperf-regions",
+    timeout_s: float | None = None,
+    cwd: str | None = None,
+    progress: Progress | None = None,
+    stop_early: bool = True,
+) -> Report:
     """Time the regions of the top kernel (or the top one matching `kernel`) with compiler-inserted
     timers, without a formula: per-region cycles, overlap, the timeline (Perfetto JSON, PNG) in
     `out_dir`. Without a GPU, the regions and what the static view compiled in each."""
@@ -192,10 +251,22 @@ def regions(command: Sequence[str], *, kernel: str | None = None, device: str = 
 
     check_paths(folders={"--out-dir": out_dir})
     out = Path(out_dir).resolve()
-    report, recording = _diagnose(list(command), _RegionsOnly(), default_registry(), top_n=1, kernel=kernel,
-                                  device=device, sample_programs=1, trace_launches=1, timeout_s=timeout_s, cwd=cwd,
-                                  progress=progress or _logged, counters="off", timer_dir=out,
-                                  stop_early=stop_early)
+    report, recording = _diagnose(
+        list(command),
+        _RegionsOnly(),
+        default_registry(),
+        top_n=1,
+        kernel=kernel,
+        device=device,
+        sample_programs=1,
+        trace_launches=1,
+        timeout_s=timeout_s,
+        cwd=cwd,
+        progress=progress or _logged,
+        counters="off",
+        timer_dir=out,
+        stop_early=stop_early,
+    )
     for d in report.diagnoses:
         profile = next(k for k in report.kernels if k.name == d.kernel)
         if not any(ev.regions for ev in d.evidence):
@@ -212,24 +283,48 @@ def _counter_backend(requested: str, the_formula, registry: Registry, interpret:
     return counters.choose(requested, interpret, counters.gpu_vendor() if asks and not interpret else None, wanted)
 
 
-def _counters(backend: str, command: list[str], top: list[KernelProfile], the_formula, registry: Registry,
-              recording: Recording, timeout_s: float | None, cwd: str | None, keep: str | Path | None,
-              stop_early: bool = True):
+def _counters(
+    backend: str,
+    command: list[str],
+    top: list[KernelProfile],
+    the_formula,
+    registry: Registry,
+    recording: Recording,
+    timeout_s: float | None,
+    cwd: str | None,
+    keep: str | Path | None,
+    stop_early: bool = True,
+):
     """One profiler pass over the top kernels: evidence per kernel id, and notes."""
     from .profiling import counters, window
 
     names = {p.id: p.id.split("@", 1)[0] for p in top}
     metrics = the_formula.counter_metrics(registry, backend)
-    evidence, notes = counters.collect(backend, command, sorted(set(names.values())), metrics, cwd=cwd,
-                                       timeout_s=timeout_s, sass_tables=recording.sass_tables(),
-                                       keep=Path(keep) if keep else None, stop_early=stop_early,
-                                       configs=window.tuned_configs(top))
+    evidence, notes = counters.collect(
+        backend,
+        command,
+        sorted(set(names.values())),
+        metrics,
+        cwd=cwd,
+        timeout_s=timeout_s,
+        sass_tables=recording.sass_tables(),
+        keep=Path(keep) if keep else None,
+        stop_early=stop_early,
+        configs=window.tuned_configs(top),
+    )
     return {pid: evidence[name] for pid, name in names.items() if name in evidence}, notes
 
 
-def _region_timers(command: list[str], top: list[KernelProfile], interpret: bool, cwd: str | None,
-                   timeout_s: float | None, keep: str | Path | None, stop_early: bool = True,
-                   loops_only: bool = True) -> tuple[dict, list[str]]:
+def _region_timers(
+    command: list[str],
+    top: list[KernelProfile],
+    interpret: bool,
+    cwd: str | None,
+    timeout_s: float | None,
+    keep: str | Path | None,
+    stop_early: bool = True,
+    loops_only: bool = True,
+) -> tuple[dict, list[str]]:
     """One instrumented run over the top kernels (GPU only): evidence per kernel id, and notes.
     `loops_only`: only kernels whose timers could change the verdict (a loop with a dot)."""
     from .profiling import region_timers
@@ -238,23 +333,36 @@ def _region_timers(command: list[str], top: list[KernelProfile], interpret: bool
     if why:
         return {}, [why]
     root = Path(cwd or os.getcwd())
-    run = region_timers.collect(command, top, root=root, cwd=root, timeout_s=timeout_s,
-                                keep=Path(keep) if keep else None, pictures=keep is not None, stop_early=stop_early,
-                                loops_only=loops_only)
+    run = region_timers.collect(
+        command,
+        top,
+        root=root,
+        cwd=root,
+        timeout_s=timeout_s,
+        keep=Path(keep) if keep else None,
+        pictures=keep is not None,
+        stop_early=stop_early,
+        loops_only=loops_only,
+    )
     if keep is None and run.evidence:
         run.notes.append("the timeline (Perfetto JSON, PNG) is kept with --profile-dir DIR")
     return run.evidence, run.notes
 
 
-def trace_settings(the_formula, registry: Registry, kernel: str | None, sample_programs: int = 32,
-                   launches: int = 1) -> TraceSettings:
+def trace_settings(
+    the_formula, registry: Registry, kernel: str | None, sample_programs: int = 32, launches: int = 1
+) -> TraceSettings:
     """The address trace and static view a formula needs (none when it reads neither)."""
     from .profiling.static import DEFAULT_TARGETS
 
     needs = the_formula.needs(registry)
     wanted = bool(needs & {TRACE_BACKEND, STATIC_BACKEND})
-    return TraceSettings(pattern=(kernel or ".") if wanted else None, sample_programs=sample_programs,
-                         launches=launches, static_targets=DEFAULT_TARGETS if STATIC_BACKEND in needs else ())
+    return TraceSettings(
+        pattern=(kernel or ".") if wanted else None,
+        sample_programs=sample_programs,
+        launches=launches,
+        static_targets=DEFAULT_TARGETS if STATIC_BACKEND in needs else (),
+    )
 
 
 def _absolute_program(command: list[str], cwd: str | None) -> list[str]:
@@ -266,15 +374,18 @@ def _absolute_program(command: list[str], cwd: str | None) -> list[str]:
     return command
 
 
-def check_paths(files: dict[str, str | Path | None] | None = None,
-                folders: dict[str, str | Path | None] | None = None) -> None:
+def check_paths(
+    files: dict[str, str | Path | None] | None = None, folders: dict[str, str | Path | None] | None = None
+) -> None:
     """Where reports go, checked before anything runs: a file option must not name a folder, a
     folder option must not name a file (either found only after a run used to end in a traceback
     and a stray NAME.tmp)."""
     for option, path in (files or {}).items():
         if path is not None and Path(path).is_dir():
-            raise UsageError(f"{option} {path} is a folder; it takes a file name",
-                             hint=f"Pass a file path, e.g. {option} {Path(path) / 'report.json'}.")
+            raise UsageError(
+                f"{option} {path} is a folder; it takes a file name",
+                hint=f"Pass a file path, e.g. {option} {Path(path) / 'report.json'}.",
+            )
     for option, path in (folders or {}).items():
         if path is not None and Path(path).exists() and not Path(path).is_dir():
             raise UsageError(f"{option} {path} is a file; it takes a folder (created if missing)")
@@ -299,8 +410,10 @@ def _interpret(device: str) -> bool:
 
     has_gpu = torch.cuda.is_available()
     if device == "gpu" and not has_gpu:
-        raise UsageError("--device gpu was asked for, but torch sees no GPU on this machine",
-                         hint="Use --device cpu (or auto) to run the kernels in Triton's interpreter.")
+        raise UsageError(
+            "--device gpu was asked for, but torch sees no GPU on this machine",
+            hint="Use --device cpu (or auto) to run the kernels in Triton's interpreter.",
+        )
     return not has_gpu
 
 
@@ -311,11 +424,14 @@ def _check_recording(recording: Recording, command: list[str]) -> None:
         raise NoKernelsError(
             f"the command ran, but no Python process of it started the recorder: {' '.join(command)}",
             hint="intelliperf records Python programs (python app.py, python -m pkg, pytest ...). A shell script "
-                 "works too if it runs Python without clearing PYTHONPATH.")
+            "works too if it runs Python without clearing PYTHONPATH.",
+        )
     if not recording.kernels:
         raise NoKernelsError(
             f"the command ran, but launched no Triton kernel ({recording.processes_started} Python process(es) "
-            "watched)", hint="Is the code path that launches the @triton.jit kernels taken with these arguments?")
+            "watched)",
+            hint="Is the code path that launches the @triton.jit kernels taken with these arguments?",
+        )
 
 
 def _select(kernels: list[KernelProfile], pattern: re.Pattern | None, raw: str | None, top_n: int):
@@ -335,12 +451,16 @@ def _merged_versions(recording: Recording) -> dict[str, str]:
 def _notes(registry: Registry, recording: Recording, interpret: bool) -> list[str]:
     notes = [f"formula plug-in {name!r} could not be loaded: {why}" for name, why in registry.broken.items()]
     if interpret:
-        notes.append("No GPU was used: kernel times are wall times of Triton's interpreter, and the evidence is a "
-                     "model of the memory traffic, not hardware counters.")
+        notes.append(
+            "No GPU was used: kernel times are wall times of Triton's interpreter, and the evidence is a "
+            "model of the memory traffic, not hardware counters."
+        )
     for k in recording.kernels:
         if k.timed_launches < k.launches:
-            notes.append(f"{k.name}: {k.timed_launches} of {k.launches} launches were timed (the first ones and a "
-                         "random sample); its total time is scaled from them")
+            notes.append(
+                f"{k.name}: {k.timed_launches} of {k.launches} launches were timed (the first ones and a "
+                "random sample); its total time is scaled from them"
+            )
     for record in recording.records:
         notes += [f"recorder, process {record['pid']}: {problem}" for problem in record.get("problems", [])]
     for items in recording.evidence.values():
@@ -400,17 +520,25 @@ def optimize(
     from .rewriters import make_rewriters
 
     progress = progress or _logged
-    check_paths(files={"--output": output, "--markdown": markdown, "--sarif": sarif},
-                folders={"--out-dir": out_dir, "--profile-dir": profile_dir})
+    check_paths(
+        files={"--output": output, "--markdown": markdown, "--sarif": sarif},
+        folders={"--out-dir": out_dir, "--profile-dir": profile_dir},
+    )
     gpus = parse_devices(devices)
-    budget = loop.Budget(max_attempts=max_attempts, time_budget_s=time_budget_s, max_tokens=max_tokens,
-                         candidates=max(len(gpus), 1) if candidates is None else candidates, devices=gpus)
+    budget = loop.Budget(
+        max_attempts=max_attempts,
+        time_budget_s=time_budget_s,
+        max_tokens=max_tokens,
+        candidates=max(len(gpus), 1) if candidates is None else candidates,
+        devices=gpus,
+    )
     budget.check()
     model = model or os.environ.get(env.MODEL) or None
     key_env = (llm_options or {}).get("api_key_env")
     redact.also(key_env)
-    rewriters = make_rewriters(rewriter, model=model, llm_options=llm_options,
-                               transcript=Path(transcript) if transcript else None)
+    rewriters = make_rewriters(
+        rewriter, model=model, llm_options=llm_options, transcript=Path(transcript) if transcript else None
+    )
     root = Path(project or cwd or os.getcwd()).resolve()
     if not root.is_dir():
         raise UsageError(f"--project {root} is not a folder")
@@ -423,11 +551,23 @@ def optimize(
     ready = prepare(publish, root) if publish else None
     registry = default_registry(formula_paths)
     the_formula = registry.create(formula, **(formula_options or {}))
-    report, recording = _diagnose(list(command), the_formula, registry, top_n=top_n, kernel=kernel, device=device,
-                                  sample_programs=sample_programs, trace_launches=1, timeout_s=timeout_s, cwd=cwd,
-                                  progress=progress, counters=counters, profile_dir=profile_dir,
-                                  timer_dir=Path(profile_dir) if profile_dir else out / "regions",
-                                  stop_early=stop_early)
+    report, recording = _diagnose(
+        list(command),
+        the_formula,
+        registry,
+        top_n=top_n,
+        kernel=kernel,
+        device=device,
+        sample_programs=sample_programs,
+        trace_launches=1,
+        timeout_s=timeout_s,
+        cwd=cwd,
+        progress=progress,
+        counters=counters,
+        profile_dir=profile_dir,
+        timer_dir=Path(profile_dir) if profile_dir else out / "regions",
+        stop_early=stop_early,
+    )
 
     def write() -> None:
         write_reports(report, output=out / "report.json", markdown=out / "report.md")
@@ -441,15 +581,31 @@ def optimize(
     profile = next(k for k in recording.kernels if k.name == report.selected)
     finding = next(f for f in report.diagnosis(report.selected).findings if f.present)
     if not within(Path(report.run.cwd), root):
-        raise UsageError(f"the command runs in {report.run.cwd}, outside the project folder {root}",
-                         hint="Pass --project DIR: the folder copied for each candidate must contain the command's "
-                              "working directory and the kernel's file.")
-    progress("rewriters: " + " then ".join(r.name for r in rewriters) + (
-        "" if model else " (no model configured: pass --model NAME [--api-base URL] to use an LLM)"))
+        raise UsageError(
+            f"the command runs in {report.run.cwd}, outside the project folder {root}",
+            hint="Pass --project DIR: the folder copied for each candidate must contain the command's "
+            "working directory and the kernel's file.",
+        )
+    progress(
+        "rewriters: "
+        + " then ".join(r.name for r in rewriters)
+        + ("" if model else " (no model configured: pass --model NAME [--api-base URL] to use an LLM)")
+    )
     session = loop.Session(
-        report=report, profile=profile, finding=finding, recording=recording, formula=the_formula, registry=registry,
-        root=root, out_dir=out, trace=trace_settings(the_formula, registry, re.escape(profile.name), sample_programs),
-        validation=validation, budget=budget, write=write, progress=progress)
+        report=report,
+        profile=profile,
+        finding=finding,
+        recording=recording,
+        formula=the_formula,
+        registry=registry,
+        root=root,
+        out_dir=out,
+        trace=trace_settings(the_formula, registry, re.escape(profile.name), sample_programs),
+        validation=validation,
+        budget=budget,
+        write=write,
+        progress=progress,
+    )
     started = time.perf_counter()
     try:
         optimization = loop.run(session, rewriters)
@@ -499,8 +655,10 @@ def check_clean(root: Path, force: bool) -> None:
         return
     dirty = repo.git.status("--porcelain", "--untracked-files=no")
     if dirty:
-        raise UsageError(f"--in-place refuses to change a git tree with uncommitted changes:\n{dirty}",
-                         hint="Commit or stash them first, or pass --force to apply over them.")
+        raise UsageError(
+            f"--in-place refuses to change a git tree with uncommitted changes:\n{dirty}",
+            hint="Commit or stash them first, or pass --force to apply over them.",
+        )
 
 
 def apply_in_place(root: Path, optimization, force: bool) -> None:

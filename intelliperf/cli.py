@@ -43,8 +43,11 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
+def _main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     """An automated GPU performance engineer for Triton kernels."""
 
 
@@ -75,57 +78,91 @@ class Counters(str, Enum):
 
 
 # Options several commands take, declared once (typer's Annotated style).
-Command = Annotated[list[str] | None, typer.Argument(metavar="-- CMD [ARGS]...", help="The program to run.",
-                                                    show_default=False)]
-FormulaPaths = Annotated[list[Path], typer.Option("--formula-path", help="Load formulas from this file "
-                                                                         "(repeatable).")]
-FormulaOptions = Annotated[list[str], typer.Option("--formula-option", "-O", help="KEY=VALUE option for the "
-                                                                                  "formula (`intelliperf formulas` "
-                                                                                  "lists them).")]
+Command = Annotated[
+    list[str] | None, typer.Argument(metavar="-- CMD [ARGS]...", help="The program to run.", show_default=False)
+]
+FormulaPaths = Annotated[list[Path], typer.Option("--formula-path", help="Load formulas from this file (repeatable).")]
+FormulaOptions = Annotated[
+    list[str],
+    typer.Option(
+        "--formula-option", "-O", help="KEY=VALUE option for the formula (`intelliperf formulas` lists them)."
+    ),
+]
 TopN = Annotated[int, typer.Option("--top-n", "-n", help="Look at the N kernels with the most time.")]
 Kernel = Annotated[str | None, typer.Option("--kernel", "-k", help="Only kernels whose name matches this regex.")]
-DeviceOption = Annotated[Device, typer.Option("--device", envvar=env.DEVICE, case_sensitive=False,
-                                              help="Where kernels run: auto (a GPU when torch sees one), cpu "
-                                                   "(Triton's interpreter) or gpu.")]
-CountersOption = Annotated[Counters, typer.Option("--counters", case_sensitive=False,
-                                                  help="Hardware counters: auto (when a GPU and its profiler are "
-                                                       "there), ncu, rocprofv3 or off.")]
-SamplePrograms = Annotated[int, typer.Option("--sample-programs", help="Programs per launch the address trace "
-                                                                       "runs.")]
-ProfileDir = Annotated[Path | None, typer.Option("--profile-dir", help="Keep the profiler's files here (the "
-                                                                       ".ncu-rep opens in Nsight Compute).")]
-Timeout = Annotated[float | None, typer.Option("--timeout", help="Stop the profiled command after this many "
-                                                                 "seconds.")]
-FullRun = Annotated[bool, typer.Option("--full-run", help="Let the program run to its end under the profilers "
-                                                          "(default: stopped once each top kernel had the launches "
-                                                          "ncu and the region timers look at).")]
+DeviceOption = Annotated[
+    Device,
+    typer.Option(
+        "--device",
+        envvar=env.DEVICE,
+        case_sensitive=False,
+        help="Where kernels run: auto (a GPU when torch sees one), cpu (Triton's interpreter) or gpu.",
+    ),
+]
+CountersOption = Annotated[
+    Counters,
+    typer.Option(
+        "--counters",
+        case_sensitive=False,
+        help="Hardware counters: auto (when a GPU and its profiler are there), ncu, rocprofv3 or off.",
+    ),
+]
+SamplePrograms = Annotated[int, typer.Option("--sample-programs", help="Programs per launch the address trace runs.")]
+ProfileDir = Annotated[
+    Path | None,
+    typer.Option("--profile-dir", help="Keep the profiler's files here (the .ncu-rep opens in Nsight Compute)."),
+]
+Timeout = Annotated[float | None, typer.Option("--timeout", help="Stop the profiled command after this many seconds.")]
+FullRun = Annotated[
+    bool,
+    typer.Option(
+        "--full-run",
+        help="Let the program run to its end under the profilers "
+        "(default: stopped once each top kernel had the launches "
+        "ncu and the region timers look at).",
+    ),
+]
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write the JSON report here.")]
 Markdown = Annotated[Path | None, typer.Option("--markdown", help="Write a Markdown report here.")]
-Sarif = Annotated[Path | None, typer.Option("--sarif", help="Write the findings as SARIF 2.1.0 here (GitHub code "
-                                                            "scanning).")]
+Sarif = Annotated[
+    Path | None, typer.Option("--sarif", help="Write the findings as SARIF 2.1.0 here (GitHub code scanning).")
+]
 MaxAttempts = Annotated[int, typer.Option("--max-attempts", help="Candidates to validate at most (eval: per case).")]
-Candidates = Annotated[int | None, typer.Option("--candidates", help="Candidates per round (best-of-N; default 1, "
-                                                                     "or one per GPU with --devices).")]
-TimeBudget = Annotated[float | None, typer.Option("--time-budget", help="Start nothing new (an attempt; eval: a "
-                                                                        "case) after this many seconds.")]
-MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="Start nothing new once the model used this "
-                                                                    "many tokens.")]
-SandboxEnv = Annotated[list[str], typer.Option("--sandbox-env", help="A variable beyond the allow-list the program "
-                                                                     "needs (repeatable; never a secret).")]
+Candidates = Annotated[
+    int | None,
+    typer.Option("--candidates", help="Candidates per round (best-of-N; default 1, or one per GPU with --devices)."),
+]
+TimeBudget = Annotated[
+    float | None,
+    typer.Option("--time-budget", help="Start nothing new (an attempt; eval: a case) after this many seconds."),
+]
+MaxTokens = Annotated[
+    int | None, typer.Option("--max-tokens", help="Start nothing new once the model used this many tokens.")
+]
+SandboxEnv = Annotated[
+    list[str],
+    typer.Option(
+        "--sandbox-env", help="A variable beyond the allow-list the program needs (repeatable; never a secret)."
+    ),
+]
 # The model's options (optimize and eval).
 Model = Annotated[str | None, typer.Option("--model", envvar=env.MODEL, help="LLM model (LiteLLM name).")]
-ApiBase = Annotated[str | None, typer.Option("--api-base", envvar=env.API_BASE,
-                                             help="OpenAI-compatible endpoint URL.")]
-ApiKeyEnv = Annotated[str | None, typer.Option("--api-key-env", help="Variable with the API key (default "
-                                                                     "INTELLIPERF_API_KEY, then OPENAI_API_KEY).")]
-ProgramFile = Annotated[Path | None, typer.Option("--program", help="A saved (e.g. tuned) DSPy program of the llm "
-                                                                    "rewriter (KernelRewriter.save).")]
-Reasoning = Annotated[bool, typer.Option("--reasoning", help="llm: a step-by-step reasoning field before the "
-                                                             "answer (dspy.ChainOfThought).")]
+ApiBase = Annotated[str | None, typer.Option("--api-base", envvar=env.API_BASE, help="OpenAI-compatible endpoint URL.")]
+ApiKeyEnv = Annotated[
+    str | None,
+    typer.Option("--api-key-env", help="Variable with the API key (default INTELLIPERF_API_KEY, then OPENAI_API_KEY)."),
+]
+ProgramFile = Annotated[
+    Path | None,
+    typer.Option("--program", help="A saved (e.g. tuned) DSPy program of the llm rewriter (KernelRewriter.save)."),
+]
+Reasoning = Annotated[
+    bool,
+    typer.Option("--reasoning", help="llm: a step-by-step reasoning field before the answer (dspy.ChainOfThought)."),
+]
 
 
-def _llm_options(api_base: str | None, api_key_env: str | None, program: Path | None, reasoning: bool,
-                 **more) -> dict:
+def _llm_options(api_base: str | None, api_key_env: str | None, program: Path | None, reasoning: bool, **more) -> dict:
     """The llm rewriter's options from the model's command-line options."""
     if program is not None and not program.is_file():
         raise UsageError(f"--program {program} is not a file", hint="Save one with KernelRewriter().save(PATH).")
@@ -141,8 +178,9 @@ def _progress(stage: str) -> None:
 @app.command(context_settings=_COMMAND_SETTINGS)
 def diagnose(
     command: Command = None,
-    formula: Annotated[str, typer.Option("--formula", "-f", help="Formula to apply (`intelliperf formulas`).")]
-    = "diagnoseOnly",
+    formula: Annotated[
+        str, typer.Option("--formula", "-f", help="Formula to apply (`intelliperf formulas`).")
+    ] = "diagnoseOnly",
     formula_path: FormulaPaths = [],  # noqa: B006  (typer copies the default)
     formula_option: FormulaOptions = [],  # noqa: B006
     top_n: TopN = 10,
@@ -162,10 +200,23 @@ def diagnose(
     from .delivery.console import print_report
 
     report = run_diagnose(
-        command or [], formula=formula, formula_paths=formula_path, formula_options=_parse_options(formula_option),
-        top_n=top_n, kernel=kernel, device=device.value, sample_programs=sample_programs, counters=counters.value,
-        profile_dir=profile_dir, timeout_s=timeout, output=output, markdown=markdown, sarif=sarif,
-        progress=_progress, stop_early=not full_run)
+        command or [],
+        formula=formula,
+        formula_paths=formula_path,
+        formula_options=_parse_options(formula_option),
+        top_n=top_n,
+        kernel=kernel,
+        device=device.value,
+        sample_programs=sample_programs,
+        counters=counters.value,
+        profile_dir=profile_dir,
+        timeout_s=timeout,
+        output=output,
+        markdown=markdown,
+        sarif=sarif,
+        progress=_progress,
+        stop_early=not full_run,
+    )
     print_report(report, out)
     for path in (output, markdown, sarif):
         if path is not None:
@@ -175,8 +226,9 @@ def diagnose(
 @app.command(context_settings=_COMMAND_SETTINGS)
 def optimize(
     command: Command = None,
-    formula: Annotated[str, typer.Option("--formula", "-f", help="Formula whose bottleneck to fix.")]
-    = "atomicContention",
+    formula: Annotated[
+        str, typer.Option("--formula", "-f", help="Formula whose bottleneck to fix.")
+    ] = "atomicContention",
     formula_path: FormulaPaths = [],  # noqa: B006  (typer copies the default)
     formula_option: FormulaOptions = [],  # noqa: B006
     top_n: TopN = 10,
@@ -185,55 +237,77 @@ def optimize(
     counters: CountersOption = Counters.auto,
     sample_programs: SamplePrograms = 32,
     profile_dir: ProfileDir = None,
-    rewriter: str = typer.Option("auto", "--rewriter", "-r",
-                                 help="auto, llm, recipes, search, replay or a plug-in's name (auto: llm with "
-                                      "a model, else recipes then search)."),
+    rewriter: str = typer.Option(
+        "auto",
+        "--rewriter",
+        "-r",
+        help="auto, llm, recipes, search, replay or a plug-in's name (auto: llm with "
+        "a model, else recipes then search).",
+    ),
     max_attempts: MaxAttempts = 6,
     time_budget: TimeBudget = None,
     max_tokens: MaxTokens = None,
     candidates: Candidates = None,
-    devices: str | None = typer.Option(None, "--devices", help="Validate a round's candidates in parallel on these "
-                                                                "GPUs, one worker each: `all` or a list such as 0,1."),
+    devices: str | None = typer.Option(
+        None,
+        "--devices",
+        help="Validate a round's candidates in parallel on these GPUs, one worker each: `all` or a list such as 0,1.",
+    ),
     model: Model = None,
     api_base: ApiBase = None,
     api_key_env: ApiKeyEnv = None,
     program: ProgramFile = None,
     reasoning: Reasoning = False,
     transcript: Path | None = typer.Option(None, "--transcript", help="Answers to replay (--rewriter replay)."),
-    save_transcript: Path | None = typer.Option(None, "--save-transcript",
-                                                help="Where the llm rewriter saves its answers (default "
-                                                     "OUT_DIR/transcript.json)."),
+    save_transcript: Path | None = typer.Option(
+        None, "--save-transcript", help="Where the llm rewriter saves its answers (default OUT_DIR/transcript.json)."
+    ),
     project: Path | None = typer.Option(None, "--project", help="Folder copied for each candidate (default: cwd)."),
     in_place: bool = typer.Option(False, "--in-place", help="Apply the validated winner to your files."),
     force: bool = typer.Option(False, "--force", help="With --in-place: apply over uncommitted changes."),
     out_dir: Path = typer.Option(Path("intelliperf-out"), "--out-dir", help="Reports, patches and attempts go here."),
     timeout: Timeout = None,
     full_run: FullRun = False,
-    candidate_timeout: float | None = typer.Option(None, "--candidate-timeout",
-                                                   help="Seconds each candidate's run and replay may take (default: "
-                                                        "4x the original's own + 30 s, scaled by the machine's "
-                                                        "load; a timeout on a busy machine is retried once)."),
+    candidate_timeout: float | None = typer.Option(
+        None,
+        "--candidate-timeout",
+        help="Seconds each candidate's run and replay may take (default: "
+        "4x the original's own + 30 s, scaled by the machine's "
+        "load; a timeout on a busy machine is retried once).",
+    ),
     output: Output = None,
     markdown: Markdown = None,
     sarif: Sarif = None,
-    branch: bool = typer.Option(False, "--branch", help="Commit the winner on a new branch (your tree and index "
-                                                         "stay as they are)."),
-    branch_name: str | None = typer.Option(None, "--branch-name", help="Its name (default "
-                                                                        "intelliperf/FORMULA/KERNEL)."),
-    base: str | None = typer.Option(None, "--base", help="Branch to build on and open the PR against (default: "
-                                                          "the current branch)."),
-    create_pr: bool = typer.Option(False, "--create-pr", help="Also push the branch and open (or update) a pull "
-                                                               "request; token from GITHUB_TOKEN or GH_TOKEN."),
+    branch: bool = typer.Option(
+        False, "--branch", help="Commit the winner on a new branch (your tree and index stay as they are)."
+    ),
+    branch_name: str | None = typer.Option(
+        None, "--branch-name", help="Its name (default intelliperf/FORMULA/KERNEL)."
+    ),
+    base: str | None = typer.Option(
+        None, "--base", help="Branch to build on and open the PR against (default: the current branch)."
+    ),
+    create_pr: bool = typer.Option(
+        False,
+        "--create-pr",
+        help="Also push the branch and open (or update) a pull request; token from GITHUB_TOKEN or GH_TOKEN.",
+    ),
     remote: str = typer.Option("origin", "--remote", help="Git remote to push to."),
-    github_repo: str | None = typer.Option(None, "--github-repo", help="OWNER/NAME (default $GITHUB_REPOSITORY, "
-                                                                        "else from the remote's URL)."),
-    github_api: str | None = typer.Option(None, "--github-api", help="REST API base (default $GITHUB_API_URL, "
-                                                                      "else https://api.github.com)."),
+    github_repo: str | None = typer.Option(
+        None, "--github-repo", help="OWNER/NAME (default $GITHUB_REPOSITORY, else from the remote's URL)."
+    ),
+    github_api: str | None = typer.Option(
+        None, "--github-api", help="REST API base (default $GITHUB_API_URL, else https://api.github.com)."
+    ),
     pr_label: list[str] = typer.Option([], "--pr-label", help="Label for the pull request (repeatable)."),
-    no_sandbox: bool = typer.Option(False, "--no-sandbox", help="Run candidate code unconfined, with your "
-                                                                "permissions (said in the report and PR body)."),
-    sandbox_read: list[Path] = typer.Option([], "--sandbox-read", help="A hidden folder (under $HOME, say) the "
-                                                                       "program must read (repeatable)."),
+    no_sandbox: bool = typer.Option(
+        False,
+        "--no-sandbox",
+        help="Run candidate code unconfined, with your permissions (said in the report and PR body).",
+    ),
+    sandbox_read: list[Path] = typer.Option(
+        [], "--sandbox-read", help="A hidden folder (under $HOME, say) the program must read (repeatable)."
+    ),
     sandbox_env: SandboxEnv = [],  # noqa: B006
     sandbox_network: bool = typer.Option(False, "--sandbox-network", help="Let program runs reach the network."),
 ) -> None:
@@ -242,27 +316,65 @@ def optimize(
     from .delivery.console import print_report
     from .delivery.publish import Publish
 
-    publish = Publish(branch=branch_name, base=base, create_pr=create_pr, remote=remote, github_repo=github_repo,
-                      github_api=github_api, labels=pr_label) if branch or branch_name or create_pr else None
+    publish = (
+        Publish(
+            branch=branch_name,
+            base=base,
+            create_pr=create_pr,
+            remote=remote,
+            github_repo=github_repo,
+            github_api=github_api,
+            labels=pr_label,
+        )
+        if branch or branch_name or create_pr
+        else None
+    )
 
-    llm_options = _llm_options(api_base, api_key_env, program, reasoning,
-                               transcript=save_transcript or out_dir / "transcript.json")
+    llm_options = _llm_options(
+        api_base, api_key_env, program, reasoning, transcript=save_transcript or out_dir / "transcript.json"
+    )
     from .validators import SandboxSettings, ValidationSettings
 
     if candidate_timeout is not None and candidate_timeout <= 0:
         raise UsageError(f"--candidate-timeout must be a positive number of seconds, got {candidate_timeout:g}")
-    validation = ValidationSettings(timeout_s=candidate_timeout, sandbox=SandboxSettings(
-        enabled=not no_sandbox, read=sandbox_read, env=sandbox_env, network=sandbox_network))
+    validation = ValidationSettings(
+        timeout_s=candidate_timeout,
+        sandbox=SandboxSettings(enabled=not no_sandbox, read=sandbox_read, env=sandbox_env, network=sandbox_network),
+    )
     try:
         report = run_optimize(
-            command or [], formula=formula, formula_paths=formula_path,
-            formula_options=_parse_options(formula_option), top_n=top_n, kernel=kernel, device=device.value,
-            sample_programs=sample_programs, profile_dir=profile_dir, counters=counters.value, rewriter=rewriter,
-            max_attempts=max_attempts, time_budget_s=time_budget,
-            max_tokens=max_tokens, candidates=candidates, devices=devices, model=model, llm_options=llm_options,
-            transcript=transcript, project=project, validation=validation,
-            in_place=in_place, force=force, out_dir=out_dir, timeout_s=timeout, output=output, markdown=markdown,
-            sarif=sarif, progress=_progress, publish=publish, stop_early=not full_run)
+            command or [],
+            formula=formula,
+            formula_paths=formula_path,
+            formula_options=_parse_options(formula_option),
+            top_n=top_n,
+            kernel=kernel,
+            device=device.value,
+            sample_programs=sample_programs,
+            profile_dir=profile_dir,
+            counters=counters.value,
+            rewriter=rewriter,
+            max_attempts=max_attempts,
+            time_budget_s=time_budget,
+            max_tokens=max_tokens,
+            candidates=candidates,
+            devices=devices,
+            model=model,
+            llm_options=llm_options,
+            transcript=transcript,
+            project=project,
+            validation=validation,
+            in_place=in_place,
+            force=force,
+            out_dir=out_dir,
+            timeout_s=timeout,
+            output=output,
+            markdown=markdown,
+            sarif=sarif,
+            progress=_progress,
+            publish=publish,
+            stop_early=not full_run,
+        )
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted: the attempts so far are in {out_dir / 'report.json'}[/yellow]")
         raise typer.Exit(130) from None
@@ -270,8 +382,10 @@ def optimize(
     err.print(f"[dim]reports written to {out_dir / 'report.json'} and {out_dir / 'report.md'}[/dim]")
     if report.delivery:
         d = report.delivery
-        out.print(f"Branch {d.branch}: commit {d.commit[:12]} on {d.base}"
-                  + (f"; pull request {d.pr_action}: {d.pr_url}" if d.pr_url else ""))
+        out.print(
+            f"Branch {d.branch}: commit {d.commit[:12]} on {d.base}"
+            + (f"; pull request {d.pr_action}: {d.pr_url}" if d.pr_url else "")
+        )
         for note in d.notes:
             err.print(f"[yellow]note: {note}[/yellow]")
     opt = report.optimization
@@ -282,36 +396,56 @@ def optimize(
 @app.command(context_settings=_COMMAND_SETTINGS)
 def regions(
     command: Command = None,
-    kernel: Annotated[str | None, typer.Option("--kernel", "-k", help="The top kernel whose name matches this "
-                                                                      "regex.")] = None,
+    kernel: Annotated[
+        str | None, typer.Option("--kernel", "-k", help="The top kernel whose name matches this regex.")
+    ] = None,
     device: DeviceOption = Device.auto,
-    out_dir: Path = typer.Option(Path("intelliperf-regions"), "--out-dir", help="Report, timeline (Perfetto "
-                                                                                  "JSON) and PNG go here."),
+    out_dir: Path = typer.Option(
+        Path("intelliperf-regions"), "--out-dir", help="Report, timeline (Perfetto JSON) and PNG go here."
+    ),
     timeout: Timeout = None,
-    full_run: Annotated[bool, typer.Option("--full-run", help="Time every launch to the program's end (default: "
-                                                              "the first launch, then the program is stopped).")]
-    = False,
+    full_run: Annotated[
+        bool,
+        typer.Option(
+            "--full-run",
+            help="Time every launch to the program's end (default: the first launch, then the program is stopped).",
+        ),
+    ] = False,
 ) -> None:
     """Time the regions of the top kernel with compiler-inserted timers (Proton) and draw its timeline."""
     from .api import regions as run_regions
     from .delivery.console import print_report
 
-    report = run_regions(command or [], kernel=kernel, device=device.value, out_dir=out_dir, timeout_s=timeout,
-                         progress=_progress, stop_early=not full_run)
+    report = run_regions(
+        command or [],
+        kernel=kernel,
+        device=device.value,
+        out_dir=out_dir,
+        timeout_s=timeout,
+        progress=_progress,
+        stop_early=not full_run,
+    )
     print_report(report, out)
     err.print(f"[dim]report and timeline written to {out_dir}[/dim]")
 
 
 @app.command(name="eval")
 def evaluate(
-    paths: list[Path] | None = typer.Argument(None, metavar="CASES",
-                                              help="Programs, or folders of programs, with a `Labels:` docstring "
-                                                   "line (default: examples/ and benchmarks/corpus/ here)."),
+    paths: list[Path] | None = typer.Argument(
+        None,
+        metavar="CASES",
+        help="Programs, or folders of programs, with a `Labels:` docstring "
+        "line (default: examples/ and benchmarks/corpus/ here).",
+    ),
     formula: str | None = typer.Option(None, "--formula", "-f", help="Only the cases of this formula."),
-    rewriter: list[str] = typer.Option([], "--rewriter", "-r",
-                                       help="A row: llm, offline (recipes then search), recipes, search or a "
-                                            "plug-in's name (repeatable; default: llm and offline with --model, "
-                                            "else offline)."),
+    rewriter: list[str] = typer.Option(
+        [],
+        "--rewriter",
+        "-r",
+        help="A row: llm, offline (recipes then search), recipes, search or a "
+        "plug-in's name (repeatable; default: llm and offline with --model, "
+        "else offline).",
+    ),
     model: Model = None,
     api_base: ApiBase = None,
     api_key_env: ApiKeyEnv = None,
@@ -323,10 +457,12 @@ def evaluate(
     max_tokens: MaxTokens = None,
     time_budget: TimeBudget = None,
     sandbox_env: SandboxEnv = [],  # noqa: B006
-    out_dir: Path = typer.Option(Path("intelliperf-eval"), "--out-dir", help="eval.json, eval.md, eval.png and "
-                                                                             "each case's run go here."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the evaluation in --out-dir (its finished cases "
-                                                         "are kept)."),
+    out_dir: Path = typer.Option(
+        Path("intelliperf-eval"), "--out-dir", help="eval.json, eval.md, eval.png and each case's run go here."
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue the evaluation in --out-dir (its finished cases are kept)."
+    ),
 ) -> None:
     """Measure how well a rewriter (a model, or the offline ones) optimizes a set of cases."""
     from .evaluation import find_cases, run
@@ -339,20 +475,34 @@ def evaluate(
     if unknown:
         raise UsageError(f"--rewriter takes {', '.join(takes)}, got {', '.join(map(repr, unknown))}")
     if "llm" in rows and not model:
-        raise UsageError("the llm row needs a model", hint="Pass --model NAME (and --api-base URL), or set "
-                                                           "INTELLIPERF_MODEL.")
+        raise UsageError(
+            "the llm row needs a model", hint="Pass --model NAME (and --api-base URL), or set INTELLIPERF_MODEL."
+        )
     if not paths:
         paths = [p for p in (Path("examples"), Path("benchmarks/corpus")) if p.is_dir()]
         if not paths:
-            raise UsageError("no cases named, and no examples/ or benchmarks/corpus/ here",
-                             hint="Name programs or folders: intelliperf eval my_kernels/ (each program's docstring "
-                                  "says `Labels: FORMULA=yes`).")
+            raise UsageError(
+                "no cases named, and no examples/ or benchmarks/corpus/ here",
+                hint="Name programs or folders: intelliperf eval my_kernels/ (each program's docstring "
+                "says `Labels: FORMULA=yes`).",
+            )
     cases = find_cases(paths, formula)
     err.print(f"[dim]{len(cases)} cases x {len(rows)} rows ({', '.join(rows)}) -> {out_dir}[/dim]")
-    report = run(cases, rows, out_dir=out_dir, resume=resume, device=device.value, model=model,
-                 llm_options=_llm_options(api_base, api_key_env, program, reasoning), max_attempts=max_attempts,
-                 max_tokens=max_tokens, time_budget_s=time_budget, candidates=candidates, sandbox_env=sandbox_env,
-                 progress=_progress)
+    report = run(
+        cases,
+        rows,
+        out_dir=out_dir,
+        resume=resume,
+        device=device.value,
+        model=model,
+        llm_options=_llm_options(api_base, api_key_env, program, reasoning),
+        max_attempts=max_attempts,
+        max_tokens=max_tokens,
+        time_budget_s=time_budget,
+        candidates=candidates,
+        sandbox_env=sandbox_env,
+        progress=_progress,
+    )
     out.print((out_dir / "eval.md").read_text(), markup=False, highlight=False, soft_wrap=True)
     err.print(f"[dim]written: {out_dir / 'eval.json'}, {out_dir / 'eval.md'}[/dim]")
     if not any(t.accepted for t in report.totals.values()):
@@ -389,15 +539,40 @@ def schema() -> None:
 
 # What each option takes, as --help shows it (typer would print the Python type: <str>, <int>, <bool>).
 METAVARS = {
-    "--formula": "NAME", "--formula-path": "FILE", "--formula-option": "KEY=VALUE", "--top-n": "N",
-    "--kernel": "REGEX", "--sample-programs": "N", "--profile-dir": "DIR", "--timeout": "SECONDS", "--output": "FILE",
-    "--markdown": "FILE", "--sarif": "FILE", "--rewriter": "NAME", "--max-attempts": "N",
-    "--time-budget": "SECONDS", "--max-tokens": "N", "--candidates": "N", "--devices": "GPUS",
-    "--model": "NAME", "--api-base": "URL", "--api-key-env": "VARIABLE", "--transcript": "FILE",
-    "--save-transcript": "FILE", "--program": "FILE",
-    "--project": "DIR", "--out-dir": "DIR", "--candidate-timeout": "SECONDS",
-    "--branch-name": "NAME", "--base": "BRANCH", "--remote": "NAME", "--github-repo": "OWNER/NAME",
-    "--github-api": "URL", "--pr-label": "LABEL", "--sandbox-read": "DIR", "--sandbox-env": "VARIABLE",
+    "--formula": "NAME",
+    "--formula-path": "FILE",
+    "--formula-option": "KEY=VALUE",
+    "--top-n": "N",
+    "--kernel": "REGEX",
+    "--sample-programs": "N",
+    "--profile-dir": "DIR",
+    "--timeout": "SECONDS",
+    "--output": "FILE",
+    "--markdown": "FILE",
+    "--sarif": "FILE",
+    "--rewriter": "NAME",
+    "--max-attempts": "N",
+    "--time-budget": "SECONDS",
+    "--max-tokens": "N",
+    "--candidates": "N",
+    "--devices": "GPUS",
+    "--model": "NAME",
+    "--api-base": "URL",
+    "--api-key-env": "VARIABLE",
+    "--transcript": "FILE",
+    "--save-transcript": "FILE",
+    "--program": "FILE",
+    "--project": "DIR",
+    "--out-dir": "DIR",
+    "--candidate-timeout": "SECONDS",
+    "--branch-name": "NAME",
+    "--base": "BRANCH",
+    "--remote": "NAME",
+    "--github-repo": "OWNER/NAME",
+    "--github-api": "URL",
+    "--pr-label": "LABEL",
+    "--sandbox-read": "DIR",
+    "--sandbox-env": "VARIABLE",
 }
 
 
@@ -421,11 +596,13 @@ def _command():
 
 def _quiet_metavar(make_option):
     """--help is made per call; it takes no value, so it shows none."""
+
     def made(ctx):
         option = make_option(ctx)
         if option is not None:
             option.metavar = ""
         return option
+
     return made
 
 

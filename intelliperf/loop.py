@@ -79,11 +79,19 @@ class Session:
 def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
     """Run the loop; `session.report.optimization` is kept current and written after each attempt."""
     s = session
-    opt = Optimization(kernel=s.profile.name, rewriters=[r.name for r in rewriters], status="running",
-                       budget={"max_attempts": s.budget.max_attempts, "time_budget_s": s.budget.time_budget_s,
-                               "max_tokens": s.budget.max_tokens, "candidates": s.budget.candidates},
-                       devices=s.budget.devices,
-                       baseline=_baseline(s))
+    opt = Optimization(
+        kernel=s.profile.name,
+        rewriters=[r.name for r in rewriters],
+        status="running",
+        budget={
+            "max_attempts": s.budget.max_attempts,
+            "time_budget_s": s.budget.time_budget_s,
+            "max_tokens": s.budget.max_tokens,
+            "candidates": s.budget.candidates,
+        },
+        devices=s.budget.devices,
+        baseline=_baseline(s),
+    )
     s.report.optimization = opt
     with tempfile.TemporaryDirectory(prefix="intelliperf-opt-") as tmp:
         work = Path(tmp)
@@ -108,8 +116,15 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
     return opt
 
 
-def _round(s: Session, opt: Optimization, rewriter: Rewriter, reference: ReferenceRun, kernel: CodeUnit,
-           launcher: CodeUnit | None, work: Path) -> str:
+def _round(
+    s: Session,
+    opt: Optimization,
+    rewriter: Rewriter,
+    reference: ReferenceRun,
+    kernel: CodeUnit,
+    launcher: CodeUnit | None,
+    work: Path,
+) -> str:
     """One request, its candidates validated (best-of-N: all of them), the best accepted one kept."""
     request = _request(s, kernel, launcher, opt, reference.manifest["launches"][0], reference.manifest["written"])
     begin = time.perf_counter()
@@ -154,9 +169,11 @@ def _round(s: Session, opt: Optimization, rewriter: Rewriter, reference: Referen
         opt.speedup = best.verdict.speedup if best.verdict else None
         unjudged = [a for a in opt.attempts if a.status == "timed-out"]
         if unjudged:
-            opt.notes.append(f"attempt(s) {', '.join(str(a.number) for a in unjudged)} timed out and were not judged "
-                             "(not found wrong): one of them may beat the winner; rerun with --candidate-timeout "
-                             "SECONDS above the limit they hit")
+            opt.notes.append(
+                f"attempt(s) {', '.join(str(a.number) for a in unjudged)} timed out and were not judged "
+                "(not found wrong): one of them may beat the winner; rerun with --candidate-timeout "
+                "SECONDS above the limit they hit"
+            )
         _keep_winner(s, opt, best)
         s.write()
     return "done"
@@ -179,9 +196,15 @@ def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun,
     s.progress(f"capturing the reference outputs of {s.profile.name}")
     begin = time.perf_counter()
     program = Program(s.root, s.report.run.command, Path(s.report.run.cwd))
-    reference = capture_reference(program, s.profile.name, interpret=s.report.run.mode == "interpreter",
-                                  work_dir=work / "reference", settings=s.validation, sandbox=s.sandbox,
-                                  exclude=(s.out_dir,))
+    reference = capture_reference(
+        program,
+        s.profile.name,
+        interpret=s.report.run.mode == "interpreter",
+        work_dir=work / "reference",
+        settings=s.validation,
+        sandbox=s.sandbox,
+        exclude=(s.out_dir,),
+    )
     s.report.stages["reference"] = round(time.perf_counter() - begin, 3)
     opt.notes += reference.notes
     info = reference.manifest.get("launcher") or {}
@@ -196,19 +219,25 @@ def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun,
         if unit is not None:
             s.originals.setdefault(unit.relpath, (s.root / unit.relpath).read_text())
     if launcher is None:
-        opt.notes.append(f"the launch of {kernel.name} ({info.get('qualname') or '?'} in {info.get('file') or '?'}) "
-                         "cannot be rewritten: it is outside the project or not a `kernel[grid](...)` statement; only "
-                         "the kernel may change")
+        opt.notes.append(
+            f"the launch of {kernel.name} ({info.get('qualname') or '?'} in {info.get('file') or '?'}) "
+            "cannot be rewritten: it is outside the project or not a `kernel[grid](...)` statement; only "
+            "the kernel may change"
+        )
     elif launcher.is_statement:
-        opt.notes.append(f"the launch statement at line {launcher.line} of {launcher.relpath} (in "
-                         f"{info.get('qualname') or '?'}) is what a candidate may change besides the kernel")
+        opt.notes.append(
+            f"the launch statement at line {launcher.line} of {launcher.relpath} (in "
+            f"{info.get('qualname') or '?'}) is what a candidate may change besides the kernel"
+        )
     return reference, kernel, launcher
 
 
 def _unit(s: Session, file: Path, name: str, what: str) -> CodeUnit:
     if not within(file, s.root):
-        raise UsageError(f"the {what} {name} is defined in {file}, outside the project folder {s.root}",
-                         hint="Run from the project's root, or pass --project DIR containing the kernel's file.")
+        raise UsageError(
+            f"the {what} {name} is defined in {file}, outside the project folder {s.root}",
+            hint="Run from the project's root, or pass --project DIR containing the kernel's file.",
+        )
     unit = code_unit(file, name, s.root)
     if unit is None:
         raise UsageError(f"the {what} {name} is not a top-level function of {file}; only those can be rewritten")
@@ -217,8 +246,10 @@ def _unit(s: Session, file: Path, name: str, what: str) -> CodeUnit:
 
 def _hardware(interpret: bool) -> HardwareFacts:
     if interpret:
-        return HardwareFacts(device="no GPU (Triton interpreter on the CPU)",
-                             note="metrics are a model of the memory traffic; write for a current NVIDIA GPU")
+        return HardwareFacts(
+            device="no GPU (Triton interpreter on the CPU)",
+            note="metrics are a model of the memory traffic; write for a current NVIDIA GPU",
+        )
     import torch
 
     from .validators.performance import cached_bandwidth
@@ -226,23 +257,46 @@ def _hardware(interpret: bool) -> HardwareFacts:
     props = torch.cuda.get_device_properties(0)
     bandwidth = cached_bandwidth(props.name)
     shared = getattr(props, "shared_memory_per_multiprocessor", None)
-    return HardwareFacts(device=props.name, sm_count=props.multi_processor_count,
-                         memory_bandwidth_gb_s=bandwidth / 1e9 if bandwidth else None,
-                         shared_memory_per_sm_kb=shared / 1024 if shared else None,
-                         warp_size=getattr(props, "warp_size", 32))
+    return HardwareFacts(
+        device=props.name,
+        sm_count=props.multi_processor_count,
+        memory_bandwidth_gb_s=bandwidth / 1e9 if bandwidth else None,
+        shared_memory_per_sm_kb=shared / 1024 if shared else None,
+        warp_size=getattr(props, "warp_size", 32),
+    )
 
 
-def _request(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, opt: Optimization,
-             launch: dict, written: list[str]) -> RewriteRequest:
+def _request(
+    s: Session, kernel: CodeUnit, launcher: CodeUnit | None, opt: Optimization, launch: dict, written: list[str]
+) -> RewriteRequest:
     sites = [site for ev in s.recording.evidence_of(s.profile.id) for site in ev.sites]
-    history = [PastAttempt(number=a.number, rewriter=a.rewriter, title=a.title, outcome=a.status, reasons=a.reasons,
-                           diff=a.diff or None, chosen=a.chosen) for a in opt.attempts]
+    history = [
+        PastAttempt(
+            number=a.number,
+            rewriter=a.rewriter,
+            title=a.title,
+            outcome=a.status,
+            reasons=a.reasons,
+            diff=a.diff or None,
+            chosen=a.chosen,
+        )
+        for a in opt.attempts
+    ]
     return RewriteRequest(
-        kernel=kernel, launcher=launcher, profile=s.profile, finding=s.finding, formula=s.formula.name,
-        problem=s.formula.problem, techniques=list(s.formula.techniques), metric=s.formula.metric,
-        hardware=HardwareFacts(**opt.hardware), sites=sites,
-        launch={"grid": launch.get("grid"), "options": launch.get("options"), "written": written}, history=history,
-        evidence=next((d.evidence for d in s.report.diagnoses if d.kernel == s.profile.name), []))
+        kernel=kernel,
+        launcher=launcher,
+        profile=s.profile,
+        finding=s.finding,
+        formula=s.formula.name,
+        problem=s.formula.problem,
+        techniques=list(s.formula.techniques),
+        metric=s.formula.metric,
+        hardware=HardwareFacts(**opt.hardware),
+        sites=sites,
+        launch={"grid": launch.get("grid"), "options": launch.get("options"), "written": written},
+        history=history,
+        evidence=next((d.evidence for d in s.report.diagnoses if d.kernel == s.profile.name), []),
+    )
 
 
 def _budget_spent(s: Session, opt: Optimization) -> str | None:
@@ -261,8 +315,9 @@ def _changes(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, cand: Cand
     texts: dict[str, str] = {}
     allowed: dict[str, set[str]] = {}
     if cand.launcher is not None and launcher is None:
-        raise ScopeError("the launch cannot be rewritten here (it is outside the project or not a kernel[grid](...) "
-                         "statement)")
+        raise ScopeError(
+            "the launch cannot be rewritten here (it is outside the project or not a kernel[grid](...) statement)"
+        )
     edits = [(unit, new) for unit, new in ((kernel, cand.kernel), (launcher, cand.launcher)) if new is not None]
     for unit, new in sorted(edits, key=lambda e: -e[0].line):  # bottom-up: a statement's line stays valid
         text = texts.get(unit.relpath) or s.originals[unit.relpath]
@@ -274,15 +329,36 @@ def _changes(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, cand: Cand
             check_policy(unit.source, new, unit.name, kernel=unit is kernel)
     statement = launcher is not None and launcher.is_statement
     for rel, text in texts.items():
-        check_scope(s.originals[rel], text, allowed[rel], kernel=kernel.qualname if rel == kernel.relpath else None,
-                    launches=kernel.name if statement and rel == launcher.relpath else None)
+        check_scope(
+            s.originals[rel],
+            text,
+            allowed[rel],
+            kernel=kernel.qualname if rel == kernel.relpath else None,
+            launches=kernel.name if statement and rel == launcher.relpath else None,
+        )
     return texts
 
 
-def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: CodeUnit, launcher: CodeUnit | None,
-             cand: Candidate, work: Path, number: int, device: str | None) -> Attempt:
-    attempt = Attempt(number=number, rewriter=cand.rewriter, title=cand.title, rationale=cand.rationale,
-                      status="invalid", tokens=cand.tokens, before=opt.baseline.model_copy())
+def _attempt(
+    s: Session,
+    opt: Optimization,
+    reference: ReferenceRun,
+    kernel: CodeUnit,
+    launcher: CodeUnit | None,
+    cand: Candidate,
+    work: Path,
+    number: int,
+    device: str | None,
+) -> Attempt:
+    attempt = Attempt(
+        number=number,
+        rewriter=cand.rewriter,
+        title=cand.title,
+        rationale=cand.rationale,
+        status="invalid",
+        tokens=cand.tokens,
+        before=opt.baseline.model_copy(),
+    )
     if cand.invalid:
         attempt.reasons = f"- [{cand.invalid_kind}] {cand.invalid}"
         return attempt
@@ -304,8 +380,10 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     try:
         program, verdict = _validated(s, reference, changes, where, device, s.validation)
     except KeyboardInterrupt:  # the report keeps the attempt whose folder is already there
-        attempt.status, attempt.reasons = "interrupted", "- [interrupted] stopped by the user (Ctrl-C) while " \
-                                                         "it was being validated; not judged"
+        attempt.status, attempt.reasons = (
+            "interrupted",
+            "- [interrupted] stopped by the user (Ctrl-C) while it was being validated; not judged",
+        )
         opt.attempts.append(attempt)
         s.write()
         raise
@@ -313,13 +391,23 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
         # The limit scales with the load when the attempt starts; load that came later can still kill a good
         # candidate. Once more, with twice the time, in a fresh copy: a timeout says nothing about correctness.
         load = os.getloadavg()[0]
-        s.progress(f"attempt {number}: timed out while the machine was busy (load {load:.1f} on {os.cpu_count()} "
-                   "cores); once more with twice the time")
+        s.progress(
+            f"attempt {number}: timed out while the machine was busy (load {load:.1f} on {os.cpu_count()} "
+            "cores); once more with twice the time"
+        )
         shutil.rmtree(where, ignore_errors=True)
-        program, verdict = _validated(s, reference, changes, where, device,
-                                      s.validation.model_copy(update={"patience": 2 * s.validation.patience}))
-        verdict.notes.append(f"validated a second time after a timeout on a busy machine (load {load:.1f} on "
-                             f"{os.cpu_count()} cores), with twice the time")
+        program, verdict = _validated(
+            s,
+            reference,
+            changes,
+            where,
+            device,
+            s.validation.model_copy(update={"patience": 2 * s.validation.patience}),
+        )
+        verdict.notes.append(
+            f"validated a second time after a timeout on a busy machine (load {load:.1f} on "
+            f"{os.cpu_count()} cores), with twice the time"
+        )
     attempt.verdict = verdict
     attempt.seconds.update(verdict.seconds)
     begin = time.perf_counter()
@@ -337,12 +425,22 @@ def _attempt(s: Session, opt: Optimization, reference: ReferenceRun, kernel: Cod
     return attempt
 
 
-def _validated(s: Session, reference: ReferenceRun, changes: dict[str, str], where: Path, device: str | None,
-               settings: ValidationSettings) -> tuple[Program, Verdict]:
+def _validated(
+    s: Session,
+    reference: ReferenceRun,
+    changes: dict[str, str],
+    where: Path,
+    device: str | None,
+    settings: ValidationSettings,
+) -> tuple[Program, Verdict]:
     """The candidate's copy of the project, and the validators' verdict on it."""
     copy = copy_project(s.root, changes, where / "project", exclude=(s.out_dir,))
-    program = Program(copy, in_copy(s.report.run.command, s.root, copy),
-                      copy / Path(s.report.run.cwd).resolve().relative_to(s.root), env=pinned_env(device))
+    program = Program(
+        copy,
+        in_copy(s.report.run.command, s.root, copy),
+        copy / Path(s.report.run.cwd).resolve().relative_to(s.root),
+        env=pinned_env(device),
+    )
     return program, validate(reference, program, work_dir=where / "validation", settings=settings, trace=s.trace)
 
 
@@ -367,9 +465,12 @@ def _sanitize(s: Session, attempt: Attempt, reference: ReferenceRun, program: Pr
 
 
 def _measure(finding: Finding | None, profile: KernelProfile | None, time_source: str) -> Measure:
-    return Measure(metric=finding.metric.value if finding and finding.metric else None,
-                   metric_modelled=bool(finding and finding.modelled),
-                   kernel_time_s=profile.mean_time_s if profile else None, time_source=time_source)
+    return Measure(
+        metric=finding.metric.value if finding and finding.metric else None,
+        metric_modelled=bool(finding and finding.modelled),
+        kernel_time_s=profile.mean_time_s if profile else None,
+        time_source=time_source,
+    )
 
 
 def _baseline(s: Session) -> Measure:
@@ -390,14 +491,24 @@ def _measure_candidate(s: Session, recording: Recording, program: Program) -> Me
         from .profiling import region_timers
 
         s.progress("region timers: the candidate once more, instrumented")
-        timed = list(region_timers.collect(program.command, [profile], root=program.root, cwd=program.workdir(),
-                                           timeout_s=s.validation.timeout_s, env=program.env,
-                                           sandbox=s.sandbox, loops_only=True).evidence.values())
+        timed = list(
+            region_timers.collect(
+                program.command,
+                [profile],
+                root=program.root,
+                cwd=program.workdir(),
+                timeout_s=s.validation.timeout_s,
+                env=program.env,
+                sandbox=s.sandbox,
+                loops_only=True,
+            ).evidence.values()
+        )
     return _measure_in(s, recording, profile, recording.first("time_source", "unknown"), timed)
 
 
-def _measure_in(s: Session, recording: Recording, profile: KernelProfile, time_source: str,
-                timed: list[Evidence] = ()) -> Measure:
+def _measure_in(
+    s: Session, recording: Recording, profile: KernelProfile, time_source: str, timed: list[Evidence] = ()
+) -> Measure:
     """The formula asked again on one run's recording (and its region timers): its metric there,
     and the kernel time."""
     findings = s.formula.evaluate(profile, [*timed, *recording.evidence_of(profile.id)], s.registry)
@@ -417,19 +528,25 @@ def _decide(s: Session, attempt: Attempt) -> None:
             attempt.metric_improved = None
             reasons.append(f"- [metric] the candidate's {metric or 'metric'} could not be measured")
         else:
-            attempt.metric_improved = (after < before * (1 - IMPROVEMENT) if better == "lower"
-                                       else after > before * (1 + IMPROVEMENT))
+            attempt.metric_improved = (
+                after < before * (1 - IMPROVEMENT) if better == "lower" else after > before * (1 + IMPROVEMENT)
+            )
             if not attempt.metric_improved:
-                reasons.append(f"- [metric] correct, but {metric} did not improve: {before:g} -> {after:g} "
-                               f"({better} is better)")
+                reasons.append(
+                    f"- [metric] correct, but {metric} did not improve: {before:g} -> {after:g} ({better} is better)"
+                )
     fast_enough = verdict.accepted if verdict.faster is not None else verdict.speedup is None
     won = verdict.correct and fast_enough and attempt.metric_improved is True
     if attempt.chosen is not None:  # a sweep screens configs; the one it found is tried next, pinned
         won = False
-        reasons.insert(0, f"- [sweep] a screen, not a fix: its autotuner chose {_config_text(attempt.chosen)}, "
-                          "which the search tries next as a pinned config" if attempt.chosen else
-                          "- [sweep] a screen, not a fix: which config its autotuner chose could not be read from "
-                          "the candidate's run")
+        reasons.insert(
+            0,
+            f"- [sweep] a screen, not a fix: its autotuner chose {_config_text(attempt.chosen)}, "
+            "which the search tries next as a pinned config"
+            if attempt.chosen
+            else "- [sweep] a screen, not a fix: which config its autotuner chose could not be read from "
+            "the candidate's run",
+        )
     attempt.status = "accepted" if won else "timed-out" if _timed_out(verdict) else "rejected"
     attempt.reasons = "\n".join(r for r in reasons if r)
 
@@ -441,8 +558,9 @@ def _config_text(config: dict) -> str:
 def _summary(a: Attempt) -> str:
     text = f"attempt {a.number} ({a.rewriter}: {a.title}): {a.status}"
     if a.before and a.after and a.before.metric is not None and a.after.metric is not None:
-        text += f"; metric {a.before.metric:g} -> {a.after.metric:g}" + (" (modelled)" if a.after.metric_modelled
-                                                                          else "")
+        text += f"; metric {a.before.metric:g} -> {a.after.metric:g}" + (
+            " (modelled)" if a.after.metric_modelled else ""
+        )
     if a.verdict and a.verdict.speedup:
         sp = a.verdict.speedup
         text += f"; {sp.estimate:.2f}x [{sp.low:.2f}, {sp.high:.2f}]"

@@ -22,9 +22,31 @@ class _Model(BaseModel):
 
 
 ProblemKind = Literal[
-    "crash", "timeout", "not-launched", "dispatch-count", "side-stream", "shape", "dtype", "missing-output",
-    "mismatch", "nan", "inf", "all-zero", "unwritten", "precision", "stale-result", "replay-failed", "slower",
-    "not-faster", "implausible-speed", "capture", "unverified", "race", "aliased-output", "policy", "sanitizer",
+    "crash",
+    "timeout",
+    "not-launched",
+    "dispatch-count",
+    "side-stream",
+    "shape",
+    "dtype",
+    "missing-output",
+    "mismatch",
+    "nan",
+    "inf",
+    "all-zero",
+    "unwritten",
+    "precision",
+    "stale-result",
+    "replay-failed",
+    "slower",
+    "not-faster",
+    "implausible-speed",
+    "capture",
+    "unverified",
+    "race",
+    "aliased-output",
+    "policy",
+    "sanitizer",
 ]
 
 
@@ -137,19 +159,24 @@ class AccessSite(_Model):
     sectors: int = Field(description="32-byte sectors touched, counted per 32-lane group (a warp's request)")
     sector_efficiency: float = Field(description="bytes_requested / (32 * sectors); 1.0 is fully coalesced")
     lane_stride_elems: int | None = Field(
-        None, description="most common distance, in elements, between consecutive lanes' addresses (1: contiguous)")
+        None, description="most common distance, in elements, between consecutive lanes' addresses (1: contiguous)"
+    )
     lane_stride_share: float | None = Field(None, description="share of lane pairs at that distance")
     # atomics only
     lanes_per_address_max: int | None = Field(
-        None, description="serialisation depth: most lanes of one call that hit one address")
+        None, description="serialisation depth: most lanes of one call that hit one address"
+    )
     lanes_per_address_mean: float | None = None
     ops_per_address_max: int | None = Field(
-        None, description="atomic ops per distinct address over all sampled programs")
+        None, description="atomic ops per distinct address over all sampled programs"
+    )
     ops_per_address_mean: float | None = None
     distinct_addresses: int | None = None
     other_programs_per_address: float | None = Field(
-        None, description="estimated programs of the whole grid, besides an op's own, that update the address it "
-                          "updates (contention between programs)")
+        None,
+        description="estimated programs of the whole grid, besides an op's own, that update the address it "
+        "updates (contention between programs)",
+    )
     lanes_per_program: float | None = Field(None, description="active atomic lanes per sampled program")
 
 
@@ -202,13 +229,19 @@ class Regions(_Model):
     loop_iterations: float | None = Field(None, description="per warp, from the loop regions' executions")
     iteration_cycles: float | None = None
     exposed_memory_share: float | None = Field(
-        None, description="of the main loop's time, the share warps spend in memory statements (loads waiting "
-                          "for their data): what pipelining hides")
+        None,
+        description="of the main loop's time, the share warps spend in memory statements (loads waiting "
+        "for their data): what pipelining hides",
+    )
     compute_share: float | None = None
-    unattributed_share: float | None = Field(None, description="loop time outside every region (waits the "
-                                                               "compiler placed between statements)")
-    overlap: float | None = Field(None, description="per CTA, time some warp is in a memory region while "
-                                                    "another is in a compute region over the time either is")
+    unattributed_share: float | None = Field(
+        None, description="loop time outside every region (waits the compiler placed between statements)"
+    )
+    overlap: float | None = Field(
+        None,
+        description="per CTA, time some warp is in a memory region while "
+        "another is in a compute region over the time either is",
+    )
     overlap_per_cta: dict[int, float] = Field(default_factory=dict, description="first 64 CTAs")
     critical_path: list[dict] = Field(default_factory=list)
     warp_group_wait_cycles: dict[str, float] | None = None
@@ -292,8 +325,9 @@ class Attempt(_Model):
     rationale: str = ""
     status: Literal["accepted", "rejected", "invalid", "timed-out", "interrupted"] = Field(
         description="invalid: failed the checks before any run (syntax, scope, not the same kernel); timed-out: a "
-                    "run of it outlasted its limit (also after one retry on a busy machine), so it was not judged; "
-                    "interrupted: the user stopped the run (Ctrl-C) while it was being validated")
+        "run of it outlasted its limit (also after one retry on a busy machine), so it was not judged; "
+        "interrupted: the user stopped the run (Ctrl-C) while it was being validated"
+    )
     reasons: str = Field("", description="why it was rejected; what the next rewrite is told")
     files: list[str] = Field(default_factory=list, description="project files the candidate changes")
     diff: str = ""
@@ -301,12 +335,16 @@ class Attempt(_Model):
     before: Measure | None = None
     after: Measure | None = None
     metric_improved: bool | None = None
-    chosen: dict | None = Field(None, description="for a sweep (search): the launch config its autotuner chose in "
-                                                  "the candidate's run (num_warps, num_stages), tried next pinned")
+    chosen: dict | None = Field(
+        None,
+        description="for a sweep (search): the launch config its autotuner chose in "
+        "the candidate's run (num_warps, num_stages), tried next pinned",
+    )
     tokens: int = 0
     seconds: dict[str, float] = Field(default_factory=dict, description="rewrite, candidate_run, replay, timing")
-    device: str | None = Field(None, description="with --devices: the GPU its runs were pinned to "
-                                                 "(CUDA_VISIBLE_DEVICES)")
+    device: str | None = Field(
+        None, description="with --devices: the GPU its runs were pinned to (CUDA_VISIBLE_DEVICES)"
+    )
 
 
 class Optimization(_Model):
@@ -314,10 +352,13 @@ class Optimization(_Model):
     rewriters: list[str]
     status: Literal["running", "won", "no-win", "interrupted", "failed"]
     budget: dict[str, float | int | None] = Field(description="max_attempts, time_budget_s, max_tokens")
-    devices: list[str] = Field(default_factory=list, description="GPUs a round's candidates were validated on in "
-                                                                  "parallel (--devices); empty: the caller's own")
-    sandbox: str | None = Field(None, description="how candidate code was confined; 'off (--no-sandbox) ...' when "
-                                                  "the user opted out")
+    devices: list[str] = Field(
+        default_factory=list,
+        description="GPUs a round's candidates were validated on in parallel (--devices); empty: the caller's own",
+    )
+    sandbox: str | None = Field(
+        None, description="how candidate code was confined; 'off (--no-sandbox) ...' when the user opted out"
+    )
     hardware: dict = Field(default_factory=dict)
     baseline: Measure
     attempts: list[Attempt] = Field(default_factory=list)

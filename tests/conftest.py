@@ -26,13 +26,19 @@ def doc_block(page: str, marker: str) -> str:
     """The fenced Python block that follows `<!-- marker -->` in a documentation page (relative to
     the repository): the docs' examples are the code the tests run."""
     text = (REPO / page).read_text()
-    return text[text.index(f"<!-- {marker} -->"):].split("```python\n", 1)[1].split("```", 1)[0]
+    return text[text.index(f"<!-- {marker} -->") :].split("```python\n", 1)[1].split("```", 1)[0]
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 600):
     """`intelliperf ARGS` in a real subprocess, as a user would run it."""
-    return subprocess.run([sys.executable, "-m", "intelliperf", *args], cwd=cwd or REPO, env=env or os.environ.copy(),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "intelliperf", *args],
+        cwd=cwd or REPO,
+        env=env or os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -63,8 +63,15 @@ def test_action_metadata_follows_githubs_rules():
 
 def test_every_input_reaches_the_entry_script():
     env = _optimize_step()["env"]
-    other_steps = {"python-version", "extra-pip-args", "working-directory", "github-token", "model-api-key",
-                   "upload-artifact", "artifact-name"}
+    other_steps = {
+        "python-version",
+        "extra-pip-args",
+        "working-directory",
+        "github-token",
+        "model-api-key",
+        "upload-artifact",
+        "artifact-name",
+    }
     for name in set(ACTION["inputs"]) - other_steps:
         variable = "INPUT_" + name.upper().replace("-", "_")
         assert env.get(variable) == f"${{{{ inputs.{name} }}}}", name
@@ -90,7 +97,7 @@ def test_workflows_are_well_formed_and_use_the_action_correctly():
                     assert required <= given, (path, required - given)
     ci = yaml.safe_load((REPO / ".github/workflows/ci.yml").read_text())
     runs = [s.get("run", "") for job in ci["jobs"].values() for s in job["steps"]]
-    assert "bash .ci/run" in runs and "ruff check ." in runs
+    assert "bash .ci/run" in runs and "ruff check ." in runs and "ruff format --check ." in runs
 
 
 def _substitute(value: str, inputs: dict) -> str:
@@ -113,8 +120,9 @@ def _run_step(step: dict, with_: dict, runner_env: dict, cwd: Path) -> subproces
     inputs = {n: with_[n] if n in with_ else _substitute(s.get("default", ""), {}) for n, s in ACTION["inputs"].items()}
     env = {**runner_env, **{k: _substitute(v, inputs) for k, v in step.get("env", {}).items()}}
     workdir = cwd / _substitute(step.get("working-directory", "."), inputs)
-    return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=workdir, env=env, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        ["bash", "-e", "-c", step["run"]], cwd=workdir, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_the_action_optimizes_and_opens_a_pull_request_end_to_end(tmp_path):
@@ -124,15 +132,30 @@ def test_the_action_optimizes_and_opens_a_pull_request_end_to_end(tmp_path):
     key = "sk-model-key-never-in-reports"
     replies = [Reply(content=_answer(_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program."))]
     with ScriptedServer(replies) as model, FakeGitHub("octo/kernels", TOKEN) as api:
-        with_ = {"command": f"python contended_sum.py {' '.join(SMALL)}", "working-directory": "project",
-                 "model": "scripted-model", "api-base": model.url, "rewriter": "llm", "max-attempts": "2",
-                 "device": "cpu", "create-pr": "true", "pr-labels": "performance, intelliperf",
-                 "github-token": TOKEN, "model-api-key": key}
+        with_ = {
+            "command": f"python contended_sum.py {' '.join(SMALL)}",
+            "working-directory": "project",
+            "model": "scripted-model",
+            "api-base": model.url,
+            "rewriter": "llm",
+            "max-attempts": "2",
+            "device": "cpu",
+            "create-pr": "true",
+            "pr-labels": "performance, intelliperf",
+            "github-token": TOKEN,
+            "model-api-key": key,
+        }
         runner = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
-        runner.update({"GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(summary),
-                       "INTELLIPERF_CACHE_DIR": str(tmp_path / "cache"),
-                       "GITHUB_REPOSITORY": "octo/kernels", "GITHUB_API_URL": api.url,
-                       "GITHUB_WORKSPACE": str(workspace)})
+        runner.update(
+            {
+                "GITHUB_OUTPUT": str(outputs),
+                "GITHUB_STEP_SUMMARY": str(summary),
+                "INTELLIPERF_CACHE_DIR": str(tmp_path / "cache"),
+                "GITHUB_REPOSITORY": "octo/kernels",
+                "GITHUB_API_URL": api.url,
+                "GITHUB_WORKSPACE": str(workspace),
+            }
+        )
         done = _run_step(_optimize_step(), with_, runner, workspace)
         model_headers = list(model.headers)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -161,8 +184,9 @@ def test_a_bad_input_is_a_clear_error(tmp_path):
     step = _optimize_step()
     done = _run_step(step, {"command": "  ", "create-pr": "false", "github-token": ""}, dict(os.environ), tmp_path)
     assert done.returncode != 0 and "the `command` input is empty" in done.stderr and "Traceback" not in done.stderr
-    done = _run_step(step, {"command": "python x.py", "create-pr": "yes", "github-token": ""}, dict(os.environ),
-                     tmp_path)
+    done = _run_step(
+        step, {"command": "python x.py", "create-pr": "yes", "github-token": ""}, dict(os.environ), tmp_path
+    )
     assert done.returncode != 0 and "create-pr must be true or false" in done.stderr
 
 
@@ -194,15 +218,24 @@ def test_the_install_step_makes_a_venv_that_sees_the_jobs_packages(tmp_path):
     step = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "install")
     job = Path(sys.executable).parent  # `python` on PATH is the job's (here a venv, as jobs often set up)
     outputs = tmp_path / "github_output"
-    runner = {**os.environ, "PATH": f"{job}{os.pathsep}{os.environ['PATH']}", "RUNNER_TEMP": str(tmp_path),
-              "GITHUB_OUTPUT": str(outputs)}  # pip may fetch the build backend (setuptools) from PyPI
+    runner = {
+        **os.environ,
+        "PATH": f"{job}{os.pathsep}{os.environ['PATH']}",
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(outputs),
+    }  # pip may fetch the build backend (setuptools) from PyPI
     with_ = {"command": "python x.py", "extra-pip-args": "--no-deps", "device": "cpu"}
     done = _run_step(step, with_, runner, tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     python = outputs.read_text().strip().removeprefix("python=")
     assert python == str(tmp_path / "intelliperf-venv" / "bin" / "python")
-    probe = subprocess.run([python, "-c", "import intelliperf, torch; print(intelliperf.__file__, torch.__file__)"],
-                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    probe = subprocess.run(
+        [python, "-c", "import intelliperf, torch; print(intelliperf.__file__, torch.__file__)"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert probe.returncode == 0, probe.stderr
     ours, torch_file = probe.stdout.split()
     assert ours.startswith(str(tmp_path / "intelliperf-venv"))  # installed in its own environment

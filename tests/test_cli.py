@@ -16,8 +16,23 @@ def test_diagnose_names_the_kernel_and_atomic_line(tmp_path):
     out, md = tmp_path / "report.json", tmp_path / "report.md"
     script = EXAMPLES / "contended_sum.py"
     sarif = tmp_path / "findings.sarif"
-    result = run_cli("diagnose", "--formula", "atomicContention", "--output", str(out), "--markdown", str(md),
-                     "--sarif", str(sarif), "--device", "cpu", "--", sys.executable, str(script), *SMALL)
+    result = run_cli(
+        "diagnose",
+        "--formula",
+        "atomicContention",
+        "--output",
+        str(out),
+        "--markdown",
+        str(md),
+        "--sarif",
+        str(sarif),
+        "--device",
+        "cpu",
+        "--",
+        sys.executable,
+        str(script),
+        *SMALL,
+    )
     assert result.returncode == 0, result.stderr
     assert "contended_sum_kernel" in result.stdout
     assert "tl.atomic_add(out_ptr + zeros, x, mask=mask)" in result.stdout
@@ -59,8 +74,18 @@ def test_clean_kernel_exits_zero_with_no_finding():
     # Without TRITON_DEFAULT_FP_FUSION, Triton 3.9 warns in every process; neither intelliperf nor
     # the program it runs repeats that notice.
     env = {k: v for k, v in os.environ.items() if k != "TRITON_DEFAULT_FP_FUSION"}
-    result = run_cli("diagnose", "-f", "atomicContention", "--device", "cpu", "--", sys.executable,
-                     str(EXAMPLES / "reduced_sum.py"), *SMALL, env=env)
+    result = run_cli(
+        "diagnose",
+        "-f",
+        "atomicContention",
+        "--device",
+        "cpu",
+        "--",
+        sys.executable,
+        str(EXAMPLES / "reduced_sum.py"),
+        *SMALL,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr
     assert "No atomicContention bottleneck" in result.stdout
     assert "FP_FUSION" not in result.stderr + result.stdout
@@ -68,7 +93,8 @@ def test_clean_kernel_exits_zero_with_no_finding():
 
 def test_published_schema_is_current():
     assert json.loads(SCHEMA_PATH.read_text()) == report_schema(), (
-        "regenerate with: intelliperf schema > intelliperf/schema/report.schema.json")
+        "regenerate with: intelliperf schema > intelliperf/schema/report.schema.json"
+    )
 
 
 def test_schema_command_prints_the_schema():
@@ -91,23 +117,32 @@ def test_help_is_fast_and_lists_commands():
     assert "diagnose" in result.stdout
 
 
-@pytest.mark.parametrize("args, code, message", [
-    (["diagnose"], 3, "no command to run"),
-    (["diagnose", "--", "no-such-program-xyz"], 3, "command not found: 'no-such-program-xyz'"),
-    (["diagnose", "--", sys.executable, str(PROGRAMS / "fails.py")], 3, "could not open dataset.bin"),
-    (["diagnose", "--", sys.executable, str(PROGRAMS / "no_triton.py")], 4, "launched no Triton kernel"),
-    (["diagnose", "--", "true"], 4, "no Python process of it started the recorder"),
-    (["diagnose", "--kernel", "nomatch", "--", sys.executable, str(PROGRAMS / "many_launches.py"), "2"], 4,
-     "matches none of the launched kernels: tiny_kernel"),
-    (["diagnose", "--kernel", "(", "--", "true"], 2, "not a valid regular expression"),
-    (["diagnose", "-f", "atomicContentoin", "--", "true"], 2,
-     "registered formulas: atomicContention, bankConflict, diagnoseOnly"),
-    (["diagnose", "--formula-path", "missing.py", "--", "true"], 2, "formula file not found"),
-    (["diagnose", "-O", "min_depth", "-f", "atomicContention", "--", "true"], 2, "expects KEY=VALUE"),
-    (["diagnose", "--top-n", "0", "--", "true"], 2, "--top-n must be at least 1"),
-    (["diagnose", "--device", "tpu", "--", "true"], 2, "'tpu' is not one of 'auto', 'cpu', 'gpu'"),
-    (["optimize", "--counters", "perf", "--", "true"], 2, "'perf' is not one of 'auto', 'ncu', 'rocprofv3', 'off'"),
-])
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["diagnose"], 3, "no command to run"),
+        (["diagnose", "--", "no-such-program-xyz"], 3, "command not found: 'no-such-program-xyz'"),
+        (["diagnose", "--", sys.executable, str(PROGRAMS / "fails.py")], 3, "could not open dataset.bin"),
+        (["diagnose", "--", sys.executable, str(PROGRAMS / "no_triton.py")], 4, "launched no Triton kernel"),
+        (["diagnose", "--", "true"], 4, "no Python process of it started the recorder"),
+        (
+            ["diagnose", "--kernel", "nomatch", "--", sys.executable, str(PROGRAMS / "many_launches.py"), "2"],
+            4,
+            "matches none of the launched kernels: tiny_kernel",
+        ),
+        (["diagnose", "--kernel", "(", "--", "true"], 2, "not a valid regular expression"),
+        (
+            ["diagnose", "-f", "atomicContentoin", "--", "true"],
+            2,
+            "registered formulas: atomicContention, bankConflict, diagnoseOnly",
+        ),
+        (["diagnose", "--formula-path", "missing.py", "--", "true"], 2, "formula file not found"),
+        (["diagnose", "-O", "min_depth", "-f", "atomicContention", "--", "true"], 2, "expects KEY=VALUE"),
+        (["diagnose", "--top-n", "0", "--", "true"], 2, "--top-n must be at least 1"),
+        (["diagnose", "--device", "tpu", "--", "true"], 2, "'tpu' is not one of 'auto', 'cpu', 'gpu'"),
+        (["optimize", "--counters", "perf", "--", "true"], 2, "'perf' is not one of 'auto', 'ncu', 'rocprofv3', 'off'"),
+    ],
+)
 def test_user_errors_are_clear_and_without_traceback(args, code, message):
     result = run_cli(*args)
     assert result.returncode == code, (result.stdout, result.stderr)
@@ -159,17 +194,20 @@ def test_version():
     assert result.returncode == 0 and result.stdout.strip() == f"intelliperf {__version__}"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["optimize", "--time-budget", "-5"], "--time-budget must be a positive number of seconds, got -5"),
-    (["optimize", "--candidates", "0"], "--candidates must be at least 1, got 0"),
-    (["optimize", "--max-tokens", "0"], "--max-tokens must be at least 1, got 0"),
-    (["optimize", "--out-dir", "{file}"], "is a file; it takes a folder"),
-    (["optimize", "-o", "{folder}"], "is a folder; it takes a file name"),
-    (["diagnose", "--markdown", "{folder}"], "--markdown {folder} is a folder"),
-    (["diagnose", "--profile-dir", "{file}"], "--profile-dir {file} is a file"),
-    (["regions", "--out-dir", "{file}"], "--out-dir {file} is a file"),
-    (["optimize", "--sample-programs", "8", "--profile-dir", "{file}"], "--profile-dir {file} is a file"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["optimize", "--time-budget", "-5"], "--time-budget must be a positive number of seconds, got -5"),
+        (["optimize", "--candidates", "0"], "--candidates must be at least 1, got 0"),
+        (["optimize", "--max-tokens", "0"], "--max-tokens must be at least 1, got 0"),
+        (["optimize", "--out-dir", "{file}"], "is a file; it takes a folder"),
+        (["optimize", "-o", "{folder}"], "is a folder; it takes a file name"),
+        (["diagnose", "--markdown", "{folder}"], "--markdown {folder} is a folder"),
+        (["diagnose", "--profile-dir", "{file}"], "--profile-dir {file} is a file"),
+        (["regions", "--out-dir", "{file}"], "--out-dir {file} is a file"),
+        (["optimize", "--sample-programs", "8", "--profile-dir", "{file}"], "--profile-dir {file} is a file"),
+    ],
+)
 def test_bad_values_and_paths_are_refused_before_anything_runs(tmp_path, args, message):
     """Checked before the program runs (it would write `ran` into the folder) and before any
     report is written: exit 2, one clear line, no traceback, no stray NAME.tmp."""

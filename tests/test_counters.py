@@ -36,8 +36,18 @@ def _evidence(name: str, source: Path, formula: str) -> Evidence:
 
 
 def _profile(name: str, source: Path, def_line: int) -> KernelProfile:
-    return KernelProfile(id=name, name=name, file=str(source), line=def_line, launches=1, timed_launches=1,
-                         total_time_s=1e-4, mean_time_s=1e-4, share=1.0, signatures=[])
+    return KernelProfile(
+        id=name,
+        name=name,
+        file=str(source),
+        line=def_line,
+        launches=1,
+        timed_launches=1,
+        total_time_s=1e-4,
+        mean_time_s=1e-4,
+        share=1.0,
+        signatures=[],
+    )
 
 
 def test_numbers_as_ncu_prints_them():
@@ -49,8 +59,11 @@ def test_numbers_as_ncu_prints_them():
 
 
 def test_raw_page_of_the_bank_conflict_example():
-    metrics = ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "gpu__time_duration.sum",
-               "smsp__no_such_metric.sum"]
+    metrics = [
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+        "gpu__time_duration.sum",
+        "smsp__no_such_metric.sum",
+    ]
     [launch] = ncu.parse_raw((FIXTURES / "ncu" / "column_sums-raw.csv").read_text(), metrics)
     assert launch.kernel == "column_sums_kernel"
     assert launch.metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 1835037
@@ -113,16 +126,22 @@ def test_errors_a_user_must_act_on():
 
 def test_metrics_this_gpu_lacks_are_dropped():
     known = ncu.query_metrics((FIXTURES / "ncu" / "query-metrics-excerpt.txt").read_text())
-    kept, dropped = ncu.supported(["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-                                   "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
-                                   "lts__t_requests_op_red_nonexistent.sum"], known)
+    kept, dropped = ncu.supported(
+        [
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+            "lts__t_requests_op_red_nonexistent.sum",
+        ],
+        known,
+    )
     assert dropped == ["lts__t_requests_op_red_nonexistent.sum"] and len(kept) == 2
 
 
 def test_memory_access_judges_on_counters_and_names_lines():
     formula = default_registry().create("memoryAccess")
-    finding = formula.diagnose(_profile("column_copy_kernel", COPY, 16), [_evidence("column_copy", COPY,
-                                                                                       "memoryAccess")])
+    finding = formula.diagnose(
+        _profile("column_copy_kernel", COPY, 16), [_evidence("column_copy", COPY, "memoryAccess")]
+    )
     assert finding.present and not finding.modelled and finding.evidence_backend == "ncu"
     assert finding.metric.value == 0.125
     assert [s.line for s in finding.lines] == [20, 21]
@@ -135,8 +154,14 @@ def test_memory_access_leaves_atomic_lines_to_atomic_contention():
     not named; the load line still is."""
     formula = default_registry().create("memoryAccess")
     counted = _evidence("column_copy", COPY, "memoryAccess")
-    atomic = counted.model_copy(update={"lines": [c.model_copy(update={"instructions": ["RED.E.ADD.STRONG.GPU"]})
-                                                  if c.line == 21 else c for c in counted.lines]})
+    atomic = counted.model_copy(
+        update={
+            "lines": [
+                c.model_copy(update={"instructions": ["RED.E.ADD.STRONG.GPU"]}) if c.line == 21 else c
+                for c in counted.lines
+            ]
+        }
+    )
     finding = formula.diagnose(_profile("column_copy_kernel", COPY, 16), [atomic])
     assert finding.present and [s.line for s in finding.lines] == [20]
 
@@ -146,16 +171,33 @@ def test_bank_conflict_on_counters_puts_the_helper_line_back_in_the_kernel():
 
     formula = default_registry().create("bankConflict")
     counted = _evidence("column_sums", BANK, "bankConflict")
-    static = Evidence(backend="static", modelled=False, kernel="column_sums_kernel", facts=[
-        StaticFact(target="cuda:90", file=str(BANK), line=25, kind=k, instruction=i, count=2)
-        for k, i in (("shared_load", "ld.shared (float)"), ("shared_store", "st.shared (float)"))])
+    static = Evidence(
+        backend="static",
+        modelled=False,
+        kernel="column_sums_kernel",
+        facts=[
+            StaticFact(target="cuda:90", file=str(BANK), line=25, kind=k, instruction=i, count=2)
+            for k, i in (("shared_load", "ld.shared (float)"), ("shared_store", "st.shared (float)"))
+        ],
+    )
     finding = formula.diagnose(_profile("column_sums_kernel", BANK, 19), [counted, static])
     assert finding.present and finding.severity == "high"
     assert finding.metric.name == "bank_conflict_share" and finding.metric.value == pytest.approx(0.8247, abs=1e-3)
     assert finding.lines[0].line == 25 and "standard.py" in finding.lines[0].detail
-    clean = formula.diagnose(_profile("column_sums_kernel", BANK, 19), [counted.model_copy(update={
-        "metrics": {**counted.metrics, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 0.0,
-                    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 0.0}})])
+    clean = formula.diagnose(
+        _profile("column_sums_kernel", BANK, 19),
+        [
+            counted.model_copy(
+                update={
+                    "metrics": {
+                        **counted.metrics,
+                        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 0.0,
+                        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 0.0,
+                    }
+                }
+            )
+        ],
+    )
     assert not clean.present
 
 
@@ -170,27 +212,36 @@ def test_bank_conflicts_of_an_exchange_done_once_after_the_loop_are_not_the_bott
     counted = _evidence("column_sums", BANK, "bankConflict")
     kernel = _profile("column_sums_kernel", BANK, 19)
     assert formula.diagnose(kernel, [counted]).present  # most conflicts inside tl.sum, call site unknown
-    static = Evidence(backend="static", modelled=False, kernel="column_sums_kernel", facts=[
-        StaticFact(target="cuda:90", file=str(BANK), line=26, kind=k, instruction=i, count=2)
-        for k, i in (("shared_load", "ld.shared (float)"), ("shared_store", "st.shared (float)"))])
+    static = Evidence(
+        backend="static",
+        modelled=False,
+        kernel="column_sums_kernel",
+        facts=[
+            StaticFact(target="cuda:90", file=str(BANK), line=26, kind=k, instruction=i, count=2)
+            for k, i in (("shared_load", "ld.shared (float)"), ("shared_store", "st.shared (float)"))
+        ],
+    )
     once = formula.diagnose(kernel, [counted, static])  # the round trip at line 26, after the loop
     assert not once.present and "once per program" in once.explanation and not once.modelled
-    assert formula.diagnose(kernel, [counted, static.model_copy(update={"facts": [
-        f.model_copy(update={"line": 25}) for f in static.facts]})]).present  # the static view puts it in the loop
+    assert formula.diagnose(
+        kernel,
+        [counted, static.model_copy(update={"facts": [f.model_copy(update={"line": 25}) for f in static.facts]})],
+    ).present  # the static view puts it in the loop
 
 
 def test_rocprofv3_command_and_recorded_collection(tmp_path):
-    args = rocprof.profile_command("/opt/rocm/bin/rocprofv3", ["column_sums_kernel"], ["SQ_LDS_BANK_CONFLICT"],
-                                   tmp_path, ["python", "app.py"])
+    args = rocprof.profile_command(
+        "/opt/rocm/bin/rocprofv3", ["column_sums_kernel"], ["SQ_LDS_BANK_CONFLICT"], tmp_path, ["python", "app.py"]
+    )
     assert args[args.index("--pmc") + 1] == "SQ_LDS_BANK_CONFLICT"
     assert args[args.index("--kernel-include-regex") + 1] == "^(column_sums_kernel)$"
     assert args[args.index("--output-format") + 1] == "csv" and args[-3:] == ["--", "python", "app.py"]
-    parsed = rocprof.parse_counter_collection(
-        (FIXTURES / "rocprof" / "intelliperf_counter_collection.csv").read_text())
+    parsed = rocprof.parse_counter_collection((FIXTURES / "rocprof" / "intelliperf_counter_collection.csv").read_text())
     assert [len(v) for v in parsed.values()] == [2, 1]  # dispatches per kernel, ".kd" stripped from names
     assert parsed["column_sums_kernel"][0]["SQ_LDS_BANK_CONFLICT"] == 1843200
-    ev = Evidence(backend="rocprofv3", modelled=False, kernel="column_sums_kernel",
-                  metrics=parsed["column_sums_kernel"][0])
+    ev = Evidence(
+        backend="rocprofv3", modelled=False, kernel="column_sums_kernel", metrics=parsed["column_sums_kernel"][0]
+    )
     finding = default_registry().create("bankConflict").diagnose(_profile("column_sums_kernel", BANK, 19), [ev])
     assert finding.present and finding.metric.value == 0.75 and finding.evidence_backend == "rocprofv3"
 
@@ -211,8 +262,22 @@ def test_backend_choice_on_this_machine(monkeypatch):
 
 
 def test_cli_counters_ncu_without_a_gpu_is_a_usage_error():
-    result = run_cli("diagnose", "-f", "memoryAccess", "--counters", "ncu", "--device", "cpu", "--",
-                     sys.executable, str(COPY), "--m", "64", "--n", "64")
+    result = run_cli(
+        "diagnose",
+        "-f",
+        "memoryAccess",
+        "--counters",
+        "ncu",
+        "--device",
+        "cpu",
+        "--",
+        sys.executable,
+        str(COPY),
+        "--m",
+        "64",
+        "--n",
+        "64",
+    )
     assert result.returncode == 2, result.stderr
     assert "--counters ncu needs the kernels compiled on a GPU" in result.stderr
     assert "Traceback" not in result.stderr

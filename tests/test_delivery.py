@@ -23,8 +23,10 @@ TOKEN = "ghs_test_token_do_not_leak_0123456789"
 BRANCH = "intelliperf/atomicContention/contended_sum_kernel"
 # A local edit the user has not committed, in a file the fix does not change; it also records the
 # GitHub token as every run of the program sees it (it must never see one).
-PROBE = ("\nimport os as _os\nif _os.environ.get('ENV_PROBE'):\n"
-         "    open(_os.environ['ENV_PROBE'], 'a').write(repr(_os.environ.get('GITHUB_TOKEN')) + '\\n')\n")
+PROBE = (
+    "\nimport os as _os\nif _os.environ.get('ENV_PROBE'):\n"
+    "    open(_os.environ['ENV_PROBE'], 'a').write(repr(_os.environ.get('GITHUB_TOKEN')) + '\\n')\n"
+)
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -45,11 +47,18 @@ def _repository(tmp_path: Path) -> tuple[Path, Path]:
 
 def _snapshot(project: Path) -> dict:
     """Everything a user would notice: every file's bytes, the index, status, HEAD and its branch."""
-    files = {str(p.relative_to(project)): p.read_bytes() for p in sorted(project.rglob("*"))
-             if p.is_file() and ".git" not in p.relative_to(project).parts}
-    return {"files": files, "index": _git(project, "ls-files", "--stage"), "status": _git(project, "status",
-            "--porcelain"), "head": _git(project, "rev-parse", "HEAD"), "branch": _git(project, "branch",
-                                                                                      "--show-current")}
+    files = {
+        str(p.relative_to(project)): p.read_bytes()
+        for p in sorted(project.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(project).parts
+    }
+    return {
+        "files": files,
+        "index": _git(project, "ls-files", "--stage"),
+        "status": _git(project, "status", "--porcelain"),
+        "head": _git(project, "rev-parse", "HEAD"),
+        "branch": _git(project, "branch", "--show-current"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +70,37 @@ def published(tmp_path_factory):
     before = _snapshot(project)
     with FakeGitHub("octo/kernels", TOKEN) as api:
         env = {**os.environ, "GITHUB_TOKEN": TOKEN, "ENV_PROBE": str(probe)}
-        done = run_cli("optimize", "--out-dir", str(out), "--create-pr", "--github-repo", "octo/kernels",
-                       "--github-api", api.url, "--pr-label", "performance", "--pr-label", "intelliperf", "--",
-                       sys.executable, "contended_sum.py", *SMALL, cwd=project, env=env)
-        yield {"done": done, "project": project, "remote": remote, "api": api, "out": out, "before": before,
-               "after": _snapshot(project), "probe": probe, "tmp": tmp}
+        done = run_cli(
+            "optimize",
+            "--out-dir",
+            str(out),
+            "--create-pr",
+            "--github-repo",
+            "octo/kernels",
+            "--github-api",
+            api.url,
+            "--pr-label",
+            "performance",
+            "--pr-label",
+            "intelliperf",
+            "--",
+            sys.executable,
+            "contended_sum.py",
+            *SMALL,
+            cwd=project,
+            env=env,
+        )
+        yield {
+            "done": done,
+            "project": project,
+            "remote": remote,
+            "api": api,
+            "out": out,
+            "before": before,
+            "after": _snapshot(project),
+            "probe": probe,
+            "tmp": tmp,
+        }
 
 
 def test_create_pr_pushes_a_commit_and_opens_a_pull_request_with_the_evidence(published):
@@ -90,15 +125,24 @@ def test_create_pr_pushes_a_commit_and_opens_a_pull_request_with_the_evidence(pu
 
     # The API calls: look for an open PR, open one, label it; the token only in the Authorization header.
     assert [(r.method, r.path.split("?")[0]) for r in api.requests] == [
-        ("GET", "/repos/octo/kernels/pulls"), ("POST", "/repos/octo/kernels/pulls"),
-        ("POST", "/repos/octo/kernels/issues/1/labels")]
+        ("GET", "/repos/octo/kernels/pulls"),
+        ("POST", "/repos/octo/kernels/pulls"),
+        ("POST", "/repos/octo/kernels/issues/1/labels"),
+    ]
     assert "head=octo:" + BRANCH in api.requests[0].path
     create = api.requests[1].body
     assert (create["head"], create["base"]) == (BRANCH, "main")
     body = create["body"]
-    for needle in ("## `contended_sum_kernel`: atomicContention", "contended_sum.py:", "atomic_serialisation_depth",
-                   "1024 → 1", "## Correctness", "dispatches", "rewriter `recipes`, attempt 1 of 1",
-                   "<details><summary>Full intelliperf report (JSON)</summary>"):
+    for needle in (
+        "## `contended_sum_kernel`: atomicContention",
+        "contended_sum.py:",
+        "atomic_serialisation_depth",
+        "1024 → 1",
+        "## Correctness",
+        "dispatches",
+        "rewriter `recipes`, attempt 1 of 1",
+        "<details><summary>Full intelliperf report (JSON)</summary>",
+    ):
         assert needle in body, needle
     assert len(body) <= github.BODY_LIMIT
     assert all(TOKEN not in json.dumps(r.body) and TOKEN not in r.path for r in api.requests)
@@ -123,8 +167,9 @@ def test_a_rerun_updates_the_same_pull_request(published, monkeypatch):
     api, project = published["api"], published["project"]
     report = Report.model_validate_json((published["out"] / "report.json").read_text())
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    ready = prepare(Publish(create_pr=True, github_repo="octo/kernels", github_api=api.url, labels=["performance"]),
-                    project)
+    ready = prepare(
+        Publish(create_pr=True, github_repo="octo/kernels", github_api=api.url, labels=["performance"]), project
+    )
     again = deliver(ready, report)
     assert (again.pr_number, again.pr_action) == (1, "updated") and len(api.pulls) == 1
     assert [r.method for r in api.requests[-3:]] == ["GET", "PATCH", "POST"]
@@ -151,13 +196,26 @@ def test_refusals_come_before_any_run(tmp_path):
     cases = [(plain, ["--branch"], {}, "needs a git repository")]
     project, _ = _repository(tmp_path)
     env = {k: v for k, v in os.environ.items() if k not in github.TOKEN_VARIABLES}
-    cases += [(project, ["--create-pr", "--github-repo", "o/r"], env, "needs a GitHub token in GITHUB_TOKEN"),
-              (project, ["--create-pr"], {**env, "GITHUB_TOKEN": TOKEN}, "cannot tell the GitHub repository"),
-              (project, ["--create-pr", "--remote", "upstream", "--github-repo", "o/r"], {**env, "GITHUB_TOKEN": TOKEN},
-               "no git remote named 'upstream'")]
+    cases += [
+        (project, ["--create-pr", "--github-repo", "o/r"], env, "needs a GitHub token in GITHUB_TOKEN"),
+        (project, ["--create-pr"], {**env, "GITHUB_TOKEN": TOKEN}, "cannot tell the GitHub repository"),
+        (
+            project,
+            ["--create-pr", "--remote", "upstream", "--github-repo", "o/r"],
+            {**env, "GITHUB_TOKEN": TOKEN},
+            "no git remote named 'upstream'",
+        ),
+    ]
     for cwd, options, extra, message in cases:
-        done = run_cli("optimize", *options, "--", sys.executable, "missing_program.py", cwd=cwd,
-                       env={**os.environ, **extra} if extra else None)
+        done = run_cli(
+            "optimize",
+            *options,
+            "--",
+            sys.executable,
+            "missing_program.py",
+            cwd=cwd,
+            env={**os.environ, **extra} if extra else None,
+        )
         assert done.returncode == 2 and message in done.stderr, (options, done.stderr)
         assert "Traceback" not in done.stderr and TOKEN not in done.stderr
     _git(project, "checkout", "-q", "--detach")
@@ -165,14 +223,19 @@ def test_refusals_come_before_any_run(tmp_path):
     assert detached.returncode == 2 and "HEAD is detached" in detached.stderr and "--base" in detached.stderr
     # no git binary on PATH (GitPython drives it): a clear refusal, not an import-time traceback
     no_git = {k: v for k, v in os.environ.items() if not k.startswith("GIT_PYTHON")} | {"PATH": "/nonexistent"}
-    done = run_cli("optimize", "--branch", "--no-sandbox", "--", sys.executable, "missing_program.py", cwd=project,
-                   env=no_git)
+    done = run_cli(
+        "optimize", "--branch", "--no-sandbox", "--", sys.executable, "missing_program.py", cwd=project, env=no_git
+    )
     assert done.returncode == 2 and "git is not installed" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_remote_urls_name_the_repository():
-    for url in ("https://github.com/octo/kernels.git", "https://github.com/octo/kernels",
-                "git@github.com:octo/kernels.git", "ssh://git@ghe.example.com/octo/kernels.git"):
+    for url in (
+        "https://github.com/octo/kernels.git",
+        "https://github.com/octo/kernels",
+        "git@github.com:octo/kernels.git",
+        "ssh://git@ghe.example.com/octo/kernels.git",
+    ):
         assert github.repo_from_url(url) == "octo/kernels", url
     assert github.repo_from_url("/srv/git/kernels.git") is None
 

@@ -38,8 +38,18 @@ def test_devices_are_parsed_and_mapped_through_the_visible_ones(monkeypatch):
 
 
 def test_devices_all_without_a_gpu_is_a_clear_error(tmp_path):
-    done = run_cli("optimize", "--devices", "all", "--device", "cpu", "--", sys.executable,
-                   str(EXAMPLES / "contended_sum.py"), *SMALL, cwd=tmp_path)
+    done = run_cli(
+        "optimize",
+        "--devices",
+        "all",
+        "--device",
+        "cpu",
+        "--",
+        sys.executable,
+        str(EXAMPLES / "contended_sum.py"),
+        *SMALL,
+        cwd=tmp_path,
+    )
     assert done.returncode == 2 and "--devices all found no GPU" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -51,9 +61,28 @@ def test_a_round_runs_on_every_device_in_parallel(tmp_path):
     env = {**os.environ, "PROBE_LOG": str(log)}
     env.pop("CUDA_VISIBLE_DEVICES", None)
     # The probe writes outside its copy, which the sandbox forbids: this test is about the devices.
-    done = run_cli("optimize", "--device", "cpu", "--rewriter", "search", "--devices", "0,1", "--max-attempts", "2",
-                   "--no-sandbox", "--sandbox-env", "PROBE_LOG", "--out-dir", str(out), "--", sys.executable,
-                   "probe.py", *SMALL, cwd=project, env=env)
+    done = run_cli(
+        "optimize",
+        "--device",
+        "cpu",
+        "--rewriter",
+        "search",
+        "--devices",
+        "0,1",
+        "--max-attempts",
+        "2",
+        "--no-sandbox",
+        "--sandbox-env",
+        "PROBE_LOG",
+        "--out-dir",
+        str(out),
+        "--",
+        sys.executable,
+        "probe.py",
+        *SMALL,
+        cwd=project,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     opt = json.loads((out / "report.json").read_text())["optimization"]
     assert opt["devices"] == ["0", "1"] and opt["budget"]["candidates"] == 2 and opt["sandbox"].startswith("off")

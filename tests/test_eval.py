@@ -26,8 +26,10 @@ def _kernel(new_line: str) -> str:
 
 
 def _answer(kernel: str, rationale: str, launcher: str = "") -> Reply:
-    return Reply(content=f"[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n{launcher}\n\n"
-                         f"[[ ## rationale ## ]]\n{rationale}\n\n[[ ## completed ## ]]")
+    return Reply(
+        content=f"[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n{launcher}\n\n"
+        f"[[ ## rationale ## ]]\n{rationale}\n\n[[ ## completed ## ]]"
+    )
 
 
 def _cases(tmp_path: Path) -> Path:
@@ -35,8 +37,11 @@ def _cases(tmp_path: Path) -> Path:
     folder = tmp_path / "atomic_contention"
     shutil.copytree(EXAMPLES, folder, ignore=shutil.ignore_patterns("__pycache__"))
     harness = folder / "_harness.py"
-    text = harness.read_text().replace("else 1 << 20", "else 1 << 16").replace('"--repeat", type=int, default=3',
-                                                                                '"--repeat", type=int, default=1')
+    text = (
+        harness.read_text()
+        .replace("else 1 << 20", "else 1 << 16")
+        .replace('"--repeat", type=int, default=3', '"--repeat", type=int, default=1')
+    )
     assert text != harness.read_text()
     harness.write_text(text)
     return folder
@@ -63,15 +68,36 @@ def test_totals_count_fast_p_only_where_something_was_timed():
     from intelliperf.validators.verdict import Speedup
 
     def speed(x: float) -> Speedup:
-        return Speedup(estimate=x, low=x * 0.9, high=x * 1.1, reference_ms=1.0, candidate_ms=1 / x, pairs=10,
-                       method="t")
+        return Speedup(
+            estimate=x, low=x * 0.9, high=x * 1.1, reference_ms=1.0, candidate_ms=1 / x, pairs=10, method="t"
+        )
 
-    gpu = [Outcome(case="a", row="r", status="won", correct=True, accepted=True, fast_1=True, fast_1_5=True,
-                   speedup=speed(2.0), tokens=10),
-           Outcome(case="b", row="r", status="won", correct=True, accepted=True, fast_1=True, fast_1_5=False,
-                   speedup=speed(1.125), tokens=5),
-           Outcome(case="c", row="r", status="no-win", fast_1=False, fast_1_5=False, failures={"crash": 2}),
-           Outcome(case="d", row="r", status="skipped", detail="token budget spent")]
+    gpu = [
+        Outcome(
+            case="a",
+            row="r",
+            status="won",
+            correct=True,
+            accepted=True,
+            fast_1=True,
+            fast_1_5=True,
+            speedup=speed(2.0),
+            tokens=10,
+        ),
+        Outcome(
+            case="b",
+            row="r",
+            status="won",
+            correct=True,
+            accepted=True,
+            fast_1=True,
+            fast_1_5=False,
+            speedup=speed(1.125),
+            tokens=5,
+        ),
+        Outcome(case="c", row="r", status="no-win", fast_1=False, fast_1_5=False, failures={"crash": 2}),
+        Outcome(case="d", row="r", status="skipped", detail="token budget spent"),
+    ]
     t = totals(gpu)
     assert (t.cases, t.correct, t.accepted, t.fast_1, t.fast_1_5, t.tokens) == (3, 2, 2, 2, 1, 15)
     assert t.geomean_speedup == pytest.approx(1.5) and t.failures == {"crash": 2}
@@ -117,8 +143,11 @@ def test_eval_counts_each_failure_class_of_a_scripted_model_then_resumes_with_th
     malicious = LAUNCHER.replace("    out = torch.zeros", "    open('/proc/1/environ').read()\n    out = torch.zeros")
     assert malicious != LAUNCHER
     replies = [
-        _answer("@triton.jit\ndef contended_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
-                "    pid = tl.program_id(0\n", "syntax error"),
+        _answer(
+            "@triton.jit\ndef contended_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+            "    pid = tl.program_id(0\n",
+            "syntax error",
+        ),
         _answer(_kernel(REDUCED_LINE) + "\n\ndef helper():\n    return 1\n", "an extra function"),
         _answer(_kernel(REDUCED_LINE), "reads the environment of pid 1", launcher=malicious),
         _answer(_kernel("tl.atomic_add(out_ptr, tl.sum(x) * 2.0)"), "wrong result"),
@@ -128,10 +157,29 @@ def test_eval_counts_each_failure_class_of_a_scripted_model_then_resumes_with_th
     monkeypatch.setenv("TEST_LLM_API_KEY", "k")
     monkeypatch.setenv("INTELLIPERF_CACHE_DIR", str(tmp_path / "cache"))  # every answer comes from the server
     with ScriptedServer(replies) as server:
-        llm = run_cli("eval", "-r", "llm", "--model", "scripted-model", "--api-base", server.url,
-                      "--api-key-env", "TEST_LLM_API_KEY", "--device", "cpu", "--max-attempts", "6",
-                      "--max-tokens", "900", "--out-dir", str(out), str(folder / "contended_sum.py"),
-                      str(folder / "contended_histogram.py"), cwd=tmp_path, timeout=900)
+        llm = run_cli(
+            "eval",
+            "-r",
+            "llm",
+            "--model",
+            "scripted-model",
+            "--api-base",
+            server.url,
+            "--api-key-env",
+            "TEST_LLM_API_KEY",
+            "--device",
+            "cpu",
+            "--max-attempts",
+            "6",
+            "--max-tokens",
+            "900",
+            "--out-dir",
+            str(out),
+            str(folder / "contended_sum.py"),
+            str(folder / "contended_histogram.py"),
+            cwd=tmp_path,
+            timeout=900,
+        )
         assert len(server.requests) == 6
     assert llm.returncode == 0, llm.stderr[-3000:]
     report = json.loads((out / "eval.json").read_text())
@@ -149,8 +197,21 @@ def test_eval_counts_each_failure_class_of_a_scripted_model_then_resumes_with_th
 
     again = run_cli("eval", "--device", "cpu", "--out-dir", str(out), str(folder / "contended_sum.py"))
     assert again.returncode == 2 and "--resume" in again.stderr
-    offline = run_cli("eval", "--resume", "-r", "offline", "--device", "cpu", "--max-attempts", "6",
-                      "--out-dir", str(out), str(folder / "contended_sum.py"), cwd=tmp_path, timeout=900)
+    offline = run_cli(
+        "eval",
+        "--resume",
+        "-r",
+        "offline",
+        "--device",
+        "cpu",
+        "--max-attempts",
+        "6",
+        "--out-dir",
+        str(out),
+        str(folder / "contended_sum.py"),
+        cwd=tmp_path,
+        timeout=900,
+    )
     assert offline.returncode == 0, offline.stderr[-3000:]
     report = json.loads((out / "eval.json").read_text())
     assert report["rows"] == ["llm", "offline"]
@@ -167,8 +228,9 @@ MUTATIONS = {
     "wrong constant": lambda k: k.replace("tl.sum(x)", "tl.sum(x) + 1.0"),
     "dropped line": lambda k: "\n".join(line for line in k.splitlines() if "tl.load" not in line) + "\n",
     "broken syntax": lambda k: k.replace("tl.sum(x))", "tl.sum(x)"),
-    "reads a file": lambda k: k.replace("    pid = tl.program_id(0)", "    pid = tl.program_id(0)\n"
-                                                                     "    open('/etc/hostname').read()"),
+    "reads a file": lambda k: k.replace(
+        "    pid = tl.program_id(0)", "    pid = tl.program_id(0)\n    open('/etc/hostname').read()"
+    ),
     "renamed kernel": lambda k: k.replace("def contended_sum_kernel", "def other_kernel"),
     "no change": lambda k: KERNEL_TEXT,
 }
@@ -188,15 +250,38 @@ def test_eval_accounts_for_every_randomly_mutated_answer(tmp_path, monkeypatch):
     monkeypatch.setenv("TEST_LLM_API_KEY", "k")
     monkeypatch.setenv("INTELLIPERF_CACHE_DIR", str(tmp_path / "cache"))
     with ScriptedServer(replies) as server:
-        done = run_cli("eval", "-r", "llm", "--model", "scripted-model", "--api-base", server.url,
-                       "--api-key-env", "TEST_LLM_API_KEY", "--device", "cpu", "--max-attempts", "4",
-                       "--out-dir", str(out), str(folder / "contended_sum.py"), cwd=tmp_path, timeout=900)
+        done = run_cli(
+            "eval",
+            "-r",
+            "llm",
+            "--model",
+            "scripted-model",
+            "--api-base",
+            server.url,
+            "--api-key-env",
+            "TEST_LLM_API_KEY",
+            "--device",
+            "cpu",
+            "--max-attempts",
+            "4",
+            "--out-dir",
+            str(out),
+            str(folder / "contended_sum.py"),
+            cwd=tmp_path,
+            timeout=900,
+        )
     assert done.returncode == 6, (names, done.stderr[-3000:])  # no mutant is the fix
     (outcome,) = json.loads((out / "eval.json").read_text())["outcomes"]
     assert outcome["status"] == "no-win" and outcome["attempts"] == 4 and not outcome["accepted"]
     assert sum(outcome["failures"].values()) == 4 and "other" not in outcome["failures"], (names, outcome)
-    expected = {"wrong constant": "crash", "dropped line": "crash", "broken syntax": "syntax", "reads a file": "policy",
-                "renamed kernel": "scope", "no change": "scope"}
+    expected = {
+        "wrong constant": "crash",
+        "dropped line": "crash",
+        "broken syntax": "syntax",
+        "reads a file": "policy",
+        "renamed kernel": "scope",
+        "no change": "scope",
+    }
     want: dict[str, int] = {}
     for name in names:
         want[expected[name]] = want.get(expected[name], 0) + 1

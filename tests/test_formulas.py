@@ -33,8 +33,9 @@ def test_contended_sum_is_flagged_at_its_atomic_line(sum_report):
 
 
 def test_contended_histogram_is_flagged():
-    report = intelliperf.diagnose(py(EXAMPLES / "contended_histogram.py", *SMALL), formula="atomicContention",
-                                  device="cpu")
+    report = intelliperf.diagnose(
+        py(EXAMPLES / "contended_histogram.py", *SMALL), formula="atomicContention", device="cpu"
+    )
     finding = _finding(report, "contended_histogram_kernel")
     assert finding.present
     # 1024 uniform values over 16 bins: about 64 lanes per bin, far above the threshold
@@ -42,8 +43,10 @@ def test_contended_histogram_is_flagged():
     assert finding.lines[0].line == _line_of(EXAMPLES / "contended_histogram.py", "tl.atomic_add(")
 
 
-@pytest.mark.parametrize("example, kernel", [("reduced_sum.py", "reduced_sum_kernel"),
-                                             ("privatized_histogram.py", "privatized_histogram_kernel")])
+@pytest.mark.parametrize(
+    "example, kernel",
+    [("reduced_sum.py", "reduced_sum_kernel"), ("privatized_histogram.py", "privatized_histogram_kernel")],
+)
 def test_clean_kernels_are_not_flagged(example, kernel):
     report = intelliperf.diagnose(py(EXAMPLES / example, *SMALL), formula="atomicContention", device="cpu")
     finding = _finding(report, kernel)
@@ -112,7 +115,8 @@ def test_user_formula_through_an_entry_point(tmp_path, monkeypatch):
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: myplugin\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text(
-        "[intelliperf.formulas]\nlowSectorEfficiency = myplugin:LowSectorEfficiency\nbroken = myplugin:Missing\n")
+        "[intelliperf.formulas]\nlowSectorEfficiency = myplugin:LowSectorEfficiency\nbroken = myplugin:Missing\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     registry = default_registry()
     assert "lowSectorEfficiency" in registry.names()
@@ -122,14 +126,20 @@ def test_user_formula_through_an_entry_point(tmp_path, monkeypatch):
         registry.get("broken")
 
 
-@pytest.mark.parametrize("source, message", [
-    ("import does_not_exist\n", "ModuleNotFoundError"),
-    ("def oops(:\n", "SyntaxError"),
-    ("x = 1\n", "defines no subclass"),
-    ("from intelliperf import Formula\nclass F(Formula):\n    name = 'f'\n", "does not implement diagnose"),
-    ("from intelliperf import Formula\nclass F(Formula):\n    name = 'bad name'\n"
-     "    def diagnose(self, k, e): ...\n", "identifier-like"),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("import does_not_exist\n", "ModuleNotFoundError"),
+        ("def oops(:\n", "SyntaxError"),
+        ("x = 1\n", "defines no subclass"),
+        ("from intelliperf import Formula\nclass F(Formula):\n    name = 'f'\n", "does not implement diagnose"),
+        (
+            "from intelliperf import Formula\nclass F(Formula):\n    name = 'bad name'\n"
+            "    def diagnose(self, k, e): ...\n",
+            "identifier-like",
+        ),
+    ],
+)
 def test_bad_formula_files_are_rejected_with_the_reason(tmp_path, source, message):
     path = tmp_path / "f.py"
     path.write_text(source)
@@ -139,12 +149,14 @@ def test_bad_formula_files_are_rejected_with_the_reason(tmp_path, source, messag
 
 def test_formula_name_clash_is_refused(tmp_path):
     path = tmp_path / "clash.py"
-    path.write_text(textwrap.dedent('''
+    path.write_text(
+        textwrap.dedent("""
         from intelliperf import Formula
         class Clash(Formula):
             name = "atomicContention"
             def diagnose(self, kernel, evidence): ...
-    '''))
+    """)
+    )
     with pytest.raises(FormulaLoadError, match="already taken"):
         default_registry([path])
 

@@ -9,8 +9,7 @@ from conftest import EXAMPLES, PROGRAMS, py
 import intelliperf
 
 torch = pytest.importorskip("torch")
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 N = 1 << 24
 
@@ -26,8 +25,9 @@ def _load(path):
 def test_device_time_agrees_with_do_bench():
     import triton
 
-    report = intelliperf.diagnose(py(EXAMPLES / "contended_sum.py", "--n", str(N), "--repeat", "5"),
-                                  formula="atomicContention", device="gpu")
+    report = intelliperf.diagnose(
+        py(EXAMPLES / "contended_sum.py", "--n", str(N), "--repeat", "5"), formula="atomicContention", device="gpu"
+    )
     assert report.run.mode == "compiled"
     assert report.run.time_source == "device time (CUDA events)"
     kernel = report.kernels[0]
@@ -66,8 +66,12 @@ def test_torch_compile_kernels_are_ranked_with_their_generated_source():
     from pathlib import Path
 
     report = intelliperf.diagnose(py(PROGRAMS / "compiled_model.py"), device="gpu")
-    print("\n" + "\n".join(f"{k.name}: {k.launches} launches, {k.total_time_s * 1e6:.1f} us, {k.file}:{k.line}"
-                           for k in report.kernels))
+    print(
+        "\n"
+        + "\n".join(
+            f"{k.name}: {k.launches} launches, {k.total_time_s * 1e6:.1f} us, {k.file}:{k.line}" for k in report.kernels
+        )
+    )
     assert report.kernels and all(k.name.startswith("triton_") for k in report.kernels)
     assert all(k.launches >= 5 and k.total_time_s > 0 for k in report.kernels)
     assert all(k.file and Path(k.file).is_file() for k in report.kernels)

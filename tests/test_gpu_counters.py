@@ -11,10 +11,13 @@ from conftest import REPO
 import intelliperf
 
 torch = pytest.importorskip("torch")
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
-              pytest.mark.skipif(shutil.which("ncu") is None and not os.environ.get("INTELLIPERF_NCU"),
-                                 reason="needs Nsight Compute")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
+    pytest.mark.skipif(
+        shutil.which("ncu") is None and not os.environ.get("INTELLIPERF_NCU"), reason="needs Nsight Compute"
+    ),
+]
 
 CASES = [  # formula, example, has the bottleneck, a line it must name
     ("memoryAccess", "memory_access/column_copy.py", True, "tl.load(x_ptr + rows * n"),
@@ -31,14 +34,23 @@ CASES = [  # formula, example, has the bottleneck, a line it must name
 ]
 
 
-@pytest.mark.parametrize(("formula", "example", "present", "line"), CASES,
-                         ids=[f"{f}-{e.split('/')[1][:-3]}" for f, e, _, _ in CASES])
+@pytest.mark.parametrize(
+    ("formula", "example", "present", "line"), CASES, ids=[f"{f}-{e.split('/')[1][:-3]}" for f, e, _, _ in CASES]
+)
 def test_diagnosis_on_counters(formula, example, present, line, tmp_path):
-    report = intelliperf.diagnose([sys.executable, str(REPO / "examples" / example)], formula=formula, top_n=1,
-                                  device="gpu", counters="ncu", profile_dir=tmp_path / "ncu")
+    report = intelliperf.diagnose(
+        [sys.executable, str(REPO / "examples" / example)],
+        formula=formula,
+        top_n=1,
+        device="gpu",
+        counters="ncu",
+        profile_dir=tmp_path / "ncu",
+    )
     finding = report.diagnoses[0].findings[0]
-    print(f"\n{example}: present={finding.present} {finding.metric} backend={finding.evidence_backend} "
-          f"ncu pass {report.stages.get('counters', 0):.1f} s\n  {finding.explanation}")
+    print(
+        f"\n{example}: present={finding.present} {finding.metric} backend={finding.evidence_backend} "
+        f"ncu pass {report.stages.get('counters', 0):.1f} s\n  {finding.explanation}"
+    )
     assert finding.evidence_backend.startswith("ncu"), finding.evidence_backend
     assert finding.present is present, finding.explanation
     assert (tmp_path / "ncu" / "report.ncu-rep").exists()
@@ -48,8 +60,13 @@ def test_diagnosis_on_counters(formula, example, present, line, tmp_path):
 
 
 def test_counters_off_keeps_the_model():
-    report = intelliperf.diagnose([sys.executable, str(REPO / "examples/memory_access/column_copy.py")],
-                                  formula="memoryAccess", top_n=1, device="gpu", counters="off")
+    report = intelliperf.diagnose(
+        [sys.executable, str(REPO / "examples/memory_access/column_copy.py")],
+        formula="memoryAccess",
+        top_n=1,
+        device="gpu",
+        counters="off",
+    )
     finding = report.diagnoses[0].findings[0]
     assert finding.present and finding.modelled
     assert "ncu" not in finding.evidence_backend

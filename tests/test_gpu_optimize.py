@@ -17,14 +17,24 @@ pytestmark = pytest.mark.gpu
 
 def _optimize(tmp_path, *options: str, program: str, folder: str = "atomic_contention") -> dict:
     tmp_path.mkdir(parents=True, exist_ok=True)
-    done = run_cli("optimize", "--device", "gpu", "--out-dir", str(tmp_path), *options, "--", sys.executable,
-                   f"examples/{folder}/{program}")
+    done = run_cli(
+        "optimize",
+        "--device",
+        "gpu",
+        "--out-dir",
+        str(tmp_path),
+        *options,
+        "--",
+        sys.executable,
+        f"examples/{folder}/{program}",
+    )
     report = json.loads((tmp_path / "report.json").read_text())
     return {"exit": done.returncode, "stderr": done.stderr, "opt": report["optimization"], "run": report["run"]}
 
 
-@pytest.mark.parametrize("program,recipe", [("contended_sum.py", "reduce-then-atomic"),
-                                            ("contended_histogram.py", "privatize-histogram")])
+@pytest.mark.parametrize(
+    "program,recipe", [("contended_sum.py", "reduce-then-atomic"), ("contended_histogram.py", "privatize-histogram")]
+)
 def test_recipe_wins_are_measured_on_the_gpu(tmp_path, program, recipe):
     result = _optimize(tmp_path, program=program)
     assert result["exit"] == 0, result["stderr"][-3000:]
@@ -44,8 +54,17 @@ def test_recipe_wins_are_measured_on_the_gpu(tmp_path, program, recipe):
 
 @pytest.mark.parametrize("program", ["column_copy.py", "naive_transpose.py"])
 def test_the_tiling_recipe_wins_on_the_uncoalesced_examples(tmp_path, program):
-    result = _optimize(tmp_path, "--formula", "memoryAccess", "--rewriter", "recipes", "--max-attempts", "1",
-                       program=program, folder="memory_access")
+    result = _optimize(
+        tmp_path,
+        "--formula",
+        "memoryAccess",
+        "--rewriter",
+        "recipes",
+        "--max-attempts",
+        "1",
+        program=program,
+        folder="memory_access",
+    )
     assert result["exit"] == 0, result["stderr"][-3000:]
     opt = result["opt"]
     winner = opt["attempts"][0]
@@ -60,8 +79,9 @@ def test_devices_spread_a_round_over_the_gpus(tmp_path):
 
     if torch.cuda.device_count() < 2:
         pytest.skip("needs two GPUs")
-    result = _optimize(tmp_path, "--rewriter", "search", "--max-attempts", "2", "--devices", "0,1",
-                       program="contended_sum.py")
+    result = _optimize(
+        tmp_path, "--rewriter", "search", "--max-attempts", "2", "--devices", "0,1", program="contended_sum.py"
+    )
     assert result["exit"] in (0, 6), result["stderr"][-3000:]
     attempts = result["opt"]["attempts"]
     assert len(attempts) == 2 and {a["device"] for a in attempts} == {"0", "1"}
@@ -85,15 +105,26 @@ def test_a_correct_but_slower_answer_is_rejected_with_its_timing_then_the_fix_wi
     kernel = "@triton.jit\n" + source.split("@triton.jit\n")[1].split("\n\n\n")[0] + "\n"
     # Twice the atomics, the second adding exact zeros: the same values, about twice the time. (Halves of x
     # would not do: at 16M elements the float32 sum is so large that adding x / 2 rounds away.)
-    slower = kernel.replace("tl.atomic_add(out_ptr + zeros, x, mask=mask)",
-                            "tl.atomic_add(out_ptr + zeros, x, mask=mask)\n"
-                            "    tl.atomic_add(out_ptr + zeros, x * 0.0, mask=mask)")
+    slower = kernel.replace(
+        "tl.atomic_add(out_ptr + zeros, x, mask=mask)",
+        "tl.atomic_add(out_ptr + zeros, x, mask=mask)\n    tl.atomic_add(out_ptr + zeros, x * 0.0, mask=mask)",
+    )
     fixed = kernel.replace("tl.atomic_add(out_ptr + zeros, x, mask=mask)", "tl.atomic_add(out_ptr, tl.sum(x))")
     transcript = tmp_path / "answers.json"
-    transcript.write_text(json.dumps({"version": 1, "answers": [{"kernel": slower, "rationale": "add zeros too"},
-                                                                 {"kernel": fixed, "rationale": "sum first"}]}))
-    result = _optimize(tmp_path / "out", "--rewriter", "replay", "--transcript", str(transcript),
-                       program="contended_sum.py")
+    transcript.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "answers": [
+                    {"kernel": slower, "rationale": "add zeros too"},
+                    {"kernel": fixed, "rationale": "sum first"},
+                ],
+            }
+        )
+    )
+    result = _optimize(
+        tmp_path / "out", "--rewriter", "replay", "--transcript", str(transcript), program="contended_sum.py"
+    )
     assert result["exit"] == 0, result["stderr"][-3000:]
     first, second = result["opt"]["attempts"]
     assert first["status"] == "rejected" and first["verdict"]["correct"]

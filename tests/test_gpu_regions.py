@@ -19,8 +19,18 @@ GEMM = ["--m", "512", "--n", "512", "--k", "2048"]
 
 
 def _regions(tmp_path, example: str, *args: str, full_run: bool = False) -> dict:
-    done = run_cli("regions", "--device", "gpu", "--out-dir", str(tmp_path), *(["--full-run"] if full_run else []),
-                   "--", sys.executable, f"examples/overlap/{example}", *args)
+    done = run_cli(
+        "regions",
+        "--device",
+        "gpu",
+        "--out-dir",
+        str(tmp_path),
+        *(["--full-run"] if full_run else []),
+        "--",
+        sys.executable,
+        f"examples/overlap/{example}",
+        *args,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((tmp_path / "report.json").read_text())
     return next(e["regions"] for d in report["diagnoses"] for e in d["evidence"] if e.get("regions"))
@@ -41,9 +51,30 @@ def test_timers_are_complete_and_launches_told_apart(tmp_path):
 
 
 def test_search_fixes_the_unpipelined_gemm_and_the_timers_show_it(tmp_path):
-    done = run_cli("optimize", "--device", "gpu", "--formula", "overlap", "--rewriter", "search", "--max-attempts", "2",
-                   "--out-dir", str(tmp_path), "--", sys.executable, "examples/overlap/gemm.py", "--m", "1024", "--n",
-                   "1024", "--k", "4096", "--repeat", "1")
+    done = run_cli(
+        "optimize",
+        "--device",
+        "gpu",
+        "--formula",
+        "overlap",
+        "--rewriter",
+        "search",
+        "--max-attempts",
+        "2",
+        "--out-dir",
+        str(tmp_path),
+        "--",
+        sys.executable,
+        "examples/overlap/gemm.py",
+        "--m",
+        "1024",
+        "--n",
+        "1024",
+        "--k",
+        "4096",
+        "--repeat",
+        "1",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     opt = json.loads((tmp_path / "report.json").read_text())["optimization"]
     winner = opt["attempts"][opt["winner"] - 1]

@@ -27,16 +27,22 @@ def _copy(root, script, tmp_path, edits):
 
 @pytest.fixture(scope="module")
 def axpy_reference(tmp_path_factory):
-    return capture_reference(Program(AXPY, AXPY_COMMAND), "axpy_kernel", interpret=False,
-                             work_dir=tmp_path_factory.mktemp("ref"))
+    return capture_reference(
+        Program(AXPY, AXPY_COMMAND), "axpy_kernel", interpret=False, work_dir=tmp_path_factory.mktemp("ref")
+    )
 
 
 def test_side_stream_candidate_is_rejected(axpy_reference, tmp_path):
     launch = "    axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)"
-    side = ("    with torch.cuda.stream(torch.cuda.Stream()):  # returns before the work is done\n"
-            "        axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)")
-    verdict = validate(axpy_reference, Program(_copy(AXPY, "axpy.py", tmp_path, [(launch, side)]), AXPY_COMMAND),
-                       work_dir=tmp_path / "v")
+    side = (
+        "    with torch.cuda.stream(torch.cuda.Stream()):  # returns before the work is done\n"
+        "        axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)"
+    )
+    verdict = validate(
+        axpy_reference,
+        Program(_copy(AXPY, "axpy.py", tmp_path, [(launch, side)]), AXPY_COMMAND),
+        work_dir=tmp_path / "v",
+    )
     print("side stream:", verdict.reasons())
     assert not verdict.accepted and "side-stream" in [p.kind for p in verdict.problems]
 
@@ -49,8 +55,9 @@ def test_identical_candidate_is_correct_and_not_faster(axpy_reference, tmp_path)
 
 
 def test_contended_sum_fix_is_accepted_and_faster(tmp_path):
-    ref = capture_reference(Program(EXAMPLES, SUM_COMMAND), "contended_sum_kernel", interpret=False,
-                            work_dir=tmp_path / "ref")
+    ref = capture_reference(
+        Program(EXAMPLES, SUM_COMMAND), "contended_sum_kernel", interpret=False, work_dir=tmp_path / "ref"
+    )
     fix = _copy(EXAMPLES, "contended_sum.py", tmp_path, [(ATOMIC, "tl.atomic_add(out_ptr, tl.sum(x, 0))")])
     verdict = validate(ref, Program(fix, SUM_COMMAND), work_dir=tmp_path / "v")
     print("contended sum fix:", verdict.speedup, verdict.seconds, verdict.checks)
@@ -97,11 +104,17 @@ def test_a_sandboxed_process_uses_the_gpu_and_sees_nothing_else(tmp_path):
     from intelliperf.workload import sandbox
 
     box = sandbox.make(enabled=True, hide=(tmp_path,))
-    probe = ("import os, torch; x = torch.ones(1 << 20, device='cuda'); "
-             "print(float(x.sum()), len([p for p in os.listdir('/proc') if p.isdigit()]))")
-    done = subprocess.run(box.wrap([sys.executable, "-c", probe], cwd=tmp_path, writable=(tmp_path,)),
-                          env=box.env(dict(os.environ)) | {"HOME": str(tmp_path)}, capture_output=True, text=True,
-                          timeout=120)
+    probe = (
+        "import os, torch; x = torch.ones(1 << 20, device='cuda'); "
+        "print(float(x.sum()), len([p for p in os.listdir('/proc') if p.isdigit()]))"
+    )
+    done = subprocess.run(
+        box.wrap([sys.executable, "-c", probe], cwd=tmp_path, writable=(tmp_path,)),
+        env=box.env(dict(os.environ)) | {"HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     print("sandboxed GPU probe:", done.stdout.strip(), done.stderr[-500:])
     total, processes = done.stdout.split()
     assert float(total) == 1 << 20 and int(processes) <= 3

@@ -11,13 +11,26 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LAYERS = {  # module prefix -> layer; the longest matching prefix decides
-    "intelliperf": 0, "intelliperf.errors": 0, "intelliperf.models": 0, "intelliperf.files": 0, "intelliperf.env": 0,
+    "intelliperf": 0,
+    "intelliperf.errors": 0,
+    "intelliperf.models": 0,
+    "intelliperf.files": 0,
+    "intelliperf.env": 0,
     "intelliperf.redact": 0,
-    "intelliperf.workload": 1, "intelliperf.pinpoint": 1, "intelliperf.testing": 1,
-    "intelliperf.profiling": 2, "intelliperf.validators": 2, "intelliperf.formulas": 2, "intelliperf.rewriters": 2,
-    "intelliperf.loop": 3, "intelliperf.delivery": 3,
+    "intelliperf.workload": 1,
+    "intelliperf.pinpoint": 1,
+    "intelliperf.testing": 1,
+    "intelliperf.profiling": 2,
+    "intelliperf.validators": 2,
+    "intelliperf.formulas": 2,
+    "intelliperf.rewriters": 2,
+    "intelliperf.loop": 3,
+    "intelliperf.delivery": 3,
     "intelliperf.api": 4,
-    "intelliperf.cli": 5, "intelliperf.__main__": 5, "intelliperf.evaluation": 5, "intelliperf.delivery.action": 5,
+    "intelliperf.cli": 5,
+    "intelliperf.__main__": 5,
+    "intelliperf.evaluation": 5,
+    "intelliperf.delivery.action": 5,
 }
 KNOWN_UPWARD = {
     # The bootstrap is the profiling side's way into the user's program: it loads the recorder
@@ -32,9 +45,16 @@ KNOWN_CYCLES = {
     # loads the recorder.
     frozenset({"intelliperf.profiling", "intelliperf.workload"}),
 }
-PACKAGES = ("intelliperf.workload", "intelliperf.profiling", "intelliperf.validators", "intelliperf.formulas",
-            "intelliperf.rewriters", "intelliperf.delivery", "intelliperf.testing",
-            "intelliperf.delivery.action")  # the Action's entry script sits on top, beside the CLI
+PACKAGES = (
+    "intelliperf.workload",
+    "intelliperf.profiling",
+    "intelliperf.validators",
+    "intelliperf.formulas",
+    "intelliperf.rewriters",
+    "intelliperf.delivery",
+    "intelliperf.testing",
+    "intelliperf.delivery.action",
+)  # the Action's entry script sits on top, beside the CLI
 
 
 def _module(path: Path) -> str:
@@ -52,7 +72,7 @@ def _imports() -> set[tuple[str, str]]:
             names = []
             if isinstance(node, ast.ImportFrom):
                 if node.level:
-                    base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
                     names = [".".join(base + ([node.module] if node.module else []))]
                 else:
                     names = [node.module or ""]
@@ -106,8 +126,11 @@ def test_every_environment_variable_is_named_in_the_env_module():
     spelled = re.compile(r"""(?:environ(?:\.get)?\(?\[?|getenv\(|envvar=)\s*["'](INTELLIPERF_\w+)""")
     named = re.compile(r"INTELLIPERF_[A-Z0-9_]*[A-Z0-9]")
     readers, unknown = [], []
-    for path in [*(REPO / "intelliperf").rglob("*.py"), *(REPO / "validators").rglob("*.py"),
-                 *(REPO / "formulas").rglob("*.py")]:
+    for path in [
+        *(REPO / "intelliperf").rglob("*.py"),
+        *(REPO / "validators").rglob("*.py"),
+        *(REPO / "formulas").rglob("*.py"),
+    ]:
         text = path.read_text()
         where = path.relative_to(REPO)
         if path.name != "env.py" and path.parent.name != "bootstrap":

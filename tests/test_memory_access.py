@@ -20,11 +20,14 @@ def _line(example: str, text: str) -> int:
     return next(i for i, line in enumerate((MEMORY / f"{example}.py").read_text().splitlines(), 1) if text in line)
 
 
-@pytest.mark.parametrize("example,flagged,stride", [
-    ("column_copy", ["x = tl.load(", "tl.store(y_ptr"], 192),
-    ("naive_transpose", ["tl.store(y_ptr"], 128),
-    ("aos_gather", ["a = tl.load(", "b = tl.load("], 8),
-])
+@pytest.mark.parametrize(
+    "example,flagged,stride",
+    [
+        ("column_copy", ["x = tl.load(", "tl.store(y_ptr"], 192),
+        ("naive_transpose", ["tl.store(y_ptr"], 128),
+        ("aos_gather", ["a = tl.load(", "b = tl.load("], 8),
+    ],
+)
 def test_uncoalesced_lines_are_named_with_their_stride(example, flagged, stride):
     report, finding = _finding(example)
     assert report.selected == f"{example}_kernel" and finding.present and finding.severity == "high"
@@ -58,9 +61,17 @@ def _recipe(example: str):
     report, finding = _finding(example)
     profile, file = report.kernels[0], MEMORY / f"{example}.py"
     request = RewriteRequest(
-        kernel=code_unit(file, profile.name, REPO), launcher=code_unit(file, example, REPO), profile=profile,
-        finding=finding, formula="memoryAccess", problem="uncoalesced", techniques=[], metric="sector_efficiency",
-        hardware=HardwareFacts(device="test"), sites=report.diagnoses[0].evidence[0].sites)
+        kernel=code_unit(file, profile.name, REPO),
+        launcher=code_unit(file, example, REPO),
+        profile=profile,
+        finding=finding,
+        formula="memoryAccess",
+        problem="uncoalesced",
+        techniques=[],
+        metric="sector_efficiency",
+        hardware=HardwareFacts(device="test"),
+        sites=report.diagnoses[0].evidence[0].sites,
+    )
     return RecipeRewriter().rewrite(request), request
 
 
@@ -81,8 +92,9 @@ def test_tile_program_axis_makes_the_strided_kernels_coalesced(tmp_path, example
     copy.mkdir()
     (copy / "_harness.py").write_text((MEMORY / "_harness.py").read_text())
     (copy / f"{example}.py").write_text(text)
-    report = intelliperf.diagnose(py(copy / f"{example}.py", "--m", "100", "--n", "77", "--repeat", "1"),
-                                  formula="memoryAccess", device="cpu")
+    report = intelliperf.diagnose(
+        py(copy / f"{example}.py", "--m", "100", "--n", "77", "--repeat", "1"), formula="memoryAccess", device="cpu"
+    )
     finding = report.diagnoses[0].findings[0]
     # Rows of 77 floats start off a sector boundary: a 32-float row segment spans 5 sectors, not 4.
     assert not finding.present and finding.metric.value > 0.75, finding.explanation

@@ -69,11 +69,17 @@ def test_optimize_fixes_the_contended_sum_in_place_and_refuses_a_dirty_tree(tmp_
     # The tree now holds exactly the winner's patch, and the program still checks its own result.
     diff = subprocess.run(["git", "diff"], cwd=project, capture_output=True, text=True).stdout
     patch = (out / "winner.patch").read_text()
-    assert [line for line in diff.splitlines() if line[:1] in "+-"] == \
-        [line for line in patch.splitlines() if line[:1] in "+-"]
+    assert [line for line in diff.splitlines() if line[:1] in "+-"] == [
+        line for line in patch.splitlines() if line[:1] in "+-"
+    ]
     assert "tl.sum(tl.where(mask, x, tl.zeros_like(x)))" in patch
-    check = subprocess.run([sys.executable, "contended_sum.py", *SMALL], cwd=project, capture_output=True, text=True,
-                           env={**os.environ, "TRITON_INTERPRET": "1"})
+    check = subprocess.run(
+        [sys.executable, "contended_sum.py", *SMALL],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TRITON_INTERPRET": "1"},
+    )
     assert check.returncode == 0 and "OK" in check.stdout
     assert "Validated win: attempt 1" in done.stdout and (out / "report.md").read_text().count("### Attempt") == 1
 
@@ -81,22 +87,37 @@ def test_optimize_fixes_the_contended_sum_in_place_and_refuses_a_dirty_tree(tmp_
 def test_optimize_privatizes_the_histogram_without_touching_the_users_files(tmp_path):
     before = _digest(REPO / "examples")
     out = tmp_path / "out"
-    done = run_cli("optimize", "--out-dir", str(out), "--", sys.executable,
-                   "examples/atomic_contention/contended_histogram.py", *SMALL)
+    done = run_cli(
+        "optimize",
+        "--out-dir",
+        str(out),
+        "--",
+        sys.executable,
+        "examples/atomic_contention/contended_histogram.py",
+        *SMALL,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     opt = _report(out)["optimization"]
     assert opt["status"] == "won" and opt["attempts"][0]["title"] == "privatize-histogram"
     assert opt["attempts"][0]["before"]["metric"] > 8 and opt["attempts"][0]["after"]["metric"] == 1
     assert _digest(REPO / "examples") == before and not opt["applied"]
-    check = subprocess.run(["git", "apply", "--check", str(out / "winner.patch")], cwd=REPO, capture_output=True,
-                           text=True)
+    check = subprocess.run(
+        ["git", "apply", "--check", str(out / "winner.patch")], cwd=REPO, capture_output=True, text=True
+    )
     assert check.returncode == 0, check.stderr
     assert (out / "attempts" / "01" / "files" / "examples" / "atomic_contention" / "contended_histogram.py").exists()
 
 
 def test_optimize_on_a_clean_kernel_says_there_is_nothing_to_fix(tmp_path):
-    done = run_cli("optimize", "--out-dir", str(tmp_path), "--", sys.executable,
-                   "examples/atomic_contention/reduced_sum.py", *SMALL)
+    done = run_cli(
+        "optimize",
+        "--out-dir",
+        str(tmp_path),
+        "--",
+        sys.executable,
+        "examples/atomic_contention/reduced_sum.py",
+        *SMALL,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     report = _report(tmp_path)
     assert report["optimization"] is None and report["selected"] is None
@@ -109,16 +130,20 @@ def test_optimize_cli_errors_for_the_model_come_before_any_run(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("INTELLIPERF_API_KEY", "OPENAI_API_KEY")}
     no_key = run_cli("optimize", "--model", "gpt-4o", "--", "python", "nope.py", env=env)
     assert no_key.returncode == 5 and "INTELLIPERF_API_KEY / OPENAI_API_KEY is not set" in " ".join(
-        no_key.stderr.split())
+        no_key.stderr.split()
+    )
     assert "Traceback" not in no_key.stderr
-    replay = run_cli("optimize", "--rewriter", "replay", "--transcript", str(tmp_path / "none.json"), "--",
-                     sys.executable, "x.py")
+    replay = run_cli(
+        "optimize", "--rewriter", "replay", "--transcript", str(tmp_path / "none.json"), "--", sys.executable, "x.py"
+    )
     assert replay.returncode == 2 and "cannot read the transcript" in replay.stderr
 
 
 def _answer(kernel: str, rationale: str) -> str:
-    return (f"[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n\n\n"
-            f"[[ ## rationale ## ]]\n{rationale}\n\n[[ ## completed ## ]]")
+    return (
+        f"[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n\n\n"
+        f"[[ ## rationale ## ]]\n{rationale}\n\n[[ ## completed ## ]]"
+    )
 
 
 def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monkeypatch):
@@ -127,8 +152,13 @@ def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monk
     monkeypatch.setenv("TEST_LLM_API_KEY", "sk-never-leaks")
     monkeypatch.chdir(EXAMPLES)
     replies = [
-        Reply(content=_answer("@triton.jit\ndef contended_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
-                              "    pid = tl.program_id(0\n", "syntax error")),
+        Reply(
+            content=_answer(
+                "@triton.jit\ndef contended_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+                "    pid = tl.program_id(0\n",
+                "syntax error",
+            )
+        ),
         Reply(content=_answer(_kernel("tl.atomic_add(out_ptr, tl.sum(x) * 2.0)"), "wrong result")),
         Reply(content=_answer(_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no real change")),
         Reply(status=429, headers={"Retry-After": "0"}),
@@ -138,10 +168,20 @@ def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monk
     out = tmp_path / "out"
     with ScriptedServer(replies) as server:
         report = intelliperf.optimize(
-            [sys.executable, "contended_sum.py", *SMALL], rewriter="llm", model="scripted-model", device="cpu",
-            llm_options={"api_base": server.url, "api_key_env": "TEST_LLM_API_KEY", "backoff_s": 0.05,
-                         "timeout_s": 2.0, "cache_dir": None, "transcript": out / "transcript.json"},
-            out_dir=out)
+            [sys.executable, "contended_sum.py", *SMALL],
+            rewriter="llm",
+            model="scripted-model",
+            device="cpu",
+            llm_options={
+                "api_base": server.url,
+                "api_key_env": "TEST_LLM_API_KEY",
+                "backoff_s": 0.05,
+                "timeout_s": 2.0,
+                "cache_dir": None,
+                "transcript": out / "transcript.json",
+            },
+            out_dir=out,
+        )
         prompts = server.prompts()
     opt = report.optimization
     assert [a.status for a in opt.attempts] == ["invalid", "rejected", "rejected", "accepted"]
@@ -164,14 +204,38 @@ def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monk
 
 def test_an_interrupted_run_leaves_a_complete_report(tmp_path):
     transcript = tmp_path / "answers.json"
-    transcript.write_text(json.dumps({"version": 1, "answers": [
-        {"kernel": _kernel("tl.atomic_add(out_ptr, tl.sum(x) + 1.0)"), "rationale": "wrong on purpose"},
-        {"kernel": _kernel(REDUCED_LINE), "rationale": "the fix"},
-    ]}))
+    transcript.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "answers": [
+                    {"kernel": _kernel("tl.atomic_add(out_ptr, tl.sum(x) + 1.0)"), "rationale": "wrong on purpose"},
+                    {"kernel": _kernel(REDUCED_LINE), "rationale": "the fix"},
+                ],
+            }
+        )
+    )
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "intelliperf", "optimize", "--rewriter", "replay", "--transcript",
-                             str(transcript), "--out-dir", str(out), "--", *SUM_CMD], cwd=EXAMPLES,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "intelliperf",
+            "optimize",
+            "--rewriter",
+            "replay",
+            "--transcript",
+            str(transcript),
+            "--out-dir",
+            str(out),
+            "--",
+            *SUM_CMD,
+        ],
+        cwd=EXAMPLES,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 300
     while time.time() < deadline:
         report = out / "report.json"
@@ -197,13 +261,25 @@ def test_best_of_n_validates_every_candidate_of_a_round(tmp_path, monkeypatch):
 
     monkeypatch.setenv("TEST_LLM_API_KEY", "k")
     monkeypatch.chdir(EXAMPLES)
-    replies = [Reply(content=_answer(_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no change")),
-               Reply(content=_answer(_kernel(REDUCED_LINE), "sum first"))]
+    replies = [
+        Reply(content=_answer(_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no change")),
+        Reply(content=_answer(_kernel(REDUCED_LINE), "sum first")),
+    ]
     with ScriptedServer(replies) as server:
         report = intelliperf.optimize(
-            [sys.executable, "contended_sum.py", *SMALL], rewriter="llm", model="scripted-model", device="cpu",
-            candidates=2, llm_options={"api_base": server.url, "api_key_env": "TEST_LLM_API_KEY",
-                                       "cache_dir": None, "transcript": None}, out_dir=tmp_path)
+            [sys.executable, "contended_sum.py", *SMALL],
+            rewriter="llm",
+            model="scripted-model",
+            device="cpu",
+            candidates=2,
+            llm_options={
+                "api_base": server.url,
+                "api_key_env": "TEST_LLM_API_KEY",
+                "cache_dir": None,
+                "transcript": None,
+            },
+            out_dir=tmp_path,
+        )
         assert len(server.requests) == 2 and all(r["temperature"] == 0.8 for r in server.requests)
     opt = report.optimization
     assert [a.status for a in opt.attempts] == ["rejected", "accepted"] and opt.winner == 2
@@ -217,18 +293,35 @@ def test_a_timeout_on_a_busy_machine_is_retried_once_and_stays_unjudged(tmp_path
     from intelliperf import loop
     from intelliperf.validators import ValidationSettings
 
-    slow = ("def contended_sum(x: torch.Tensor, block: int = 1024) -> torch.Tensor:\n"
-            "    for _ in range(10**10):\n        pass\n"
-            "    out = torch.zeros(1, device=x.device, dtype=torch.float32)\n"
-            "    contended_sum_kernel[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), BLOCK=block)\n"
-            "    return out\n")
+    slow = (
+        "def contended_sum(x: torch.Tensor, block: int = 1024) -> torch.Tensor:\n"
+        "    for _ in range(10**10):\n        pass\n"
+        "    out = torch.zeros(1, device=x.device, dtype=torch.float32)\n"
+        "    contended_sum_kernel[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), BLOCK=block)\n"
+        "    return out\n"
+    )
     transcript = tmp_path / "answers.json"
-    transcript.write_text(json.dumps({"version": 1, "answers": [
-        {"kernel": _kernel(REDUCED_LINE), "launcher": slow, "rationale": "right, but slow to start"}]}))
+    transcript.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "answers": [
+                    {"kernel": _kernel(REDUCED_LINE), "launcher": slow, "rationale": "right, but slow to start"}
+                ],
+            }
+        )
+    )
     monkeypatch.setattr(loop, "busy", lambda: True)
-    report = intelliperf.optimize(SUM_CMD, cwd=str(EXAMPLES), device="cpu", rewriter="replay",
-                                  transcript=transcript, max_attempts=1, out_dir=tmp_path / "out",
-                                  validation=ValidationSettings(patience=0.05))  # limits of a few seconds
+    report = intelliperf.optimize(
+        SUM_CMD,
+        cwd=str(EXAMPLES),
+        device="cpu",
+        rewriter="replay",
+        transcript=transcript,
+        max_attempts=1,
+        out_dir=tmp_path / "out",
+        validation=ValidationSettings(patience=0.05),
+    )  # limits of a few seconds
     (attempt,) = report.optimization.attempts
     assert attempt.status == "timed-out" and report.optimization.status == "no-win", attempt.reasons
     assert [p.kind for p in attempt.verdict.problems] == ["timeout"]
@@ -240,8 +333,20 @@ def test_a_program_named_by_a_relative_path_runs_in_the_copies_too(tmp_path):
     and hold no virtual environment, so the program's path is made absolute first."""
     relative = os.path.relpath(sys.executable, EXAMPLES)
     assert os.sep in relative and not os.path.isabs(relative)
-    done = run_cli("optimize", "--device", "cpu", "--max-attempts", "1", "--out-dir", str(tmp_path / "out"), "--",
-                   relative, "contended_sum.py", *SMALL, cwd=EXAMPLES)
+    done = run_cli(
+        "optimize",
+        "--device",
+        "cpu",
+        "--max-attempts",
+        "1",
+        "--out-dir",
+        str(tmp_path / "out"),
+        "--",
+        relative,
+        "contended_sum.py",
+        *SMALL,
+        cwd=EXAMPLES,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     report = _report(tmp_path / "out")
     assert report["run"]["command"][0] == os.path.abspath(os.path.join(EXAMPLES, relative))
@@ -260,8 +365,9 @@ def test_a_sweep_runs_through_the_loop_and_is_never_the_winner(tmp_path, monkeyp
 
     monkeypatch.setattr(loop, "_hardware", lambda interpret: HardwareFacts(device="a GPU (faked for the test)"))
     monkeypatch.setattr(search, "SWEEP_FIRST", ("atomicContention",))
-    report = intelliperf.optimize(SUM_CMD, cwd=str(EXAMPLES), device="cpu", rewriter="search", max_attempts=1,
-                                  out_dir=tmp_path / "out")
+    report = intelliperf.optimize(
+        SUM_CMD, cwd=str(EXAMPLES), device="cpu", rewriter="search", max_attempts=1, out_dir=tmp_path / "out"
+    )
     (attempt,) = report.optimization.attempts
     assert attempt.title == search.SWEEP and attempt.verdict.correct, attempt.reasons
     assert attempt.status == "rejected" and report.optimization.winner is None

@@ -28,19 +28,42 @@ def _interpreted(tmp_path: Path, source: str) -> subprocess.CompletedProcess:
     """`source` run as a script in Triton's interpreter."""
     script = tmp_path / "script.py"
     script.write_text(source)
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    return subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TRITON_INTERPRET": "1"},
+    )
 
 
 def _optimized_on_cpu(project: Path, program: str, out: Path) -> dict:
     """`optimize -f atomicContention` with one recipe attempt on the CPU: the report's optimization."""
-    command = [sys.executable, "-m", "intelliperf", "optimize", "-f", "atomicContention", "--device", "cpu",
-               "--rewriter", "recipes", "--max-attempts", "1", "--out-dir", str(out), "--", sys.executable, program]
+    command = [
+        sys.executable,
+        "-m",
+        "intelliperf",
+        "optimize",
+        "-f",
+        "atomicContention",
+        "--device",
+        "cpu",
+        "--rewriter",
+        "recipes",
+        "--max-attempts",
+        "1",
+        "--out-dir",
+        str(out),
+        "--",
+        sys.executable,
+        program,
+    ]
     done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return json.loads((out / "report.json").read_text())["optimization"]
 
-MODULE_LEVEL = textwrap.dedent('''\
+
+MODULE_LEVEL = textwrap.dedent("""\
     import triton
     import triton.language as tl
 
@@ -61,7 +84,7 @@ MODULE_LEVEL = textwrap.dedent('''\
                 BLOCK=1024,
             )
         print("done")  # a comment that must survive
-    ''')
+    """)
 
 
 def test_a_module_level_black_formatted_launch_is_a_unit_the_search_can_pin(tmp_path):
@@ -100,15 +123,19 @@ def test_a_launch_statement_may_not_read_the_environment():
 
 
 def test_autotuned_names_are_left_to_the_autotuner_and_its_configs_can_be_widened():
-    kernel = textwrap.dedent('''\
+    kernel = textwrap.dedent("""\
         @triton.autotune(configs=[triton.Config({"BLOCK_M": 64}, num_warps=4, num_stages=3)], key=["M"])
         @triton.heuristics({"EVEN": lambda a: a["M"] % 64 == 0})
         @triton.jit
         def k(x, M, BLOCK_M: tl.constexpr, EVEN: tl.constexpr):
             pass
-        ''')
-    assert decorated_names(kernel) == {"num_warps": "autotune", "num_stages": "autotune", "BLOCK_M": "autotune",
-                                       "EVEN": "heuristics"}
+        """)
+    assert decorated_names(kernel) == {
+        "num_warps": "autotune",
+        "num_stages": "autotune",
+        "BLOCK_M": "autotune",
+        "EVEN": "heuristics",
+    }
     wider = widen_autotune(kernel)
     assert "_ip_c.num_stages + 1" in wider and ast.parse(wider)
 
@@ -142,11 +169,14 @@ def test_the_corpus_diagnosis_on_cpu_misses_no_labelled_bottleneck():
     missed = [(r["program"], f) for r in rows for f in corpus_run.FORMULAS if r["labels"][f] and not r["flagged"][f]]
     assert not missed, missed
     for formula, t in table.items():
-        assert t["right"] / len(rows) >= 0.95, (formula, t, [(r["program"], r["why"].get(formula)) for r in rows
-                                                               if r["flagged"][formula] != r["labels"][formula]])
+        assert t["right"] / len(rows) >= 0.95, (
+            formula,
+            t,
+            [(r["program"], r["why"].get(formula)) for r in rows if r["flagged"][formula] != r["labels"][formula]],
+        )
 
 
-AUTOTUNED = textwrap.dedent('''\
+AUTOTUNED = textwrap.dedent("""\
     import torch
     import triton
     import triton.language as tl
@@ -172,7 +202,7 @@ AUTOTUNED = textwrap.dedent('''\
     out = _launch(double, recorded, {"x_ptr": x, "y_ptr": y}, ["y_ptr"])
     assert torch.equal(out["arg:y_ptr"], 2 * x), out
     print("replayed")
-    ''')
+    """)
 
 
 def test_a_recorded_launch_of_an_autotuned_kernel_replays_with_its_config(tmp_path):
@@ -198,7 +228,7 @@ def test_optimize_rewrites_a_module_level_bincount_and_validates_it(tmp_path):
     assert (project / "vllm_bincount.py").read_text() == before  # the user's file is untouched
 
 
-FLOAT_MAX = textwrap.dedent('''\
+FLOAT_MAX = textwrap.dedent("""\
     import torch
     import triton
     import triton.language as tl
@@ -225,7 +255,7 @@ FLOAT_MAX = textwrap.dedent('''\
     r = trace_launch(locked.fn, dict(x_ptr=x, lock_ptr=torch.zeros(8), n=4096, GROUP=8), (1024, 1, 1), 32, 60)
     (site,) = [s for s in r["sites"] if s["is_atomic"]]
     print("locked", round(site["other_programs_per_address"]), site["lanes_per_program"])
-    ''')
+    """)
 
 
 def test_the_trace_counts_a_float_atomic_max_once_and_sees_programs_share_a_lock(tmp_path):
@@ -239,7 +269,7 @@ def test_the_trace_counts_a_float_atomic_max_once_and_sees_programs_share_a_lock
     assert 100 <= others <= 160 and "locked" in done.stdout
 
 
-ONE_WORD = textwrap.dedent('''\
+ONE_WORD = textwrap.dedent("""\
     import functools
     import operator
 
@@ -267,19 +297,37 @@ ONE_WORD = textwrap.dedent('''\
         got = fold(x)
     want = functools.reduce(FOLD, x.tolist(), START)
     assert got.item() == want, (got.item(), want)
-    ''')
+    """)
 
 
-@pytest.mark.parametrize("op, start, values, fold, reduced", [
-    # an integer max: masked lanes padded with the type's lowest value
-    ("max", "-(2**31)", "torch.randint(-1000, 1000, (20000,), dtype=torch.int32)", "max",
-     "tl.max(tl.where(mask, x, -2147483648))"),
-    # bits ORed (ANDed) into one word: tl.reduce_or, an and as ~reduce_or(~x), masked lanes padded with 0
-    ("or", "0", "1 << torch.randint(0, 31, (20000,), dtype=torch.int32)", "operator.or_",
-     "tl.reduce_or(tl.where(mask, x, tl.zeros_like(x)), None)"),
-    ("and", "-1", "(1 << torch.randint(0, 31, (20000,), dtype=torch.int32)) ^ -1", "operator.and_",
-     "~tl.reduce_or(tl.where(mask, ~x, tl.zeros_like(~x)), None)"),
-])
+@pytest.mark.parametrize(
+    "op, start, values, fold, reduced",
+    [
+        # an integer max: masked lanes padded with the type's lowest value
+        (
+            "max",
+            "-(2**31)",
+            "torch.randint(-1000, 1000, (20000,), dtype=torch.int32)",
+            "max",
+            "tl.max(tl.where(mask, x, -2147483648))",
+        ),
+        # bits ORed (ANDed) into one word: tl.reduce_or, an and as ~reduce_or(~x), masked lanes padded with 0
+        (
+            "or",
+            "0",
+            "1 << torch.randint(0, 31, (20000,), dtype=torch.int32)",
+            "operator.or_",
+            "tl.reduce_or(tl.where(mask, x, tl.zeros_like(x)), None)",
+        ),
+        (
+            "and",
+            "-1",
+            "(1 << torch.randint(0, 31, (20000,), dtype=torch.int32)) ^ -1",
+            "operator.and_",
+            "~tl.reduce_or(tl.where(mask, ~x, tl.zeros_like(~x)), None)",
+        ),
+    ],
+)
 def test_reduce_then_atomic_folds_one_word_with_the_right_padding(tmp_path, op, start, values, fold, reduced):
     """Every lane folds its value into one int32 word; the recipe reduces in the program with the
     operation's own reduction and identity, then issues one atomic per program."""
@@ -294,7 +342,8 @@ def test_the_static_view_compiles_a_helper_from_a_module_outside_sys_modules(tmp
     """Kernel and helper modules loaded with importlib.util.spec_from_file_location are in no
     sys.modules entry; under the interpreter their helpers are InterpretedFunctions, which the
     compiler refused ("Unsupported function referenced") until the kernel's globals were swapped too."""
-    (tmp_path / "helpers.py").write_text(textwrap.dedent('''\
+    (tmp_path / "helpers.py").write_text(
+        textwrap.dedent("""\
         import triton
         import triton.language as tl  # noqa: F401  (the interpreter wants it visible)
 
@@ -302,8 +351,10 @@ def test_the_static_view_compiles_a_helper_from_a_module_outside_sys_modules(tmp
         @triton.jit
         def scale(x, s):
             return x * s
-        '''))
-    (tmp_path / "kern.py").write_text(textwrap.dedent('''\
+        """)
+    )
+    (tmp_path / "kern.py").write_text(
+        textwrap.dedent("""\
         import importlib.util
 
         import triton
@@ -319,8 +370,10 @@ def test_the_static_view_compiles_a_helper_from_a_module_outside_sys_modules(tmp
             offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
             x = tl.load(x_ptr + offs, mask=offs < n)
             tl.store(y_ptr + offs, helpers.scale(x, 1.0), mask=offs < n)
-        '''))
-    (tmp_path / "prog.py").write_text(textwrap.dedent('''\
+        """)
+    )
+    (tmp_path / "prog.py").write_text(
+        textwrap.dedent("""\
         import importlib.util
 
         import torch
@@ -332,11 +385,30 @@ def test_the_static_view_compiles_a_helper_from_a_module_outside_sys_modules(tmp
         y = torch.empty_like(x)
         kern.copy_scaled[(4,)](x, y, 4096, BLOCK=1024)
         assert torch.equal(x, y)
-        '''))
+        """)
+    )
     out = tmp_path / "report.json"
-    done = subprocess.run([sys.executable, "-m", "intelliperf", "diagnose", "-f", "bankConflict", "--device", "cpu",
-                           "-o", str(out), "--", sys.executable, "prog.py"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "intelliperf",
+            "diagnose",
+            "-f",
+            "bankConflict",
+            "--device",
+            "cpu",
+            "-o",
+            str(out),
+            "--",
+            sys.executable,
+            "prog.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     report = json.loads(out.read_text())
     assert not [n for n in report["notes"] if "static view" in n and "not available" in n], report["notes"]

@@ -44,7 +44,11 @@ def test_arguments_grid_and_options(multi_report):
     args = {a.name: a for a in sig.args}
     assert args["x_ptr"].kind == "tensor"
     assert (args["x_ptr"].dtype, args["x_ptr"].shape, args["x_ptr"].strides, args["x_ptr"].device) == (
-        "float32", [4096], [1], "cpu")
+        "float32",
+        [4096],
+        [1],
+        "cpu",
+    )
     assert (args["n"].kind, args["n"].value) == ("scalar", 4096)
     assert (args["BLOCK"].kind, args["BLOCK"].value) == ("constexpr", 1024)
 
@@ -73,7 +77,8 @@ def test_python_dash_m_and_child_processes(tmp_path):
     (pkg / "__main__.py").write_text(
         "import subprocess, sys\n"
         f"subprocess.run([sys.executable, {str(PROGRAMS / 'many_launches.py')!r}, '7'], check=True)\n"
-        f"subprocess.run([sys.executable, {str(PROGRAMS / 'many_launches.py')!r}, '5'], check=True)\n")
+        f"subprocess.run([sys.executable, {str(PROGRAMS / 'many_launches.py')!r}, '5'], check=True)\n"
+    )
     report = intelliperf.diagnose([sys.executable, "-m", "app"], device="cpu", cwd=str(tmp_path))
     assert report.kernels[0].launches == 12
     assert report.run.processes == 2
@@ -109,8 +114,12 @@ def test_existing_sitecustomize_still_runs(tmp_path):
 def test_secrets_are_not_passed_to_the_program(tmp_path):
     from intelliperf.workload.runner import TraceSettings, workload_env
 
-    env = workload_env(tmp_path, interpret=True, trace=TraceSettings(),
-                       base={"PATH": "/bin", "OPENAI_API_KEY": "sk-x", "GITHUB_TOKEN": "ghp-x", "HOME": "/h"})
+    env = workload_env(
+        tmp_path,
+        interpret=True,
+        trace=TraceSettings(),
+        base={"PATH": "/bin", "OPENAI_API_KEY": "sk-x", "GITHUB_TOKEN": "ghp-x", "HOME": "/h"},
+    )
     assert "OPENAI_API_KEY" not in env and "GITHUB_TOKEN" not in env
     assert env["HOME"] == "/h" and env["TRITON_INTERPRET"] == "1"
     compiled = workload_env(tmp_path, interpret=False, trace=TraceSettings(), base={"TRITON_INTERPRET": "1"})
@@ -181,8 +190,10 @@ def test_many_compiled_launches_are_all_counted_and_a_sample_timed(tmp_path):
     [profile] = recording.kernels
     assert (profile.launches, profile.timed_launches) == (2000, kernel.timed)
     assert profile.total_time_s == pytest.approx(2.0)
-    assert any(f"{kernel.timed} of 2000 launches were timed" in note
-               for note in _notes(default_registry(), recording, interpret=False))
+    assert any(
+        f"{kernel.timed} of 2000 launches were timed" in note
+        for note in _notes(default_registry(), recording, interpret=False)
+    )
 
 
 def test_launches_seen_only_by_the_hooks(tmp_path):

@@ -38,9 +38,14 @@ def _analysed(name: str):
 def test_regions_of_the_gemm_come_from_its_syntax():
     done = instrument((EXAMPLES / "gemm.py").read_text(), "gemm_kernel")
     kinds = [(r.name, r.kind, r.first_line, r.last_line, r.in_loop) for r in done.regions]
-    assert kinds == [("kernel", "kernel", 21, 44, False), ("prologue", "prologue", 21, 34, False),
-                     ("loop", "loop", 35, 40, False), ("load@36", "load", 36, 37, True),
-                     ("dot@38", "dot", 38, 38, True), ("epilogue", "epilogue", 41, 44, False)]
+    assert kinds == [
+        ("kernel", "kernel", 21, 44, False),
+        ("prologue", "prologue", 21, 34, False),
+        ("loop", "loop", 35, 40, False),
+        ("load@36", "load", 36, 37, True),
+        ("dot@38", "dot", 38, 38, True),
+        ("epilogue", "epilogue", 41, 44, False),
+    ]
     assert done.loop_line == 35
     tree = ast.parse(done.text)  # still Python; the alias is imported once, after the docstring
     assert done.text.count("import triton.profiler.language as _intelliperf_pl") == 1
@@ -49,14 +54,16 @@ def test_regions_of_the_gemm_come_from_its_syntax():
     assert calls.count("_intelliperf_pl.enter_scope('load@36')") == 1
     assert calls.count("_intelliperf_pl.exit_scope('kernel')") == 1
     # pointer increments stay outside every region: the loop body's last two statements
-    assert "_intelliperf_pl.exit_scope(\"dot@38\")\n        a_ptrs += BLOCK_K * stride_ak" in done.text
+    assert '_intelliperf_pl.exit_scope("dot@38")\n        a_ptrs += BLOCK_K * stride_ak' in done.text
 
 
 def test_outer_only_and_user_scopes():
     outer = instrument((EXAMPLES / "attention.py").read_text(), "attention_kernel", inner=False)
     assert [r.kind for r in outer.regions] == ["kernel", "prologue", "loop", "epilogue"]
-    own = ("import triton\nimport triton.profiler.language as pl\n@triton.jit\ndef k(x):\n"
-           "    pl.enter_scope('mine')\n    pl.exit_scope('mine')\n")
+    own = (
+        "import triton\nimport triton.profiler.language as pl\n@triton.jit\ndef k(x):\n"
+        "    pl.enter_scope('mine')\n    pl.exit_scope('mine')\n"
+    )
     done = instrument(own, "k")
     assert done.user_scopes and done.text == own and not done.regions
     with pytest.raises(ValueError, match="no function nope"):
@@ -74,10 +81,21 @@ def test_a_loop_in_a_jit_helper_is_left_to_the_static_view(tmp_path):
     program = ROOT / "benchmarks" / "corpus" / "triton_attention_fwd.py"
     layout = layout_in(program.read_text(), "_attn_fwd")
     assert layout.via == ("_attn_fwd_inner", 69) and layout.loop_line == 24
-    profile = KernelProfile(id="a", name="_attn_fwd", file=str(program), line=42, launches=1, timed_launches=1,
-                            total_time_s=1.0, mean_time_s=1.0, share=1.0, signatures=[])
-    done = region_timers.collect(["false"], [profile], root=program.parent, cwd=program.parent, timeout_s=30,
-                                 loops_only=True)  # the formulas' pass
+    profile = KernelProfile(
+        id="a",
+        name="_attn_fwd",
+        file=str(program),
+        line=42,
+        launches=1,
+        timed_launches=1,
+        total_time_s=1.0,
+        mean_time_s=1.0,
+        share=1.0,
+        signatures=[],
+    )
+    done = region_timers.collect(
+        ["false"], [profile], root=program.parent, cwd=program.parent, timeout_s=30, loops_only=True
+    )  # the formulas' pass
     assert not done.evidence and any("helper _attn_fwd_inner" in n and "no region timers" in n for n in done.notes)
 
 
@@ -145,20 +163,40 @@ def test_timeline_files(tmp_path):
 
 
 def _profile(example: str) -> KernelProfile:
-    return KernelProfile(id=f"gemm_kernel@{example}", name="gemm_kernel", file=str(EXAMPLES / example), line=18,
-                         launches=1, timed_launches=1, total_time_s=1e-3, mean_time_s=1e-3, share=1.0, signatures=[])
+    return KernelProfile(
+        id=f"gemm_kernel@{example}",
+        name="gemm_kernel",
+        file=str(EXAMPLES / example),
+        line=18,
+        launches=1,
+        timed_launches=1,
+        total_time_s=1e-3,
+        mean_time_s=1e-3,
+        share=1.0,
+        signatures=[],
+    )
 
 
 def _static(example: str, kind: str, lines: tuple[int, int]) -> Evidence:
-    facts = [StaticFact(target="cuda:90", file=str(EXAMPLES / example), line=n, kind=kind, count=8,
-                        instruction="ld.global.v4.b32" if kind == "load" else "cp.async.cg.shared.global")
-             for n in lines]
+    facts = [
+        StaticFact(
+            target="cuda:90",
+            file=str(EXAMPLES / example),
+            line=n,
+            kind=kind,
+            count=8,
+            instruction="ld.global.v4.b32" if kind == "load" else "cp.async.cg.shared.global",
+        )
+        for n in lines
+    ]
     return Evidence(backend="static", modelled=True, kernel="gemm_kernel", facts=facts)
 
 
 def test_overlap_formula_on_timers():
-    cases = (("gemm.py", "gemm", "load", (36, 37), True),
-             ("gemm_pipelined.py", "gemm_pipelined", "async_copy", (35, 36), False))
+    cases = (
+        ("gemm.py", "gemm", "load", (36, 37), True),
+        ("gemm_pipelined.py", "gemm_pipelined", "async_copy", (35, 36), False),
+    )
     for example, name, kind, lines, flagged in cases:
         _, r = _analysed(name)
         timed = Evidence(backend="proton", modelled=False, kernel="gemm_kernel", regions=r)
@@ -169,11 +207,17 @@ def test_overlap_formula_on_timers():
     # the copies) is flagged; the static view's asynchronous copies are what clears it.
     strict = Overlap(min_exposed=0.02)
     assert strict.diagnose(_profile("gemm_pipelined.py"), [timed]).present
-    assert not strict.diagnose(_profile("gemm_pipelined.py"), [timed, _static("gemm_pipelined.py", "async_copy",
-                                                                               (35, 36))]).present
-    assert any(line.line == 36 and "load@36" in line.detail for line in
-               Overlap().diagnose(_profile("gemm.py"), [Evidence(backend="proton", modelled=False, kernel="g",
-                                                                 regions=_analysed("gemm")[1])]).lines)
+    assert not strict.diagnose(
+        _profile("gemm_pipelined.py"), [timed, _static("gemm_pipelined.py", "async_copy", (35, 36))]
+    ).present
+    assert any(
+        line.line == 36 and "load@36" in line.detail
+        for line in Overlap()
+        .diagnose(
+            _profile("gemm.py"), [Evidence(backend="proton", modelled=False, kernel="g", regions=_analysed("gemm")[1])]
+        )
+        .lines
+    )
 
 
 def test_overlap_reads_a_helper_loops_instructions_at_either_line_of_its_call():
@@ -181,8 +225,18 @@ def test_overlap_reads_a_helper_loops_instructions_at_either_line_of_its_call():
     (this machine), its last with 3.6 (the H100's static view put the attention helper's dots at
     line 70 of a call on lines 69-70, and its loads went unread: the metric could not move)."""
     program = ROOT / "benchmarks" / "corpus" / "triton_attention_fwd.py"
-    profile = KernelProfile(id="a", name="_attn_fwd", file=str(program), line=42, launches=1, timed_launches=1,
-                            total_time_s=1.0, mean_time_s=1.0, share=1.0, signatures=[])
+    profile = KernelProfile(
+        id="a",
+        name="_attn_fwd",
+        file=str(program),
+        line=42,
+        launches=1,
+        timed_launches=1,
+        total_time_s=1.0,
+        mean_time_s=1.0,
+        share=1.0,
+        signatures=[],
+    )
 
     def judged(kind: str, instruction: str):
         facts = [StaticFact(target="cuda:90", file=str(program), line=70, kind=kind, instruction=instruction, count=4)]
@@ -196,8 +250,9 @@ def test_overlap_reads_a_helper_loops_instructions_at_either_line_of_its_call():
 
 def _cli(*args, cwd=EXAMPLES):
     env = dict(os.environ, TRITON_DEFAULT_FP_FUSION="1")
-    return subprocess.run([sys.executable, "-m", "intelliperf", *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "intelliperf", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=600
+    )
 
 
 def test_cpu_diagnose_uses_the_static_view():
@@ -221,8 +276,21 @@ def test_search_rewriter_pipelines_the_gemm_on_cpu(tmp_path):
     project.mkdir()
     for f in ("_harness.py", "gemm.py"):
         (project / f).write_text((EXAMPLES / f).read_text())
-    result = _cli("optimize", "--formula", "overlap", "--rewriter", "search", "--max-attempts", "2", "--device", "cpu",
-                  "--", sys.executable, "gemm.py", cwd=project)
+    result = _cli(
+        "optimize",
+        "--formula",
+        "overlap",
+        "--rewriter",
+        "search",
+        "--max-attempts",
+        "2",
+        "--device",
+        "cpu",
+        "--",
+        sys.executable,
+        "gemm.py",
+        cwd=project,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     report = json.loads((project / "intelliperf-out" / "report.json").read_text())
     winner = report["optimization"]["attempts"][report["optimization"]["winner"] - 1]

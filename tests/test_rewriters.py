@@ -28,10 +28,17 @@ def _request(report, launcher: str) -> RewriteRequest:
     finding = diagnosis.findings[0]
     file = Path(profile.file)
     return RewriteRequest(
-        kernel=code_unit(file, profile.name, REPO), launcher=code_unit(file, launcher, REPO), profile=profile,
-        finding=finding, formula="atomicContention", problem="lanes serialise", techniques=["reduce first"],
-        metric="atomic_serialisation_depth", hardware=HardwareFacts(device="test"),
-        sites=diagnosis.evidence[0].sites if diagnosis.evidence else [])
+        kernel=code_unit(file, profile.name, REPO),
+        launcher=code_unit(file, launcher, REPO),
+        profile=profile,
+        finding=finding,
+        formula="atomicContention",
+        problem="lanes serialise",
+        techniques=["reduce first"],
+        metric="atomic_serialisation_depth",
+        hardware=HardwareFacts(device="test"),
+        sites=diagnosis.evidence[0].sites if diagnosis.evidence else [],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +50,9 @@ def sum_request(sum_report) -> RewriteRequest:
 def histogram_request() -> RewriteRequest:
     import intelliperf
 
-    report = intelliperf.diagnose(py(EXAMPLES / "contended_histogram.py", *SMALL), formula="atomicContention",
-                                  device="cpu")
+    report = intelliperf.diagnose(
+        py(EXAMPLES / "contended_histogram.py", *SMALL), formula="atomicContention", device="cpu"
+    )
     return _request(report, "contended_histogram")
 
 
@@ -54,8 +62,12 @@ def _applied(request: RewriteRequest, kernel: str | None = None, launcher: str |
         text = splice(text, request.kernel.qualname, kernel)
     if launcher:
         text = splice(text, request.launcher.qualname, launcher)
-    check_scope(Path(request.kernel.file).read_text(), text, {request.kernel.name, request.launcher.name},
-                kernel=request.kernel.name)
+    check_scope(
+        Path(request.kernel.file).read_text(),
+        text,
+        {request.kernel.name, request.launcher.name},
+        kernel=request.kernel.name,
+    )
     return text
 
 
@@ -78,16 +90,22 @@ def test_histogram_recipe_after_reduce_then_atomic_declines(histogram_request):
     assert "mask=_ip_slots < NUM_BINS" in cand.kernel
     _applied(histogram_request, kernel=cand.kernel)
     # Already tried -> the rewriter says why nothing else applies, line by line.
-    tried = histogram_request.model_copy(update={"history": [PastAttempt(
-        number=1, rewriter="recipes", title="privatize-histogram", outcome="rejected")]})
+    tried = histogram_request.model_copy(
+        update={"history": [PastAttempt(number=1, rewriter="recipes", title="privatize-histogram", outcome="rejected")]}
+    )
     again = RecipeRewriter().rewrite(tried)
     assert again.declined and "hit several addresses" in again.declined and "already tried" in again.declined
 
 
 def test_recipes_decline_on_a_line_without_contention(sum_request):
-    clean = sum_request.model_copy(update={"sites": [s.model_copy(update={"lanes_per_address_max": 1,
-                                                                           "lanes_per_address_mean": 1.0})
-                                                     for s in sum_request.sites]})
+    clean = sum_request.model_copy(
+        update={
+            "sites": [
+                s.model_copy(update={"lanes_per_address_max": 1, "lanes_per_address_mean": 1.0})
+                for s in sum_request.sites
+            ]
+        }
+    )
     cand = RecipeRewriter().rewrite(clean)
     assert cand.declined and "no two lanes" in cand.declined
 
@@ -97,13 +115,17 @@ def test_search_pins_one_knob_per_candidate(sum_request):
     assert first.title == "BLOCK=2048 (was 1024)" and first.kernel is None
     assert "    block = 2048  # intelliperf search: pinned BLOCK\n" in first.launcher
     _applied(sum_request, launcher=first.launcher)
-    history = [PastAttempt(number=i + 1, rewriter="search", title=t, outcome="rejected")
-               for i, t in enumerate(["BLOCK=2048 (was 1024)", "BLOCK=512 (was 1024)", "BLOCK=4096 (was 1024)",
-                                      "BLOCK=256 (was 1024)"])]
+    history = [
+        PastAttempt(number=i + 1, rewriter="search", title=t, outcome="rejected")
+        for i, t in enumerate(
+            ["BLOCK=2048 (was 1024)", "BLOCK=512 (was 1024)", "BLOCK=4096 (was 1024)", "BLOCK=256 (was 1024)"]
+        )
+    ]
     warps = SearchRewriter().rewrite(sum_request.model_copy(update={"history": history}))
     assert warps.title.startswith("num_warps=")
-    call = [n for n in ast.walk(ast.parse(warps.launcher)) if isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Subscript)][0]
+    call = [
+        n for n in ast.walk(ast.parse(warps.launcher)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
+    ][0]
     assert {k.arg for k in call.keywords} >= {"BLOCK", "num_warps"}
 
 
@@ -158,21 +180,33 @@ def test_extract_function_reports_the_line_of_a_syntax_error():
         extract_function("```python\ndef f():\n    x = (\n```", "f")
 
 
-GOOD = ("[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n\n\n"
-        "[[ ## rationale ## ]]\nReduce first.\n\n[[ ## completed ## ]]")
+GOOD = (
+    "[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n\n\n"
+    "[[ ## rationale ## ]]\nReduce first.\n\n[[ ## completed ## ]]"
+)
 
 
 def _llm(server: ScriptedServer, tmp_path: Path, **options) -> LLMRewriter:
-    settings = dict(model="scripted-model", api_base=server.url, api_key_env="TEST_LLM_API_KEY", backoff_s=0.05,
-                    timeout_s=2.0, cache_dir=tmp_path / "cache", transcript=tmp_path / "transcript.json")
+    settings = dict(
+        model="scripted-model",
+        api_base=server.url,
+        api_key_env="TEST_LLM_API_KEY",
+        backoff_s=0.05,
+        timeout_s=2.0,
+        cache_dir=tmp_path / "cache",
+        transcript=tmp_path / "transcript.json",
+    )
     return LLMRewriter(LLMRewriter.Options(**(settings | options)))
 
 
 def test_llm_retries_rate_limits_and_timeouts_and_caches(sum_request, tmp_path, monkeypatch):
     monkeypatch.setenv("TEST_LLM_API_KEY", "sk-test-secret")
     kernel = sum_request.kernel.source.replace("out_ptr + zeros, x", "out_ptr, tl.sum(x)")
-    replies = [Reply(status=429, headers={"Retry-After": "0"}), Reply(delay_s=3, content="late"),
-               Reply(content=GOOD.format(kernel=kernel))]
+    replies = [
+        Reply(status=429, headers={"Retry-After": "0"}),
+        Reply(delay_s=3, content="late"),
+        Reply(content=GOOD.format(kernel=kernel)),
+    ]
     with ScriptedServer(replies) as server:
         cand = _llm(server, tmp_path).rewrite(sum_request)
         assert cand.invalid is None and "tl.sum(x)" in cand.kernel and cand.tokens == 150
@@ -192,8 +226,10 @@ def test_llm_retries_rate_limits_and_timeouts_and_caches(sum_request, tmp_path, 
 
 def test_llm_best_of_n_asks_n_times_with_temperature(sum_request, tmp_path, monkeypatch):
     monkeypatch.setenv("TEST_LLM_API_KEY", "k")
-    answers = [GOOD.format(kernel=sum_request.kernel.source.replace("out_ptr + zeros, x", f"out_ptr, tl.sum(x) * {i}"))
-               for i in (1, 2)]
+    answers = [
+        GOOD.format(kernel=sum_request.kernel.source.replace("out_ptr + zeros, x", f"out_ptr, tl.sum(x) * {i}"))
+        for i in (1, 2)
+    ]
     with ScriptedServer([Reply(content=a) for a in answers]) as server:
         cands = _llm(server, tmp_path).rewrite_many(sum_request, 2)
         assert [c.invalid for c in cands] == [None, None] and len(server.requests) == 2
@@ -211,8 +247,11 @@ def test_llm_configuration_errors_say_what_to_set(sum_request, tmp_path, monkeyp
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    rewriter = LLMRewriter(LLMRewriter.Options(model="m", api_base=f"http://127.0.0.1:{port}/v1", retries=1,
-                                               backoff_s=0.05, cache_dir=None))
+    rewriter = LLMRewriter(
+        LLMRewriter.Options(
+            model="m", api_base=f"http://127.0.0.1:{port}/v1", retries=1, backoff_s=0.05, cache_dir=None
+        )
+    )
     begin = time.perf_counter()
     with pytest.raises(ModelError, match=f"127.0.0.1:{port}.*failed after 2 tries"):
         rewriter.rewrite(sum_request)
@@ -226,13 +265,16 @@ def test_llm_configuration_errors_say_what_to_set(sum_request, tmp_path, monkeyp
 def test_search_pipelines_kernel_loops(sum_request):
     from intelliperf.rewriters.search import pin_loop
 
-    kernel = ("@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    acc = 0.0\n"
-              "    for i in range(0, n, BLOCK):\n        acc += tl.sum(tl.load(x_ptr + i + tl.arange(0, BLOCK)))\n"
-              "    for j in tl.range(0, n, BLOCK, num_stages=1):\n        acc += 1.0\n")
+    kernel = (
+        "@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    acc = 0.0\n"
+        "    for i in range(0, n, BLOCK):\n        acc += tl.sum(tl.load(x_ptr + i + tl.arange(0, BLOCK)))\n"
+        "    for j in tl.range(0, n, BLOCK, num_stages=1):\n        acc += 1.0\n"
+    )
     assert "for i in tl.range(0, n, BLOCK, num_stages=3):" in pin_loop(kernel, 4, 3)
     assert "for j in tl.range(0, n, BLOCK, num_stages=2):" in pin_loop(kernel, 6, 2)
-    looped = sum_request.model_copy(update={"kernel": sum_request.kernel.model_copy(update={"source": kernel}),
-                                            "launcher": None})
+    looped = sum_request.model_copy(
+        update={"kernel": sum_request.kernel.model_copy(update={"source": kernel}), "launcher": None}
+    )
     cand = SearchRewriter().rewrite(looped)
     assert cand.title.startswith("loop at line") and "num_stages=2 (was default)" in cand.title
     assert "tl.range(0, n, BLOCK, num_stages=2)" in cand.kernel
@@ -249,23 +291,38 @@ def test_search_sweeps_warps_and_stages_jointly_then_pins_the_autotuners_choice(
     assert "restore_value=['out_ptr']" in sweep.kernel  # an accumulating kernel does not add up the benchmark runs
     _applied(sum_request, kernel=sweep.kernel, launcher=sweep.launcher)
     # The launch's own num_warps/num_stages would collide with the configs' in Triton's autotuner.
-    launcher = ("def run(x, cfg):\n    k[(1,)](\n        x,\n        BLOCK=128,\n        num_warps=4,\n"
-                "        num_stages=1,\n    )\n")  # black's layout
-    call = next(n for n in ast.walk(ast.parse(unpinned(launcher, "k"))) if isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Subscript))
+    launcher = (
+        "def run(x, cfg):\n    k[(1,)](\n        x,\n        BLOCK=128,\n        num_warps=4,\n"
+        "        num_stages=1,\n    )\n"
+    )  # black's layout
+    call = next(
+        n
+        for n in ast.walk(ast.parse(unpinned(launcher, "k")))
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
+    )
     assert [k.arg for k in call.keywords] == ["BLOCK", None, None]
     starred = unpinned("def run(x, cfg):\n    k[(1,)](x, **cfg)\n", "k")
     namespace = {"cfg": {"BLOCK": 1, "num_warps": 4}}
     assert eval(ast.unparse(ast.parse(starred).body[0].body[0].value.keywords[0].value), namespace) == {"BLOCK": 1}
     # Its choice comes back in the history: the next candidate pins warps and stages together.
-    history = [PastAttempt(number=1, rewriter="search", title=SWEEP, outcome="rejected",
-                           chosen={"num_warps": 8, "num_stages": 2, "kwargs": {}})]
+    history = [
+        PastAttempt(
+            number=1,
+            rewriter="search",
+            title=SWEEP,
+            outcome="rejected",
+            chosen={"num_warps": 8, "num_stages": 2, "kwargs": {}},
+        )
+    ]
     pinned = SearchRewriter().rewrite(overlap.model_copy(update={"history": history}))
     assert not pinned.sweep and pinned.title.startswith("num_warps=8 (was ") and "num_stages=2" in pinned.title
-    call = next(n for n in ast.walk(ast.parse(pinned.launcher)) if isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Subscript))
+    call = next(
+        n for n in ast.walk(ast.parse(pinned.launcher)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
+    )
     assert {k.arg: ast.unparse(k.value) for k in call.keywords if k.arg.startswith("num_")} == {
-        "num_warps": "8", "num_stages": "2"}
+        "num_warps": "8",
+        "num_stages": "2",
+    }
     # No sweep under the interpreter (no device timer to tune with), and for contention only after
     # every single knob move: warps and stages do not change how many lanes share an address.
     cpu = overlap.model_copy(update={"hardware": HardwareFacts(device="no GPU (Triton interpreter on the CPU)")})
@@ -285,14 +342,31 @@ def test_a_sweep_is_never_the_fix_even_when_correct_and_faster():
     session = type("S", (), {"formula": type("Fo", (), {"metric": "m"})(), "finding": finding})()
     speedup = Speedup(estimate=1.5, low=1.4, high=1.6, pairs=40, reference_ms=1.5, candidate_ms=1.0, method="test")
     fast = Verdict(correct=True, faster=True, accepted=True, speedup=speedup)
-    for chosen, said in (({"num_warps": 8, "num_stages": 3, "kwargs": {}}, "chose num_warps=8, num_stages=3"),
-                         ({}, "could not be read")):
-        attempt = Attempt(number=1, rewriter="search", title="sweep", status="invalid", verdict=fast,
-                          before=Measure(metric=10), after=Measure(metric=5), chosen=chosen)
+    for chosen, said in (
+        ({"num_warps": 8, "num_stages": 3, "kwargs": {}}, "chose num_warps=8, num_stages=3"),
+        ({}, "could not be read"),
+    ):
+        attempt = Attempt(
+            number=1,
+            rewriter="search",
+            title="sweep",
+            status="invalid",
+            verdict=fast,
+            before=Measure(metric=10),
+            after=Measure(metric=5),
+            chosen=chosen,
+        )
         _decide(session, attempt)
         assert attempt.status == "rejected" and said in attempt.reasons
-    plain = Attempt(number=2, rewriter="search", title="num_warps=8", status="invalid", verdict=fast,
-                    before=Measure(metric=10), after=Measure(metric=5))
+    plain = Attempt(
+        number=2,
+        rewriter="search",
+        title="num_warps=8",
+        status="invalid",
+        verdict=fast,
+        before=Measure(metric=10),
+        after=Measure(metric=5),
+    )
     _decide(session, plain)
     assert plain.status == "accepted"  # the same verdict without a sweep wins
 
@@ -301,13 +375,18 @@ def test_contention_moves_the_split_first(sum_request):
     from intelliperf.models import ArgInfo
     from intelliperf.rewriters.search import knobs
 
-    kernel = ("@triton.jit\ndef k(x_ptr, out_ptr, K, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, "
-              "SPLIT_K: tl.constexpr):\n    pass\n")
+    kernel = (
+        "@triton.jit\ndef k(x_ptr, out_ptr, K, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, "
+        "SPLIT_K: tl.constexpr):\n    pass\n"
+    )
     args = [ArgInfo(name=n, kind="constexpr", value=v) for n, v in (("BLOCK_N", 16), ("BLOCK_K", 256), ("SPLIT_K", 64))]
     signature = sum_request.profile.signatures[0].model_copy(update={"args": args, "num_warps": 4, "num_stages": 3})
-    request = sum_request.model_copy(update={
-        "kernel": sum_request.kernel.model_copy(update={"source": kernel}),
-        "profile": sum_request.profile.model_copy(update={"signatures": [signature]})})
+    request = sum_request.model_copy(
+        update={
+            "kernel": sum_request.kernel.model_copy(update={"source": kernel}),
+            "profile": sum_request.profile.model_copy(update={"signatures": [signature]}),
+        }
+    )
     found, _ = knobs(request)
     assert found[0].name == "SPLIT_K" and found[0].values()[:2] == [32, 16]  # fewer programs per output first
     assert knobs(request.model_copy(update={"formula": "overlap"}))[0][0].name != "SPLIT_K"
@@ -324,8 +403,9 @@ def test_a_tuned_program_is_loaded_and_its_demonstrations_reach_the_prompt(sum_r
 
     fields = prompt_fields(sum_request)
     kernel = sum_request.kernel.source.replace("out_ptr + zeros, x", "out_ptr, tl.sum(x)")
-    demo = dspy.Example(**{**fields, "problem": "DEMO-PROBLEM-7731"}, kernel=kernel, launcher="",
-                        rationale="DEMO-RATIONALE").with_inputs(*fields)
+    demo = dspy.Example(
+        **{**fields, "problem": "DEMO-PROBLEM-7731"}, kernel=kernel, launcher="", rationale="DEMO-RATIONALE"
+    ).with_inputs(*fields)
     tuned = dspy.LabeledFewShot(k=1).compile(KernelRewriter(), trainset=[demo])
     path = tmp_path / "rewriter.json"
     tuned.save(str(path))
@@ -346,7 +426,7 @@ def test_a_tuned_program_is_loaded_and_its_demonstrations_reach_the_prompt(sum_r
         _llm(server, tmp_path, program=broken, cache_dir=None).rewrite(sum_request)
 
 
-PLUGIN = '''
+PLUGIN = """
 from intelliperf.rewriters import Candidate, Rewriter
 
 OLD = "tl.atomic_add(out_ptr + zeros, x, mask=mask)"
@@ -364,7 +444,7 @@ class SumFirst(Rewriter):
 
 class Misnamed(SumFirst):
     name = "other"
-'''
+"""
 
 
 def test_a_rewriter_plug_in_is_chosen_by_name_and_runs_through_the_loop(tmp_path, monkeypatch):
@@ -377,9 +457,11 @@ def test_a_rewriter_plug_in_is_chosen_by_name_and_runs_through_the_loop(tmp_path
     dist = tmp_path / "myrewriter-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: myrewriter\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[intelliperf.rewriters]\nsumfirst = myrewriter:SumFirst\n"
-                                           "missing = myrewriter:Missing\nmisnamed = myrewriter:Misnamed\n"
-                                           "recipes = myrewriter:SumFirst\n")
+    (dist / "entry_points.txt").write_text(
+        "[intelliperf.rewriters]\nsumfirst = myrewriter:SumFirst\n"
+        "missing = myrewriter:Missing\nmisnamed = myrewriter:Misnamed\n"
+        "recipes = myrewriter:SumFirst\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     found, broken = plugins()
     assert list(found) == ["sumfirst"]
@@ -390,8 +472,9 @@ def test_a_rewriter_plug_in_is_chosen_by_name_and_runs_through_the_loop(tmp_path
     with pytest.raises(UsageError, match="one of auto, llm, recipes, search, replay, sumfirst"):
         make_rewriters("nope")
     monkeypatch.chdir(EXAMPLES)
-    report = intelliperf.optimize([sys.executable, "contended_sum.py", *SMALL], rewriter="sumfirst", device="cpu",
-                                  out_dir=tmp_path / "out")
+    report = intelliperf.optimize(
+        [sys.executable, "contended_sum.py", *SMALL], rewriter="sumfirst", device="cpu", out_dir=tmp_path / "out"
+    )
     opt = report.optimization
     assert opt.rewriters == ["sumfirst"] and opt.winner == 1
     assert opt.attempts[0].rewriter == "sumfirst" and opt.attempts[0].after.metric == 1

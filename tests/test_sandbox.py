@@ -17,7 +17,7 @@ from intelliperf import redact
 from intelliperf.validators.policy import PolicyError, check
 from intelliperf.workload import sandbox as sandboxing
 
-PROBE = '''
+PROBE = """
 import os, socket, subprocess, sys
 from pathlib import Path
 results = {}
@@ -39,7 +39,7 @@ attempt("capabilities", lambda: [l.split()[1] for l in open("/proc/self/status")
 attempt("unmount the hidden project", lambda: subprocess.run(["umount", PROJECT], check=True, capture_output=True))
 subprocess.Popen(["sh", "-c", "sleep 3; touch " + str(Path(COPY, "late.txt"))], start_new_session=True)
 print(repr(results))
-'''
+"""
 
 
 @pytest.fixture
@@ -62,8 +62,14 @@ def test_sandbox_confines_a_hostile_process(places, monkeypatch):
     server.listen()
     box = sandboxing.make(enabled=True, hide=(project, truth.parent))
     script = PROBE
-    for name, value in {"PARENT": os.getpid(), "PROJECT": repr(str(project)), "TRUTH": repr(str(truth)),
-                        "HOME": repr(str(home)), "COPY": repr(str(copy)), "PORT": server.getsockname()[1]}.items():
+    for name, value in {
+        "PARENT": os.getpid(),
+        "PROJECT": repr(str(project)),
+        "TRUTH": repr(str(truth)),
+        "HOME": repr(str(home)),
+        "COPY": repr(str(copy)),
+        "PORT": server.getsockname()[1],
+    }.items():
         script = script.replace(name, str(value), 1) if name in ("PARENT", "PORT") else script.replace(name, value)
     command = box.wrap([sys.executable, "-c", script], cwd=copy, writable=(copy,))
     done = subprocess.run(command, env=box.env(dict(os.environ)), capture_output=True, text=True, timeout=60)
@@ -85,12 +91,26 @@ def test_sandbox_confines_a_hostile_process(places, monkeypatch):
 
 
 def test_environment_is_an_allow_list():
-    env = {"PATH": "/bin", "LC_ALL": "C", "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "0", "HF_TOKEN": "x",
-           "AWS_SECRET_ACCESS_KEY": "y", "INTELLIPERF_API_KEY": "z", "MY_CREDS": "w", "DATA_DIR": "/d",
-           "TRITON_AUTH_TOKEN": "v"}
+    env = {
+        "PATH": "/bin",
+        "LC_ALL": "C",
+        "TRITON_INTERPRET": "1",
+        "CUDA_VISIBLE_DEVICES": "0",
+        "HF_TOKEN": "x",
+        "AWS_SECRET_ACCESS_KEY": "y",
+        "INTELLIPERF_API_KEY": "z",
+        "MY_CREDS": "w",
+        "DATA_DIR": "/d",
+        "TRITON_AUTH_TOKEN": "v",
+    }
     allowed = sandboxing.allowed_env(env, extra=("DATA_DIR", "MY_CREDS"), deny=("MY_CREDS",))
-    assert allowed == {"PATH": "/bin", "LC_ALL": "C", "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "0",
-                       "DATA_DIR": "/d"}
+    assert allowed == {
+        "PATH": "/bin",
+        "LC_ALL": "C",
+        "TRITON_INTERPRET": "1",
+        "CUDA_VISIBLE_DEVICES": "0",
+        "DATA_DIR": "/d",
+    }
 
 
 def test_secrets_are_scrubbed_by_value(monkeypatch, tmp_path):
@@ -113,11 +133,14 @@ LAUNCHER = """def launch(x, block=128):
 """
 
 
-@pytest.mark.parametrize("edit", [
-    ("block=128", "block=512"),  # another constant default
-    ("    return out", "    out[0] = out[0]\n    return out"),  # writing into a local tensor
-    ("    out = torch.empty_like(x)", "    import math\n    out = torch.empty_like(x)"),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ("block=128", "block=512"),  # another constant default
+        ("    return out", "    out[0] = out[0]\n    return out"),  # writing into a local tensor
+        ("    out = torch.empty_like(x)", "    import math\n    out = torch.empty_like(x)"),
+    ],
+)
 def test_policy_lets_ordinary_rewrites_through(edit):
     check(LAUNCHER, LAUNCHER.replace(*edit), "launch", kernel=False)
 
@@ -147,8 +170,18 @@ def test_no_sandbox_means_a_clear_refusal_before_anything_runs(tmp_path):
     program.write_text("raise SystemExit('must not run')\n")
     env = {**os.environ, sandboxing.ENV_BWRAP: str(tmp_path / "no-bwrap-here")}
     started = time.perf_counter()
-    done = run_cli("optimize", "--device", "cpu", "--out-dir", str(tmp_path / "out"), "--", sys.executable,
-                   str(program), cwd=tmp_path, env=env)
+    done = run_cli(
+        "optimize",
+        "--device",
+        "cpu",
+        "--out-dir",
+        str(tmp_path / "out"),
+        "--",
+        sys.executable,
+        str(program),
+        cwd=tmp_path,
+        env=env,
+    )
     assert done.returncode == 2, done.stderr
     assert "sandbox" in done.stderr and "--no-sandbox" in done.stderr and "bubblewrap" in done.stderr
     assert "must not run" not in done.stderr and time.perf_counter() - started < 60
@@ -156,8 +189,19 @@ def test_no_sandbox_means_a_clear_refusal_before_anything_runs(tmp_path):
 
 
 def test_a_secret_cannot_be_let_through(tmp_path):
-    done = run_cli("optimize", "--device", "cpu", "--sandbox-env", "HF_TOKEN", "--out-dir", str(tmp_path / "out"),
-                   "--", sys.executable, "app.py", cwd=tmp_path)
+    done = run_cli(
+        "optimize",
+        "--device",
+        "cpu",
+        "--sandbox-env",
+        "HF_TOKEN",
+        "--out-dir",
+        str(tmp_path / "out"),
+        "--",
+        sys.executable,
+        "app.py",
+        cwd=tmp_path,
+    )
     assert done.returncode == 2 and "--sandbox-env HF_TOKEN" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -172,7 +216,12 @@ def test_an_out_dir_inside_home_is_hidden_with_it(places, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     box = sandboxing.make(enabled=True, hide=(project, out_dir, truth.parent))  # probes: raises if bwrap fails
     look = f"import os; print(os.path.exists({str(out_dir / 'report.json')!r}), os.path.exists({str(home)!r}))"
-    done = subprocess.run(box.wrap([sys.executable, "-c", look], cwd=copy, writable=(copy,)),
-                          env=box.env(dict(os.environ)), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        box.wrap([sys.executable, "-c", look], cwd=copy, writable=(copy,)),
+        env=box.env(dict(os.environ)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True"]  # home is an empty folder inside, the report not there

@@ -31,14 +31,21 @@ def _tensor(name):
 
 
 def _facts(view, target, line=None, kind=None):
-    return [f for f in view["facts"] if f["target"] == target and (line is None or f["line"] == line)
-            and (kind is None or f["kind"] == kind)]
+    return [
+        f
+        for f in view["facts"]
+        if f["target"] == target and (line is None or f["line"] == line) and (kind is None or f["kind"] == kind)
+    ]
 
 
 def test_the_contended_atomic_is_per_lane_on_both_vendors():
     kernel = _kernel(EXAMPLES / "contended_sum.py", "contended_sum_kernel")
-    args = [_tensor("x_ptr"), _tensor("out_ptr"), {"name": "n", "kind": "scalar", "value": 1 << 24},
-            {"name": "BLOCK", "kind": "constexpr", "value": 1024}]
+    args = [
+        _tensor("x_ptr"),
+        _tensor("out_ptr"),
+        {"name": "n", "kind": "scalar", "value": 1 << 24},
+        {"name": "BLOCK", "kind": "constexpr", "value": 1024},
+    ]
     view = static_view(kernel, args, num_warps=4)
     assert view["targets"] == ["cuda:90", "hip:gfx942"] and view["notes"] == []
     nv, amd = _facts(view, "cuda:90", 21, "atomic"), _facts(view, "hip:gfx942", 21, "atomic")
@@ -50,17 +57,26 @@ def test_the_contended_atomic_is_per_lane_on_both_vendors():
     assert {f["width_bits"] for f in loads} == {128}
 
 
-@pytest.mark.parametrize("example,name,block,store_bits", [
-    ("naive_transpose", "naive_transpose_kernel", ("BLOCK_N", 256), 32),
-    ("tiled_transpose", "tiled_transpose_kernel", ("BLOCK", 64), 128),
-])
+@pytest.mark.parametrize(
+    "example,name,block,store_bits",
+    [
+        ("naive_transpose", "naive_transpose_kernel", ("BLOCK_N", 256), 32),
+        ("tiled_transpose", "tiled_transpose_kernel", ("BLOCK", 64), 128),
+    ],
+)
 def test_transpose_store_widths(example, name, block, store_bits):
     kernel = _kernel(MEMORY / f"{example}.py", name)
-    args = [_tensor("x_ptr"), _tensor("y_ptr"), {"name": "m", "kind": "scalar", "value": 4096},
-            {"name": "n", "kind": "scalar", "value": 4096}, {"name": block[0], "kind": "constexpr", "value": block[1]}]
+    args = [
+        _tensor("x_ptr"),
+        _tensor("y_ptr"),
+        {"name": "m", "kind": "scalar", "value": 4096},
+        {"name": "n", "kind": "scalar", "value": 4096},
+        {"name": block[0], "kind": "constexpr", "value": block[1]},
+    ]
     view = static_view(kernel, args, num_warps=4)
-    store_line = next(i for i, t in enumerate((MEMORY / f"{example}.py").read_text().splitlines(), 1)
-                      if "tl.store(" in t)
+    store_line = next(
+        i for i, t in enumerate((MEMORY / f"{example}.py").read_text().splitlines(), 1) if "tl.store(" in t
+    )
     for target in ("cuda:90", "hip:gfx942"):
         stores = _facts(view, target, store_line, "store")
         assert stores and {f["width_bits"] for f in stores} == {store_bits}, (target, stores)
@@ -68,9 +84,14 @@ def test_transpose_store_widths(example, name, block, store_bits):
 
 def test_recorded_integers_divisible_by_16_are_specialised():
     signature, constexprs, attrs = compile_args(
-        ["x", "n", "k", "B"], [_tensor("x"), {"name": "n", "kind": "scalar", "value": 4096},
-                               {"name": "k", "kind": "scalar", "value": 4097},
-                               {"name": "B", "kind": "constexpr", "value": 64}])
+        ["x", "n", "k", "B"],
+        [
+            _tensor("x"),
+            {"name": "n", "kind": "scalar", "value": 4096},
+            {"name": "k", "kind": "scalar", "value": 4097},
+            {"name": "B", "kind": "constexpr", "value": 64},
+        ],
+    )
     assert signature == {"x": "*fp32", "n": "i32", "k": "i32", "B": "constexpr"} and constexprs == {"B": 64}
     assert attrs == {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]}
 
@@ -79,8 +100,9 @@ def test_bad_targets_and_arguments_are_explained():
     with pytest.raises(ValueError, match="expected cuda:<sm number>"):
         parse_target("metal:3")
     kernel = _kernel(EXAMPLES / "contended_sum.py", "contended_sum_kernel")
-    view = static_view(kernel, [_tensor("x_ptr"), {"name": "out_ptr", "kind": "other", "type_name": "Foo"}],
-                       targets=("cuda:90",))
+    view = static_view(
+        kernel, [_tensor("x_ptr"), {"name": "out_ptr", "kind": "other", "type_name": "Foo"}], targets=("cuda:90",)
+    )
     assert view["facts"] == [] and "cannot be compiled from its description" in view["notes"][0]
 
 
@@ -92,8 +114,9 @@ def test_diagnose_reports_the_static_view_at_the_flagged_line(sum_report):
     finding = diagnosis.findings[0]
     assert finding.evidence_backend == "interpreter-trace+static"
     detail = finding.lines[0].detail
-    assert ("compiled: cuda:90 8x atom.global.gpu.acq_rel.add.f32 (32-bit); hip:gfx942 4x global_atomic_add_f32"
-            in detail)
+    assert (
+        "compiled: cuda:90 8x atom.global.gpu.acq_rel.add.f32 (32-bit); hip:gfx942 4x global_atomic_add_f32" in detail
+    )
 
 
 def test_loads_with_a_default_are_counted_and_helper_loads_land_at_the_call():

@@ -18,7 +18,7 @@ from intelliperf.profiling.regions import layout_of, untimed
 from intelliperf.validators import Problem, Verdict
 from intelliperf.workload.runner import bootstrap_env
 
-PROGRAM = textwrap.dedent('''
+PROGRAM = textwrap.dedent("""
     import atexit, sys
     import torch, triton, triton.language as tl
 
@@ -37,7 +37,7 @@ PROGRAM = textwrap.dedent('''
         other[(1,)](y, BLOCK=16)
         add_one[(1,)](x, 64, BLOCK=64)
     print("ran to the end", flush=True)
-''')
+""")
 
 
 def _run(tmp_path: Path, skips: dict[str, int], count: int) -> tuple[subprocess.CompletedProcess, Path]:
@@ -45,8 +45,9 @@ def _run(tmp_path: Path, skips: dict[str, int], count: int) -> tuple[subprocess.
     script.write_text(PROGRAM)
     marks.mkdir()
     env = bootstrap_env(interpret=True) | window.settings(skips, count, str(marks))
-    done = subprocess.run([sys.executable, str(script), str(seen)], env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(script), str(seen)], env=env, capture_output=True, text=True, timeout=300
+    )
     return done, marks
 
 
@@ -70,6 +71,7 @@ def test_a_kernel_that_never_launches_lets_the_program_run_to_its_end(tmp_path):
 def test_autotunings_benchmark_launches_are_not_the_programs():
     """Triton's Autotuner._bench runs each config through JITFunction.run: those launches must not
     use up the window (the profiled launch would be a config that lost)."""
+
     class Autotuner:
         def _bench(self, check):
             return check()
@@ -80,7 +82,7 @@ def test_autotunings_benchmark_launches_are_not_the_programs():
     assert Autotuner()._bench(window._autotuning) is True and window._autotuning() is False
 
 
-TUNED = textwrap.dedent('''
+TUNED = textwrap.dedent("""
     import torch, triton, triton.language as tl
 
     @triton.autotune([triton.Config({"BLOCK": 32}, num_warps=1), triton.Config({"BLOCK": 64}, num_warps=4)],
@@ -93,7 +95,7 @@ TUNED = textwrap.dedent('''
     x = torch.zeros(100)
     tuned[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, 100)
     print("config", tuned.best_config.kwargs["BLOCK"], tuned.best_config.num_warps)
-''')
+""")
 
 
 def test_profiler_passes_run_the_config_the_program_chose(tmp_path):
@@ -105,13 +107,26 @@ def test_profiler_passes_run_the_config_the_program_chose(tmp_path):
     env = bootstrap_env(interpret=True) | window.settings({"tuned": 0}, 5, str(tmp_path), configs=chosen)
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
     assert "config 64 4" in done.stdout, done.stderr[-2000:]
-    plain = subprocess.run([sys.executable, str(script)], env=bootstrap_env(interpret=True), capture_output=True,
-                           text=True, timeout=300)
+    plain = subprocess.run(
+        [sys.executable, str(script)], env=bootstrap_env(interpret=True), capture_output=True, text=True, timeout=300
+    )
     assert "config 32 1" in plain.stdout, plain.stderr[-2000:]
-    sig = LaunchSignature(grid=[2, 1, 1], num_warps=4, args=[{"name": "BLOCK", "kind": "constexpr", "value": 64}],
-                          launches=3, tuning_launches=0, total_time_s=0.1)
-    lost = LaunchSignature(grid=[4, 1, 1], num_warps=1, args=[{"name": "BLOCK", "kind": "constexpr", "value": 32}],
-                           launches=40, tuning_launches=40, total_time_s=0.1)
+    sig = LaunchSignature(
+        grid=[2, 1, 1],
+        num_warps=4,
+        args=[{"name": "BLOCK", "kind": "constexpr", "value": 64}],
+        launches=3,
+        tuning_launches=0,
+        total_time_s=0.1,
+    )
+    lost = LaunchSignature(
+        grid=[4, 1, 1],
+        num_warps=1,
+        args=[{"name": "BLOCK", "kind": "constexpr", "value": 32}],
+        launches=40,
+        tuning_launches=40,
+        total_time_s=0.1,
+    )
     assert window.tuned_configs([_profile("tuned", None, [lost, sig])]) == chosen
 
     class Autotuner:  # Triton <= 3.6 benchmarks a single remaining config too: a pinned one is not run
@@ -146,8 +161,18 @@ def test_region_timers_only_where_they_can_change_the_verdict():
 
 
 def _profile(name: str, file: str | None, signatures: list) -> KernelProfile:
-    return KernelProfile(id=f"{name}@{file}:1", name=name, file=file, line=None, launches=3, timed_launches=3,
-                         total_time_s=1.0, mean_time_s=0.3, share=1.0, signatures=signatures)
+    return KernelProfile(
+        id=f"{name}@{file}:1",
+        name=name,
+        file=file,
+        line=None,
+        launches=3,
+        timed_launches=3,
+        total_time_s=1.0,
+        mean_time_s=0.3,
+        share=1.0,
+        signatures=signatures,
+    )
 
 
 def test_proton_buffer_grows_to_what_the_first_run_needed():
@@ -165,20 +190,34 @@ def test_a_timeout_is_a_verdict_of_its_own():
     from intelliperf import loop
 
     s = SimpleNamespace(formula=SimpleNamespace(metric="m"), finding=SimpleNamespace(metric=None))
-    killed = Attempt(number=1, rewriter="recipes", title="t", status="invalid", before=Measure(),
-                     verdict=Verdict(correct=False, problems=[Problem(kind="timeout", message="ran past 60 s")]))
+    killed = Attempt(
+        number=1,
+        rewriter="recipes",
+        title="t",
+        status="invalid",
+        before=Measure(),
+        verdict=Verdict(correct=False, problems=[Problem(kind="timeout", message="ran past 60 s")]),
+    )
     loop._decide(s, killed)
     assert killed.status == "timed-out"
-    wrong = Attempt(number=2, rewriter="recipes", title="t", status="invalid", before=Measure(),
-                    verdict=Verdict(correct=False, problems=[Problem(kind="timeout", message="x"),
-                                                             Problem(kind="mismatch", message="y")]))
+    wrong = Attempt(
+        number=2,
+        rewriter="recipes",
+        title="t",
+        status="invalid",
+        before=Measure(),
+        verdict=Verdict(
+            correct=False, problems=[Problem(kind="timeout", message="x"), Problem(kind="mismatch", message="y")]
+        ),
+    )
     loop._decide(s, wrong)
     assert wrong.status == "rejected"
 
 
 def test_candidate_timeout_is_checked_before_anything_runs(tmp_path):
-    result = run_cli("optimize", "--candidate-timeout", "0", "--out-dir", str(tmp_path / "out"), "--", "python",
-                     "nope.py")
+    result = run_cli(
+        "optimize", "--candidate-timeout", "0", "--out-dir", str(tmp_path / "out"), "--", "python", "nope.py"
+    )
     assert result.returncode == 2 and "--candidate-timeout must be a positive" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "out").exists()
 
@@ -204,8 +243,9 @@ def test_protons_dropped_event_warnings_are_counted_not_printed(tmp_path, capfd)
     the pass keeps their counts for the buffer's resize and passes everything else through."""
     warn = "first 12 events are dropped due to insufficient buffer size (8192/8204)"
     code = f"import sys; print('program output'); [print({warn!r}, file=sys.stderr) for _ in range(3)]"
-    result, counts = region_timers._run([sys.executable, "-c", code], tmp_path, tmp_path / "proton",
-                                        region_timers.DEFAULT_MODE, 60, {})
+    result, counts = region_timers._run(
+        [sys.executable, "-c", code], tmp_path, tmp_path / "proton", region_timers.DEFAULT_MODE, 60, {}
+    )
     assert result.returncode == 0 and counts == [(8192, 8204)] * 3
     shown = capfd.readouterr()
     assert "program output" in shown.err and "events are dropped" not in shown.out + shown.err

@@ -62,8 +62,13 @@ def test_lane_wide_atomic_on_one_address_has_depth_block_size():
     block, programs = 256, 8
     x = torch.ones(block * programs)
     out = torch.zeros(1)
-    result = trace_launch(one_address_atomic_kernel.fn, {"x_ptr": x, "out_ptr": out, "BLOCK": block},
-                          (programs, 1, 1), sample=32, budget_s=60)
+    result = trace_launch(
+        one_address_atomic_kernel.fn,
+        {"x_ptr": x, "out_ptr": out, "BLOCK": block},
+        (programs, 1, 1),
+        sample=32,
+        budget_s=60,
+    )
     atomic = _sites(result)["atomic_add"]
     assert atomic["is_atomic"]
     assert atomic["lanes_per_address_max"] == block
@@ -77,8 +82,9 @@ def test_lane_wide_atomic_on_one_address_has_depth_block_size():
 def test_masked_lanes_do_not_count():
     block = 128
     x, out = torch.rand(block), torch.zeros(block)
-    result = trace_launch(masked_half_kernel.fn, {"x_ptr": x, "out_ptr": out, "n": 64, "BLOCK": block},
-                          (1, 1, 1), sample=32, budget_s=60)
+    result = trace_launch(
+        masked_half_kernel.fn, {"x_ptr": x, "out_ptr": out, "n": 64, "BLOCK": block}, (1, 1, 1), sample=32, budget_s=60
+    )
     load = _sites(result)["load"]
     assert load["lanes"] == 64
     assert load["sectors"] == 8  # 64 floats = 256 bytes = 8 sectors; masked lanes touch nothing
@@ -88,8 +94,13 @@ def test_masked_lanes_do_not_count():
 def test_sampling_bounds_the_programs_run():
     block, programs = 64, 5000
     x, out = torch.rand(block * programs), torch.zeros(block * programs)
-    result = trace_launch(strided_load_kernel.fn, {"x_ptr": x, "out_ptr": out, "STRIDE": 1, "BLOCK": block},
-                          (programs, 1, 1), sample=16, budget_s=60)
+    result = trace_launch(
+        strided_load_kernel.fn,
+        {"x_ptr": x, "out_ptr": out, "STRIDE": 1, "BLOCK": block},
+        (programs, 1, 1),
+        sample=16,
+        budget_s=60,
+    )
     assert result["programs_total"] == programs
     assert result["programs_sampled"] == 16
     assert _sites(result)["load"]["calls"] == 16
@@ -98,8 +109,9 @@ def test_sampling_bounds_the_programs_run():
 def test_a_16m_program_grid_runs_only_the_sample():
     n = 1 << 24  # one element per program: 16M programs
     x, out = torch.rand(n), torch.empty(n)
-    result = trace_launch(strided_load_kernel.fn, {"x_ptr": x, "out_ptr": out, "STRIDE": 1, "BLOCK": 1},
-                          (n, 1, 1), sample=32, budget_s=60)
+    result = trace_launch(
+        strided_load_kernel.fn, {"x_ptr": x, "out_ptr": out, "STRIDE": 1, "BLOCK": 1}, (n, 1, 1), sample=32, budget_s=60
+    )
     assert (result["programs_total"], result["programs_sampled"]) == (n, 32)
     assert _sites(result)["load"]["calls"] == 32
 
@@ -144,11 +156,19 @@ def test_tracing_leaves_triton_language_usable_by_the_compiler():
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    result = trace_launch(one_address_atomic_kernel.fn,
-                          {"x_ptr": torch.ones(64), "out_ptr": torch.zeros(1), "BLOCK": 64}, (1, 1, 1), 4, 60)
+    result = trace_launch(
+        one_address_atomic_kernel.fn,
+        {"x_ptr": torch.ones(64), "out_ptr": torch.zeros(1), "BLOCK": 64},
+        (1, 1, 1),
+        4,
+        60,
+    )
     assert result["notes"] == []
-    src = ASTSource(one_address_atomic_kernel, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "BLOCK": "constexpr"},
-                    constexprs={"BLOCK": 64})
+    src = ASTSource(
+        one_address_atomic_kernel,
+        signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "BLOCK": "constexpr"},
+        constexprs={"BLOCK": 64},
+    )
     compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32))
     assert "atom.global" in compiled.asm["ptx"]
 
@@ -172,6 +192,11 @@ def test_scalar_loop_bounds_trace_with_one_element_scalars():
         one = tl.core.tensor(TensorHandle(np.array([3], dtype=np.int32), tl.int32), tl.int32)
         assert list(range(one)) == [0, 1, 2]
     assert "__index__" not in tl.core.tensor.__dict__  # put back for the compiler
-    result = trace_launch(loop_over_scalar_kernel.fn, {"x_ptr": torch.ones(64), "out_ptr": torch.zeros(16), "n": 64,
-                                                       "BLOCK": 16}, (1, 1, 1), 1, 60)
+    result = trace_launch(
+        loop_over_scalar_kernel.fn,
+        {"x_ptr": torch.ones(64), "out_ptr": torch.zeros(16), "n": 64, "BLOCK": 16},
+        (1, 1, 1),
+        1,
+        60,
+    )
     assert result["notes"] == [] and _sites(result)["load"]["calls"] == 4  # n / BLOCK iterations

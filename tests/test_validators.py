@@ -60,8 +60,11 @@ def _ttir(fn, signature, constexprs):
 
 
 def test_outputs_follow_pointers_not_loaded_indices():
-    ttir = _ttir(_gather_add, {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32", "n": "i32", "step": "i32",
-                               "BLOCK": "constexpr"}, {"BLOCK": 64})
+    ttir = _ttir(
+        _gather_add,
+        {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32", "n": "i32", "step": "i32", "BLOCK": "constexpr"},
+        {"BLOCK": 64},
+    )
     access = analyse_ttir(ttir)
     assert access.written == {"out_ptr"}
     assert access.accumulated == {"out_ptr"}  # a float atomic add: order-dependent rounding allowed
@@ -96,10 +99,15 @@ def test_dtype_aware_tolerances():
 
 def test_nan_inf_zeros_shape_dtype():
     ref = torch.tensor([1.0, float("inf"), -2.0, 3.0])
-    assert _kinds(compare_buffer(ref, torch.tensor([1.0, float("inf"), float("nan"), 3.0]), name="o", dispatch=1,
-                                 tol=TOL))[0] == "nan"
-    assert "inf" in _kinds(compare_buffer(ref, torch.tensor([1.0, float("-inf"), -2.0, 3.0]), name="o", dispatch=1,
-                                          tol=TOL))
+    assert (
+        _kinds(
+            compare_buffer(ref, torch.tensor([1.0, float("inf"), float("nan"), 3.0]), name="o", dispatch=1, tol=TOL)
+        )[0]
+        == "nan"
+    )
+    assert "inf" in _kinds(
+        compare_buffer(ref, torch.tensor([1.0, float("-inf"), -2.0, 3.0]), name="o", dispatch=1, tol=TOL)
+    )
     tiny = torch.full((64,), 1e-8)  # within atol=1e-6 of zero, but zero is not the answer
     assert _kinds(compare_buffer(tiny, torch.zeros(64), name="o", dispatch=1, tol=TOL)) == ["all-zero"]
     assert _kinds(compare_buffer(ref, ref[:3], name="o", dispatch=1, tol=TOL)) == ["shape"]
@@ -132,10 +140,12 @@ def test_reordered_float_sum_passes_and_a_dropped_block_fails():
     typical = np.argsort(np.abs(partials))[partials.size // 2]  # a block whose sum has the median size
     dropped = np.cumsum(np.delete(partials, typical), dtype=np.float32)[-1:]
     ref = torch.from_numpy(pre_reduced)
-    assert compare_buffer(ref, torch.from_numpy(per_element), name="out", dispatch=0, tol=TOL,
-                          accumulated_terms=n) == []
-    assert _kinds(compare_buffer(ref, torch.from_numpy(dropped), name="out", dispatch=0, tol=TOL,
-                                 accumulated_terms=n)) == ["mismatch"]
+    assert (
+        compare_buffer(ref, torch.from_numpy(per_element), name="out", dispatch=0, tol=TOL, accumulated_terms=n) == []
+    )
+    assert _kinds(
+        compare_buffer(ref, torch.from_numpy(dropped), name="out", dispatch=0, tol=TOL, accumulated_terms=n)
+    ) == ["mismatch"]
     # without knowing it is an accumulation, the plain float32 tolerance would reject the reordering
     assert compare_buffer(ref, torch.from_numpy(per_element), name="out", dispatch=0, tol=TOL) != []
 
@@ -168,8 +178,9 @@ def test_a_clear_win_is_faster_and_a_loss_is_slower():
 
 @pytest.fixture(scope="module")
 def axpy_reference(tmp_path_factory):
-    return capture_reference(Program(AXPY, COMMAND), "axpy_kernel", interpret=True,
-                             work_dir=tmp_path_factory.mktemp("reference"))
+    return capture_reference(
+        Program(AXPY, COMMAND), "axpy_kernel", interpret=True, work_dir=tmp_path_factory.mktemp("reference")
+    )
 
 
 def _candidate(tmp_path, edits: list[tuple[str, str]]) -> Program:
@@ -185,25 +196,50 @@ LAUNCH = "    axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel()
 
 TRICKS = {
     "returns zeros": ([(STORE, "tl.store(out_ptr + offs, x * 0.0, mask=mask)")], "all-zero"),
-    "caches the result keyed on pointers": ([(LAUNCH, """    key = (x.data_ptr(), y.data_ptr())
+    "caches the result keyed on pointers": (
+        [
+            (
+                LAUNCH,
+                """    key = (x.data_ptr(), y.data_ptr())
     if key in CACHE:
         return CACHE[key]
     axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)
     CACHE[key] = out
-    return out"""), ("def axpy(", "CACHE = {}\n\n\ndef axpy(")], "stale-result"),
-    "writes only part of the output": ([("tl.store(out_ptr + offs, alpha * x + y, mask=mask)",
-                                         "tl.store(out_ptr + offs, alpha * x + y, mask=mask & (offs < n - 100))")],
-                                       "unwritten"),
+    return out""",
+            ),
+            ("def axpy(", "CACHE = {}\n\n\ndef axpy("),
+        ],
+        "stale-result",
+    ),
+    "writes only part of the output": (
+        [
+            (
+                "tl.store(out_ptr + offs, alpha * x + y, mask=mask)",
+                "tl.store(out_ptr + offs, alpha * x + y, mask=mask & (offs < n - 100))",
+            )
+        ],
+        "unwritten",
+    ),
     "drops the tail block": ([("triton.cdiv(x.numel(), block)", "x.numel() // block")], "mismatch"),
-    "skips every other dispatch": ([(LAUNCH, """    global CALLS
+    "skips every other dispatch": (
+        [
+            (
+                LAUNCH,
+                """    global CALLS
     CALLS += 1
     if CALLS % 2 == 0:
         return torch.zeros_like(x)
     axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)
-    return out"""), ("def axpy(", "CALLS = 0\n\n\ndef axpy(")], "dispatch-count"),
+    return out""",
+            ),
+            ("def axpy(", "CALLS = 0\n\n\ndef axpy("),
+        ],
+        "dispatch-count",
+    ),
     "downgrades float32 math to float16": (
         [(STORE, "tl.store(out_ptr + offs, (alpha * x.to(tl.float16) + y.to(tl.float16)).to(tl.float32), mask=mask)")],
-        "precision"),
+        "precision",
+    ),
 }
 
 
@@ -221,22 +257,29 @@ def test_correct_candidates_are_accepted(axpy_reference, tmp_path):
     assert any("4 of 4 dispatches" in c for c in same.checks)
     assert any("unseen" in c for c in same.checks) and any("poisoned" in c for c in same.checks)
     assert same.faster is None and "interpreter" in same.notes[-1]  # no GPU: no time, said so
-    retuned = validate(axpy_reference, _candidate(tmp_path / "b", [("block: int = 128", "block: int = 512")]),
-                       work_dir=tmp_path / "vb")
+    retuned = validate(
+        axpy_reference, _candidate(tmp_path / "b", [("block: int = 128", "block: int = 512")]), work_dir=tmp_path / "vb"
+    )
     assert retuned.correct, retuned.reasons()
 
 
 def test_a_crash_a_hang_and_an_import_error_are_failed_validations(axpy_reference, tmp_path):
-    crash = validate(axpy_reference, _candidate(tmp_path / "a", [(LAUNCH, "    raise RuntimeError('boom')")]),
-                     work_dir=tmp_path / "va")
+    crash = validate(
+        axpy_reference,
+        _candidate(tmp_path / "a", [(LAUNCH, "    raise RuntimeError('boom')")]),
+        work_dir=tmp_path / "va",
+    )
     assert _kinds(crash.problems) == ["crash"] and "RuntimeError: boom" in crash.problems[0].message
     sleep = ("def main() -> None:\n", "def main() -> None:\n    import time; time.sleep(60)\n")
-    hang = validate(axpy_reference, _candidate(tmp_path / "b", [sleep]),
-                    work_dir=tmp_path / "vb", settings=ValidationSettings(timeout_s=3))
+    hang = validate(
+        axpy_reference,
+        _candidate(tmp_path / "b", [sleep]),
+        work_dir=tmp_path / "vb",
+        settings=ValidationSettings(timeout_s=3),
+    )
     assert _kinds(hang.problems) == ["timeout"]
     bad_import = ("import torch\n", "import torch\nimport no_such_mod\n")
-    missing = validate(axpy_reference, _candidate(tmp_path / "c", [bad_import]),
-                       work_dir=tmp_path / "vc")
+    missing = validate(axpy_reference, _candidate(tmp_path / "c", [bad_import]), work_dir=tmp_path / "vc")
     assert _kinds(missing.problems) == ["crash"] and "no_such_mod" in missing.problems[0].message
 
 
@@ -245,11 +288,14 @@ def test_secrets_never_reach_candidate_code(axpy_reference, tmp_path, monkeypatc
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-test")
     monkeypatch.setenv("MY_SERVICE_PASSWORD", "hunter2")
     monkeypatch.setenv("HARMLESS", "1")
-    spy = ("def main() -> None:\n",
-           "def main() -> None:\n    open('env.txt', 'w').write(' '.join(sorted(os.environ)))\n")
+    spy = (
+        "def main() -> None:\n",
+        "def main() -> None:\n    open('env.txt', 'w').write(' '.join(sorted(os.environ)))\n",
+    )
     candidate = _candidate(tmp_path, [spy])
-    verdict = validate(axpy_reference, candidate, work_dir=tmp_path / "v",
-                       settings=ValidationSettings(secrets=["MY_SERVICE_PASSWORD"]))
+    verdict = validate(
+        axpy_reference, candidate, work_dir=tmp_path / "v", settings=ValidationSettings(secrets=["MY_SERVICE_PASSWORD"])
+    )
     assert verdict.correct, verdict.reasons()
     seen = (candidate.root / "env.txt").read_text().split()
     assert "PATH" in seen and "HARMLESS" not in seen  # an allow-list, not a deny-list
@@ -258,8 +304,9 @@ def test_secrets_never_reach_candidate_code(axpy_reference, tmp_path, monkeypatc
 
 def test_capture_keeps_first_last_and_a_sample_of_many_dispatches(tmp_path):
     program = Program(PROGRAMS, [sys.executable, "many_launches.py", "300"])
-    ref = capture_reference(program, "tiny_kernel", interpret=True, work_dir=tmp_path,
-                            settings=ValidationSettings(capture_limits=(4, 3, 5)))
+    ref = capture_reference(
+        program, "tiny_kernel", interpret=True, work_dir=tmp_path, settings=ValidationSettings(capture_limits=(4, 3, 5))
+    )
     kept = ref.manifest["kept"]
     assert ref.manifest["dispatches"] == 300 and ref.manifest["written"] == ["x_ptr"]
     assert kept[:4] == [0, 1, 2, 3] and kept[-3:] == [297, 298, 299]
@@ -271,13 +318,17 @@ def test_capture_keeps_first_last_and_a_sample_of_many_dispatches(tmp_path):
 def test_a_program_that_differs_between_runs_is_judged_on_the_replays(tmp_path):
     """Seeding makes unseeded torch.randn repeatable; inputs from os.urandom are not, so the two
     reference runs disagree: that is said, and an honest candidate is not blamed for it."""
-    noisy = (AXPY / "axpy.py").read_text().replace(
-        "    torch.manual_seed(0)\n", "    torch.manual_seed(int.from_bytes(os.urandom(4), 'little'))\n")
+    noisy = (
+        (AXPY / "axpy.py")
+        .read_text()
+        .replace("    torch.manual_seed(0)\n", "    torch.manual_seed(int.from_bytes(os.urandom(4), 'little'))\n")
+    )
     project = copy_project(AXPY, {"axpy.py": noisy}, tmp_path / "project")
     ref = capture_reference(Program(project, COMMAND), "axpy_kernel", interpret=True, work_dir=tmp_path / "ref")
     assert not ref.stability_known and ref.unstable == []  # asked only when a candidate differs
-    retuned = copy_project(project, {"axpy.py": noisy.replace("block: int = 128", "block: int = 512")},
-                           tmp_path / "copy")
+    retuned = copy_project(
+        project, {"axpy.py": noisy.replace("block: int = 128", "block: int = 512")}, tmp_path / "copy"
+    )
     verdict = validate(ref, Program(retuned, COMMAND), work_dir=tmp_path / "v")
     assert verdict.correct, verdict.reasons()
     assert ref.unstable == ["out_ptr"] and any("not deterministic" in n for n in verdict.notes)
@@ -289,9 +340,11 @@ def test_a_program_that_differs_between_runs_is_judged_on_the_replays(tmp_path):
 def test_a_deterministic_program_is_run_once_when_candidates_match(tmp_path):
     """The second run of the unchanged program can change no verdict while every candidate matches the first."""
     ref = capture_reference(Program(AXPY, COMMAND), "axpy_kernel", interpret=True, work_dir=tmp_path / "ref")
-    retuned = copy_project(AXPY, {"axpy.py": (AXPY / "axpy.py").read_text().replace("block: int = 128",
-                                                                                    "block: int = 512")},
-                           tmp_path / "copy")
+    retuned = copy_project(
+        AXPY,
+        {"axpy.py": (AXPY / "axpy.py").read_text().replace("block: int = 128", "block: int = 512")},
+        tmp_path / "copy",
+    )
     verdict = validate(ref, Program(retuned, COMMAND), work_dir=tmp_path / "v")
     assert verdict.correct, verdict.reasons()
     assert not ref.stability_known and not (tmp_path / "ref" / "again").exists()
@@ -315,8 +368,11 @@ def _timer(takes_ms: float, claims_ms: float):
     import subprocess
 
     def start(cmd_fd: int, out_fd: int):
-        return subprocess.Popen([sys.executable, "-c", TIMER, str(cmd_fd), str(out_fd), str(takes_ms),
-                                 str(claims_ms)], pass_fds=(cmd_fd, out_fd))
+        return subprocess.Popen(
+            [sys.executable, "-c", TIMER, str(cmd_fd), str(out_fd), str(takes_ms), str(claims_ms)],
+            pass_fds=(cmd_fd, out_fd),
+        )
+
     return start
 
 
@@ -348,8 +404,11 @@ def test_timing_workers_started_ahead_are_timed_later_or_stopped_at_once():
     assert all(side.proc.poll() is not None for side in ahead)
     import subprocess
 
-    slow = started(lambda cmd_fd, out_fd: subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
-                                                           pass_fds=(cmd_fd, out_fd)))
+    slow = started(
+        lambda cmd_fd, out_fd: subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)"], pass_fds=(cmd_fd, out_fd)
+        )
+    )
     begin = time.perf_counter()
     slow.stop()
     assert time.perf_counter() - begin < 5 and slow.proc.poll() is not None
@@ -381,8 +440,13 @@ def _locked_add(x_ptr, acc_ptr, lock_ptr, n, BLOCK: tl.constexpr):
 def test_a_lock_buffer_is_told_apart_so_replays_start_it_released():
     """A replay that drew the lock's state afresh (a 1 where the program had 0) made the
     reference's own replay spin forever; the TTIR names the lock so it starts released."""
-    access = analyse_ttir(_ttir(_locked_add, {"x_ptr": "*fp32", "acc_ptr": "*fp32", "lock_ptr": "*i32", "n": "i32",
-                                              "BLOCK": "constexpr"}, {"BLOCK": 64}))
+    access = analyse_ttir(
+        _ttir(
+            _locked_add,
+            {"x_ptr": "*fp32", "acc_ptr": "*fp32", "lock_ptr": "*i32", "n": "i32", "BLOCK": "constexpr"},
+            {"BLOCK": 64},
+        )
+    )
     assert access.locks == {"lock_ptr"} and "acc_ptr" not in access.locks
     assert {"acc_ptr", "lock_ptr"} <= access.written
 
@@ -395,7 +459,6 @@ def test_the_readmes_validators_example_runs_and_leaves_nothing_behind(tmp_path,
     import io
     import os
     import tempfile
-
 
     block = doc_block("docs/validation.md", "validators-example")
     monkeypatch.chdir(REPO)

@@ -9,8 +9,10 @@ Imports only torch, triton, numpy and pydantic (never the LLM stack): it runs on
 """
 
 if __name__ != "intelliperf.validators":  # this folder imported from the repository root as a top-level package
-    raise ImportError(f"{__name__}: this folder is the package intelliperf.validators; import that (a top-level "
-                      "`validators` would be a second copy whose classes are not intelliperf's)")
+    raise ImportError(
+        f"{__name__}: this folder is the package intelliperf.validators; import that (a top-level "
+        "`validators` would be a second copy whose classes are not intelliperf's)"
+    )
 
 
 from .compare import Tolerances, compare_buffer
@@ -27,7 +29,18 @@ from .validate import (
 from .verdict import Problem, Speedup, Verdict
 
 __all__ = [
-    "Problem", "Program", "ReferenceRun", "SandboxSettings", "Speedup", "Tolerances", "ValidationSettings", "Verdict",
+    "Problem",
+    "Program",
+    "ReferenceRun",
+    "SandboxSettings",
+    "Speedup",
+    "Tolerances",
+    "ValidationSettings",
+    "Verdict",
     "capture_reference",
-    "compare_buffer", "copy_project", "judge", "speedup_interval", "validate",
+    "compare_buffer",
+    "copy_project",
+    "judge",
+    "speedup_interval",
+    "validate",
 ]

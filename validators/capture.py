@@ -39,8 +39,13 @@ def describe_value(value, stats: bool) -> dict:
     import torch
 
     if isinstance(value, torch.Tensor):
-        row = {"kind": "tensor", "dtype": str(value.dtype).replace("torch.", ""), "shape": list(value.shape),
-               "strides": list(value.stride()), "device": str(value.device)}
+        row = {
+            "kind": "tensor",
+            "dtype": str(value.dtype).replace("torch.", ""),
+            "shape": list(value.shape),
+            "strides": list(value.stride()),
+            "device": str(value.device),
+        }
         if stats and value.numel():
             lo, hi = value.detach().reshape(-1).aminmax() if value.dtype != torch.bool else (value.min(), value.max())
             row["min"], row["max"] = float(lo), float(hi)
@@ -87,10 +92,15 @@ def _launcher(skip_dirs: tuple[str, ...]) -> dict | None:
     code = frame.f_code
     info = inspect.getargvalues(frame)
     names = list(info.args)
-    return {"file": os.path.abspath(code.co_filename), "function": code.co_name,
-            "qualname": getattr(code, "co_qualname", code.co_name), "line": code.co_firstlineno,
-            "call_line": frame.f_lineno, "varargs": bool(info.varargs or info.keywords),
-            "args": describe_args(names, [info.locals[n] for n in names], stats=True)}
+    return {
+        "file": os.path.abspath(code.co_filename),
+        "function": code.co_name,
+        "qualname": getattr(code, "co_qualname", code.co_name),
+        "line": code.co_firstlineno,
+        "call_line": frame.f_lineno,
+        "varargs": bool(info.varargs or info.keywords),
+        "args": describe_args(names, [info.locals[n] for n in names], stats=True),
+    }
 
 
 def _stream_label(value, labels: dict) -> str:
@@ -105,8 +115,9 @@ def _stream_label(value, labels: dict) -> str:
 
 
 class Capture:
-    def __init__(self, pattern: str, out_dir: str, extra_args: list[str], limits=DEFAULT_LIMITS,
-                 expected: int | None = None) -> None:
+    def __init__(
+        self, pattern: str, out_dir: str, extra_args: list[str], limits=DEFAULT_LIMITS, expected: int | None = None
+    ) -> None:
         self.pattern = re.compile(pattern)
         self.out_dir = out_dir
         self.extra = [a for a in extra_args if a]
@@ -128,8 +139,11 @@ class Capture:
         import intelliperf
 
         # Frames in these are Triton's or ours; the first other frame is the kernel's launcher.
-        self.skip_dirs = (os.path.dirname(triton.__file__), os.path.dirname(intelliperf.__file__),
-                          os.path.dirname(__file__))
+        self.skip_dirs = (
+            os.path.dirname(triton.__file__),
+            os.path.dirname(intelliperf.__file__),
+            os.path.dirname(__file__),
+        )
         os.makedirs(out_dir, exist_ok=True)
 
     def wants(self, name: str) -> bool:
@@ -141,8 +155,12 @@ class Capture:
         index = self.dispatches
         self.dispatches += 1
         if self.kernel is None:
-            self.kernel = {"name": py_fn.__name__, "file": os.path.abspath(py_fn.__code__.co_filename),
-                           "line": py_fn.__code__.co_firstlineno, "params": arg_names}
+            self.kernel = {
+                "name": py_fn.__name__,
+                "file": os.path.abspath(py_fn.__code__.co_filename),
+                "line": py_fn.__code__.co_firstlineno,
+                "params": arg_names,
+            }
             self.launcher = _launcher(self.skip_dirs)
         access = self._access(py_fn, arg_names, bound, compiled)
         names = [n for n in arg_names if n in access.written or n in self.extra]
@@ -152,8 +170,13 @@ class Capture:
         why = self._selected(index)
         if why is None:
             return
-        launch = {"index": index, "grid": list(grid), "options": options, "stream": label,
-                  "args": describe_args(arg_names, [bound.get(n) for n in arg_names], stats=index == 0)}
+        launch = {
+            "index": index,
+            "grid": list(grid),
+            "options": options,
+            "stream": label,
+            "args": describe_args(arg_names, [bound.get(n) for n in arg_names], stats=index == 0),
+        }
         host = {n: b.detach().to("cpu", copy=True) for n, b in buffers.items() if b is not None}
         if why == "window":
             self.window.append((index, launch, host))
@@ -207,8 +230,10 @@ class Capture:
             access = analyse_ttir(ttir, [n for n in arg_names if not isinstance(bound.get(n), (type(None),))])
         except Exception as exc:  # never lose the run: every tensor argument is then captured
             access = Access(written={n for n in arg_names if _buffer(bound.get(n)) is not None}, method="all tensors")
-            self.notes.append(f"could not read the kernel's TTIR ({type(exc).__name__}: {exc}); "
-                              "captured every tensor argument instead")
+            self.notes.append(
+                f"could not read the kernel's TTIR ({type(exc).__name__}: {exc}); "
+                "captured every tensor argument instead"
+            )
         self.outputs[key] = access
         return access
 
@@ -224,12 +249,24 @@ class Capture:
             return sorted(set().union(*(getattr(a, field) for a in accesses)))
 
         manifest = {
-            "pid": os.getpid(), "kernel": self.kernel, "launcher": self.launcher, "dispatches": self.dispatches,
-            "kept": sorted(self.kept), "launches": [self.kept[i] for i in sorted(self.kept)],
-            "streams": self.streams[:100_000], "limits": [self.first, self.last, self.sample],
-            "written": union("written"), "accumulated": union("accumulated"), "read": union("read"),
-            "atomic": union("atomic"), "stored": union("stored"), "indexes": union("indexes"), "locks": union("locks"),
-            "method": accesses[0].method if accesses else None, "extra": self.extra, "notes": self.notes,
+            "pid": os.getpid(),
+            "kernel": self.kernel,
+            "launcher": self.launcher,
+            "dispatches": self.dispatches,
+            "kept": sorted(self.kept),
+            "launches": [self.kept[i] for i in sorted(self.kept)],
+            "streams": self.streams[:100_000],
+            "limits": [self.first, self.last, self.sample],
+            "written": union("written"),
+            "accumulated": union("accumulated"),
+            "read": union("read"),
+            "atomic": union("atomic"),
+            "stored": union("stored"),
+            "indexes": union("indexes"),
+            "locks": union("locks"),
+            "method": accesses[0].method if accesses else None,
+            "extra": self.extra,
+            "notes": self.notes,
         }
         write_json(os.path.join(self.out_dir, f"capture-{os.getpid()}.json"), manifest)
 
@@ -249,5 +286,10 @@ def from_env() -> Capture | None:
         return None
     limits = tuple(int(x) for x in os.environ.get(ENV_LIMITS, "").split(",") if x) or DEFAULT_LIMITS
     expected = os.environ.get(ENV_EXPECTED)
-    return Capture(pattern, os.environ[ENV_DIR], os.environ.get(ENV_ARGS, "").split(","), limits,
-                   int(expected) if expected else None)
+    return Capture(
+        pattern,
+        os.environ[ENV_DIR],
+        os.environ.get(ENV_ARGS, "").split(","),
+        limits,
+        int(expected) if expected else None,
+    )

@@ -21,8 +21,12 @@ from .verdict import Difference, Problem
 
 # (rtol, atol) per dtype; integers and booleans are compared exactly.
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
-    "float64": (1e-7, 1e-9), "float32": (1e-5, 1e-6), "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
-    "float8_e4m3fn": (1.25e-1, 1e-3), "float8_e5m2": (2.5e-1, 1e-3),
+    "float64": (1e-7, 1e-9),
+    "float32": (1e-5, 1e-6),
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+    "float8_e4m3fn": (1.25e-1, 1e-3),
+    "float8_e5m2": (2.5e-1, 1e-3),
 }
 TF32_TOLERANCE = (1e-3, 1e-5)  # float32 outputs of tf32 dots: a 10-bit mantissa
 EPSILON = {"float64": 2.2e-16, "float32": 1.19e-7, "float16": 9.77e-4, "bfloat16": 7.81e-3}
@@ -50,17 +54,27 @@ def dtype_name(tensor) -> str:
     return str(tensor.dtype).replace("torch.", "")
 
 
-def compare_buffer(ref, cand, *, name: str, dispatch: int | None, tol: Tolerances,
-                   accumulated_terms: int | None = None, poisoned: bool = False) -> list[Problem]:
+def compare_buffer(
+    ref,
+    cand,
+    *,
+    name: str,
+    dispatch: int | None,
+    tol: Tolerances,
+    accumulated_terms: int | None = None,
+    poisoned: bool = False,
+) -> list[Problem]:
     """Problems of `cand` against `ref` (torch tensors on the host); empty when they agree."""
     where = {"buffer": name, "dispatch": dispatch}
     label = _label(name, dispatch)
     if tuple(ref.shape) != tuple(cand.shape):
-        return [Problem(kind="shape", message=f"{label}: shape {tuple(cand.shape)}, reference {tuple(ref.shape)}",
-                        **where)]
+        return [
+            Problem(kind="shape", message=f"{label}: shape {tuple(cand.shape)}, reference {tuple(ref.shape)}", **where)
+        ]
     if ref.dtype != cand.dtype:
-        return [Problem(kind="dtype", message=f"{label}: dtype {dtype_name(cand)}, reference {dtype_name(ref)}",
-                        **where)]
+        return [
+            Problem(kind="dtype", message=f"{label}: dtype {dtype_name(cand)}, reference {dtype_name(ref)}", **where)
+        ]
     dtype = dtype_name(ref)
     if not ref.dtype.is_floating_point:
         r, c = ref.reshape(-1).long().numpy(), cand.reshape(-1).long().numpy()
@@ -75,16 +89,28 @@ def compare_buffer(ref, cand, *, name: str, dispatch: int | None, tol: Tolerance
     problems = []
     if (c_nan & ~r_nan).any() or (r_nan & ~c_nan).any():
         bad = np.flatnonzero(c_nan != r_nan)
-        problems.append(Problem(kind="nan", elements=int(bad.size), examples=_examples(bad, r, c, ref.shape, tol),
-                                message=f"{label}: NaN at {bad.size} elements where the reference has "
-                                        f"{'none' if not r_nan.any() else 'a number'}", **where))
+        problems.append(
+            Problem(
+                kind="nan",
+                elements=int(bad.size),
+                examples=_examples(bad, r, c, ref.shape, tol),
+                message=f"{label}: NaN at {bad.size} elements where the reference has "
+                f"{'none' if not r_nan.any() else 'a number'}",
+                **where,
+            )
+        )
     r_inf, c_inf = np.isinf(r), np.isinf(c)
     bad_inf = np.flatnonzero((r_inf | c_inf) & ~(r_nan | c_nan) & (r != c))
     if bad_inf.size:
-        problems.append(Problem(kind="inf", elements=int(bad_inf.size),
-                                examples=_examples(bad_inf, r, c, ref.shape, tol),
-                                message=f"{label}: Inf does not match the reference at {bad_inf.size} elements",
-                                **where))
+        problems.append(
+            Problem(
+                kind="inf",
+                elements=int(bad_inf.size),
+                examples=_examples(bad_inf, r, c, ref.shape, tol),
+                message=f"{label}: Inf does not match the reference at {bad_inf.size} elements",
+                **where,
+            )
+        )
     finite = np.isfinite(r) & np.isfinite(c)
     rtol, atol = tol.for_dtype(dtype)
     if accumulated_terms and accumulated_terms > 1 and finite.any():
@@ -98,9 +124,14 @@ def compare_buffer(ref, cand, *, name: str, dispatch: int | None, tol: Tolerance
     if bad.size:
         problems.append(_mismatch(bad, r, c, ref.shape, label, where, tol, rtol, atol, dtype))
     elif finite.any() and np.any(r[finite] != 0) and not np.any(c[finite] != 0):
-        problems.append(Problem(kind="all-zero", message=f"{label}: the candidate's output is all zeros where the "
-                                f"reference's is not (largest reference value {np.abs(r[finite]).max():.3g})",
-                                **where))
+        problems.append(
+            Problem(
+                kind="all-zero",
+                message=f"{label}: the candidate's output is all zeros where the "
+                f"reference's is not (largest reference value {np.abs(r[finite]).max():.3g})",
+                **where,
+            )
+        )
     return problems
 
 
@@ -112,10 +143,16 @@ def _unwritten(r_poison, c_poison, label, where) -> list[Problem]:
     missed = np.flatnonzero(c_poison & ~r_poison)
     if not missed.size:
         return []
-    return [Problem(kind="unwritten", elements=int(missed.size),
-                    message=f"{label}: {missed.size} of {int((~r_poison).sum())} elements the reference writes were "
-                            f"never written by the candidate (they still hold the poison value); first at flat index "
-                            f"{int(missed[0])}", **where)]
+    return [
+        Problem(
+            kind="unwritten",
+            elements=int(missed.size),
+            message=f"{label}: {missed.size} of {int((~r_poison).sum())} elements the reference writes were "
+            f"never written by the candidate (they still hold the poison value); first at flat index "
+            f"{int(missed[0])}",
+            **where,
+        )
+    ]
 
 
 def _exact(r, c, shape, label, where, examples: int) -> list[Problem]:
@@ -124,19 +161,29 @@ def _exact(r, c, shape, label, where, examples: int) -> list[Problem]:
         if np.any(r != 0) and not np.any(c != 0):
             return [Problem(kind="all-zero", message=f"{label}: all zeros where the reference is not", **where)]
         return []
-    shown = [Difference(index=list(np.unravel_index(i, shape)), reference=float(r[i]), candidate=float(c[i]))
-             for i in bad[:examples]]
+    shown = [
+        Difference(index=list(np.unravel_index(i, shape)), reference=float(r[i]), candidate=float(c[i]))
+        for i in bad[:examples]
+    ]
     kind = "all-zero" if not np.any(c != 0) else "mismatch"
     zeros = "; the candidate wrote all zeros" if kind == "all-zero" else ""
-    return [Problem(kind=kind, elements=int(bad.size), max_abs_error=float(np.abs(c[bad] - r[bad]).max()),
-                    examples=shown, message=f"{label}: {bad.size} of {r.size} elements differ (integers must match "
-                                            f"exactly){zeros}",
-                    **where)]
+    return [
+        Problem(
+            kind=kind,
+            elements=int(bad.size),
+            max_abs_error=float(np.abs(c[bad] - r[bad]).max()),
+            examples=shown,
+            message=f"{label}: {bad.size} of {r.size} elements differ (integers must match exactly){zeros}",
+            **where,
+        )
+    ]
 
 
 def _examples(bad, r, c, shape, tol: Tolerances) -> list[Difference]:
-    return [Difference(index=[int(x) for x in np.unravel_index(i, shape)], reference=float(r[i]), candidate=float(c[i]))
-            for i in bad[:tol.examples]]
+    return [
+        Difference(index=[int(x) for x in np.unravel_index(i, shape)], reference=float(r[i]), candidate=float(c[i]))
+        for i in bad[: tol.examples]
+    ]
 
 
 def _mismatch(bad, r, c, shape, label, where, tol, rtol, atol, dtype) -> Problem:
@@ -150,10 +197,16 @@ def _mismatch(bad, r, c, shape, label, where, tol, rtol, atol, dtype) -> Problem
         if lower:
             kind = "precision"
             why = f"; the errors have the size of {lower} rounding: was {dtype} math done in {lower}?"
-    return Problem(kind=kind, elements=int(bad.size), max_abs_error=float(abs_err.max()),
-                   max_rel_error=float(rel_err.max()), examples=_examples(bad, r, c, shape, tol),
-                   message=f"{label}: {bad.size} of {r.size} elements differ beyond rtol={rtol:g}, atol={atol:.3g} "
-                           f"(max abs error {abs_err.max():.3g}, max rel error {rel_err.max():.3g}){why}", **where)
+    return Problem(
+        kind=kind,
+        elements=int(bad.size),
+        max_abs_error=float(abs_err.max()),
+        max_rel_error=float(rel_err.max()),
+        examples=_examples(bad, r, c, shape, tol),
+        message=f"{label}: {bad.size} of {r.size} elements differ beyond rtol={rtol:g}, atol={atol:.3g} "
+        f"(max abs error {abs_err.max():.3g}, max rel error {rel_err.max():.3g}){why}",
+        **where,
+    )
 
 
 def precision_like(r, c, dtype: str) -> str | None:

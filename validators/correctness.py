@@ -57,31 +57,58 @@ def numel(arg: dict) -> int:
     return math.prod(desc.get("shape", []))
 
 
-def compare_captures(ref: dict, cand: dict | None, kernel: str, tol: Tolerances,
-                     unstable: set[str] = frozenset()) -> tuple[list[Problem], list[str]]:
+def compare_captures(
+    ref: dict, cand: dict | None, kernel: str, tol: Tolerances, unstable: set[str] = frozenset()
+) -> tuple[list[Problem], list[str]]:
     """Problems found, and a line saying what was compared; buffers in `unstable` (two runs of the
     reference disagree on them) are not compared."""
     if cand is None or not cand.get("dispatches"):
-        return [Problem(kind="not-launched", message=f"the candidate never launched {kernel!r}; the reference "
-                                                     f"launched it {ref['dispatches']} times")], []
+        return [
+            Problem(
+                kind="not-launched",
+                message=f"the candidate never launched {kernel!r}; the reference launched it {ref['dispatches']} times",
+            )
+        ], []
     problems = []
     skipped = "it skips dispatches (or serves results from a cache)"
     if cand["dispatches"] != ref["dispatches"]:
-        problems.append(Problem(kind="dispatch-count", message=(
-            f"the candidate launched {kernel!r} {cand['dispatches']} times, the reference {ref['dispatches']}: "
-            f"{skipped if cand['dispatches'] < ref['dispatches'] else 'it launches extra ones'}; every dispatch "
-            "must do its work")))
+        problems.append(
+            Problem(
+                kind="dispatch-count",
+                message=(
+                    f"the candidate launched {kernel!r} {cand['dispatches']} times, the reference {ref['dispatches']}: "
+                    f"{skipped if cand['dispatches'] < ref['dispatches'] else 'it launches extra ones'}; every "
+                    "dispatch "
+                    "must do its work"
+                ),
+            )
+        )
     side = next((i for i, (a, b) in enumerate(zip(ref["streams"], cand["streams"], strict=False)) if a != b), None)
     if side is not None:
-        problems.append(Problem(kind="side-stream", dispatch=side, message=(
-            f"dispatch {side} ran on stream {cand['streams'][side]!r}, the reference's on {ref['streams'][side]!r}: "
-            "a kernel launched on a side stream and not joined races with the code that reads its result")))
+        problems.append(
+            Problem(
+                kind="side-stream",
+                dispatch=side,
+                message=(
+                    f"dispatch {side} ran on stream {cand['streams'][side]!r}, the reference's on "
+                    f"{ref['streams'][side]!r}: "
+                    "a kernel launched on a side stream and not joined races with the code that reads its result"
+                ),
+            )
+        )
     names = ref["written"]
     missing = [n for n in names if n not in cand["kernel"]["params"]]
     if missing:
-        problems.append(Problem(kind="missing-output", message=(
-            f"the candidate's {kernel!r} has no argument {', '.join(map(repr, missing))}, which the reference writes; "
-            f"in-program comparison needs the output arguments to keep their names")))
+        problems.append(
+            Problem(
+                kind="missing-output",
+                message=(
+                    f"the candidate's {kernel!r} has no argument {', '.join(map(repr, missing))}, which the "
+                    "reference writes; "
+                    f"in-program comparison needs the output arguments to keep their names"
+                ),
+            )
+        )
     problems += race(ref, cand, kernel)
     common = [i for i in ref["kept"] if i in set(cand["kept"])]
     terms = accumulated_terms(ref)
@@ -92,14 +119,24 @@ def compare_captures(ref: dict, cand: dict | None, kernel: str, tol: Tolerances,
         r, c = _buffers(ref, index), _buffers(cand, index)
         for name in names:
             if name in r and name in c and name not in unstable:
-                problems += compare_buffer(r[name], c[name], name=name, dispatch=index, tol=tol,
-                                           accumulated_terms=terms if name in ref["accumulated"] else None)
+                problems += compare_buffer(
+                    r[name],
+                    c[name],
+                    name=name,
+                    dispatch=index,
+                    tol=tol,
+                    accumulated_terms=terms if name in ref["accumulated"] else None,
+                )
                 compared += 1
-    checks = [f"in-program: {len(common)} of {ref['dispatches']} dispatches of {kernel!r} compared "
-              f"({compared} buffer comparisons; outputs {', '.join(names) or 'none'} found by {ref['method']})"]
+    checks = [
+        f"in-program: {len(common)} of {ref['dispatches']} dispatches of {kernel!r} compared "
+        f"({compared} buffer comparisons; outputs {', '.join(names) or 'none'} found by {ref['method']})"
+    ]
     if ref["dispatches"] > len(ref["kept"]):
-        checks.append(f"the kernel ran {ref['dispatches']} times: compared the first {ref['limits'][0]}, the last "
-                      f"{ref['limits'][1]} and an evenly strided sample in between")
+        checks.append(
+            f"the kernel ran {ref['dispatches']} times: compared the first {ref['limits'][0]}, the last "
+            f"{ref['limits'][1]} and an evenly strided sample in between"
+        )
     return problems, checks
 
 
@@ -113,10 +150,27 @@ def race(ref: dict, cand: dict, kernel: str) -> list[Problem]:
         return []
     programs = math.prod(launch.get("grid") or [1])
     sizes = {a["name"]: numel(a) for a in launch["args"] if a["kind"] in ("tensor", "descriptor")}
-    racy = [n for n in ref.get("atomic", []) if n in cand.get("stored", []) and n in cand.get("read", [])
-            and n not in cand.get("atomic", []) and programs > sizes.get(n, programs)]
-    return [Problem(kind="race", buffer=n, message=(
-        f"the reference updates {n} with atomics; the candidate's {kernel!r} loads and stores it back without one, "
-        f"from {programs} programs into {sizes[n]} elements, so two programs update the same element at once and one "
-        "update is lost on a GPU (the interpreter runs programs one after another and hides this): keep the atomic, "
-        "or give each element to one program")) for n in racy]
+    racy = [
+        n
+        for n in ref.get("atomic", [])
+        if n in cand.get("stored", [])
+        and n in cand.get("read", [])
+        and n not in cand.get("atomic", [])
+        and programs > sizes.get(n, programs)
+    ]
+    return [
+        Problem(
+            kind="race",
+            buffer=n,
+            message=(
+                f"the reference updates {n} with atomics; the candidate's {kernel!r} loads and stores it back "
+                "without one, "
+                f"from {programs} programs into {sizes[n]} elements, so two programs update the same element at once "
+                "and one "
+                "update is lost on a GPU (the interpreter runs programs one after another and hides this): keep the "
+                "atomic, "
+                "or give each element to one program"
+            ),
+        )
+        for n in racy
+    ]

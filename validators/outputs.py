@@ -19,8 +19,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_WRITES = ("tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_store", "tt.descriptor_reduce",
-           "tt.descriptor_scatter")
+_WRITES = (
+    "tt.store",
+    "tt.atomic_rmw",
+    "tt.atomic_cas",
+    "tt.descriptor_store",
+    "tt.descriptor_reduce",
+    "tt.descriptor_scatter",
+)
 _READS = ("tt.load", "tt.descriptor_load", "tt.descriptor_gather", "tt.atomic_rmw", "tt.atomic_cas")
 _VALUE = re.compile(r"%[\w.$-]+")
 _ARG = re.compile(r"(%[\w.$-]+)\s*:\s*([^,()]*(?:<[^>]*>)?[^,()]*?)\s*(?:\{[^}]*\}\s*)?loc\((?:\"([^\"]+)\")?")
@@ -47,7 +53,7 @@ def _signature(ttir: str) -> tuple[str, list[tuple[str, str, str]]]:
     """The `tt.func public` line and its arguments as (ssa name, type, python name)."""
     for line in ttir.splitlines():
         if "tt.func public" in line:
-            params = line[line.index("(") + 1:line.rindex(") attributes") if ") attributes" in line else None]
+            params = line[line.index("(") + 1 : line.rindex(") attributes") if ") attributes" in line else None]
             args = [(m.group(1), m.group(2).strip(), m.group(3) or m.group(1)[1:]) for m in _ARG.finditer(params)]
             return line, args
     raise ValueError("no public tt.func in this TTIR")
@@ -101,7 +107,7 @@ class _Flow:
             lhs, rhs = line.split(" = ", 1)
             results = [r.split(":")[0] for r in _VALUE.findall(lhs)]
         op = rhs.split(" ", 1)[0]
-        used = _operands(rhs[len(op):])
+        used = _operands(rhs[len(op) :])
         if op == "scf.yield" and self.regions:
             for r in self.regions[-1]:
                 self.deps.setdefault(r, []).extend(used)

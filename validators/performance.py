@@ -32,8 +32,9 @@ L2_FLUSH_BYTES = 256 << 20
 DEFAULT_THRESHOLD = 0.03
 
 
-def speedup_interval(reference_ms, candidate_ms, confidence: float = 0.95, resamples: int = 2000,
-                     seed: int = 0, method: str = "") -> Speedup:
+def speedup_interval(
+    reference_ms, candidate_ms, confidence: float = 0.95, resamples: int = 2000, seed: int = 0, method: str = ""
+) -> Speedup:
     """Ratio of medians (reference / candidate) with a bootstrap interval over the pairs."""
     ref, cand = np.asarray(reference_ms, float), np.asarray(candidate_ms, float)
     rng = np.random.default_rng(seed)
@@ -41,18 +42,27 @@ def speedup_interval(reference_ms, candidate_ms, confidence: float = 0.95, resam
     ratios = np.median(ref[picks], axis=1) / np.median(cand[picks], axis=1)
     alpha = (1 - confidence) / 2
     low, high = np.quantile(ratios, [alpha, 1 - alpha])
-    return Speedup(estimate=float(np.median(ref) / np.median(cand)), low=float(low), high=float(high),
-                   confidence=confidence, reference_ms=float(np.median(ref)), candidate_ms=float(np.median(cand)),
-                   pairs=int(ref.size), method=method)
+    return Speedup(
+        estimate=float(np.median(ref) / np.median(cand)),
+        low=float(low),
+        high=float(high),
+        confidence=confidence,
+        reference_ms=float(np.median(ref)),
+        candidate_ms=float(np.median(cand)),
+        pairs=int(ref.size),
+        method=method,
+    )
 
 
 def judge(speedup: Speedup, threshold: float = DEFAULT_THRESHOLD) -> tuple[bool, Problem | None]:
     """Faster only when the whole interval clears 1 + threshold."""
     if speedup.low > 1 + threshold:
         return True, None
-    text = (f"{speedup.estimate:.3f}x ({speedup.confidence:.0%} interval {speedup.low:.3f}-{speedup.high:.3f}, "
-            f"{speedup.pairs} interleaved pairs; reference {speedup.reference_ms:.4f} ms, candidate "
-            f"{speedup.candidate_ms:.4f} ms)")
+    text = (
+        f"{speedup.estimate:.3f}x ({speedup.confidence:.0%} interval {speedup.low:.3f}-{speedup.high:.3f}, "
+        f"{speedup.pairs} interleaved pairs; reference {speedup.reference_ms:.4f} ms, candidate "
+        f"{speedup.candidate_ms:.4f} ms)"
+    )
     if speedup.high < 1:
         return False, Problem(kind="slower", message=f"the candidate is slower: {text}")
     return False, Problem(kind="not-faster", message=f"not faster by more than {threshold:.0%}: {text}")
@@ -65,10 +75,15 @@ def plausibility(speedup: Speedup, bytes_moved: int, bandwidth_bytes_per_s: floa
     floor_ms = bytes_moved / bandwidth_bytes_per_s * 1e3
     if speedup.candidate_ms >= floor_ms:
         return None
-    return Problem(kind="implausible-speed", message=(
-        f"the candidate took {speedup.candidate_ms:.4f} ms, but moving the {bytes_moved / 1e6:.1f} MB its buffers hold "
-        f"takes at least {floor_ms:.4f} ms at the {bandwidth_bytes_per_s / 1e12:.2f} TB/s this device measured: "
-        "it skips work, reuses a result or runs outside the timed stream"))
+    return Problem(
+        kind="implausible-speed",
+        message=(
+            f"the candidate took {speedup.candidate_ms:.4f} ms, but moving the {bytes_moved / 1e6:.1f} MB its "
+            "buffers hold "
+            f"takes at least {floor_ms:.4f} ms at the {bandwidth_bytes_per_s / 1e12:.2f} TB/s this device measured: "
+            "it skips work, reuses a result or runs outside the timed stream"
+        ),
+    )
 
 
 # --- timing in two processes, interleaved by the parent -----------------------------------------
@@ -126,8 +141,9 @@ def _timed_call(job: dict, module):
     kernel = getattr(module, job["kernel"]["name"], None)
     if kernel is None or not (inputs / "kernel-0.pt").exists():
         return None, "; ".join(notes["notes"] + ["and the kernel's own launch has no replayed inputs"])
-    tensors = _placed(_load(inputs / "kernel-0.pt"), [d for d in job["reference_launch"]["args"]
-                                                      if d["kind"] == "tensor"])
+    tensors = _placed(
+        _load(inputs / "kernel-0.pt"), [d for d in job["reference_launch"]["args"] if d["kind"] == "tensor"]
+    )
     return kernel_call(kernel, job["launch"], tensors), None
 
 
@@ -203,17 +219,27 @@ def started(start, timeout_s: float = 600) -> _Side:
     return _Side(start, timeout_s)
 
 
-def interleaved(start_reference, start_candidate, *, min_pairs: int = 30, max_pairs: int = 400,
-                budget_s: float = 20.0, target_halfwidth: float = 0.01, timeout_s: float = 600,
-                batch: int = 10) -> dict:
+def interleaved(
+    start_reference,
+    start_candidate,
+    *,
+    min_pairs: int = 30,
+    max_pairs: int = 400,
+    budget_s: float = 20.0,
+    target_halfwidth: float = 0.01,
+    timeout_s: float = 600,
+    batch: int = 10,
+) -> dict:
     """Time two workers (each started by `start_x(cmd_fd, out_fd)`, or already by `started`) in
     alternating batches (AB, BA, ...); the i-th call of each side's batch make a pair."""
     sides = {}
     try:
-        sides["reference"] = start_reference if isinstance(start_reference, _Side) else _Side(start_reference,
-                                                                                            timeout_s)
-        sides["candidate"] = start_candidate if isinstance(start_candidate, _Side) else _Side(start_candidate,
-                                                                                            timeout_s)
+        sides["reference"] = (
+            start_reference if isinstance(start_reference, _Side) else _Side(start_reference, timeout_s)
+        )
+        sides["candidate"] = (
+            start_candidate if isinstance(start_candidate, _Side) else _Side(start_candidate, timeout_s)
+        )
         device = ""
         for name, side in sides.items():
             line = side.readline()
@@ -224,7 +250,7 @@ def interleaved(start_reference, start_candidate, *, min_pairs: int = 30, max_pa
         start = time.perf_counter()
         while True:
             for i in range(2):
-                for name in (("reference", "candidate") if i % 2 == 0 else ("candidate", "reference")):
+                for name in ("reference", "candidate") if i % 2 == 0 else ("candidate", "reference"):
                     ms, wall = sides[name].batch(batch)
                     times[name][0].extend(ms)
                     times[name][1].extend([wall] * batch)
@@ -237,24 +263,34 @@ def interleaved(start_reference, start_candidate, *, min_pairs: int = 30, max_pa
     finally:
         for side in sides.values():
             side.close()
-    return {"reference_ms": times["reference"][0], "candidate_ms": times["candidate"][0],
-            "reference_wall_ms": times["reference"][1], "candidate_wall_ms": times["candidate"][1], "device": device,
-            "method": "CUDA events, interleaved pairs of two processes, L2 flushed"}
+    return {
+        "reference_ms": times["reference"][0],
+        "candidate_ms": times["candidate"][0],
+        "reference_wall_ms": times["reference"][1],
+        "candidate_wall_ms": times["candidate"][1],
+        "device": device,
+        "method": "CUDA events, interleaved pairs of two processes, L2 flushed",
+    }
 
 
 def forged(timing: dict) -> Problem | None:
     """The candidate's own process reports its times; the parent's clock checks them. Both sides
     pay the same untimed costs per call (the flush, a share of the round trip), so a candidate
     whose calls take much longer than its events say has reported times it did not take."""
+
     def untimed(side: str) -> float:
         return float(np.median(np.asarray(timing[f"{side}_wall_ms"]) - np.asarray(timing[f"{side}_ms"])))
 
     ref, cand = untimed("reference"), untimed("candidate")
     if cand <= 2 * ref + 0.5:
         return None
-    return Problem(kind="implausible-speed", message=(
-        f"the candidate's calls took {cand:.3f} ms more than its own device events report (the reference's: "
-        f"{ref:.3f} ms): its timing was tampered with, or it works outside the timed stream"))
+    return Problem(
+        kind="implausible-speed",
+        message=(
+            f"the candidate's calls took {cand:.3f} ms more than its own device events report (the reference's: "
+            f"{ref:.3f} ms): its timing was tampered with, or it works outside the timed stream"
+        ),
+    )
 
 
 def _bandwidth_cache() -> Path:

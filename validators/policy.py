@@ -17,20 +17,109 @@ from __future__ import annotations
 
 import ast
 
-FORBIDDEN_NAMES = frozenset({
-    "open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "setattr", "delattr", "getattr",
-    "input", "breakpoint", "memoryview", "exit", "quit", "__builtins__", "__file__",
-    "os", "sys", "subprocess", "shutil", "pathlib", "Path", "ctypes", "inspect", "gc", "importlib", "builtins",
-    "socket", "pickle", "threading", "multiprocessing", "signal", "atexit", "tempfile", "glob", "io", "traceback",
-    "functools", "weakref", "marshal", "mmap", "urllib", "http", "runpy", "site", "sysconfig", "platform",
-})
-FORBIDDEN_ATTRIBUTES = frozenset({
-    "environ", "getenv", "putenv", "argv", "modules", "_getframe", "currentframe", "stack", "f_back", "f_locals",
-    "f_globals", "f_code", "load", "save", "fromfile", "tofile", "memmap", "open_memmap", "loadtxt", "savetxt",
-    "genfromtxt", "read_text", "write_text", "read_bytes", "write_bytes", "initial_seed", "get_rng_state",
-    "set_rng_state", "getpid", "getppid", "system", "popen", "listdir", "scandir", "walk", "exists", "isfile",
-    "cdll", "CDLL", "_C", "register_forward_hook", "settrace", "setprofile", "from_file", "fromregex", "read_csv",
-})
+FORBIDDEN_NAMES = frozenset(
+    {
+        "open",
+        "exec",
+        "eval",
+        "compile",
+        "__import__",
+        "globals",
+        "locals",
+        "vars",
+        "setattr",
+        "delattr",
+        "getattr",
+        "input",
+        "breakpoint",
+        "memoryview",
+        "exit",
+        "quit",
+        "__builtins__",
+        "__file__",
+        "os",
+        "sys",
+        "subprocess",
+        "shutil",
+        "pathlib",
+        "Path",
+        "ctypes",
+        "inspect",
+        "gc",
+        "importlib",
+        "builtins",
+        "socket",
+        "pickle",
+        "threading",
+        "multiprocessing",
+        "signal",
+        "atexit",
+        "tempfile",
+        "glob",
+        "io",
+        "traceback",
+        "functools",
+        "weakref",
+        "marshal",
+        "mmap",
+        "urllib",
+        "http",
+        "runpy",
+        "site",
+        "sysconfig",
+        "platform",
+    }
+)
+FORBIDDEN_ATTRIBUTES = frozenset(
+    {
+        "environ",
+        "getenv",
+        "putenv",
+        "argv",
+        "modules",
+        "_getframe",
+        "currentframe",
+        "stack",
+        "f_back",
+        "f_locals",
+        "f_globals",
+        "f_code",
+        "load",
+        "save",
+        "fromfile",
+        "tofile",
+        "memmap",
+        "open_memmap",
+        "loadtxt",
+        "savetxt",
+        "genfromtxt",
+        "read_text",
+        "write_text",
+        "read_bytes",
+        "write_bytes",
+        "initial_seed",
+        "get_rng_state",
+        "set_rng_state",
+        "getpid",
+        "getppid",
+        "system",
+        "popen",
+        "listdir",
+        "scandir",
+        "walk",
+        "exists",
+        "isfile",
+        "cdll",
+        "CDLL",
+        "_C",
+        "register_forward_hook",
+        "settrace",
+        "setprofile",
+        "from_file",
+        "fromregex",
+        "read_csv",
+    }
+)
 SAFE_IMPORTS = frozenset({"math", "torch", "triton", "triton.language", "numpy", "typing"})
 TRITON_MODULES = frozenset({"tl", "triton", "language", "libdevice"})  # the names kernels reach Triton through
 MUTABLE_DEFAULTS = (ast.Dict, ast.List, ast.Set, ast.Call, ast.ListComp, ast.DictComp, ast.SetComp)
@@ -50,9 +139,11 @@ def check(original: str, candidate: str, name: str, *, kernel: bool) -> None:
         added += _signature_changes(old, new)
     if added:
         what = "kernel" if kernel else "launcher"
-        raise PolicyError(f"the {what} {name} contains what candidate code may not: {'; '.join(added[:6])}. A rewrite "
-                          "may change how the kernel computes and launches, not read files or the environment, inspect "
-                          "or patch the process, import modules or keep state between calls")
+        raise PolicyError(
+            f"the {what} {name} contains what candidate code may not: {'; '.join(added[:6])}. A rewrite "
+            "may change how the kernel computes and launches, not read files or the environment, inspect "
+            "or patch the process, import modules or keep state between calls"
+        )
 
 
 def check_statement(original: str, candidate: str) -> None:
@@ -70,9 +161,11 @@ def check_statement(original: str, candidate: str) -> None:
 
     added = sorted(features(new) - features(old))
     if added:
-        raise PolicyError(f"the launch statement contains what candidate code may not: {'; '.join(added[:6])}. A "
-                          "rewrite may change how the kernel launches, not read files or the environment, inspect or "
-                          "patch the process, import modules or keep state between calls")
+        raise PolicyError(
+            f"the launch statement contains what candidate code may not: {'; '.join(added[:6])}. A "
+            "rewrite may change how the kernel launches, not read files or the environment, inspect or "
+            "patch the process, import modules or keep state between calls"
+        )
 
 
 def _function(source: str, name: str) -> ast.FunctionDef | None:
@@ -80,8 +173,9 @@ def _function(source: str, name: str) -> ast.FunctionDef | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    return next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and n.name == name), None)
+    return next(
+        (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None
+    )
 
 
 def _features(fn: ast.FunctionDef, kernel: bool) -> set[str]:
@@ -112,8 +206,11 @@ def _node_features(node: ast.AST, local: set[str]) -> set[str]:
         return {f"global {', '.join(node.names)}"}
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
         targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
-        return {f"assigns to {ast.unparse(t)} (not a local)" for t in targets
-                if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) not in local}
+        return {
+            f"assigns to {ast.unparse(t)} (not a local)"
+            for t in targets
+            if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) not in local
+        }
     return set()
 
 
@@ -146,14 +243,26 @@ def _triton_decorator(node: ast.AST) -> bool:
 def _signature_changes(old: ast.FunctionDef, new: ast.FunctionDef) -> list[str]:
     def shape(fn):
         a = fn.args
-        return ([p.arg for p in a.posonlyargs], [p.arg for p in a.args], a.vararg and a.vararg.arg,
-                [p.arg for p in a.kwonlyargs], a.kwarg and a.kwarg.arg, len(a.defaults),
-                [d is None for d in a.kw_defaults])
+        return (
+            [p.arg for p in a.posonlyargs],
+            [p.arg for p in a.args],
+            a.vararg and a.vararg.arg,
+            [p.arg for p in a.kwonlyargs],
+            a.kwarg and a.kwarg.arg,
+            len(a.defaults),
+            [d is None for d in a.kw_defaults],
+        )
 
     if shape(old) != shape(new):
-        return [f"other parameters ({ast.unparse(new.args)} instead of {ast.unparse(old.args)}); the launcher's "
-                "signature must stay as it is"]
-    changed = [ast.unparse(n) for o, n in zip([*old.args.defaults, *old.args.kw_defaults],
-                                               [*new.args.defaults, *new.args.kw_defaults], strict=False)
-               if n is not None and ast.dump(o) != ast.dump(n) and not isinstance(n, ast.Constant)]
+        return [
+            f"other parameters ({ast.unparse(new.args)} instead of {ast.unparse(old.args)}); the launcher's "
+            "signature must stay as it is"
+        ]
+    changed = [
+        ast.unparse(n)
+        for o, n in zip(
+            [*old.args.defaults, *old.args.kw_defaults], [*new.args.defaults, *new.args.kw_defaults], strict=False
+        )
+        if n is not None and ast.dump(o) != ast.dump(n) and not isinstance(n, ast.Constant)
+    ]
     return [f"a default that is not a constant ({c})" for c in changed]

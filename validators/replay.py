@@ -146,8 +146,9 @@ def make_inputs(descs: list[dict], shapes: dict | None = None) -> dict:
         elif d["kind"] == "dtype":
             values[d["name"]] = _dtype(d["value"])
         else:
-            raise ReplayUnsupported(f"argument {d['name']!r} is a {d.get('type_name', d['kind'])}, which the replay "
-                                    "cannot draw afresh")
+            raise ReplayUnsupported(
+                f"argument {d['name']!r} is a {d.get('type_name', d['kind'])}, which the replay cannot draw afresh"
+            )
     return values
 
 
@@ -167,8 +168,11 @@ def unseen_shapes(descs: list[dict], grow: bool) -> tuple[dict, dict]:
     3/4 (`grow=False`) or 3/2 of the original. Integer arguments equal to a changed size or
     element count follow. A size that an integer input's values index (they span 0..size-1:
     histogram bins, a gather's table) stays, or the indices would fall outside it."""
-    indexed = {int(a["max"]) + 1 for a in descs if a["kind"] == "tensor" and "max" in a
-               and not a["dtype"].startswith(("float", "bfloat", "complex", "bool"))}
+    indexed = {
+        int(a["max"]) + 1
+        for a in descs
+        if a["kind"] == "tensor" and "max" in a and not a["dtype"].startswith(("float", "bfloat", "complex", "bool"))
+    }
     sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2 and d not in indexed}
     new = {d: (_larger if grow else _smaller)(d) for d in sizes}
     shapes = {a["name"]: [new.get(d, d) for d in a["shape"]] for a in descs if a["kind"] == "tensor"}
@@ -213,8 +217,11 @@ def _aliases(result, args: dict, earlier: list[tuple[str, object]]) -> dict:
     for label, old in earlier:
         olds = old if isinstance(old, (tuple, list)) else [old]
         known += [(f"return[{i}] of {label}", key(t)) for i, t in enumerate(olds) if isinstance(t, torch.Tensor)]
-    return {f"return[{i}]": next((name for name, k in known if k == key(item)), None)
-            for i, item in enumerate(items) if isinstance(item, torch.Tensor)}
+    return {
+        f"return[{i}]": next((name for name, k in known if k == key(item)), None)
+        for i, item in enumerate(items)
+        if isinstance(item, torch.Tensor)
+    }
 
 
 def _sync() -> None:
@@ -333,12 +340,23 @@ def _prepare_kernel(job, kernel, inputs: Path, truth: Path, summary: dict, poiso
         except Exception as exc:
             if regime == "captured":
                 raise
-            summary["notes"].append(f"{label}: the reference rejected {regime} inputs ({type(exc).__name__}); "
-                                    "not compared")
+            summary["notes"].append(
+                f"{label}: the reference rejected {regime} inputs ({type(exc).__name__}); not compared"
+            )
             continue
         _save(truth / f"{label}.pt", out)
-        _ran(summary, truth, {"label": label, "mode": "kernel", "seed": seed, "shape": "recorded", "regime": regime,
-                              "poisoned": poisoned})
+        _ran(
+            summary,
+            truth,
+            {
+                "label": label,
+                "mode": "kernel",
+                "seed": seed,
+                "shape": "recorded",
+                "regime": regime,
+                "poisoned": poisoned,
+            },
+        )
 
 
 def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None:
@@ -355,18 +373,38 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None
         aliases = _aliases(result, values, kept)
         kept.append((label, result))
         _save(truth / f"{label}.pt", _outputs_of(result, values))
-        _ran(summary, truth, {"label": label, "mode": "launcher", "seed": seed, "shape": "recorded",
-                              "regime": "captured", "poisoned": [], "aliases": aliases})
+        _ran(
+            summary,
+            truth,
+            {
+                "label": label,
+                "mode": "launcher",
+                "seed": seed,
+                "shape": "recorded",
+                "regime": "captured",
+                "poisoned": [],
+                "aliases": aliases,
+            },
+        )
     for i, regime in enumerate(REGIMES):
         seed = job["seed"] + 500 + i
         fresh = make_inputs(descs)
         _refill(fresh, descs, seed, lambda d, regime=regime: "captured" if _indexes(d, job) else regime)
-        _one_more(f"launcher-{regime}", fn, descs, fresh, inputs, truth, summary,
-                  {"seed": seed, "shape": "recorded", "regime": regime})
+        _one_more(
+            f"launcher-{regime}",
+            fn,
+            descs,
+            fresh,
+            inputs,
+            truth,
+            summary,
+            {"seed": seed, "shape": "recorded", "regime": regime},
+        )
     for grow in (False, True):
         shapes, scalars = unseen_shapes(descs, grow)
-        label = ", ".join(f"{n}={s}" for n, s in shapes.items()
-                          if s != next(d["shape"] for d in descs if d["name"] == n))
+        label = ", ".join(
+            f"{n}={s}" for n, s in shapes.items() if s != next(d["shape"] for d in descs if d["name"] == n)
+        )
         if not label:
             summary["notes"].append("no unseen shape tried: the launcher's tensors have no dimension of 2 or more")
             break
@@ -374,9 +412,21 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None
         seed = job["seed"] + (1001 if grow else 1000)
         fresh = make_inputs(new_descs, shapes)
         _refill(fresh, new_descs, seed)
-        _one_more(f"launcher-{'larger' if grow else 'smaller'}", fn, new_descs, fresh, inputs, truth, summary,
-                  {"seed": seed, "shape": f"unseen, {'larger' if grow else 'smaller'} ({label})", "regime": "captured",
-                   "args": new_descs})
+        _one_more(
+            f"launcher-{'larger' if grow else 'smaller'}",
+            fn,
+            new_descs,
+            fresh,
+            inputs,
+            truth,
+            summary,
+            {
+                "seed": seed,
+                "shape": f"unseen, {'larger' if grow else 'smaller'} ({label})",
+                "regime": "captured",
+                "args": new_descs,
+            },
+        )
 
 
 def _refill(values: dict, descs: list[dict], seed: int, regime=lambda desc: "captured") -> None:
@@ -406,8 +456,10 @@ def _one_more(label, fn, descs, values, inputs: Path, truth: Path, summary: dict
         result = _call(fn, descs, values)
         _sync()
     except Exception as exc:
-        summary["notes"].append(f"{label}: the reference itself rejected these inputs "
-                                f"({type(exc).__name__}: {str(exc)[:200]}); not compared")
+        summary["notes"].append(
+            f"{label}: the reference itself rejected these inputs "
+            f"({type(exc).__name__}: {str(exc)[:200]}); not compared"
+        )
         return
     _save(truth / f"{label}.pt", _outputs_of(result, values))
     _ran(summary, truth, {"label": label, "mode": "launcher", "poisoned": [], **info})
@@ -423,8 +475,11 @@ def _ran(summary: dict, out: Path, run: dict) -> None:
 def _host(values: dict) -> dict:
     import torch
 
-    return {n: (v.detach().to("cpu", copy=True) if isinstance(v, torch.Tensor) else v) for n, v in values.items()
-            if isinstance(v, (torch.Tensor, int, float, bool)) or v is None}
+    return {
+        n: (v.detach().to("cpu", copy=True) if isinstance(v, torch.Tensor) else v)
+        for n, v in values.items()
+        if isinstance(v, (torch.Tensor, int, float, bool)) or v is None
+    }
 
 
 # --- the candidate side ------------------------------------------------------------------------
@@ -443,8 +498,9 @@ def _kernel_runs(job: dict, module, summary: dict) -> None:
     kernel = getattr(module, job["kernel"]["name"], None)
     kernel_runs = [r for r in plan if r["mode"] == "kernel"]
     if kernel_runs and (kernel is None or job["kernel"]["params"] != job["reference_params"]):
-        summary["notes"].append(f"kernel replay not possible: the candidate renamed {job['kernel']['name']!r} or "
-                                "changed its parameters")
+        summary["notes"].append(
+            f"kernel replay not possible: the candidate renamed {job['kernel']['name']!r} or changed its parameters"
+        )
         kernel_runs = []
     tensor_descs = [d for d in job["reference_launch"]["args"] if d["kind"] == "tensor"]
     for run in kernel_runs:
@@ -491,8 +547,9 @@ def _placed(loaded: dict, descs: list[dict]) -> dict:
     values = {}
     for d in descs:
         if d["kind"] == "tensor":
-            values[d["name"]] = values[d["alias_of"]] if d.get("alias_of") in values else \
-                loaded[d["name"]].to(d["device"])
+            values[d["name"]] = (
+                values[d["alias_of"]] if d.get("alias_of") in values else loaded[d["name"]].to(d["device"])
+            )
         elif d["kind"] == "dtype":
             values[d["name"]] = _dtype(d["value"])
         else:
@@ -504,8 +561,9 @@ def _guarded(summary: dict, run: dict, call, out: Path) -> None:
     try:
         outputs = call()
     except Exception as exc:
-        summary["failures"].append({**run, "error": f"{type(exc).__name__}: {str(exc)[:500]}",
-                                    "traceback": traceback.format_exc()[-2000:]})
+        summary["failures"].append(
+            {**run, "error": f"{type(exc).__name__}: {str(exc)[:500]}", "traceback": traceback.format_exc()[-2000:]}
+        )
         return
     _save(out / f"{run['label']}.pt", outputs)
     summary["runs"].append(run)
@@ -524,8 +582,9 @@ def _launcher_fn(job: dict, alias: str, summary: dict):
         module = load_module(side["file"], alias + "_launcher")
     fn = resolve(module, side["qualname"])
     if fn is None:
-        summary["notes"].append(f"launcher replay not possible: {side['qualname']} in {side['file']} is not a "
-                                "module-level function")
+        summary["notes"].append(
+            f"launcher replay not possible: {side['qualname']} in {side['file']} is not a module-level function"
+        )
     return fn
 
 

@@ -81,12 +81,20 @@ class SandboxSettings(BaseModel):
 
         secret = [name for name in self.env if looks_secret(name)]
         if secret:
-            raise UsageError(f"--sandbox-env {secret[0]}: a variable whose name looks secret is never handed to "
-                             "candidate code", hint="Give the program what it needs under another name, or read it "
-                                                    "from a file passed with --sandbox-read.")
+            raise UsageError(
+                f"--sandbox-env {secret[0]}: a variable whose name looks secret is never handed to candidate code",
+                hint="Give the program what it needs under another name, or read it "
+                "from a file passed with --sandbox-read.",
+            )
         try:
-            return sandboxing.make(enabled=self.enabled, hide=hide, readable=tuple(self.read), network=self.network,
-                                   extra_env=tuple(self.env), deny_env=tuple(secrets))
+            return sandboxing.make(
+                enabled=self.enabled,
+                hide=hide,
+                readable=tuple(self.read),
+                network=self.network,
+                extra_env=tuple(self.env),
+                deny_env=tuple(secrets),
+            )
         except sandboxing.SandboxError as exc:
             raise SandboxUnavailableError(str(exc)) from None
 
@@ -95,12 +103,17 @@ class ValidationSettings(BaseModel):
     tolerances: Tolerances = Tolerances()
     trials: int = Field(3, ge=1, description="fresh-input replays at the recorded shapes")
     seed: int = Field(0, description="seed of every program run and of the first replay trial (trial t: seed + t)")
-    reference_runs: int = Field(2, ge=1, description="runs of the unchanged program; two show whether it is "
-                                                     "deterministic when seeded")
-    timeout_s: float | None = Field(None, description="per candidate run and replay; default: 4x the reference's "
-                                                      "own (run, replay) + 30 s, times the machine's load")
-    patience: float = Field(1.0, gt=0, description="multiplies the default limits (a retry after a timeout on a "
-                                                   "busy machine doubles it)")
+    reference_runs: int = Field(
+        2, ge=1, description="runs of the unchanged program; two show whether it is deterministic when seeded"
+    )
+    timeout_s: float | None = Field(
+        None,
+        description="per candidate run and replay; default: 4x the reference's "
+        "own (run, replay) + 30 s, times the machine's load",
+    )
+    patience: float = Field(
+        1.0, gt=0, description="multiplies the default limits (a retry after a timeout on a busy machine doubles it)"
+    )
     threshold: float = Field(DEFAULT_THRESHOLD, description="faster means the interval's low end > 1 + threshold")
     timing: bool = Field(True, description="time reference and candidate when a GPU is present")
     timing_budget_s: float = 20.0
@@ -152,8 +165,10 @@ class ReferenceRun:
         now = _digests(self.truth, self.inputs)
         changed = sorted(set(now.items()) ^ set(self.digests.items()))
         if changed:
-            raise GroundTruthError(f"the reference's saved outputs changed after they were taken ({changed[0][0]}); "
-                                   "no verdict can be trusted")
+            raise GroundTruthError(
+                f"the reference's saved outputs changed after they were taken ({changed[0][0]}); "
+                "no verdict can be trusted"
+            )
 
     def check_stability(self, settings: ValidationSettings) -> list[str]:
         """Runs the unchanged program again (once per session, whichever candidate asks first) and
@@ -181,6 +196,7 @@ def within(path: Path, folder: Path) -> bool:
 def in_copy(command: list[str], root: Path, copy: Path) -> list[str]:
     """The command with absolute paths into the project pointed at the copy, where the copy has them
     (a virtual environment inside the project is not copied: its interpreter stays where it is)."""
+
     def mapped(arg: str) -> str:
         if not (Path(arg).is_absolute() and within(Path(arg), root)):
             return arg
@@ -208,29 +224,62 @@ def copy_project(root: Path, changes: dict[str, str], into: Path, exclude: tuple
     return into
 
 
-def _capture_env(kernel: str, capture_dir: Path, interpret: bool, settings: ValidationSettings,
-                 extra: list[str] = (), expected: int | None = None, trace: TraceSettings | None = None) -> dict:
+def _capture_env(
+    kernel: str,
+    capture_dir: Path,
+    interpret: bool,
+    settings: ValidationSettings,
+    extra: list[str] = (),
+    expected: int | None = None,
+    trace: TraceSettings | None = None,
+) -> dict:
     env = workload_env(capture_dir, interpret, trace or TraceSettings(), secrets=tuple(settings.secrets))
-    env.update({ENV_KERNEL: re.escape(kernel), ENV_DIR: str(capture_dir),
-                ENV_LIMITS: ",".join(map(str, settings.capture_limits)), ENV_ARGS: ",".join(extra)})
+    env.update(
+        {
+            ENV_KERNEL: re.escape(kernel),
+            ENV_DIR: str(capture_dir),
+            ENV_LIMITS: ",".join(map(str, settings.capture_limits)),
+            ENV_ARGS: ",".join(extra),
+        }
+    )
     if expected is not None:
         env[ENV_EXPECTED] = str(expected)
     return env
 
 
-def confined(box: sandboxing.Sandbox, command: list[str], *, cwd: Path, env: dict, home: Path, seed: int,
-             writable: tuple[Path, ...] = (), readable: tuple[Path, ...] = (), timeout_s: float | None = None):
+def confined(
+    box: sandboxing.Sandbox,
+    command: list[str],
+    *,
+    cwd: Path,
+    env: dict,
+    home: Path,
+    seed: int,
+    writable: tuple[Path, ...] = (),
+    readable: tuple[Path, ...] = (),
+    timeout_s: float | None = None,
+):
     """Run `command` in the sandbox with a fresh $HOME (Triton's cache, the program's dot-files)."""
     env = _confined_env(box, env, home, seed)  # first: it creates $HOME, which wrap() binds only if it exists
-    return spawn(box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable), cwd=str(cwd), env=env,
-                 timeout_s=timeout_s, echo=_Tail())
+    return spawn(
+        box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable),
+        cwd=str(cwd),
+        env=env,
+        timeout_s=timeout_s,
+        echo=_Tail(),
+    )
 
 
 def _confined_env(box: sandboxing.Sandbox, env: dict, home: Path, seed: int) -> dict:
     """The allow-listed environment with its own $HOME (created) and every generator seeded alike."""
     home.mkdir(parents=True, exist_ok=True)
-    return box.env(env) | {"HOME": str(home), "TMPDIR": "/tmp", ENV_SEED: str(seed), "PYTHONHASHSEED": str(seed),
-                           "TRITON_CACHE_DIR": str(home / "triton-cache")}
+    return box.env(env) | {
+        "HOME": str(home),
+        "TMPDIR": "/tmp",
+        ENV_SEED: str(seed),
+        "PYTHONHASHSEED": str(seed),
+        "TRITON_CACHE_DIR": str(home / "triton-cache"),
+    }
 
 
 class _Tail:
@@ -243,9 +292,16 @@ class _Tail:
         pass
 
 
-def capture_reference(program: Program, kernel: str, *, interpret: bool, work_dir: Path,
-                      settings: ValidationSettings | None = None, sandbox: sandboxing.Sandbox | None = None,
-                      exclude: tuple[Path, ...] = ()) -> ReferenceRun:
+def capture_reference(
+    program: Program,
+    kernel: str,
+    *,
+    interpret: bool,
+    work_dir: Path,
+    settings: ValidationSettings | None = None,
+    sandbox: sandboxing.Sandbox | None = None,
+    exclude: tuple[Path, ...] = (),
+) -> ReferenceRun:
     """Run the reference (a copy of `program.root`) with the capture on and prepare the replays.
     Raises WorkloadError if the reference itself fails; SandboxError if no sandbox can run."""
     from intelliperf.errors import NoKernelsError, WorkloadFailedError, WorkloadTimeoutError
@@ -255,21 +311,40 @@ def capture_reference(program: Program, kernel: str, *, interpret: bool, work_di
     box = sandbox or settings.sandbox.build((program.root, work_dir), settings.secrets)
     truth, inputs = work_dir / "truth", work_dir / "inputs"
     copy = copy_project(program.root, {}, work_dir / "project", exclude=(*exclude, work_dir))
-    ref = Program(copy, in_copy(program.command, program.root, copy),
-                  copy / program.workdir().resolve().relative_to(Path(program.root).resolve()), env=program.env)
+    ref = Program(
+        copy,
+        in_copy(program.command, program.root, copy),
+        copy / program.workdir().resolve().relative_to(Path(program.root).resolve()),
+        env=program.env,
+    )
 
     def run(i: int, folder: Path = truth) -> tuple[dict, float]:
         capture_dir = folder / f"capture-{i}"
         capture_dir.mkdir(parents=True, exist_ok=True)
         env = _capture_env(kernel, capture_dir, interpret, settings) | ref.env
-        result = confined(box, ref.command, cwd=ref.workdir(), env=env, home=work_dir / "home", seed=settings.seed,
-                          writable=(copy, capture_dir))
+        result = confined(
+            box,
+            ref.command,
+            cwd=ref.workdir(),
+            env=env,
+            home=work_dir / "home",
+            seed=settings.seed,
+            writable=(copy, capture_dir),
+        )
         if result.timed_out:
             raise WorkloadTimeoutError(program.command, None)
         if result.returncode != 0:
-            raise WorkloadFailedError(program.command, result.returncode, scrub("\n".join(result.tail[-12:])) + (
-                "\n(run in intelliperf's sandbox: it sees no $HOME, /tmp or variables outside the allow-list; "
-                "--sandbox-read PATH and --sandbox-env NAME let more through)" if box.enabled else ""))
+            raise WorkloadFailedError(
+                program.command,
+                result.returncode,
+                scrub("\n".join(result.tail[-12:]))
+                + (
+                    "\n(run in intelliperf's sandbox: it sees no $HOME, /tmp or variables outside the allow-list; "
+                    "--sandbox-read PATH and --sandbox-env NAME let more through)"
+                    if box.enabled
+                    else ""
+                ),
+            )
         manifest = load_capture(capture_dir)
         if manifest is None:
             raise NoKernelsError(f"the reference run never launched {kernel!r}")
@@ -278,12 +353,32 @@ def capture_reference(program: Program, kernel: str, *, interpret: bool, work_di
     out = truth / "replay"
     for folder in (out, inputs):
         folder.mkdir(parents=True, exist_ok=True)
-    worker = start_worker(box, "prepare", out, cwd=copy, home=work_dir / "home", seed=settings.seed,
-                          env=_worker_env(interpret, out, settings, ref.env), writable=(out, inputs), readable=(copy,))
+    worker = start_worker(
+        box,
+        "prepare",
+        out,
+        cwd=copy,
+        home=work_dir / "home",
+        seed=settings.seed,
+        env=_worker_env(interpret, out, settings, ref.env),
+        writable=(out, inputs),
+        readable=(copy,),
+    )
     try:
         manifest, duration = run(0)
-        reference = ReferenceRun(ref, Path(program.root), kernel, Path(manifest["dir"]), manifest, duration,
-                                 interpret, box, truth, inputs, {})
+        reference = ReferenceRun(
+            ref,
+            Path(program.root),
+            kernel,
+            Path(manifest["dir"]),
+            manifest,
+            duration,
+            interpret,
+            box,
+            truth,
+            inputs,
+            {},
+        )
         begin = time.perf_counter()
         reference.replay = _prepare_replay(reference, worker, settings)
         reference.replay_s = time.perf_counter() - begin
@@ -304,9 +399,11 @@ def _unstable(runs: list, kernel: str, settings: ValidationSettings) -> tuple[li
     names = sorted({p.buffer for p in problems if p.kind in VALUE_KINDS and p.buffer})
     notes = []
     if names:
-        notes.append(f"two runs of the unchanged program, seeded alike, wrote different {', '.join(names)} "
-                     f"({problems[0].message[:200]}): the program is not deterministic, so those buffers are compared "
-                     "on the replays of identical inputs only, not in-program")
+        notes.append(
+            f"two runs of the unchanged program, seeded alike, wrote different {', '.join(names)} "
+            f"({problems[0].message[:200]}): the program is not deterministic, so those buffers are compared "
+            "on the replays of identical inputs only, not in-program"
+        )
     other = [p.kind for p in problems if p.kind not in VALUE_KINDS]
     if other:
         notes.append(f"two runs of the unchanged program differ in {', '.join(sorted(set(other)))}")
@@ -316,11 +413,19 @@ def _unstable(runs: list, kernel: str, settings: ValidationSettings) -> tuple[li
 def _prepare_replay(reference: ReferenceRun, worker: Running, settings: ValidationSettings) -> dict:
     ref = reference.manifest
     out = reference.truth / "replay"
-    job = {"kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0],
-           "written": ref["written"], "read": ref["read"], "indexes": ref.get("indexes", []),
-           "locks": ref.get("locks", []),
-           "trials": settings.trials, "seed": settings.seed,
-           "inputs_dir": str(reference.inputs), "out_dir": str(out)}
+    job = {
+        "kernel": ref["kernel"],
+        "launcher": ref["launcher"],
+        "launch": ref["launches"][0],
+        "written": ref["written"],
+        "read": ref["read"],
+        "indexes": ref.get("indexes", []),
+        "locks": ref.get("locks", []),
+        "trials": settings.trials,
+        "seed": settings.seed,
+        "inputs_dir": str(reference.inputs),
+        "out_dir": str(out),
+    }
     (out / "job.json").write_text(json.dumps(job))
     worker.send(str(out / "job.json"))
     result = worker.wait(None)
@@ -329,13 +434,19 @@ def _prepare_replay(reference: ReferenceRun, worker: Running, settings: Validati
     if summary.get("problem") and partial and partial.get("runs"):  # it died on a later trial: keep the earlier
         done = partial["runs"]
         why = summary["problem"].message.splitlines()[-1][:200]
-        return {**partial, "notes": partial.get("notes", []) + [
-            f"the reference side of the replay died after {len(done)} trials ({why}); the trials after "
-            f"{done[-1]['label']} are not compared"]}
+        return {
+            **partial,
+            "notes": partial.get("notes", [])
+            + [
+                f"the reference side of the replay died after {len(done)} trials ({why}); the trials after "
+                f"{done[-1]['label']} are not compared"
+            ],
+        }
     if summary.get("problem") or summary.get("error"):
         why = summary["problem"].message if summary.get("problem") else summary["error"]
-        summary["notes"] = [f"the reference itself could not be replayed ({scrub(why)[:500]}): no candidate can be "
-                            "verified by a replay"]
+        summary["notes"] = [
+            f"the reference itself could not be replayed ({scrub(why)[:500]}): no candidate can be verified by a replay"
+        ]
         summary["runs"] = []
     return summary
 
@@ -353,8 +464,14 @@ def _digests(*folders: Path) -> dict[str, str]:
     return digests
 
 
-def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | None = None,
-             settings: ValidationSettings | None = None, trace: TraceSettings | None = None) -> Verdict:
+def validate(
+    reference: ReferenceRun,
+    candidate: Program,
+    *,
+    work_dir: Path | None = None,
+    settings: ValidationSettings | None = None,
+    trace: TraceSettings | None = None,
+) -> Verdict:
     """Correctness (in-program + replay), then speed on a GPU. Never raises for a bad candidate.
 
     With `trace`, the candidate run also records the launch profile and the address trace into
@@ -368,22 +485,44 @@ def validate(reference: ReferenceRun, candidate: Program, *, work_dir: Path | No
     cand_dir = work_dir / "candidate"
     cand_dir.mkdir(parents=True, exist_ok=True)
     ref = reference.manifest
-    env = _capture_env(reference.kernel, cand_dir, reference.interpret, settings, ref["written"], ref["dispatches"],
-                       trace) | candidate.env
+    env = (
+        _capture_env(
+            reference.kernel, cand_dir, reference.interpret, settings, ref["written"], ref["dispatches"], trace
+        )
+        | candidate.env
+    )
     worker, early = _replay_worker(reference, candidate, work_dir, settings)
     try:
-        result = confined(reference.sandbox, candidate.command, cwd=candidate.workdir(), env=env,
-                          home=work_dir / "home", seed=settings.seed, writable=(candidate.root, cand_dir),
-                          timeout_s=timeout)
-        return _judge(verdict, reference, candidate, result, timeout, start, cand_dir, worker, early, work_dir,
-                      settings)
+        result = confined(
+            reference.sandbox,
+            candidate.command,
+            cwd=candidate.workdir(),
+            env=env,
+            home=work_dir / "home",
+            seed=settings.seed,
+            writable=(candidate.root, cand_dir),
+            timeout_s=timeout,
+        )
+        return _judge(
+            verdict, reference, candidate, result, timeout, start, cand_dir, worker, early, work_dir, settings
+        )
     finally:
         worker.stop()
 
 
-def _judge(verdict: Verdict, reference: ReferenceRun, candidate: Program, result, timeout: float, start: float,
-           cand_dir: Path, worker: Running, early: dict | None, work_dir: Path,
-           settings: ValidationSettings) -> Verdict:
+def _judge(
+    verdict: Verdict,
+    reference: ReferenceRun,
+    candidate: Program,
+    result,
+    timeout: float,
+    start: float,
+    cand_dir: Path,
+    worker: Running,
+    early: dict | None,
+    work_dir: Path,
+    settings: ValidationSettings,
+) -> Verdict:
     """The candidate's run done: its captures compared, then its replay (already warm) and timing."""
     ref = reference.manifest
     verdict.seconds["candidate_run"] = round(time.perf_counter() - start, 3)
@@ -415,8 +554,16 @@ def _judge(verdict: Verdict, reference: ReferenceRun, candidate: Program, result
     return _replay_and_time(verdict, reference, candidate, cand, job, worker, replay_timeout, settings)
 
 
-def _replay_and_time(verdict: Verdict, reference: ReferenceRun, candidate: Program, cand: dict, job: dict,
-                     worker: Running, replay_timeout: float, settings: ValidationSettings) -> Verdict:
+def _replay_and_time(
+    verdict: Verdict,
+    reference: ReferenceRun,
+    candidate: Program,
+    cand: dict,
+    job: dict,
+    worker: Running,
+    replay_timeout: float,
+    settings: ValidationSettings,
+) -> Verdict:
     """The job to the warm replay worker; on a GPU the timing workers start meanwhile (their start-up,
     not their timing, overlaps the replay: the parent times only after the replay has ended)."""
     start = time.perf_counter()
@@ -433,8 +580,15 @@ def _replay_and_time(verdict: Verdict, reference: ReferenceRun, candidate: Progr
             side.stop()
 
 
-def _judged(verdict: Verdict, reference: ReferenceRun, cand: dict, job: dict, replay: dict, timing: dict,
-            settings: ValidationSettings) -> Verdict:
+def _judged(
+    verdict: Verdict,
+    reference: ReferenceRun,
+    cand: dict,
+    job: dict,
+    replay: dict,
+    timing: dict,
+    settings: ValidationSettings,
+) -> Verdict:
     """The replay's outputs compared with the truth; then, when they match on a GPU, the timing."""
     reference.verify()
     same_params = cand["kernel"]["params"] == reference.manifest["kernel"]["params"]
@@ -447,8 +601,14 @@ def _judged(verdict: Verdict, reference: ReferenceRun, cand: dict, job: dict, re
     if not verdict.correct:
         return verdict
     if reference.interpret or not settings.timing:
-        verdict.notes.append("speed not measured: " + ("the kernels ran in Triton's interpreter (no GPU); judge "
-                             "speed by the formula's modelled metric" if reference.interpret else "timing was off"))
+        verdict.notes.append(
+            "speed not measured: "
+            + (
+                "the kernels ran in Triton's interpreter (no GPU); judge speed by the formula's modelled metric"
+                if reference.interpret
+                else "timing was off"
+            )
+        )
         return verdict
     start = time.perf_counter()
     _judge_speed(verdict, reference, job, timing, settings)
@@ -486,18 +646,30 @@ def _loaded_outside(cand: dict | None, candidate: Program) -> Problem | None:
     file = Path(cand["kernel"]["file"]).resolve()
     if within(file, root):
         return None
-    return Problem(kind="capture", message=(
-        f"the candidate run took the kernel from {file}, outside the candidate's copy {root}, so the change was "
-        "never run (is the package installed from the original tree, e.g. `pip install -e`, ahead of the copy "
-        "on sys.path?)"))
+    return Problem(
+        kind="capture",
+        message=(
+            f"the candidate run took the kernel from {file}, outside the candidate's copy {root}, so the change was "
+            "never run (is the package installed from the original tree, e.g. `pip install -e`, ahead of the copy "
+            "on sys.path?)"
+        ),
+    )
 
 
 def _candidate_job(reference: ReferenceRun, cand: dict, out: Path) -> dict:
     ref = reference.manifest
-    return {"kernel": cand["kernel"], "launcher": cand["launcher"], "launch": cand["launches"][0],
-            "reference_params": ref["kernel"]["params"], "reference_launch": ref["launches"][0],
-            "reference_launcher_args": (ref.get("launcher") or {}).get("args", []), "written": ref["written"],
-            "plan": reference.replay.get("runs", []), "inputs_dir": str(reference.inputs), "out_dir": str(out)}
+    return {
+        "kernel": cand["kernel"],
+        "launcher": cand["launcher"],
+        "launch": cand["launches"][0],
+        "reference_params": ref["kernel"]["params"],
+        "reference_launch": ref["launches"][0],
+        "reference_launcher_args": (ref.get("launcher") or {}).get("args", []),
+        "written": ref["written"],
+        "plan": reference.replay.get("runs", []),
+        "inputs_dir": str(reference.inputs),
+        "out_dir": str(out),
+    }
 
 
 def _worker_env(interpret: bool, out: Path, settings: ValidationSettings, extra: dict) -> dict:
@@ -506,8 +678,19 @@ def _worker_env(interpret: bool, out: Path, settings: ValidationSettings, extra:
     return env
 
 
-def start_worker(box: sandboxing.Sandbox, mode: str, out: Path, *, cwd: Path, home: Path, seed: int, env: dict,
-                 writable: tuple[Path, ...], readable: tuple[Path, ...], early: dict | None = None) -> Running:
+def start_worker(
+    box: sandboxing.Sandbox,
+    mode: str,
+    out: Path,
+    *,
+    cwd: Path,
+    home: Path,
+    seed: int,
+    env: dict,
+    writable: tuple[Path, ...],
+    readable: tuple[Path, ...],
+    early: dict | None = None,
+) -> Running:
     """A replay worker started ahead of its job (the program it waits for still runs): it takes the
     start-up of Python, torch and Triton off the critical path, and runs `early` meanwhile. Its
     job's path goes to it with `send`; `stop` ends it when no job comes."""
@@ -516,12 +699,18 @@ def start_worker(box: sandboxing.Sandbox, mode: str, out: Path, *, cwd: Path, ho
         (out / "early.json").write_text(json.dumps(early))
         command.append(str(out / "early.json"))
     env = _confined_env(box, env, home, seed)
-    return Running(box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable), cwd=str(cwd), env=env,
-                   echo=_Tail(), stdin=True)
+    return Running(
+        box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable),
+        cwd=str(cwd),
+        env=env,
+        echo=_Tail(),
+        stdin=True,
+    )
 
 
-def _replay_worker(reference: ReferenceRun, candidate: Program, work_dir: Path,
-                   settings: ValidationSettings) -> tuple[Running, dict | None]:
+def _replay_worker(
+    reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings
+) -> tuple[Running, dict | None]:
     """The candidate's replay worker, started before its program runs. Under the interpreter the
     launcher's trials start at once too, on the reference's description of the launcher in the
     candidate's copy: the candidate may change the launcher's body, not where it is or what it takes
@@ -529,15 +718,25 @@ def _replay_worker(reference: ReferenceRun, candidate: Program, work_dir: Path,
     out = work_dir / "replay"
     out.mkdir(parents=True, exist_ok=True)
     ref = reference.manifest
-    mapped = {"kernel": {**ref["kernel"], "file": _in_copy(ref["kernel"]["file"], reference, candidate)},
-              "launcher": ref["launcher"] and {**ref["launcher"],
-                                               "file": _in_copy(ref["launcher"]["file"], reference, candidate)},
-              "launches": ref["launches"]}
+    mapped = {
+        "kernel": {**ref["kernel"], "file": _in_copy(ref["kernel"]["file"], reference, candidate)},
+        "launcher": ref["launcher"]
+        and {**ref["launcher"], "file": _in_copy(ref["launcher"]["file"], reference, candidate)},
+        "launches": ref["launches"],
+    }
     early = _candidate_job(reference, mapped, out) if reference.interpret and reference.replay.get("runs") else None
-    worker = start_worker(reference.sandbox, "run", out, cwd=Path(mapped["kernel"]["file"]).parent,
-                          home=work_dir / "home", seed=settings.seed,
-                          env=_worker_env(reference.interpret, out, settings, candidate.env), writable=(out,),
-                          readable=(reference.inputs, candidate.root), early=early)
+    worker = start_worker(
+        reference.sandbox,
+        "run",
+        out,
+        cwd=Path(mapped["kernel"]["file"]).parent,
+        home=work_dir / "home",
+        seed=settings.seed,
+        env=_worker_env(reference.interpret, out, settings, candidate.env),
+        writable=(out,),
+        readable=(reference.inputs, candidate.root),
+        early=early,
+    )
     return worker, early
 
 
@@ -556,21 +755,41 @@ def _same_launcher(early: dict | None, job: dict) -> bool:
 
     def key(j: dict) -> tuple:
         side = j["launcher"]
-        return (str(Path(j["kernel"]["file"]).resolve()), str(Path(side["file"]).resolve()), side["qualname"],
-                bool(side.get("varargs")), [d["name"] for d in side.get("args", [])])
+        return (
+            str(Path(j["kernel"]["file"]).resolve()),
+            str(Path(side["file"]).resolve()),
+            side["qualname"],
+            bool(side.get("varargs")),
+            [d["name"] for d in side.get("args", [])],
+        )
 
     return key(early) == key(job)
 
 
-def _run_worker(reference: ReferenceRun, job: dict, root: Path, work_dir: Path, settings: ValidationSettings,
-                timeout: float, env: dict, wrap: list[str] = ()) -> dict:
+def _run_worker(
+    reference: ReferenceRun,
+    job: dict,
+    root: Path,
+    work_dir: Path,
+    settings: ValidationSettings,
+    timeout: float,
+    env: dict,
+    wrap: list[str] = (),
+) -> dict:
     out = Path(job["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
     (out / "job.json").write_text(json.dumps(job))
-    result = confined(reference.sandbox, [*wrap, *WORKER, "run", str(out / "job.json")],
-                      cwd=Path(job["kernel"]["file"]).parent, env=_worker_env(reference.interpret, out, settings, env),
-                      home=work_dir / "home", seed=settings.seed, writable=(out,),
-                      readable=(reference.inputs, root), timeout_s=timeout)
+    result = confined(
+        reference.sandbox,
+        [*wrap, *WORKER, "run", str(out / "job.json")],
+        cwd=Path(job["kernel"]["file"]).parent,
+        env=_worker_env(reference.interpret, out, settings, env),
+        home=work_dir / "home",
+        seed=settings.seed,
+        writable=(out,),
+        readable=(reference.inputs, root),
+        timeout_s=timeout,
+    )
     return _summary(out, result, "the replay of the candidate", timeout)
 
 
@@ -578,34 +797,57 @@ def _summary(out: Path, result, what: str, timeout: float | None) -> dict:
     failure = _process_problem(what, result, timeout or 0)
     summary_path = out / "replay.json"
     if failure or not summary_path.exists():
-        return {"runs": [], "failures": [], "notes": [], "problem": failure or Problem(
-            kind="crash", message=f"{what} wrote no result; output tail:\n" + scrub("\n".join(result.tail[-15:])))}
+        return {
+            "runs": [],
+            "failures": [],
+            "notes": [],
+            "problem": failure
+            or Problem(
+                kind="crash", message=f"{what} wrote no result; output tail:\n" + scrub("\n".join(result.tail[-15:]))
+            ),
+        }
     try:
         return json.loads(summary_path.read_text())
     except ValueError:
-        return {"runs": [], "failures": [], "notes": [], "problem": Problem(
-            kind="replay-failed", message=f"{what} wrote an unreadable result")}
+        return {
+            "runs": [],
+            "failures": [],
+            "notes": [],
+            "problem": Problem(kind="replay-failed", message=f"{what} wrote an unreadable result"),
+        }
 
 
-def _start_timing(reference: ReferenceRun, job: dict, root: Path, work_dir: Path, settings: ValidationSettings,
-                  env: dict) -> dict:
+def _start_timing(
+    reference: ReferenceRun, job: dict, root: Path, work_dir: Path, settings: ValidationSettings, env: dict
+) -> dict:
     """On a GPU, both sides' timing workers, started now; empty when nothing will be timed."""
     if reference.interpret or not settings.timing or not job["plan"]:
         return {}
     ref = reference.manifest
-    sides = {"reference": ({**job, "kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0]},
-                           reference.program.root),
-             "candidate": (job, root)}
-    return {name: started(_timer(reference, side, folder, work_dir / f"timing-{name}", settings, env))
-            for name, (side, folder) in sides.items()}
+    sides = {
+        "reference": (
+            {**job, "kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0]},
+            reference.program.root,
+        ),
+        "candidate": (job, root),
+    }
+    return {
+        name: started(_timer(reference, side, folder, work_dir / f"timing-{name}", settings, env))
+        for name, (side, folder) in sides.items()
+    }
 
 
-def _judge_speed(verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict,
-                 settings: ValidationSettings) -> None:
+def _judge_speed(
+    verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict, settings: ValidationSettings
+) -> None:
     ref = reference.manifest
     if not job["plan"] or not timing:
-        verdict.problems.append(Problem(kind="replay-failed", message="could not time the candidate: neither the "
-                                                                      "launcher nor the kernel could be replayed"))
+        verdict.problems.append(
+            Problem(
+                kind="replay-failed",
+                message="could not time the candidate: neither the launcher nor the kernel could be replayed",
+            )
+        )
         verdict.correct = False
         return
     try:
@@ -616,8 +858,9 @@ def _judge_speed(verdict: Verdict, reference: ReferenceRun, job: dict, timing: d
         return
     from .performance import device_bandwidth
 
-    verdict.speedup = speedup_interval(raw["reference_ms"], raw["candidate_ms"], confidence=0.95,
-                                       method=f"{raw['method']} on {raw['device']}")
+    verdict.speedup = speedup_interval(
+        raw["reference_ms"], raw["candidate_ms"], confidence=0.95, method=f"{raw['method']} on {raw['device']}"
+    )
     verdict.faster, problem = judge(verdict.speedup, settings.threshold)
     flags = [plausibility(verdict.speedup, _bytes_touched(ref), device_bandwidth()), forged(raw)]
     verdict.problems += [p for p in (problem, *flags) if p is not None]
@@ -634,23 +877,35 @@ def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: 
     full_env = _confined_env(box, _worker_env(reference.interpret, out, settings, env), out / "home", settings.seed)
 
     def start(cmd_fd: int, out_fd: int):
-        command = box.wrap([*WORKER, "time", str(out / "job.json"), str(cmd_fd), str(out_fd)], cwd=folder,
-                           writable=(out,), readable=(reference.inputs, root))
-        return subprocess.Popen(command, cwd=folder, env=full_env, pass_fds=(cmd_fd, out_fd),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        command = box.wrap(
+            [*WORKER, "time", str(out / "job.json"), str(cmd_fd), str(out_fd)],
+            cwd=folder,
+            writable=(out,),
+            readable=(reference.inputs, root),
+        )
+        return subprocess.Popen(
+            command,
+            cwd=folder,
+            env=full_env,
+            pass_fds=(cmd_fd, out_fd),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     return start
 
 
-def sanitize(reference: ReferenceRun, candidate: Program, work_dir: Path,
-             settings: ValidationSettings) -> tuple[Problem | None, str]:
+def sanitize(
+    reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings
+) -> tuple[Problem | None, str]:
     """On a GPU: the candidate's first kernel and launcher replay under compute-sanitizer, memcheck
     and racecheck (shared-memory hazards) side by side. Returns the problem (None when clean) and what was done."""
     tool = find_tool(names.COMPUTE_SANITIZER, "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
     cand = load_capture(work_dir / "candidate")
     if tool is None or cand is None:
-        return None, "compute-sanitizer not run: " + ("it was not found (PATH, $CUDA_HOME/bin)" if tool is None
-                                                      else "the candidate's capture is missing")
+        return None, "compute-sanitizer not run: " + (
+            "it was not found (PATH, $CUDA_HOME/bin)" if tool is None else "the candidate's capture is missing"
+        )
     job = _candidate_job(reference, cand, work_dir / "sanitizer")
     first = {}
     for run in job["plan"]:
@@ -659,19 +914,31 @@ def sanitize(reference: ReferenceRun, candidate: Program, work_dir: Path,
 
     def checked(check: str) -> dict:
         wrap = [tool, "--tool", check, "--error-exitcode", "86", "--print-limit", "20"]
-        return _run_worker(reference, {**job, "out_dir": str(work_dir / "sanitizer" / check)}, candidate.root,
-                           work_dir, settings, 600, candidate.env, wrap=wrap)
+        return _run_worker(
+            reference,
+            {**job, "out_dir": str(work_dir / "sanitizer" / check)},
+            candidate.root,
+            work_dir,
+            settings,
+            600,
+            candidate.env,
+            wrap=wrap,
+        )
 
     checks = ("memcheck", "racecheck")
     with ThreadPoolExecutor(max_workers=len(checks)) as pool:  # two processes: each spends most of it starting
         summaries = dict(zip(checks, pool.map(checked, checks), strict=True))
-    problems = [f"{check}: {summary['problem'].message[-1500:]}" for check, summary in summaries.items()
-                if summary.get("problem")]
+    problems = [
+        f"{check}: {summary['problem'].message[-1500:]}"
+        for check, summary in summaries.items()
+        if summary.get("problem")
+    ]
     done = f"compute-sanitizer (memcheck, racecheck) on the candidate's replay ({', '.join(first)})"
     if not problems:
         return None, done + ": clean"
-    return Problem(kind="sanitizer", message="compute-sanitizer found errors in the candidate's replay:\n" +
-                   "\n".join(problems)), done
+    return Problem(
+        kind="sanitizer", message="compute-sanitizer found errors in the candidate's replay:\n" + "\n".join(problems)
+    ), done
 
 
 def _bytes_touched(ref: dict) -> int:
@@ -679,15 +946,19 @@ def _bytes_touched(ref: dict) -> int:
     import torch
 
     touched = set(ref["read"]) | set(ref["written"])
-    return sum(numel(arg) * getattr(torch, arg["dtype"]).itemsize for arg in ref["launches"][0]["args"]
-               if arg["name"] in touched and arg["kind"] == "tensor" and "alias_of" not in arg)
+    return sum(
+        numel(arg) * getattr(torch, arg["dtype"]).itemsize
+        for arg in ref["launches"][0]["args"]
+        if arg["name"] in touched and arg["kind"] == "tensor" and "alias_of" not in arg
+    )
 
 
 def _process_problem(what: str, result, timeout: float) -> Problem | None:
     tail = scrub("\n".join(result.tail[-15:]))
     if result.timed_out:
-        return Problem(kind="timeout", message=f"{what} ran past its {timeout:.0f} s timeout and was killed; output "
-                                               f"tail:\n{tail}")
+        return Problem(
+            kind="timeout", message=f"{what} ran past its {timeout:.0f} s timeout and was killed; output tail:\n{tail}"
+        )
     if result.returncode != 0:
         how = f"exit code {result.returncode}"
         if result.returncode < 0:
@@ -696,8 +967,9 @@ def _process_problem(what: str, result, timeout: float) -> Problem | None:
     return None
 
 
-def _replay_problems(reference: ReferenceRun, replay: dict, out: Path, settings: ValidationSettings,
-                     kernel_expected: bool = True) -> list[Problem]:
+def _replay_problems(
+    reference: ReferenceRun, replay: dict, out: Path, settings: ValidationSettings, kernel_expected: bool = True
+) -> list[Problem]:
     """Problems of the candidate's replay against the ground truth. Every planned launcher trial
     must have run (or failed), and every kernel trial when the kernel kept its parameters."""
     import torch
@@ -705,29 +977,58 @@ def _replay_problems(reference: ReferenceRun, replay: dict, out: Path, settings:
     if replay.get("problem"):
         return [replay["problem"]]
     if replay.get("error"):
-        return [Problem(kind="replay-failed", message=scrub(f"the replay failed: {replay['error']}\n"
-                                                            f"{replay.get('traceback', '')[-1500:]}"))]
+        return [
+            Problem(
+                kind="replay-failed",
+                message=scrub(f"the replay failed: {replay['error']}\n{replay.get('traceback', '')[-1500:]}"),
+            )
+        ]
     plan = {r["label"]: r for r in reference.replay.get("runs", [])}
     ran = {r["label"]: r for r in replay["runs"] if r.get("label") in plan}
-    problems = [Problem(kind="crash", message=scrub(
-        f"replay {f['label']} ({f['shape']} shape, {f.get('regime', 'captured')} inputs, seed {f['seed']}): the "
-        f"candidate raised {f['error']}\n{f['traceback'][-1200:]}"))
-        for f in replay["failures"] if f.get("label") in plan]
+    problems = [
+        Problem(
+            kind="crash",
+            message=scrub(
+                f"replay {f['label']} ({f['shape']} shape, {f.get('regime', 'captured')} inputs, seed {f['seed']}): "
+                "the "
+                f"candidate raised {f['error']}\n{f['traceback'][-1200:]}"
+            ),
+        )
+        for f in replay["failures"]
+        if f.get("label") in plan
+    ]
     failed = {f["label"] for f in replay["failures"]}
     if plan and not ran and not failed:
-        return [Problem(kind="unverified", message=(
-            "no replay could check the candidate (" + "; ".join(replay.get("notes", [])[:3]) + "): it is unverified; "
-            "keep the kernel's parameters or the launcher's arguments as they are"))]
+        return [
+            Problem(
+                kind="unverified",
+                message=(
+                    "no replay could check the candidate ("
+                    + "; ".join(replay.get("notes", [])[:3])
+                    + "): it is unverified; "
+                    "keep the kernel's parameters or the launcher's arguments as they are"
+                ),
+            )
+        ]
     if not plan:
         why = "; ".join(reference.replay.get("notes", []))[:600]
-        return [Problem(kind="unverified", message="the replay could not run for the reference itself, so nothing "
-                                                   "beyond the program's own dispatches checked the candidate: "
-                                                   f"unverified ({why})")]
+        return [
+            Problem(
+                kind="unverified",
+                message="the replay could not run for the reference itself, so nothing "
+                "beyond the program's own dispatches checked the candidate: "
+                f"unverified ({why})",
+            )
+        ]
     expected = [label for label, r in plan.items() if r["mode"] == "launcher" or kernel_expected]
     missing = [label for label in expected if label not in ran and label not in failed]
     if missing:
-        problems.append(Problem(kind="unverified", message=(
-            f"the replay did not run {', '.join(missing[:3])}: " + "; ".join(replay.get("notes", [])[:2]))))
+        problems.append(
+            Problem(
+                kind="unverified",
+                message=(f"the replay did not run {', '.join(missing[:3])}: " + "; ".join(replay.get("notes", [])[:2])),
+            )
+        )
     previous: dict[str, dict] = {}
     terms = accumulated_terms(reference.manifest)
     for label, run in ran.items():
@@ -742,15 +1043,30 @@ def _replay_problems(reference: ReferenceRun, replay: dict, out: Path, settings:
                 problems.append(Problem(kind="missing-output", message=f"{where}: the candidate produced no {name}"))
                 continue
             arg = name.removeprefix("arg:")
-            found = compare_buffer(ref_value, c[name], name=name, dispatch=None, tol=settings.tolerances,
-                                   poisoned=arg in planned["poisoned"],
-                                   accumulated_terms=terms if _accumulated(run, arg, reference.manifest) else None)
+            found = compare_buffer(
+                ref_value,
+                c[name],
+                name=name,
+                dispatch=None,
+                tol=settings.tolerances,
+                poisoned=arg in planned["poisoned"],
+                accumulated_terms=terms if _accumulated(run, arg, reference.manifest) else None,
+            )
             earlier = previous.get(run["mode"], {}).get(name)
             if found and earlier is not None and earlier.shape == c[name].shape and torch.equal(earlier, c[name]):
-                found = [Problem(kind="stale-result", buffer=name, message=(
-                    f"{name} is exactly the candidate's result for the previous trial's inputs: it returns a stale "
-                    "result (a cache keyed on pointers or shapes?), or its result no longer depends on the inputs "
-                    "(e.g. a float accumulator so large that the added values round away)"))]
+                found = [
+                    Problem(
+                        kind="stale-result",
+                        buffer=name,
+                        message=(
+                            f"{name} is exactly the candidate's result for the previous trial's inputs: it returns a "
+                            "stale "
+                            "result (a cache keyed on pointers or shapes?), or its result no longer depends on the "
+                            "inputs "
+                            "(e.g. a float accumulator so large that the added values round away)"
+                        ),
+                    )
+                ]
             for p in found:
                 p.message = f"{where}: {p.message}"
             problems += found
@@ -764,11 +1080,20 @@ def _aliasing(where: str, reference: dict | None, candidate: dict | None) -> lis
     if reference is None:
         return []
     candidate = candidate or {}
-    return [Problem(kind="aliased-output", buffer=name, message=(
-        f"{where}: {name} shares its storage with {candidate.get(name)}, where the reference's "
-        f"{'is a new tensor' if ref_alias is None else 'shares it with ' + ref_alias}: a caller keeping both results "
-        "sees the later one overwrite the earlier")) for name, ref_alias in reference.items()
-        if candidate.get(name) != ref_alias and candidate.get(name) is not None]
+    return [
+        Problem(
+            kind="aliased-output",
+            buffer=name,
+            message=(
+                f"{where}: {name} shares its storage with {candidate.get(name)}, where the reference's "
+                f"{'is a new tensor' if ref_alias is None else 'shares it with ' + ref_alias}: a caller keeping both "
+                "results "
+                "sees the later one overwrite the earlier"
+            ),
+        )
+        for name, ref_alias in reference.items()
+        if candidate.get(name) != ref_alias and candidate.get(name) is not None
+    ]
 
 
 def _accumulated(run: dict, name: str, ref: dict) -> bool:
@@ -789,8 +1114,9 @@ def _replay_checks(replay: dict) -> list[str]:
         seeds = ", ".join(str(r["seed"]) for r in items)
         shapes = sorted({r["shape"] for r in items})
         regimes = sorted({r.get("regime", "captured") for r in items})
-        lines.append(f"replay through the {mode}: {len(items)} runs on fresh inputs (seeds {seeds}; shapes: "
-                     f"{'; '.join(shapes)}; inputs: {', '.join(regimes)})" +
-                     (", write-only outputs poisoned first" if mode == "kernel" else ""))
+        lines.append(
+            f"replay through the {mode}: {len(items)} runs on fresh inputs (seeds {seeds}; shapes: "
+            f"{'; '.join(shapes)}; inputs: {', '.join(regimes)})"
+            + (", write-only outputs poisoned first" if mode == "kernel" else "")
+        )
     return lines
-

@@ -39,9 +39,19 @@ def optimize_args() -> list[str]:
     command = shlex.split(_input("command"))
     if not command:
         raise SystemExit("intelliperf action: the `command` input is empty; e.g. command: python train_step.py")
-    args = ["optimize", "--formula", _input("formula", "atomicContention"), "--top-n", _input("top-n", "10"),
-            "--rewriter", _input("rewriter", "auto"), "--max-attempts", _input("max-attempts", "6"),
-            "--out-dir", _input("out-dir", "intelliperf-out")]
+    args = [
+        "optimize",
+        "--formula",
+        _input("formula", "atomicContention"),
+        "--top-n",
+        _input("top-n", "10"),
+        "--rewriter",
+        _input("rewriter", "auto"),
+        "--max-attempts",
+        _input("max-attempts", "6"),
+        "--out-dir",
+        _input("out-dir", "intelliperf-out"),
+    ]
     for name in ("kernel", "model", "api-base", "device", "devices", "time-budget", "counters"):
         if _input(name):
             args += [f"--{name}", _input(name)]
@@ -52,8 +62,9 @@ def optimize_args() -> list[str]:
     if _input("sandbox", "true").lower() == "false":
         args.append("--no-sandbox")
     if _flag("create-pr"):
-        args += ["--create-pr"] + [arg for label in _input("pr-labels").split(",") if label.strip()
-                                   for arg in ("--pr-label", label.strip())]
+        args += ["--create-pr"] + [
+            arg for label in _input("pr-labels").split(",") if label.strip() for arg in ("--pr-label", label.strip())
+        ]
     return [*args, "--", *command]
 
 
@@ -64,10 +75,13 @@ def write_outputs(out_dir: Path, code: int) -> None:
     opt, delivery = report.get("optimization") or {}, report.get("delivery") or {}
     speedup = (opt.get("speedup") or {}).get("estimate")
     sarif = out_dir / SARIF
-    values = {"report": str(path.resolve()) if path.is_file() else "",
-              "success": "true" if code == 0 and opt.get("winner") else "false",
-              "speedup": f"{speedup:.3f}" if speedup else "", "pr-url": delivery.get("pr_url") or "",
-              "sarif": str(sarif.resolve()) if sarif.is_file() else ""}
+    values = {
+        "report": str(path.resolve()) if path.is_file() else "",
+        "success": "true" if code == 0 and opt.get("winner") else "false",
+        "speedup": f"{speedup:.3f}" if speedup else "",
+        "pr-url": delivery.get("pr_url") or "",
+        "sarif": str(sarif.resolve()) if sarif.is_file() else "",
+    }
     if os.environ.get("GITHUB_OUTPUT"):
         with open(os.environ["GITHUB_OUTPUT"], "a") as f:
             f.writelines(f"{k}={v}\n" for k, v in values.items())
@@ -90,8 +104,10 @@ def annotations(report: dict, workspace: Path) -> list[str]:
                 path = Path(line["file"]).resolve()
                 shown = path.relative_to(workspace) if workspace in path.parents else path
                 message = f"{diagnosis['kernel']}: {first}. {line.get('detail', '')}".strip()
-                out.append(f"::warning file={_escape(str(shown), True)},line={line['line']},"
-                           f"title={_escape('intelliperf ' + finding['formula'], True)}::{_escape(message)}")
+                out.append(
+                    f"::warning file={_escape(str(shown), True)},line={line['line']},"
+                    f"title={_escape('intelliperf ' + finding['formula'], True)}::{_escape(message)}"
+                )
     return out
 
 

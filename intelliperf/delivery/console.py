@@ -46,9 +46,16 @@ def _print_optimization(opt: Optimization, console: Console) -> None:
         table.add_column(column, justify="right" if column in ("#", "s") else "left")
     for a in opt.attempts:
         style = "green" if a.status == "accepted" else "red" if a.status == "invalid" else "yellow"
-        table.add_row(str(a.number), a.rewriter, a.title, Text(a.status, style=style),
-                      measure_text(a.before, a.after, "metric"), measure_text(a.before, a.after, "kernel_time_s"),
-                      speedup_text(a.verdict.speedup if a.verdict else None), f"{sum(a.seconds.values()):.1f}")
+        table.add_row(
+            str(a.number),
+            a.rewriter,
+            a.title,
+            Text(a.status, style=style),
+            measure_text(a.before, a.after, "metric"),
+            measure_text(a.before, a.after, "kernel_time_s"),
+            speedup_text(a.verdict.speedup if a.verdict else None),
+            f"{sum(a.seconds.values()):.1f}",
+        )
     console.print(table)
     for a in opt.attempts:
         if a.status != "accepted" and a.reasons:
@@ -57,8 +64,10 @@ def _print_optimization(opt: Optimization, console: Console) -> None:
         console.print(Text(f"note: {note}", style="dim"))
     if opt.winner is not None:
         modelled = " (metric modelled on CPU; speed not measured without a GPU)" if opt.speedup is None else ""
-        console.print(f"[bold green]Validated win: attempt {opt.winner}, speedup {speedup_text(opt.speedup)}"
-                      f"{modelled}.[/] Patch: {opt.patch}" + (" — applied." if opt.applied else ""))
+        console.print(
+            f"[bold green]Validated win: attempt {opt.winner}, speedup {speedup_text(opt.speedup)}"
+            f"{modelled}.[/] Patch: {opt.patch}" + (" — applied." if opt.applied else "")
+        )
     elif opt.status in ("interrupted", "failed"):
         console.print(f"[bold red]Optimization {opt.status}: {opt.error}[/]")
     else:
@@ -76,8 +85,16 @@ def _kernel_table(report: Report) -> Table:
     verdicts = {d.kernel: d.findings for d in report.diagnoses}
     for rank, k in enumerate(report.kernels, start=1):
         findings = verdicts.get(k.name)
-        table.add_row(str(rank), k.name, str(k.launches), format_time(k.total_time_s), format_time(k.mean_time_s),
-                      f"{k.share:.1%}", f"{Path(k.file).name}:{k.line}" if k.file else "?", _verdict(findings))
+        table.add_row(
+            str(rank),
+            k.name,
+            str(k.launches),
+            format_time(k.total_time_s),
+            format_time(k.mean_time_s),
+            f"{k.share:.1%}",
+            f"{Path(k.file).name}:{k.line}" if k.file else "?",
+            _verdict(findings),
+        )
     return table
 
 
@@ -110,12 +127,19 @@ def regions_table(r) -> Table:
     """Per-region cycles of one kernel (region timers)."""
     title = f"Regions of {r.kernel} (cycles per warp, {r.ctas} CTAs x {r.warps_per_cta} warps)"
     if r.iteration_cycles:
-        title += (f"; loop: {r.iteration_cycles:,.0f} cycles/iteration, {r.exposed_memory_share:.0%} memory, "
-                  f"{r.compute_share:.0%} compute")
+        title += (
+            f"; loop: {r.iteration_cycles:,.0f} cycles/iteration, {r.exposed_memory_share:.0%} memory, "
+            f"{r.compute_share:.0%} compute"
+        )
     table = Table("region", "kind", "lines", "cycles/warp", "per execution", "of kernel", "of loop", title=title)
     for x in r.regions:
-        table.add_row(x.name, x.kind, f"{x.first_line}-{x.last_line}" if x.first_line else "",
-                      f"{x.cycles_per_warp:,.0f}", f"{x.cycles_per_execution:,.0f}",
-                      f"{x.share_of_kernel:.1%}" if x.share_of_kernel is not None else "",
-                      f"{x.share_of_loop:.1%}" if x.share_of_loop is not None else "")
+        table.add_row(
+            x.name,
+            x.kind,
+            f"{x.first_line}-{x.last_line}" if x.first_line else "",
+            f"{x.cycles_per_warp:,.0f}",
+            f"{x.cycles_per_execution:,.0f}",
+            f"{x.share_of_kernel:.1%}" if x.share_of_kernel is not None else "",
+            f"{x.share_of_loop:.1%}" if x.share_of_loop is not None else "",
+        )
     return table

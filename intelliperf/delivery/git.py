@@ -69,13 +69,17 @@ def open_repo(project: Path, base: str | None) -> Repo:
     """The git repository holding `project`; refuses what --branch cannot work from."""
     repo = find_repo(project)
     if repo is None or repo.bare:
-        raise UsageError(f"--branch needs a git repository: {project} is not inside one",
-                         hint="Run `git init` and commit your code first, or drop --branch/--create-pr "
-                              "(the patch file is written either way).")
+        raise UsageError(
+            f"--branch needs a git repository: {project} is not inside one",
+            hint="Run `git init` and commit your code first, or drop --branch/--create-pr "
+            "(the patch file is written either way).",
+        )
     branch = None if repo.head.is_detached else repo.active_branch.name
     if branch is None and base is None:
-        raise UsageError("HEAD is detached, so there is no branch to base the fix on",
-                         hint="Pass --base BRANCH (e.g. --base main), or check out a branch.")
+        raise UsageError(
+            "HEAD is detached, so there is no branch to base the fix on",
+            hint="Pass --base BRANCH (e.g. --base main), or check out a branch.",
+        )
     git(repo, "rev-parse", "--verify", "--quiet", f"{base or 'HEAD'}^{{commit}}")
     return Repo(root=Path(repo.working_tree_dir).resolve(), head_branch=branch, repo=repo)
 
@@ -92,14 +96,18 @@ def check_files(repo: Repo, files: list[str], base: str | None) -> list[str]:
     copy, so it would not apply to the base); return notes about other uncommitted changes."""
     dirty = git(repo.repo, "status", "--porcelain", "--untracked-files=no", "--", *files)
     if dirty:
-        raise UsageError(f"uncommitted changes in the files the fix changes:\n{dirty}",
-                         hint="The validated patch was made against your working copy: commit (or stash) those "
-                              "changes, then run again.")
+        raise UsageError(
+            f"uncommitted changes in the files the fix changes:\n{dirty}",
+            hint="The validated patch was made against your working copy: commit (or stash) those "
+            "changes, then run again.",
+        )
     if base and git(repo.repo, "rev-parse", f"{base}^{{commit}}") != git(repo.repo, "rev-parse", "HEAD^{commit}"):
         changed = git(repo.repo, "diff", "--name-only", f"{base}", "HEAD", "--", *files)
         if changed:
-            raise UsageError(f"--base {base} differs from HEAD in the files the fix changes: {changed}",
-                             hint="Check out the base branch and run again, or pass the branch you ran on.")
+            raise UsageError(
+                f"--base {base} differs from HEAD in the files the fix changes: {changed}",
+                hint="Check out the base branch and run again, or pass the branch you ran on.",
+            )
     others = git(repo.repo, "status", "--porcelain", "--untracked-files=no")
     return [f"the run used uncommitted changes that are not in the branch:\n{others}"] if others else []
 
@@ -109,14 +117,20 @@ def commit_message(report: Report) -> str:
     attempt = opt.attempts[opt.winner - 1]
     before, after = attempt.before, attempt.after
     metric = next((f.metric for f in report.diagnosis(opt.kernel).findings if f.present and f.metric), None)
-    lines = [pr_title(report), "",
-             f"{attempt.title} ({attempt.rewriter} rewriter, attempt {attempt.number} of {len(opt.attempts)}).", ""]
+    lines = [
+        pr_title(report),
+        "",
+        f"{attempt.title} ({attempt.rewriter} rewriter, attempt {attempt.number} of {len(opt.attempts)}).",
+        "",
+    ]
     if metric and before and after and before.metric is not None and after.metric is not None:
         how = "modelled" if after.metric_modelled else "measured"
         lines.append(f"{metric.name}: {before.metric:g} -> {after.metric:g} ({how})")
     if before and after and before.kernel_time_s and after.kernel_time_s:
-        lines.append(f"kernel time: {format_time(before.kernel_time_s)} -> {format_time(after.kernel_time_s)} "
-                     f"({before.time_source})")
+        lines.append(
+            f"kernel time: {format_time(before.kernel_time_s)} -> {format_time(after.kernel_time_s)} "
+            f"({before.time_source})"
+        )
     lines.append(f"speedup: {speedup_text(opt.speedup)} ({opt.speedup.method if opt.speedup else 'not measured'})")
     if attempt.verdict and attempt.verdict.checks:
         lines += ["", "Checked:", *[f"- {c}" for c in attempt.verdict.checks]]
@@ -130,8 +144,9 @@ def commit_winner(repo: Repo, report: Report, project: Path, branch: str, base: 
     opt = report.optimization
     start = base or "HEAD"
     if repo.head_branch == branch:
-        raise UsageError(f"you are on {branch}, the branch intelliperf would rewrite",
-                         hint="Check out your base branch first.")
+        raise UsageError(
+            f"you are on {branch}, the branch intelliperf would rewrite", hint="Check out your base branch first."
+        )
     bot = None if _has_identity(repo.repo) else gp.Actor(BOT_NAME, BOT_EMAIL)
     with tempfile.TemporaryDirectory(prefix="intelliperf-worktree-") as tmp:
         tree = Path(tmp) / "tree"
@@ -158,15 +173,17 @@ def remote_url(repo: Repo, remote: str) -> str:
     try:
         return git(repo.repo, "remote", "get-url", remote)
     except UsageError as exc:
-        raise UsageError(f"no git remote named {remote!r}",
-                         hint="Pass --remote NAME (see `git remote -v`).") from exc
+        raise UsageError(f"no git remote named {remote!r}", hint="Pass --remote NAME (see `git remote -v`).") from exc
 
 
 def _has_auth_header(repo: Repo) -> bool:
     """actions/checkout leaves its own http.<url>.extraheader; a second Authorization header would clash."""
     reader = repo.repo.config_reader()
-    return any("authorization" in str(reader.get_value(section, "extraheader", default="")).lower()
-               for section in reader.sections() if section.startswith("http"))
+    return any(
+        "authorization" in str(reader.get_value(section, "extraheader", default="")).lower()
+        for section in reader.sections()
+        if section.startswith("http")
+    )
 
 
 def push(repo: Repo, remote: str, branch: str, token: str | None) -> None:
@@ -177,7 +194,21 @@ def push(repo: Repo, remote: str, branch: str, token: str | None) -> None:
     if token and remote_url(repo, remote).startswith(("https://", "http://")) and not _has_auth_header(repo):
         basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
         count = int(env.get("GIT_CONFIG_COUNT", "0"))
-        env.update({"GIT_CONFIG_COUNT": str(count + 1), f"GIT_CONFIG_KEY_{count}": "http.extraheader",
-                    f"GIT_CONFIG_VALUE_{count}": f"AUTHORIZATION: basic {basic}", "GIT_TERMINAL_PROMPT": "0"})
-    git(repo.repo, "push", "--quiet", "--force", remote, f"refs/heads/{branch}:refs/heads/{branch}", env=env,
-        secret=token)
+        env.update(
+            {
+                "GIT_CONFIG_COUNT": str(count + 1),
+                f"GIT_CONFIG_KEY_{count}": "http.extraheader",
+                f"GIT_CONFIG_VALUE_{count}": f"AUTHORIZATION: basic {basic}",
+                "GIT_TERMINAL_PROMPT": "0",
+            }
+        )
+    git(
+        repo.repo,
+        "push",
+        "--quiet",
+        "--force",
+        remote,
+        f"refs/heads/{branch}:refs/heads/{branch}",
+        env=env,
+        secret=token,
+    )

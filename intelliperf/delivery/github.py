@@ -48,23 +48,34 @@ class GitHub:
 
     def call(self, method: str, path: str, body: dict | None = None):
         request = urllib.request.Request(
-            f"{self.api}{path}", method=method, data=json.dumps(body).encode() if body is not None else None,
-            headers={"Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",
-                     "X-GitHub-Api-Version": "2022-11-28", "Content-Type": "application/json",
-                     "User-Agent": "intelliperf"})
+            f"{self.api}{path}",
+            method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "Content-Type": "application/json",
+                "User-Agent": "intelliperf",
+            },
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 return json.loads(response.read() or b"null")
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace")[:500].replace(self.token, "***")
-            hint = {401: "Check the token in GITHUB_TOKEN / GH_TOKEN.",
-                    403: "The token needs the pull-requests: write and contents: write permissions.",
-                    404: "Check --github-repo and --github-api (GitHub Enterprise: https://HOST/api/v3)."}
-            raise UsageError(f"GitHub API {method} {path} answered {exc.code}: {detail}",
-                             hint=hint.get(exc.code, "")) from None
+            hint = {
+                401: "Check the token in GITHUB_TOKEN / GH_TOKEN.",
+                403: "The token needs the pull-requests: write and contents: write permissions.",
+                404: "Check --github-repo and --github-api (GitHub Enterprise: https://HOST/api/v3).",
+            }
+            raise UsageError(
+                f"GitHub API {method} {path} answered {exc.code}: {detail}", hint=hint.get(exc.code, "")
+            ) from None
         except urllib.error.URLError as exc:
-            raise UsageError(f"cannot reach the GitHub API at {self.api}: {exc.reason}",
-                             hint="Check --github-api and the network.") from None
+            raise UsageError(
+                f"cannot reach the GitHub API at {self.api}: {exc.reason}", hint="Check --github-api and the network."
+            ) from None
 
     def open_or_update(self, branch: str, base: str, title: str, body: str, labels: list[str]) -> PullRequest:
         """One pull request per branch: update the open one if there is one, else open it."""
@@ -75,8 +86,9 @@ class GitHub:
             pr = self.call("PATCH", f"/repos/{self.repo}/pulls/{number}", {"title": title, "body": body})
             action = "updated"
         else:
-            pr = self.call("POST", f"/repos/{self.repo}/pulls", {"title": title, "body": body, "head": branch,
-                                                                   "base": base})
+            pr = self.call(
+                "POST", f"/repos/{self.repo}/pulls", {"title": title, "body": body, "head": branch, "base": base}
+            )
             action = "created"
         if labels:
             self.call("POST", f"/repos/{self.repo}/issues/{pr['number']}/labels", {"labels": labels})
@@ -98,27 +110,44 @@ def pr_body(report: Report) -> str:
     out += [f"- `{line.file}:{line.line}` `{line.code.strip()}`: {line.detail}" for line in finding.lines[:10]]
     metric = f"`{finding.metric.name}` ({finding.metric.better} is better)" if finding.metric else "metric"
     modelled = attempt.after and attempt.after.metric_modelled
-    out += ["", "## Result", "", "| | before → after |", "|---|---|",
-            f"| {metric}{' — modelled' if modelled else ''} | "
-            f"{measure_text(attempt.before, attempt.after, 'metric')} |",
-            f"| kernel time | {measure_text(attempt.before, attempt.after, 'kernel_time_s')} |",
-            f"| speedup ({int((opt.speedup.confidence if opt.speedup else 0.95) * 100)} % interval) | "
-            f"{speedup_text(opt.speedup)} |", "",
-            f"Timing: {opt.speedup.method if opt.speedup else 'not measured (no GPU)'}; device "
-            f"{opt.hardware.get('device', '?')}; Triton {report.run.versions.get('triton', '?')}, torch "
-            f"{report.run.versions.get('torch', '?')}.", "",
-            "## Correctness", ""]
+    out += [
+        "",
+        "## Result",
+        "",
+        "| | before → after |",
+        "|---|---|",
+        f"| {metric}{' — modelled' if modelled else ''} | {measure_text(attempt.before, attempt.after, 'metric')} |",
+        f"| kernel time | {measure_text(attempt.before, attempt.after, 'kernel_time_s')} |",
+        f"| speedup ({int((opt.speedup.confidence if opt.speedup else 0.95) * 100)} % interval) | "
+        f"{speedup_text(opt.speedup)} |",
+        "",
+        f"Timing: {opt.speedup.method if opt.speedup else 'not measured (no GPU)'}; device "
+        f"{opt.hardware.get('device', '?')}; Triton {report.run.versions.get('triton', '?')}, torch "
+        f"{report.run.versions.get('torch', '?')}.",
+        "",
+        "## Correctness",
+        "",
+    ]
     out += [f"- {c}" for c in (attempt.verdict.checks if attempt.verdict else [])] or ["- (no checks recorded)"]
-    out += ["", "## How it was found", "",
-            f"- rewriter `{attempt.rewriter}`, attempt {attempt.number} of {len(opt.attempts)}: {attempt.title}",
-            f"- command: `{' '.join(report.run.command)}`",
-            f"- baseline kernel time {format_time(opt.baseline.kernel_time_s) if opt.baseline.kernel_time_s else '?'} "
-            f"({opt.baseline.time_source})",
-            f"- candidate code ran in: {opt.sandbox or 'a sandbox'}",
-            "- the change itself is this pull request's diff", ""]
+    out += [
+        "",
+        "## How it was found",
+        "",
+        f"- rewriter `{attempt.rewriter}`, attempt {attempt.number} of {len(opt.attempts)}: {attempt.title}",
+        f"- command: `{' '.join(report.run.command)}`",
+        f"- baseline kernel time {format_time(opt.baseline.kernel_time_s) if opt.baseline.kernel_time_s else '?'} "
+        f"({opt.baseline.time_source})",
+        f"- candidate code ran in: {opt.sandbox or 'a sandbox'}",
+        "- the change itself is this pull request's diff",
+        "",
+    ]
     if opt.sandbox and opt.sandbox.startswith("off"):
-        out = ["> **Warning:** this fix was validated with the sandbox off (`--no-sandbox`): candidate code ran with "
-               "the permissions of the run.", "", *out]
+        out = [
+            "> **Warning:** this fix was validated with the sandbox off (`--no-sandbox`): candidate code ran with "
+            "the permissions of the run.",
+            "",
+            *out,
+        ]
     return scrub(_with_report(out, report))
 
 
@@ -129,7 +158,9 @@ def _with_report(out: list[str], report: Report) -> str:
     room = BODY_LIMIT - len(head) - len(wrap) - 200
     note = ""
     if len(data) > room:
-        data = data[:max(room, 0)]
-        note = (f"\n_Truncated to GitHub's {BODY_LIMIT:,}-character limit; the full report.json is in the run's "
-                "output folder (or the workflow's artifacts)._\n")
+        data = data[: max(room, 0)]
+        note = (
+            f"\n_Truncated to GitHub's {BODY_LIMIT:,}-character limit; the full report.json is in the run's "
+            "output folder (or the workflow's artifacts)._\n"
+        )
     return head + "\n" + wrap.format(data, note)

@@ -41,13 +41,17 @@ def prepare(plan: Publish, project: Path) -> Ready:
     if plan.create_pr:
         token = github.token_from_env()
         if not token:
-            raise UsageError("--create-pr needs a GitHub token in GITHUB_TOKEN or GH_TOKEN",
-                             hint="export GITHUB_TOKEN=... (in a workflow: the github-token input).")
+            raise UsageError(
+                "--create-pr needs a GitHub token in GITHUB_TOKEN or GH_TOKEN",
+                hint="export GITHUB_TOKEN=... (in a workflow: the github-token input).",
+            )
         url = git.remote_url(repo, plan.remote)
         name = plan.github_repo or os.environ.get("GITHUB_REPOSITORY") or github.repo_from_url(url)
         if not name:
-            raise UsageError(f"cannot tell the GitHub repository from remote {plan.remote!r} ({url})",
-                             hint="Pass --github-repo OWNER/NAME.")
+            raise UsageError(
+                f"cannot tell the GitHub repository from remote {plan.remote!r} ({url})",
+                hint="Pass --github-repo OWNER/NAME.",
+            )
         api = github.GitHub(plan.github_api or os.environ.get("GITHUB_API_URL") or github.DEFAULT_API, token, name)
     return Ready(plan=plan, repo=repo, project=project, api=api)
 

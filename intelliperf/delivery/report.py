@@ -15,8 +15,13 @@ def report_schema() -> dict:
     return Report.model_json_schema()
 
 
-def write_reports(report: Report, *, output: str | Path | None = None, markdown: str | Path | None = None,
-                  sarif: str | Path | None = None) -> None:
+def write_reports(
+    report: Report,
+    *,
+    output: str | Path | None = None,
+    markdown: str | Path | None = None,
+    sarif: str | Path | None = None,
+) -> None:
     if output is not None:
         _write(Path(output), report.model_dump_json(indent=2) + "\n")
     if markdown is not None:
@@ -60,8 +65,10 @@ def render_markdown(report: Report) -> str:
     ]
     for rank, k in enumerate(report.kernels, start=1):
         where = f"{Path(k.file).name}:{k.line}" if k.file else "?"
-        out.append(f"| {rank} | `{k.name}` | {k.launches} | {format_time(k.total_time_s)} | "
-                   f"{format_time(k.mean_time_s)} | {k.share:.1%} | {where} |")
+        out.append(
+            f"| {rank} | `{k.name}` | {k.launches} | {format_time(k.total_time_s)} | "
+            f"{format_time(k.mean_time_s)} | {k.share:.1%} | {where} |"
+        )
     out += ["", "## Findings", ""]
     if report.selected:
         out.append(f"Bottleneck found first in **`{report.selected}`**.")
@@ -102,16 +109,25 @@ def speedup_text(sp: Speedup | None) -> str:
 
 
 def optimization_markdown(opt: Optimization) -> list[str]:
-    verdict = {"won": f"**validated win: attempt {opt.winner}**", "no-win": "no validated win",
-               "running": "running", "interrupted": "**interrupted**", "failed": "**failed**"}[opt.status]
-    out = ["", f"## Optimization of `{opt.kernel}`: {verdict}", "",
-           f"- rewriters: {', '.join(opt.rewriters)}; budget: "
-           + ", ".join(f"{k} {v}" for k, v in opt.budget.items() if v is not None),
-           f"- hardware: {opt.hardware.get('device', '?')}",
-           f"- baseline: metric {opt.baseline.metric if opt.baseline.metric is not None else '?'}"
-           f"{' (modelled)' if opt.baseline.metric_modelled else ''}, kernel time "
-           f"{format_time(opt.baseline.kernel_time_s) if opt.baseline.kernel_time_s else '?'} "
-           f"({opt.baseline.time_source})"]
+    verdict = {
+        "won": f"**validated win: attempt {opt.winner}**",
+        "no-win": "no validated win",
+        "running": "running",
+        "interrupted": "**interrupted**",
+        "failed": "**failed**",
+    }[opt.status]
+    out = [
+        "",
+        f"## Optimization of `{opt.kernel}`: {verdict}",
+        "",
+        f"- rewriters: {', '.join(opt.rewriters)}; budget: "
+        + ", ".join(f"{k} {v}" for k, v in opt.budget.items() if v is not None),
+        f"- hardware: {opt.hardware.get('device', '?')}",
+        f"- baseline: metric {opt.baseline.metric if opt.baseline.metric is not None else '?'}"
+        f"{' (modelled)' if opt.baseline.metric_modelled else ''}, kernel time "
+        f"{format_time(opt.baseline.kernel_time_s) if opt.baseline.kernel_time_s else '?'} "
+        f"({opt.baseline.time_source})",
+    ]
     if opt.error:
         out.append(f"- stopped by: {opt.error}")
     if opt.winner is not None:
@@ -119,14 +135,19 @@ def optimization_markdown(opt: Optimization) -> list[str]:
         out.append(f"- patch: `{opt.patch}`" + (" — applied to the project (--in-place)" if opt.applied else ""))
     if opt.tokens:
         out.append(f"- model tokens: {opt.tokens}")
-    out += ["", "| # | rewriter | candidate | status | metric | kernel time | speedup | seconds |",
-            "|---:|---|---|---|---|---|---|---:|"]
+    out += [
+        "",
+        "| # | rewriter | candidate | status | metric | kernel time | speedup | seconds |",
+        "|---:|---|---|---|---|---|---|---:|",
+    ]
     for a in opt.attempts:
         seconds = sum(a.seconds.values())
-        out.append(f"| {a.number} | {a.rewriter} | {a.title} | {a.status} | "
-                   f"{measure_text(a.before, a.after, 'metric')} | "
-                   f"{measure_text(a.before, a.after, 'kernel_time_s')} | "
-                   f"{speedup_text(a.verdict.speedup if a.verdict else None)} | {seconds:.1f} |")
+        out.append(
+            f"| {a.number} | {a.rewriter} | {a.title} | {a.status} | "
+            f"{measure_text(a.before, a.after, 'metric')} | "
+            f"{measure_text(a.before, a.after, 'kernel_time_s')} | "
+            f"{speedup_text(a.verdict.speedup if a.verdict else None)} | {seconds:.1f} |"
+        )
     for a in opt.attempts:
         out += ["", f"### Attempt {a.number}: {a.rewriter} — {a.title} ({a.status})", ""]
         if a.rationale:
@@ -146,28 +167,42 @@ def optimization_markdown(opt: Optimization) -> list[str]:
 
 def regions_markdown(r: Regions) -> list[str]:
     """The `regions` section: what the region timers measured in one launch of a kernel."""
-    out = ["", f"#### Regions of `{r.kernel}` (region timers, {r.ctas} CTAs x {r.warps_per_cta} warps, "
-               f"cycles per warp)", ""]
+    out = [
+        "",
+        f"#### Regions of `{r.kernel}` (region timers, {r.ctas} CTAs x {r.warps_per_cta} warps, cycles per warp)",
+        "",
+    ]
     if r.iteration_cycles:
-        out.append(f"Main loop (line {r.loop_line}): {r.loop_iterations:g} iterations, {r.iteration_cycles:,.0f} "
-                   f"cycles each; {r.exposed_memory_share:.0%} in memory statements, {r.compute_share:.0%} in "
-                   f"compute, {r.unattributed_share:.0%} between statements. Overlap of memory and compute regions "
-                   f"across a CTA's warps: {r.overlap or 0:.0%}.")
+        out.append(
+            f"Main loop (line {r.loop_line}): {r.loop_iterations:g} iterations, {r.iteration_cycles:,.0f} "
+            f"cycles each; {r.exposed_memory_share:.0%} in memory statements, {r.compute_share:.0%} in "
+            f"compute, {r.unattributed_share:.0%} between statements. Overlap of memory and compute regions "
+            f"across a CTA's warps: {r.overlap or 0:.0%}."
+        )
     if r.overhead is not None:
         out.append(f"Instrumentation overhead (measured): {r.overhead:+.1%} kernel time.")
-    out += ["", "| region | kind | lines | cycles/warp | per execution | share of kernel | share of loop |",
-            "|---|---|---|---:|---:|---:|---:|"]
+    out += [
+        "",
+        "| region | kind | lines | cycles/warp | per execution | share of kernel | share of loop |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
     for x in r.regions:
         lines = f"{x.first_line}-{x.last_line}" if x.first_line else ""
-        out.append(f"| `{x.name}` | {x.kind} | {lines} | {x.cycles_per_warp:,.0f} | {x.cycles_per_execution:,.0f} | "
-                   f"{_pct(x.share_of_kernel)} | {_pct(x.share_of_loop)} |")
+        out.append(
+            f"| `{x.name}` | {x.kind} | {lines} | {x.cycles_per_warp:,.0f} | {x.cycles_per_execution:,.0f} | "
+            f"{_pct(x.share_of_kernel)} | {_pct(x.share_of_loop)} |"
+        )
     if r.critical_path:
         first = r.critical_path[0]
-        out.append(f"\nCritical path: CTA {first['cta']} warp {first['warp']}: " + ", ".join(
-            f"{c['region']} {c['cycles']:,}" for c in r.critical_path[:6]))
+        out.append(
+            f"\nCritical path: CTA {first['cta']} warp {first['warp']}: "
+            + ", ".join(f"{c['region']} {c['cycles']:,}" for c in r.critical_path[:6])
+        )
     if r.warp_group_wait_cycles:
-        out.append("\nWarp groups waiting on each other (cycles): " + ", ".join(
-            f"{k} {v:,.0f}" for k, v in r.warp_group_wait_cycles.items()))
+        out.append(
+            "\nWarp groups waiting on each other (cycles): "
+            + ", ".join(f"{k} {v:,.0f}" for k, v in r.warp_group_wait_cycles.items())
+        )
     for problem in r.problems:
         out.append(f"\n**Not to be trusted as is:** {problem}")
     if r.files.get("png"):

@@ -25,13 +25,22 @@ def to_sarif(report: Report) -> dict:
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "intelliperf", "version": __version__, "rules": [
-                {"id": rule, "name": rule, "shortDescription": {"text": f"intelliperf formula {rule}"}}
-                for rule in rules]}},
-            "originalUriBaseIds": {"SRCROOT": {"uri": Path(report.run.cwd).resolve().as_uri() + "/"}},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "intelliperf",
+                        "version": __version__,
+                        "rules": [
+                            {"id": rule, "name": rule, "shortDescription": {"text": f"intelliperf formula {rule}"}}
+                            for rule in rules
+                        ],
+                    }
+                },
+                "originalUriBaseIds": {"SRCROOT": {"uri": Path(report.run.cwd).resolve().as_uri() + "/"}},
+                "results": results,
+            }
+        ],
     }
 
 
@@ -41,14 +50,19 @@ def _result(report: Report, kernel: str, finding: Finding) -> dict:
         profile = next((k for k in report.kernels if k.name == kernel), None)
         if profile is not None and profile.file and profile.line:
             places = [(profile.file, profile.line, f"the kernel {kernel}")]
-    result = {"ruleId": finding.formula, "level": LEVELS[finding.severity],
-              "message": {"text": f"{kernel}: {finding.explanation}"},
-              "locations": [_location(report, file, line, detail) for file, line, detail in places],
-              "properties": {"kernel": kernel, "modelled": finding.modelled,
-                             "evidence": finding.evidence_backend or ""}}
+    result = {
+        "ruleId": finding.formula,
+        "level": LEVELS[finding.severity],
+        "message": {"text": f"{kernel}: {finding.explanation}"},
+        "locations": [_location(report, file, line, detail) for file, line, detail in places],
+        "properties": {"kernel": kernel, "modelled": finding.modelled, "evidence": finding.evidence_backend or ""},
+    }
     if finding.metric is not None:
-        result["properties"]["metric"] = {"name": finding.metric.name, "value": finding.metric.value,
-                                          "unit": finding.metric.unit}
+        result["properties"]["metric"] = {
+            "name": finding.metric.name,
+            "value": finding.metric.value,
+            "unit": finding.metric.unit,
+        }
     return result
 
 
@@ -56,8 +70,11 @@ def _location(report: Report, file: str, line: int, detail: str) -> dict:
     root = Path(report.run.cwd).resolve()
     path = Path(file).resolve()
     inside = path == root or root in path.parents
-    artifact = ({"uri": Path(os.path.relpath(path, root)).as_posix(), "uriBaseId": "SRCROOT"} if inside
-                else {"uri": path.as_uri()})
+    artifact = (
+        {"uri": Path(os.path.relpath(path, root)).as_posix(), "uriBaseId": "SRCROOT"}
+        if inside
+        else {"uri": path.as_uri()}
+    )
     location = {"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": max(line, 1)}}}
     if detail:
         location["message"] = {"text": detail}

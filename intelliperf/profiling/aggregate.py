@@ -67,9 +67,19 @@ def rank_kernels(records: list[dict]) -> list[KernelProfile]:
     for record in records:
         for k in record["kernels"]:
             key = kernel_id(k["name"], k["file"], k["line"])
-            into = merged.setdefault(key, {"name": k["name"], "file": k["file"], "line": k["line"], "launches": 0,
-                                           "timed_launches": 0, "total_time_s": 0.0, "signatures": [],
-                                           "signatures_dropped": 0})
+            into = merged.setdefault(
+                key,
+                {
+                    "name": k["name"],
+                    "file": k["file"],
+                    "line": k["line"],
+                    "launches": 0,
+                    "timed_launches": 0,
+                    "total_time_s": 0.0,
+                    "signatures": [],
+                    "signatures_dropped": 0,
+                },
+            )
             into["launches"] += k["launches"]
             into["timed_launches"] += k["timed_launches"]
             into["total_time_s"] += k["total_time_s"]
@@ -82,11 +92,21 @@ def rank_kernels(records: list[dict]) -> list[KernelProfile]:
         # Two kernels with one name (in different files) keep their names apart in reports.
         name = m["name"] if names.count(m["name"]) == 1 else f"{m['name']} ({Path(m['file'] or '?').name}:{m['line']})"
         signatures = sorted((LaunchSignature(**s) for s in m["signatures"]), key=lambda s: -s.launches)
-        profiles.append(KernelProfile(
-            id=kernel_id(m["name"], m["file"], m["line"]), name=name, file=m["file"], line=m["line"],
-            launches=m["launches"], timed_launches=m["timed_launches"], total_time_s=m["total_time_s"],
-            mean_time_s=m["total_time_s"] / max(m["launches"], 1), share=m["total_time_s"] / grand_total,
-            signatures=signatures, signatures_dropped=m["signatures_dropped"]))
+        profiles.append(
+            KernelProfile(
+                id=kernel_id(m["name"], m["file"], m["line"]),
+                name=name,
+                file=m["file"],
+                line=m["line"],
+                launches=m["launches"],
+                timed_launches=m["timed_launches"],
+                total_time_s=m["total_time_s"],
+                mean_time_s=m["total_time_s"] / max(m["launches"], 1),
+                share=m["total_time_s"] / grand_total,
+                signatures=signatures,
+                signatures_dropped=m["signatures_dropped"],
+            )
+        )
     return sorted(profiles, key=lambda p: (-p.total_time_s, p.name))
 
 
@@ -108,12 +128,16 @@ def collect_evidence(records: list[dict]) -> dict[str, list[Evidence]]:
                 ev.notes += trace["notes"]
             view = k.get("static")
             if view and key not in static:
-                static[key] = Evidence(backend="static", modelled=False, kernel=k["name"],
-                                       facts=[StaticFact(**f) for f in view["facts"]], notes=view["notes"])
+                static[key] = Evidence(
+                    backend="static",
+                    modelled=False,
+                    kernel=k["name"],
+                    facts=[StaticFact(**f) for f in view["facts"]],
+                    notes=view["notes"],
+                )
     for ev in traces.values():
         ev.sites = merge_sites(ev.sites)
-    return {key: [ev for ev in (traces.get(key), static.get(key)) if ev is not None]
-            for key in {**traces, **static}}
+    return {key: [ev for ev in (traces.get(key), static.get(key)) if ev is not None] for key in {**traces, **static}}
 
 
 def merge_sites(sites: list[AccessSite]) -> list[AccessSite]:

@@ -37,16 +37,20 @@ def choose(requested: str, interpret: bool, vendor: str | None, wanted: bool) ->
         return None, None
     if interpret or vendor is None:
         if requested != "auto":
-            raise UsageError(f"--counters {requested} needs the kernels compiled on a GPU, and this run "
-                             "interprets them on the CPU", hint="Run on a GPU machine with --device gpu.")
+            raise UsageError(
+                f"--counters {requested} needs the kernels compiled on a GPU, and this run interprets them on the CPU",
+                hint="Run on a GPU machine with --device gpu.",
+            )
         return None, None
     backend = vendor if requested == "auto" else requested
     if backend != vendor:
         raise UsageError(f"--counters {backend} cannot profile this GPU; its profiler is {vendor}")
     if FINDERS[backend]() is None:
         if requested == "auto":
-            return None, (f"{backend} was not found, so the formula judged on the interpreter model and the "
-                          f"static view instead of hardware counters. {INSTALL_HINTS[backend]}")
+            return None, (
+                f"{backend} was not found, so the formula judged on the interpreter model and the "
+                f"static view instead of hardware counters. {INSTALL_HINTS[backend]}"
+            )
         raise ProfilerError(f"--counters {backend}: {backend} was not found", hint=INSTALL_HINTS[backend])
     return backend, None
 
@@ -59,10 +63,20 @@ def gpu_vendor() -> str | None:
     return "rocprofv3" if getattr(torch.version, "hip", None) else "ncu"
 
 
-def collect(backend: str, command: list[str], kernels: list[str], metrics: list[str], *, cwd: str | None,
-            timeout_s: float | None, sass_tables: dict[str, list] | None = None, launches: int = 1,
-            keep: Path | None = None, stop_early: bool = True,
-            configs: dict[str, dict] | None = None) -> tuple[dict[str, Evidence], list[str]]:
+def collect(
+    backend: str,
+    command: list[str],
+    kernels: list[str],
+    metrics: list[str],
+    *,
+    cwd: str | None,
+    timeout_s: float | None,
+    sass_tables: dict[str, list] | None = None,
+    launches: int = 1,
+    keep: Path | None = None,
+    stop_early: bool = True,
+    configs: dict[str, dict] | None = None,
+) -> tuple[dict[str, Evidence], list[str]]:
     """One pass of the program under the profiler: evidence per kernel name, and notes. With
     `keep`, the profiler's files stay there (an .ncu-rep opens in Nsight Compute). With
     `stop_early`, the program stops once each kernel had `launches` launches (profiling/window.py);
@@ -73,11 +87,15 @@ def collect(backend: str, command: list[str], kernels: list[str], metrics: list[
         folder.mkdir(parents=True, exist_ok=True)
         marks = Path(tmp) / "window"
         marks.mkdir()
-        extra = window.settings(dict.fromkeys(kernels, 0), launches, str(marks), nvtx=backend == "ncu",
-                                configs=configs) if stop_early else {}
+        extra = (
+            window.settings(dict.fromkeys(kernels, 0), launches, str(marks), nvtx=backend == "ncu", configs=configs)
+            if stop_early
+            else {}
+        )
         if backend == "ncu":
-            evidence, notes = _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables or {}, launches, folder,
-                                   extra)
+            evidence, notes = _ncu(
+                command, kernels, metrics, cwd, timeout_s, sass_tables or {}, launches, folder, extra
+            )
         else:
             evidence, notes = _rocprof(command, kernels, metrics, cwd, timeout_s, launches, folder, extra)
         return evidence, notes + window.notes(marks, backend)
@@ -111,15 +129,18 @@ def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folde
         metrics, dropped = ncu_backend.supported(metrics, known)
         if dropped:
             notes.append(f"ncu: this GPU has no {', '.join(dropped)}")
-    req = ncu_backend.NcuRequest(kernels=kernels, metrics=metrics, launches=launches,
-                                 nvtx_range=window.NVTX_RANGE if extra else None)
+    req = ncu_backend.NcuRequest(
+        kernels=kernels, metrics=metrics, launches=launches, nvtx_range=window.NVTX_RANGE if extra else None
+    )
     report, log = folder / "report", folder / "ncu.log"
     started = time.perf_counter()
     result = _run(ncu_backend.profile_command(exe, req, report, command, log), cwd, timeout_s, extra)
     log_text = log.read_text(errors="replace") if log.exists() else ""
     ncu_backend.check_log(log_text + "\n".join(result.tail), result.returncode, exe)
-    notes.append(f"ncu pass: {time.perf_counter() - started:.1f} s for {len(kernels)} kernel(s), "
-                 f"{launches} launch(es) each, clocks not locked (--clock-control none)")
+    notes.append(
+        f"ncu pass: {time.perf_counter() - started:.1f} s for {len(kernels)} kernel(s), "
+        f"{launches} launch(es) each, clocks not locked (--clock-control none)"
+    )
     rep = report.with_suffix(".ncu-rep")
     if not rep.exists():
         notes.append("ncu profiled no launch of " + ", ".join(kernels) + _no_kernels_detail(log_text))
@@ -141,8 +162,13 @@ def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folde
         if not profiled:
             notes.append(f"ncu profiled no launch of {name} (it did not run, or the launch limit was reached)")
             continue
-        ev = Evidence(backend="ncu", modelled=False, kernel=name, launches_traced=len(profiled),
-                      metrics=_mean([p.metrics for p in profiled]))
+        ev = Evidence(
+            backend="ncu",
+            modelled=False,
+            kernel=name,
+            launches_traced=len(profiled),
+            metrics=_mean([p.metrics for p in profiled]),
+        )
         missing = sorted({m for p in profiled for m in p.missing})
         if missing:
             ev.notes.append("not reported on this GPU: " + ", ".join(missing))
@@ -207,8 +233,9 @@ def _rocprof(command, kernels, counters, cwd, timeout_s, launches, folder: Path,
         if not dispatches:
             notes.append(f"rocprofv3 reported no dispatch of {name}")
             continue
-        evidence[name] = Evidence(backend="rocprofv3", modelled=False, kernel=name,
-                                  launches_traced=len(dispatches), metrics=_mean(dispatches))
+        evidence[name] = Evidence(
+            backend="rocprofv3", modelled=False, kernel=name, launches_traced=len(dispatches), metrics=_mean(dispatches)
+        )
     return evidence, notes
 
 

@@ -27,16 +27,31 @@ PERMISSION = "ERR_NVGPUCTRPERM"
 
 # Per-instruction columns of the source page kept per line (summed over the line's instructions).
 SOURCE_COUNTERS = (
-    "Instructions Executed", "L1 Tag Requests Global", "L2 Theoretical Sectors Global",
-    "L2 Theoretical Sectors Global Ideal", "L2 Theoretical Sectors Global Excessive",
+    "Instructions Executed",
+    "L1 Tag Requests Global",
+    "L2 Theoretical Sectors Global",
+    "L2 Theoretical Sectors Global Ideal",
+    "L2 Theoretical Sectors Global Excessive",
     "Warp Stall Sampling (All Samples)",
 )
 NWAY = "L1 Conflicts Shared N-Way"  # average ways per shared instruction: 1 means no conflict
 EXCESS_SHARED = "Shared Excess Wavefronts"  # (ways - 1) x instructions executed, summed per line
 
-_UNITS = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
-          "nsecond": 1e-9, "ns": 1e-9, "usecond": 1e-6, "us": 1e-6, "msecond": 1e-3, "ms": 1e-3,
-          "second": 1, "s": 1}
+_UNITS = {
+    "byte": 1,
+    "Kbyte": 1e3,
+    "Mbyte": 1e6,
+    "Gbyte": 1e9,
+    "Tbyte": 1e12,
+    "nsecond": 1e-9,
+    "ns": 1e-9,
+    "usecond": 1e-6,
+    "us": 1e-6,
+    "msecond": 1e-3,
+    "ms": 1e-3,
+    "second": 1,
+    "s": 1,
+}
 
 
 def find_ncu() -> str | None:
@@ -61,8 +76,17 @@ class NcuRequest:
 
 def profile_command(ncu: str, req: NcuRequest, report: Path, command: list[str], log: Path | None = None) -> list[str]:
     """ncu's own messages go to `log`, so the program's output passes through untouched."""
-    args = [ncu, "--clock-control", req.clock_control, "--target-processes", "all",
-            "-k", req.name_filter(), "-c", str(req.launches * len(req.kernels))]
+    args = [
+        ncu,
+        "--clock-control",
+        req.clock_control,
+        "--target-processes",
+        "all",
+        "-k",
+        req.name_filter(),
+        "-c",
+        str(req.launches * len(req.kernels)),
+    ]
     if req.nvtx_range:
         args += ["--nvtx", "--nvtx-include", f"{req.nvtx_range}/"]
     if req.metrics:
@@ -79,8 +103,20 @@ def raw_command(ncu: str, req: NcuRequest, report: Path) -> list[str]:
 
 
 def source_command(ncu: str, report: Path, kernel: str) -> list[str]:
-    return [ncu, "-i", str(report), "--page", "source", "--csv", "--print-source", "sass",
-            "-k", f"regex:^{re.escape(kernel)}$", "-c", "1"]
+    return [
+        ncu,
+        "-i",
+        str(report),
+        "--page",
+        "source",
+        "--csv",
+        "--print-source",
+        "sass",
+        "-k",
+        f"regex:^{re.escape(kernel)}$",
+        "-c",
+        "1",
+    ]
 
 
 # --- parsing ----------------------------------------------------------------------------------
@@ -123,7 +159,7 @@ def parse_raw(text: str, metrics: list[str]) -> list[Launch]:
     name_col = header.index("Kernel Name")
     units = rows[header_at + 1] if header_at + 1 < len(rows) and not rows[header_at + 1][0].strip() else None
     launches = []
-    for row in rows[header_at + (2 if units else 1):]:
+    for row in rows[header_at + (2 if units else 1) :]:
         if len(row) < len(header):
             continue
         launch = Launch(kernel=row[name_col])
@@ -170,8 +206,10 @@ def attribute(rows: list[dict[str, str]], table: list[list]) -> tuple[list[LineC
         hit = where.get(offset)
         sass = " ".join(row.get("Source", "").split())
         if hit is None or _opcode(hit[2]) != _opcode(sass):
-            return [], (f"the profiled binary differs from the one whose lines are known (offset {offset:#x}: "
-                        f"{sass!r}): counters are per kernel only")
+            return [], (
+                f"the profiled binary differs from the one whose lines are known (offset {offset:#x}: "
+                f"{sass!r}): counters are per kernel only"
+            )
         entry = per_line.setdefault(hit[:2], LineCounters(file=hit[0], line=hit[1]))
         opcode = _opcode(sass)
         if opcode not in entry.instructions:
@@ -198,14 +236,19 @@ def check_log(log: str, returncode: int | None, ncu: str) -> None:
         raise ProfilerError(
             f"{ncu} is not allowed to read the GPU's performance counters ({PERMISSION})",
             hint="Run as root, or let users profile: options nvidia NVreg_RestrictProfilingToAdminUsers=0 "
-                 "(https://developer.nvidia.com/ERR_NVGPUCTRPERM); or pass --counters off.")
+            "(https://developer.nvidia.com/ERR_NVGPUCTRPERM); or pass --counters off.",
+        )
     if returncode is None:
-        raise ProfilerError(f"the program under {ncu} ran past the timeout",
-                            hint="Profiling replays each kernel; raise --timeout or lower --top-n.")
+        raise ProfilerError(
+            f"the program under {ncu} ran past the timeout",
+            hint="Profiling replays each kernel; raise --timeout or lower --top-n.",
+        )
     failed = [line for line in log.splitlines() if line.startswith("==ERROR==")]
     if failed:
-        raise ProfilerError(f"{ncu} failed: " + "; ".join(failed[:3]),
-                            hint="Check the metric names with `ncu --query-metrics`, or pass --counters off.")
+        raise ProfilerError(
+            f"{ncu} failed: " + "; ".join(failed[:3]),
+            hint="Check the metric names with `ncu --query-metrics`, or pass --counters off.",
+        )
 
 
 def query_metrics(text: str) -> set[str]:

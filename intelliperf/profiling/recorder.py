@@ -76,13 +76,25 @@ class _Kernel(_Counts):
     def as_dict(self) -> dict:
         sigs = sorted(self.signatures.values(), key=lambda s: -s.launches)
         return {
-            "name": self.name, "file": self.file, "line": self.line,
-            "launches": self.launches, "timed_launches": self.timed, "total_time_s": self.total(),
+            "name": self.name,
+            "file": self.file,
+            "line": self.line,
+            "launches": self.launches,
+            "timed_launches": self.timed,
+            "total_time_s": self.total(),
             "signatures_dropped": self.dropped,
             "signatures": [
-                {"grid": list(s.grid), "num_warps": s.num_warps, "num_stages": s.num_stages,
-                 "args": s.args, "launches": s.launches, "tuning_launches": s.tuning,
-                 "total_time_s": s.total()} for s in sigs],
+                {
+                    "grid": list(s.grid),
+                    "num_warps": s.num_warps,
+                    "num_stages": s.num_stages,
+                    "args": s.args,
+                    "launches": s.launches,
+                    "tuning_launches": s.tuning,
+                    "total_time_s": s.total(),
+                }
+                for s in sigs
+            ],
             "trace": self.traced,
             "static": self.static,
             "sass_lines": self.sass_lines,
@@ -143,8 +155,14 @@ def _plain(value):
 def _arg_dict(name, key) -> dict:
     kind = key[0]
     if kind == "tensor":
-        return {"name": name, "kind": kind, "dtype": str(key[1]).replace("torch.", ""), "shape": list(key[2]),
-                "strides": list(key[3]), "device": str(key[4])}
+        return {
+            "name": name,
+            "kind": kind,
+            "dtype": str(key[1]).replace("torch.", ""),
+            "shape": list(key[2]),
+            "strides": list(key[3]),
+            "device": str(key[4]),
+        }
     if kind in ("scalar", "constexpr"):
         return {"name": name, "kind": kind, "value": key[1]}
     if kind == "other":
@@ -265,8 +283,13 @@ class Recorder:
             result = trace_launch(info.py_fn, bound, grid, self.sample, self.trace_budget)  # never raises
         finally:
             self.busy = False
-        merged = kernel.traced or {"launches_traced": 0, "programs_total": 0, "programs_sampled": 0,
-                                   "sites": [], "notes": []}
+        merged = kernel.traced or {
+            "launches_traced": 0,
+            "programs_total": 0,
+            "programs_sampled": 0,
+            "sites": [],
+            "notes": [],
+        }
         merged["launches_traced"] += 1
         merged["programs_total"] += result["programs_total"]
         merged["programs_sampled"] += result["programs_sampled"]
@@ -336,11 +359,13 @@ class Recorder:
         self.pending_capture = None
         self.busy = True
         try:
-            self.capture.after_dispatch(info.py_fn, info.arg_names, bound, compiled, grid,
-                                        {k: _plain(v) for k, v in options.items()})
+            self.capture.after_dispatch(
+                info.py_fn, info.arg_names, bound, compiled, grid, {k: _plain(v) for k, v in options.items()}
+            )
         except Exception as exc:  # the program goes on; the validator reads the note
-            self.capture.notes.append(f"capture failed at dispatch {self.capture.dispatches - 1}: "
-                                      f"{type(exc).__name__}: {exc}")
+            self.capture.notes.append(
+                f"capture failed at dispatch {self.capture.dispatches - 1}: {type(exc).__name__}: {exc}"
+            )
         finally:
             self.busy = False
 
@@ -458,8 +483,14 @@ class Recorder:
             if self.mode == "compiled" and torch.cuda.is_available():
                 device = torch.cuda.get_device_name()
         record = {
-            "pid": os.getpid(), "argv": sys.argv, "mode": self.mode, "time_source": self.time_source(),
-            "device": device, "versions": versions, "launches": self.launches, "problems": self.problems[:20],
+            "pid": os.getpid(),
+            "argv": sys.argv,
+            "mode": self.mode,
+            "time_source": self.time_source(),
+            "device": device,
+            "versions": versions,
+            "launches": self.launches,
+            "problems": self.problems[:20],
             "kernels": [k.as_dict() for k in self.kernels.values()],
         }
         write_json(os.path.join(self.out_dir, f"record-{os.getpid()}.json"), record)
@@ -480,8 +511,7 @@ def install_jit(jit_module) -> None:
         cls.run = rec.wrap(cls.run, interpreted=False)
     from triton import knobs
 
-    for chain, hook in ((knobs.runtime.launch_enter_hook, rec.on_enter),
-                        (knobs.runtime.launch_exit_hook, rec.on_exit)):
+    for chain, hook in ((knobs.runtime.launch_enter_hook, rec.on_enter), (knobs.runtime.launch_exit_hook, rec.on_exit)):
         if not hasattr(chain, "add"):
             raise RuntimeError("intelliperf needs triton>=3.4 (knobs.runtime launch hooks as a HookChain)")
         chain.add(hook)

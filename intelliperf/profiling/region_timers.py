@@ -44,8 +44,10 @@ class TimerRun:
 def available(interpret: bool) -> str | None:
     """None when region timers can run here, else why not (for the report)."""
     if interpret:
-        return ("region timers need compiled kernels on a GPU (Proton's instrumentation does not run in the "
-                "interpreter); the formula judged on the static view instead")
+        return (
+            "region timers need compiled kernels on a GPU (Proton's instrumentation does not run in the "
+            "interpreter); the formula judged on the static view instead"
+        )
     try:
         import triton.profiler.language  # noqa: F401
     except ImportError as exc:
@@ -53,10 +55,22 @@ def available(interpret: bool) -> str | None:
     return None
 
 
-def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd: Path, timeout_s: float | None,
-            keep: Path | None = None, changes: dict[str, str] | None = None, mode: str | None = None,
-            pictures: bool = False, env: dict[str, str] | None = None, sandbox=None, stop_early: bool = True,
-            loops_only: bool = False) -> TimerRun:
+def collect(
+    command: list[str],
+    kernels: list[KernelProfile],
+    *,
+    root: Path,
+    cwd: Path,
+    timeout_s: float | None,
+    keep: Path | None = None,
+    changes: dict[str, str] | None = None,
+    mode: str | None = None,
+    pictures: bool = False,
+    env: dict[str, str] | None = None,
+    sandbox=None,
+    stop_early: bool = True,
+    loops_only: bool = False,
+) -> TimerRun:
     """Run the program once with timers in `kernels` (files under `root`; `changes` are a
     candidate's rewritten files, relative to root). `keep`: write the trace, timeline and PNG there.
     `env`: variables added to the program's environment (e.g. the GPU it runs on). `sandbox`: run
@@ -72,8 +86,9 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
     tables = {}
     for profile in kernels:
         if not profile.file or not within(Path(profile.file), root):
-            out.notes.append(f"{profile.name}: its file ({profile.file}) is outside the project, so it was not "
-                             "instrumented")
+            out.notes.append(
+                f"{profile.name}: its file ({profile.file}) is outside the project, so it was not instrumented"
+            )
             continue
         rel = str(Path(profile.file).resolve().relative_to(root))
         text = files.get(rel) or (root / rel).read_text()
@@ -84,9 +99,11 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
             # attention tutorial's pass ran past 8 minutes on the H100, and timing the kernel's own
             # statements measures one call at 99 % of the kernel, which no formula can judge. The static
             # view judges such a loop (`intelliperf regions` still times the kernel's own statements).
-            why = (f"{profile.name}: the main loop is in the @triton.jit helper {layout.via[0]} (called at line "
-                   f"{layout.via[1]}), which region timers do not instrument (every iteration of every program "
-                   "would be traced)")
+            why = (
+                f"{profile.name}: the main loop is in the @triton.jit helper {layout.via[0]} (called at line "
+                f"{layout.via[1]}), which region timers do not instrument (every iteration of every program "
+                "would be traced)"
+            )
         if why:
             out.notes.append(f"{why}: no region timers for it")
             continue
@@ -111,11 +128,15 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
             # The first launch, no warm-up: on the H100 each instrumented launch of a GEMM cost ~18 s of
             # Proton's trace processing (3 launches 66.6 s, 2 launches 48.6 s), and compilation is not in
             # the kernel's own cycles.
-            extra |= window.settings(dict.fromkeys((p.name for p in timed), 0), 1, str(folder),
-                                     configs=window.tuned_configs(timed))
+            extra |= window.settings(
+                dict.fromkeys((p.name for p in timed), 0), 1, str(folder), configs=window.tuned_configs(timed)
+            )
         mode = mode or DEFAULT_MODE
-        run = lambda mode: _run(in_copy(command, root, copy), copy / Path(cwd).resolve().relative_to(root),  # noqa: E731
-                                prefix, mode, timeout_s, extra, sandbox, (copy, folder))
+        workdir = copy / Path(cwd).resolve().relative_to(root)
+
+        def run(mode: str):
+            return _run(in_copy(command, root, copy), workdir, prefix, mode, timeout_s, extra, sandbox, (copy, folder))
+
         result, counts = run(mode)
         dropped = _dropped(counts, mode)
         bigger = _bigger_buffer(counts, mode, timed)
@@ -127,8 +148,9 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
         trace = prefix.with_suffix(".chrome_trace")
         if result.returncode != 0 or not trace.exists():
             why = _errors(folder) or " | ".join(result.tail[-3:])
-            out.notes.append(f"region timers: the instrumented run produced no trace (exit {result.returncode}): "
-                             f"{why[:400]}")
+            out.notes.append(
+                f"region timers: the instrumented run produced no trace (exit {result.returncode}): {why[:400]}"
+            )
             return out
         ran = time.perf_counter() - started
         text = trace.read_text()
@@ -142,13 +164,17 @@ def collect(command: list[str], kernels: list[KernelProfile], *, root: Path, cwd
                 report.problems.append(dropped)
             if keep:
                 report.files = _pictures(intervals, regions, folder, profile.name, pictures) | {
-                    "proton_trace": str(trace)}
-            out.evidence[profile.id] = Evidence(backend=BACKEND, modelled=False, kernel=profile.name,
-                                                launches_traced=report.launches, regions=report)
+                    "proton_trace": str(trace)
+                }
+            out.evidence[profile.id] = Evidence(
+                backend=BACKEND, modelled=False, kernel=profile.name, launches_traced=report.launches, regions=report
+            )
     out.seconds = round(time.perf_counter() - started, 2)
-    out.notes.append(f"region timers: one instrumented run, {out.seconds:.1f} s (the program {ran:.1f} s, its "
-                     f"{len(text) / 1e6:.1f} MB trace read and analysed {out.seconds - ran:.1f} s; Proton, mode "
-                     f"{mode})")
+    out.notes.append(
+        f"region timers: one instrumented run, {out.seconds:.1f} s (the program {ran:.1f} s, its "
+        f"{len(text) / 1e6:.1f} MB trace read and analysed {out.seconds - ran:.1f} s; Proton, mode "
+        f"{mode})"
+    )
     return out
 
 
@@ -174,8 +200,16 @@ class _Filtered:
         sys.stderr.flush()
 
 
-def _run(command: list[str], cwd: Path, prefix: Path, mode: str, timeout_s: float | None, extra: dict[str, str],
-         sandbox=None, writable: tuple[Path, ...] = ()) -> tuple:
+def _run(
+    command: list[str],
+    cwd: Path,
+    prefix: Path,
+    mode: str,
+    timeout_s: float | None,
+    extra: dict[str, str],
+    sandbox=None,
+    writable: tuple[Path, ...] = (),
+) -> tuple:
     """The instrumented run, and the (kept, needed) event counts of Proton's dropped-events warnings."""
     from ..workload.runner import bootstrap_env, spawn
 
@@ -186,8 +220,9 @@ def _run(command: list[str], cwd: Path, prefix: Path, mode: str, timeout_s: floa
         return spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s, echo=sink), sink.dropped
     from ..validators.validate import confined
 
-    result = confined(sandbox, command, cwd=cwd, env=env, home=writable[-1] / "home", seed=0, writable=writable,
-                      timeout_s=timeout_s)
+    result = confined(
+        sandbox, command, cwd=cwd, env=env, home=writable[-1] / "home", seed=0, writable=writable, timeout_s=timeout_s
+    )
     return result, [counts for line in result.tail if (counts := _drop_counts(line))]
 
 
@@ -206,8 +241,10 @@ def _dropped(dropped: list[tuple[int, int]], mode: str) -> str | None:
     if not dropped:
         return None
     kept, worst = dropped[0][0], max(needed for _, needed in dropped)
-    return (f"Proton's buffer ({_buffer_size(mode)} bytes per CTA) kept {kept} of up to {worst} events per warp: "
-            "the earliest were dropped")
+    return (
+        f"Proton's buffer ({_buffer_size(mode)} bytes per CTA) kept {kept} of up to {worst} events per warp: "
+        "the earliest were dropped"
+    )
 
 
 def _bigger_buffer(dropped: list[tuple[int, int]], mode: str, kernels: list[KernelProfile]) -> str | None:
@@ -221,8 +258,11 @@ def _bigger_buffer(dropped: list[tuple[int, int]], mode: str, kernels: list[Kern
     ctas = max((math.prod(sig.grid) for k in kernels for sig in k.signatures), default=1)
     if needed <= size or needed * ctas > MAX_BUFFER_BYTES:
         return None
-    return re.sub(r"buffer_size=\d+", f"buffer_size={needed}", mode) if "buffer_size=" in mode \
+    return (
+        re.sub(r"buffer_size=\d+", f"buffer_size={needed}", mode)
+        if "buffer_size=" in mode
         else f"{mode}:buffer_size={needed}"
+    )
 
 
 def _errors(folder: Path) -> str:
@@ -233,8 +273,11 @@ def _pictures(intervals, regions, folder: Path, kernel: str, png: bool) -> dict[
     files = {"timeline": str(timeline.perfetto(intervals, regions, folder / f"timeline-{kernel}.json"))}
     if png:
         try:
-            files["png"] = str(timeline.render_png(intervals, regions, folder / f"timeline-{kernel}.png",
-                                                   f"{kernel}: regions per warp"))
+            files["png"] = str(
+                timeline.render_png(
+                    intervals, regions, folder / f"timeline-{kernel}.png", f"{kernel}: regions per warp"
+                )
+            )
         except ImportError:
             files["png_missing"] = "matplotlib is not installed (pip install 'intelliperf[plot]')"
     return files
@@ -255,6 +298,8 @@ def static_regions(profile: KernelProfile, evidence: list[Evidence]) -> list[str
                 if f.target.startswith("cuda") and region.first_line <= f.line <= region.last_line:
                     seen[f.instruction] = seen.get(f.instruction, 0) + f.count
         compiled = ", ".join(f"{n}x {i}" for i, n in seen.items()) or "no memory or tensor-core instruction"
-        out.append(f"region {region.name} ({region.kind}, lines {region.first_line}-{region.last_line}"
-                   f"{', in the loop' if region.in_loop else ''}): compiled for cuda:90: {compiled}")
+        out.append(
+            f"region {region.name} ({region.kind}, lines {region.first_line}-{region.last_line}"
+            f"{', in the loop' if region.in_loop else ''}): compiled for cuda:90: {compiled}"
+        )
     return out

@@ -30,8 +30,19 @@ PL = "_intelliperf_pl"  # the alias the instrumented file imports triton.profile
 MEMORY_KINDS = ("load", "store")
 COMPUTE_KINDS = ("dot", "math")
 _LOADS = {"load", "_experimental_descriptor_load", "load_tensor_descriptor"}
-_STORES = {"store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and",
-           "atomic_or", "atomic_xor", "_experimental_descriptor_store", "store_tensor_descriptor"}
+_STORES = {
+    "store",
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
+    "atomic_cas",
+    "atomic_xchg",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "_experimental_descriptor_store",
+    "store_tensor_descriptor",
+}
 _INDEXING = {"arange", "program_id", "num_programs", "cdiv", "multiple_of", "max_contiguous", "min", "max"}
 _USER_SCOPES = {"enter_scope", "exit_scope", "scope", "record"}
 
@@ -94,15 +105,17 @@ def instrument(text: str, kernel: str, kernel_line: int | None = None, inner: bo
     tree = ast.parse(text)
     fn = _find_kernel(tree, kernel, kernel_line)
     if _has_user_scopes(fn):
-        return Instrumented(text, [], None, [f"{kernel} names its own Proton scopes; they are used as they are"],
-                            user_scopes=True)
+        return Instrumented(
+            text, [], None, [f"{kernel} names its own Proton scopes; they are used as they are"], user_scopes=True
+        )
     body = [s for s in fn.body if not _is_docstring(s)]
     notes: list[str] = []
     regions: list[tuple[Region, ast.stmt, ast.stmt]] = []  # region, first statement, last statement
     has_return = any(isinstance(n, ast.Return) for n in ast.walk(fn))
     if has_return:
-        notes.append("the kernel returns early, so no whole-kernel region (its end would not be recorded "
-                     "on every path)")
+        notes.append(
+            "the kernel returns early, so no whole-kernel region (its end would not be recorded on every path)"
+        )
     elif body:
         regions.append((Region("kernel", "kernel", body[0].lineno, body[-1].end_lineno), body[0], body[-1]))
     loop = _main_loop(fn)
@@ -114,23 +127,29 @@ def instrument(text: str, kernel: str, kernel_line: int | None = None, inner: bo
         at = block.index(loop)
         before = [s for s in block[:at] if not _is_docstring(s)]
         if before and not has_return:
-            regions.append((Region("prologue", "prologue", before[0].lineno, before[-1].end_lineno),
-                            before[0], before[-1]))
+            regions.append(
+                (Region("prologue", "prologue", before[0].lineno, before[-1].end_lineno), before[0], before[-1])
+            )
         regions.append((Region("loop", "loop", loop.lineno, loop.end_lineno), loop, loop))
         inside = _runs(loop.body, in_loop=True) if inner else []
-        if inner and not any(r.kind in MEMORY_KINDS for r, _, _ in inside) or not any(r.kind in COMPUTE_KINDS
-                                                                           for r, _, _ in inside):
-            notes.append("the main loop does not separate memory from compute statements (e.g. a load nested "
-                         "inside a dot), so its overlap cannot be measured; split them into separate statements")
+        if (
+            inner
+            and not any(r.kind in MEMORY_KINDS for r, _, _ in inside)
+            or not any(r.kind in COMPUTE_KINDS for r, _, _ in inside)
+        ):
+            notes.append(
+                "the main loop does not separate memory from compute statements (e.g. a load nested "
+                "inside a dot), so its overlap cannot be measured; split them into separate statements"
+            )
         regions += inside
-        after = block[at + 1:]
+        after = block[at + 1 :]
         if after and not has_return:
-            regions.append((Region("epilogue", "epilogue", after[0].lineno, after[-1].end_lineno),
-                            after[0], after[-1]))
+            regions.append((Region("epilogue", "epilogue", after[0].lineno, after[-1].end_lineno), after[0], after[-1]))
     if len(regions) > 120:  # Proton takes at most 256 scope ids per kernel
         raise ValueError(f"{kernel} would need {len(regions)} regions; Proton takes at most 128")
-    return Instrumented(_insert(text, tree, fn, regions), [r for r, _, _ in regions],
-                        loop.lineno if loop is not None else None, notes)
+    return Instrumented(
+        _insert(text, tree, fn, regions), [r for r, _, _ in regions], loop.lineno if loop is not None else None, notes
+    )
 
 
 def layout_of(file: str | None, kernel: str, kernel_line: int | None = None) -> Instrumented | None:
@@ -157,8 +176,10 @@ def untimed(layout: Instrumented | None, kernel: str) -> str | None:
     if layout is None or layout.loop_line is None:
         return f"{kernel} has no loop with loads to pipeline"
     if not any(r.kind == "dot" and r.in_loop for r in layout.regions):
-        return (f"{kernel}: the loop at line {layout.loop_line} has no dot, so there is no tensor-core work for its "
-                "loads to overlap with (a memory-bound loop is the memoryAccess formula's concern)")
+        return (
+            f"{kernel}: the loop at line {layout.loop_line} has no dot, so there is no tensor-core work for its "
+            "loads to overlap with (a memory-bound loop is the memoryAccess formula's concern)"
+        )
     return None
 
 
@@ -167,15 +188,21 @@ def _helper_loop(text: str, kernel: str, kernel_line: int | None) -> Instrumente
     flash-attention layout: the K/V loop in `_attn_fwd_inner`), with the call's line."""
     tree = ast.parse(text)
     fn = _find_kernel(tree, kernel, kernel_line)
-    helpers = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name != kernel
-               and any("jit" in ast.unparse(d) for d in n.decorator_list)}
+    helpers = {
+        n.name: n
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef)
+        and n.name != kernel
+        and any("jit" in ast.unparse(d) for d in n.decorator_list)
+    }
     for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
         helper = helpers.get(call.func.id)
         if helper is not None and _main_loop(helper) is not None:
             layout = instrument(text, helper.name, helper.lineno)
             layout.via, layout.via_end = (helper.name, call.lineno), call.end_lineno
-            layout.notes.append(f"the main loop is in the @triton.jit helper {helper.name}, called at line "
-                                f"{call.lineno}")
+            layout.notes.append(
+                f"the main loop is in the @triton.jit helper {helper.name}, called at line {call.lineno}"
+            )
             return layout
     return None
 
@@ -189,9 +216,13 @@ def _find_kernel(tree: ast.Module, kernel: str, line: int | None) -> ast.Functio
 
 
 def _has_user_scopes(fn: ast.FunctionDef) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _USER_SCOPES
-               and ast.unparse(n.func.value).split(".")[-1] in ("pl", "language", "proton")
-               for n in ast.walk(fn))
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in _USER_SCOPES
+        and ast.unparse(n.func.value).split(".")[-1] in ("pl", "language", "proton")
+        for n in ast.walk(fn)
+    )
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
@@ -236,8 +267,9 @@ def _main_loop(fn: ast.FunctionDef) -> ast.For | ast.While | None:
     with_dot = [lp for lp in loops if "dot" in _calls(lp)]
     if with_dot:
         return with_dot[0]
-    by_loads = sorted(loops, key=lambda lp: -sum(1 for n in ast.walk(lp) if isinstance(n, ast.Call)
-                                                 and _calls(n) & _LOADS))
+    by_loads = sorted(
+        loops, key=lambda lp: -sum(1 for n in ast.walk(lp) if isinstance(n, ast.Call) and _calls(n) & _LOADS)
+    )
     return by_loads[0] if by_loads and _calls(by_loads[0]) & _LOADS else None
 
 
@@ -260,8 +292,9 @@ def _runs(block: list[ast.stmt], in_loop: bool) -> list[tuple[Region, ast.stmt, 
         kind = _kind(stmt) if stmt is not None and not _is_docstring(stmt) else None
         if run and kind != run_kind:
             first, last = run[0], run[-1]
-            out.append((Region(f"{run_kind}@{first.lineno}", run_kind, first.lineno, last.end_lineno, in_loop),
-                        first, last))
+            out.append(
+                (Region(f"{run_kind}@{first.lineno}", run_kind, first.lineno, last.end_lineno, in_loop), first, last)
+            )
             run = []
         if kind is not None:
             run.append(stmt)
@@ -295,8 +328,11 @@ def _import_line(tree: ast.Module) -> int:
     """Where the import can go: after the module docstring and `from __future__` imports."""
     at = 0
     for stmt in tree.body:
-        if _is_docstring(stmt) and stmt is tree.body[0] or (isinstance(stmt, ast.ImportFrom)
-                                                             and stmt.module == "__future__"):
+        if (
+            _is_docstring(stmt)
+            and stmt is tree.body[0]
+            or (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")
+        ):
             at = stmt.end_lineno
         else:
             break

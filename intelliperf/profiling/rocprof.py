@@ -24,11 +24,25 @@ def find_rocprof() -> str | None:
     return find_tool(ENV_ROCPROF, "rocprofv3", "ROCM_PATH", "/opt/rocm")
 
 
-def profile_command(rocprof: str, kernels: list[str], counters: list[str], out_dir: Path,
-                    command: list[str]) -> list[str]:
+def profile_command(
+    rocprof: str, kernels: list[str], counters: list[str], out_dir: Path, command: list[str]
+) -> list[str]:
     name_filter = "^(" + "|".join(re.escape(k) for k in kernels) + ")$"
-    return [rocprof, "--pmc", *counters, "--kernel-include-regex", name_filter,
-            "--output-format", "csv", "-d", str(out_dir), "-o", "intelliperf", "--", *command]
+    return [
+        rocprof,
+        "--pmc",
+        *counters,
+        "--kernel-include-regex",
+        name_filter,
+        "--output-format",
+        "csv",
+        "-d",
+        str(out_dir),
+        "-o",
+        "intelliperf",
+        "--",
+        *command,
+    ]
 
 
 def parse_counter_collection(text: str) -> dict[str, list[dict[str, float]]]:

@@ -24,9 +24,20 @@ from dataclasses import asdict, dataclass
 
 DEFAULT_TARGETS = ("cuda:90", "hip:gfx942")
 _MISSING = object()
-_TRITON_TYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int8": "i8",
-                 "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1",
-                 "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+_TRITON_TYPES = {
+    "float32": "fp32",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float64": "fp64",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "bool": "i1",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+}
 
 # (kind, pattern) per vendor; the first match names the instruction's kind.
 _PTX = [
@@ -73,8 +84,9 @@ def parse_target(name: str):
         return GPUTarget("cuda", int(arch), 32)
     if backend == "hip" and arch.startswith("gfx"):
         return GPUTarget("hip", arch, 64)
-    raise ValueError(f"unknown target {name!r}: expected cuda:<sm number> (e.g. cuda:90) or hip:<gfx arch> "
-                     "(e.g. hip:gfx942)")
+    raise ValueError(
+        f"unknown target {name!r}: expected cuda:<sm number> (e.g. cuda:90) or hip:<gfx arch> (e.g. hip:gfx942)"
+    )
 
 
 def compile_args(fn_params: list[str], args: list[dict]) -> tuple[dict, dict, dict]:
@@ -96,27 +108,30 @@ def compile_args(fn_params: list[str], args: list[dict]) -> tuple[dict, dict, di
             elif type(value) is int and value == 1:  # Triton specialises an integer 1 as a constant
                 signature[name], constexprs[name] = "constexpr", 1
             elif isinstance(value, int):
-                signature[name] = "i32" if -(2 ** 31) <= value < 2 ** 31 else "i64"
+                signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
                 if value % 16 == 0:
                     attrs[(index,)] = [["tt.divisibility", 16]]
             else:
                 signature[name] = "fp32"
         else:
-            raise ValueError(f"argument {name!r} is a {arg.get('type_name', kind)}, which cannot be compiled "
-                             "from its description")
+            raise ValueError(
+                f"argument {name!r} is a {arg.get('type_name', kind)}, which cannot be compiled from its description"
+            )
     return signature, constexprs, attrs
 
 
-def compile_launch(jit_fn, args: list[dict], target: str, num_warps: int | None = None,
-                   num_stages: int | None = None) -> dict:
+def compile_launch(
+    jit_fn, args: list[dict], target: str, num_warps: int | None = None, num_stages: int | None = None
+) -> dict:
     """The compiled kernel's text (ttgir, ptx or amdgcn) for one target, without a GPU."""
     import triton
     from triton.compiler import ASTSource
 
     signature, constexprs, attrs = compile_args([p.name for p in jit_fn.params], args)
     options = {k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None}
-    compiled = triton.compile(ASTSource(jit_fn, signature, constexprs, attrs), target=parse_target(target),
-                              options=options)
+    compiled = triton.compile(
+        ASTSource(jit_fn, signature, constexprs, attrs), target=parse_target(target), options=options
+    )
     return {k: v for k, v in compiled.asm.items() if isinstance(v, str)}
 
 
@@ -131,8 +146,10 @@ def analyse(asm: dict, target: str) -> list[StaticFact]:
 
 _META = re.compile(r"^!(\d+) = (?:distinct )?(.*)$")
 _DBG = re.compile(r"!dbg !(\d+)")
-_SHARED = re.compile(r"\b(load|store)\b[^,]*?(<\d+ x \w+>|\bi\d+\b|\bfloat\b|\bhalf\b|\bdouble\b|\bbfloat\b)"
-                     r".*addrspace\(3\)")
+_SHARED = re.compile(
+    r"\b(load|store)\b[^,]*?(<\d+ x \w+>|\bi\d+\b|\bfloat\b|\bhalf\b|\bdouble\b|\bbfloat\b)"
+    r".*addrspace\(3\)"
+)
 
 
 def _from_llir(text: str, target: str) -> list[StaticFact]:
@@ -191,8 +208,11 @@ def _file(meta: dict, scope: str) -> str:
 
 
 def _from_amdgcn(text: str, target: str) -> list[StaticFact]:
-    files = {m.group(1): f"{m.group(2)}/{m.group(3)}" if m.group(3) else m.group(2)
-             for m in map(_FILE.match, text.splitlines()) if m}
+    files = {
+        m.group(1): f"{m.group(2)}/{m.group(3)}" if m.group(3) else m.group(2)
+        for m in map(_FILE.match, text.splitlines())
+        if m
+    }
     where: tuple[str, int] | None = None
     counts: Counter = Counter()
     for raw in text.splitlines():
@@ -208,15 +228,20 @@ def _from_amdgcn(text: str, target: str) -> list[StaticFact]:
 
 
 def _facts(counts: Counter, target: str) -> list[StaticFact]:
-    return [StaticFact(target, file, line, kind, instr, _width(instr), n)
-            for ((file, line), kind, instr), n in sorted(counts.items(), key=lambda item: (item[0][0][1], item[0][2]))]
+    return [
+        StaticFact(target, file, line, kind, instr, _width(instr), n)
+        for ((file, line), kind, instr), n in sorted(counts.items(), key=lambda item: (item[0][0][1], item[0][2]))
+    ]
 
 
 def _width(instruction: str) -> int | None:
     """Bits per lane: ld.global.v4.b32 -> 128, global_load_dwordx2 -> 64, global_atomic_add_f32 -> 32."""
     if m := re.search(r"<(\d+) x (?:i|float|half|bfloat|double)(\d*)>", instruction):
-        bits = int(m.group(2)) if m.group(2) else {"float": 32, "half": 16, "bfloat": 16, "double": 64}[
-            re.search(r"x (\w+?)\d*>", instruction).group(1)]
+        bits = (
+            int(m.group(2))
+            if m.group(2)
+            else {"float": 32, "half": 16, "bfloat": 16, "double": 64}[re.search(r"x (\w+?)\d*>", instruction).group(1)]
+        )
         return int(m.group(1)) * bits
     if m := re.search(r"\((i(\d+)|float|half|bfloat|double)\)", instruction):
         return int(m.group(2)) if m.group(2) else {"float": 32, "half": 16, "bfloat": 16, "double": 64}[m.group(1)]
@@ -235,8 +260,9 @@ def _width(instruction: str) -> int | None:
     return None
 
 
-def static_view(jit_fn, args: list[dict], targets=DEFAULT_TARGETS, num_warps: int | None = None,
-                num_stages: int | None = None) -> dict:
+def static_view(
+    jit_fn, args: list[dict], targets=DEFAULT_TARGETS, num_warps: int | None = None, num_stages: int | None = None
+) -> dict:
     """Facts for every target from a recorded launch (ArgInfo dicts). Never raises."""
     return _view(lambda target: compile_launch(jit_fn, args, target, num_warps, num_stages), targets)
 
@@ -248,8 +274,10 @@ def _view(compile_for, targets) -> dict:
         try:
             asm = compile_for(target)
         except Exception as exc:  # a kernel this target cannot compile: say so, keep the others
-            out["notes"].append(f"static view for {target} not available: {type(exc).__name__}: "
-                                f"{str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}")
+            out["notes"].append(
+                f"static view for {target} not available: {type(exc).__name__}: "
+                f"{str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"
+            )
             continue
         out["facts"] += [asdict(f) for f in analyse(asm, target)]
         out["targets"].append(target)
@@ -283,8 +311,11 @@ def compile_here(py_fn, bound: dict, target: str, options: dict | None = None):
             signature[param.name], constexprs[param.name] = "constexpr", 1
             continue
         signature[param.name] = mangle_type(value)
-        aligned = value.data_ptr() % 16 == 0 if hasattr(value, "data_ptr") else (
-            isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0)
+        aligned = (
+            value.data_ptr() % 16 == 0
+            if hasattr(value, "data_ptr")
+            else (isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0)
+        )
         if aligned:
             attrs[(index,)] = [["tt.divisibility", 16]]
     options = {k: v for k, v in (options or {}).items() if k in ("num_warps", "num_stages") and v is not None}
@@ -301,8 +332,9 @@ def compile_here(py_fn, bound: dict, target: str, options: dict | None = None):
                 _swap_interpreted(restore, InterpretedFunction, JITFunction, py_fn.__globals__)
         with knobs.runtime.scope():
             knobs.runtime.interpret = False
-            return triton.compile(ASTSource(jit_fn, signature, constexprs, attrs), target=parse_target(target),
-                                  options=options)
+            return triton.compile(
+                ASTSource(jit_fn, signature, constexprs, attrs), target=parse_target(target), options=options
+            )
     finally:
         for obj, name, value in reversed(restore):
             if isinstance(obj, dict):  # a namespace reached only through the kernel's globals
@@ -409,8 +441,9 @@ def sass_lines(cubin: bytes) -> list[list]:
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        text = subprocess.run([knobs.nvidia.nvdisasm.path, "-gi", "-c", f.name], capture_output=True, text=True,
-                              check=True, timeout=60).stdout
+        text = subprocess.run(
+            [knobs.nvidia.nvdisasm.path, "-gi", "-c", f.name], capture_output=True, text=True, check=True, timeout=60
+        ).stdout
     return parse_sass_lines(text)
 
 

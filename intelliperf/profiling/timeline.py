@@ -120,17 +120,29 @@ def check(intervals: list[Interval], regions: list[Region]) -> list[str]:
         if outer:
             uneven += 1
     if uneven:
-        problems.append(f"{uneven} warps have region counts that do not match (a loop region ran a different "
-                        "number of times than another, or an outer region is missing or repeated): events "
-                        "were dropped (Proton's buffer) or the compiler moved a timer across the loop")
-    loops = {(iv.launch, iv.cta, iv.warp): iv for iv in intervals if by_name.get(iv.region, None)
-             and by_name[iv.region].kind == "loop"}
-    outside = sum(1 for iv in intervals if iv.region in by_name and by_name[iv.region].in_loop
-                  and (lp := loops.get((iv.launch, iv.cta, iv.warp))) is not None
-                  and (iv.start < lp.start or iv.end > lp.end))
+        problems.append(
+            f"{uneven} warps have region counts that do not match (a loop region ran a different "
+            "number of times than another, or an outer region is missing or repeated): events "
+            "were dropped (Proton's buffer) or the compiler moved a timer across the loop"
+        )
+    loops = {
+        (iv.launch, iv.cta, iv.warp): iv
+        for iv in intervals
+        if by_name.get(iv.region, None) and by_name[iv.region].kind == "loop"
+    }
+    outside = sum(
+        1
+        for iv in intervals
+        if iv.region in by_name
+        and by_name[iv.region].in_loop
+        and (lp := loops.get((iv.launch, iv.cta, iv.warp))) is not None
+        and (iv.start < lp.start or iv.end > lp.end)
+    )
     if outside:
-        problems.append(f"{outside} executions of loop regions lie outside the loop's own interval: the "
-                        "pipeliner moved timers out of the loop")
+        problems.append(
+            f"{outside} executions of loop regions lie outside the loop's own interval: the "
+            "pipeliner moved timers out of the loop"
+        )
     return problems
 
 
@@ -154,9 +166,11 @@ def analyse(intervals: list[Interval], regions: list[Region], kernel: str) -> Re
     loop_cycles = _per_warp_total(per_warp, lambda iv: by_name[iv.region].kind == "loop")
     looped = [r for r in by_name.values() if r.in_loop]
     if not loop_cycles and looped:
-        loop_cycles = sum(max(i.end for i in v if by_name[i.region].in_loop) - min(i.start for i in v
-                          if by_name[i.region].in_loop) for v in per_warp.values()
-                          if any(by_name[i.region].in_loop for i in v)) / len(warps)
+        loop_cycles = sum(
+            max(i.end for i in v if by_name[i.region].in_loop) - min(i.start for i in v if by_name[i.region].in_loop)
+            for v in per_warp.values()
+            if any(by_name[i.region].in_loop for i in v)
+        ) / len(warps)
     by_region: dict[str, list[Interval]] = defaultdict(list)
     for iv in ivs:
         by_region[iv.region].append(iv)
@@ -167,20 +181,33 @@ def analyse(intervals: list[Interval], regions: list[Region], kernel: str) -> Re
             continue
         total = sum(iv.end - iv.start for iv in mine)
         per = total / len(warps)
-        stats.append(RegionStat(name=name, kind=region.kind, side=SIDE_OF.get(region.kind, "other"),
-                                first_line=region.first_line or None, last_line=region.last_line or None,
-                                executions=len(mine), cycles_per_warp=round(per, 1),
-                                cycles_per_execution=round(total / len(mine), 1),
-                                share_of_kernel=round(per / kernel_cycles, 4) if kernel_cycles else None,
-                                share_of_loop=round(per / loop_cycles, 4) if loop_cycles and region.in_loop
-                                else None))
+        stats.append(
+            RegionStat(
+                name=name,
+                kind=region.kind,
+                side=SIDE_OF.get(region.kind, "other"),
+                first_line=region.first_line or None,
+                last_line=region.last_line or None,
+                executions=len(mine),
+                cycles_per_warp=round(per, 1),
+                cycles_per_execution=round(total / len(mine), 1),
+                share_of_kernel=round(per / kernel_cycles, 4) if kernel_cycles else None,
+                share_of_loop=round(per / loop_cycles, 4) if loop_cycles and region.in_loop else None,
+            )
+        )
     trips = max((s.executions for s in stats if by_name[s.name].in_loop), default=0) / len(warps)
     memory = sum(s.cycles_per_warp for s in stats if s.side == "memory" and by_name[s.name].in_loop)
     compute = sum(s.cycles_per_warp for s in stats if s.side == "compute" and by_name[s.name].in_loop)
-    out = Regions(kernel=kernel, launches=len(launches), ctas=len({c for c, _ in warps}),
-                  warps_per_cta=max(sum(1 for c2, _ in warps if c2 == c) for c, _ in warps),
-                  kernel_cycles_per_warp=round(kernel_cycles, 1), loop_cycles_per_warp=round(loop_cycles, 1) or None,
-                  loop_iterations=round(trips, 2) or None, regions=stats)
+    out = Regions(
+        kernel=kernel,
+        launches=len(launches),
+        ctas=len({c for c, _ in warps}),
+        warps_per_cta=max(sum(1 for c2, _ in warps if c2 == c) for c, _ in warps),
+        kernel_cycles_per_warp=round(kernel_cycles, 1),
+        loop_cycles_per_warp=round(loop_cycles, 1) or None,
+        loop_iterations=round(trips, 2) or None,
+        regions=stats,
+    )
     if loop_cycles and trips:
         out.iteration_cycles = round(loop_cycles / trips, 1)
         out.exposed_memory_share = round(memory / loop_cycles, 4)
@@ -227,9 +254,17 @@ def _critical_path(per_warp, by_name) -> list[dict]:
     totals: dict[str, int] = defaultdict(int)
     for iv in per_warp[key]:
         totals[iv.region] += iv.end - iv.start
-    return [{"cta": key[0], "warp": key[1], "region": name, "kind": by_name[name].kind, "cycles": cycles,
-             "share": round(cycles / span[key], 4) if span[key] else None}
-            for name, cycles in sorted(totals.items(), key=lambda kv: -kv[1])]
+    return [
+        {
+            "cta": key[0],
+            "warp": key[1],
+            "region": name,
+            "kind": by_name[name].kind,
+            "cycles": cycles,
+            "share": round(cycles / span[key], 4) if span[key] else None,
+        }
+        for name, cycles in sorted(totals.items(), key=lambda kv: -kv[1])
+    ]
 
 
 def _group_waits(per_warp, by_name) -> dict[str, float] | None:
@@ -245,8 +280,15 @@ def _group_waits(per_warp, by_name) -> dict[str, float] | None:
     waits: dict[str, list[float]] = defaultdict(list)
     for (cta, g), v in groups.items():
         own = _union([(i.start, i.end) for i in v if by_name[i.region].kind not in ("kernel", "loop")])
-        others = _union([(i.start, i.end) for (c2, g2), w in groups.items() if c2 == cta and g2 != g for i in w
-                         if by_name[i.region].kind not in ("kernel", "loop")])
+        others = _union(
+            [
+                (i.start, i.end)
+                for (c2, g2), w in groups.items()
+                if c2 == cta and g2 != g
+                for i in w
+                if by_name[i.region].kind not in ("kernel", "loop")
+            ]
+        )
         span = (min(i.start for i in v), max(i.end for i in v))
         idle = _gaps(own, span)  # sorted and disjoint already
         waits[f"group {g}"].append(_intersection(idle, others))
@@ -279,21 +321,46 @@ def perfetto(intervals: list[Interval], regions: list[Region], path: Path, max_c
     (named with their lines). Times are in cycles, written as microseconds / 1000."""
     by_name = {r.name: r for r in regions}
     shown = _shown(intervals, max_ctas)
-    events = [{"name": "process_name", "ph": "M", "pid": cta, "args": {"name": f"CTA {cta}"}}
-              for cta in sorted({iv.cta for iv in shown})]
+    events = [
+        {"name": "process_name", "ph": "M", "pid": cta, "args": {"name": f"CTA {cta}"}}
+        for cta in sorted({iv.cta for iv in shown})
+    ]
     for iv in shown:
         region = by_name.get(iv.region)
         lines = f" (lines {region.first_line}-{region.last_line})" if region and region.first_line else ""
-        events.append({"name": iv.region, "cat": region.kind if region else "user", "ph": "X", "pid": iv.cta,
-                       "tid": iv.warp, "ts": iv.start / 1000, "dur": (iv.end - iv.start) / 1000,
-                       "args": {"cycles": iv.end - iv.start, "sm": iv.sm, "where": lines.strip()}})
-    path.write_text(json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
-                                "otherData": {"time unit": "1 us on the axis = 1000 SM cycles"}}))
+        events.append(
+            {
+                "name": iv.region,
+                "cat": region.kind if region else "user",
+                "ph": "X",
+                "pid": iv.cta,
+                "tid": iv.warp,
+                "ts": iv.start / 1000,
+                "dur": (iv.end - iv.start) / 1000,
+                "args": {"cycles": iv.end - iv.start, "sm": iv.sm, "where": lines.strip()},
+            }
+        )
+    path.write_text(
+        json.dumps(
+            {
+                "traceEvents": events,
+                "displayTimeUnit": "ns",
+                "otherData": {"time unit": "1 us on the axis = 1000 SM cycles"},
+            }
+        )
+    )
     return path
 
 
-COLOURS = {"load": "#1f77b4", "store": "#17becf", "dot": "#d62728", "math": "#ff7f0e", "prologue": "#bbbbbb",
-           "epilogue": "#888888", "user": "#2ca02c"}
+COLOURS = {
+    "load": "#1f77b4",
+    "store": "#17becf",
+    "dot": "#d62728",
+    "math": "#ff7f0e",
+    "prologue": "#bbbbbb",
+    "epilogue": "#888888",
+    "user": "#2ca02c",
+}
 
 
 def render_png(intervals: list[Interval], regions: list[Region], path: Path, title: str, max_ctas: int = 2) -> Path:
@@ -323,8 +390,9 @@ def render_png(intervals: list[Interval], regions: list[Region], path: Path, tit
     ax.set_xlabel("SM cycles since the CTA's first event")
     ax.set_title(title)
     ax.invert_yaxis()
-    ax.legend(handles=[Patch(color=COLOURS.get(k, "#999"), label=k) for k in sorted(kinds)], loc="upper right",
-              fontsize=8)
+    ax.legend(
+        handles=[Patch(color=COLOURS.get(k, "#999"), label=k) for k in sorted(kinds)], loc="upper right", fontsize=8
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -85,9 +85,16 @@ class _Site:
     def as_dict(self, total: int = 1, sampled: int = 1) -> dict:
         requested = self.lanes * self.elem_bytes
         row = {
-            "file": self.file, "line": self.line, "op": self.op, "is_atomic": self.is_atomic,
-            "buffer": self.buffer, "elem_bytes": self.elem_bytes, "calls": self.calls,
-            "lanes": self.lanes, "bytes_requested": requested, "sectors": self.sectors,
+            "file": self.file,
+            "line": self.line,
+            "op": self.op,
+            "is_atomic": self.is_atomic,
+            "buffer": self.buffer,
+            "elem_bytes": self.elem_bytes,
+            "calls": self.calls,
+            "lanes": self.lanes,
+            "bytes_requested": requested,
+            "sectors": self.sectors,
             # repeated addresses (a gather) request bytes that one sector serves: at most 100 %
             "sector_efficiency": min(1.0, requested / (SECTOR_BYTES * self.sectors)) if self.sectors else 1.0,
         }
@@ -151,8 +158,11 @@ class _Tracer:
             raise TraceAborted()
         elem_bytes = max(ptrs.get_element_ty().primitive_bitwidth // 8, 1)
         grid = np.asarray(ptrs.data, dtype=np.uint64)
-        active = np.ones(grid.shape, dtype=bool) if mask is None else np.broadcast_to(
-            np.asarray(mask.data, dtype=bool), grid.shape)
+        active = (
+            np.ones(grid.shape, dtype=bool)
+            if mask is None
+            else np.broadcast_to(np.asarray(mask.data, dtype=bool), grid.shape)
+        )
         if grid.ndim > 1:
             axis = lane_axis(grid, elem_bytes)
             grid, active = np.moveaxis(grid, axis, -1), np.moveaxis(active, axis, -1)
@@ -192,8 +202,10 @@ def lane_axis(addresses: np.ndarray, elem_bytes: int) -> int:
     """The axis consecutive lanes run along: the one the addresses are contiguous on (the last on a
     tie), as Triton's coalescing pass orders a block's layout by the pointer's contiguity."""
     signed = addresses.astype(np.int64)
-    share = [float(np.mean(np.diff(signed, axis=ax) == elem_bytes)) if addresses.shape[ax] > 1 else -1.0
-             for ax in range(addresses.ndim)]
+    share = [
+        float(np.mean(np.diff(signed, axis=ax) == elem_bytes)) if addresses.shape[ax] > 1 else -1.0
+        for ax in range(addresses.ndim)
+    ]
     best = max(share)
     return max(ax for ax, s in enumerate(share) if s == best)
 
@@ -249,8 +261,12 @@ class _BuilderTap:
             t.record("atomic_cas", True, ptr, None)
             return cas(ptr, *rest)
 
-        for name, fn in (("create_masked_load", masked_load), ("create_masked_store", masked_store),
-                         ("create_atomic_rmw", atomic_rmw), ("create_atomic_cas", atomic_cas)):
+        for name, fn in (
+            ("create_masked_load", masked_load),
+            ("create_masked_store", masked_store),
+            ("create_atomic_rmw", atomic_rmw),
+            ("create_atomic_cas", atomic_cas),
+        ):
             self.originals[name] = b.__dict__.get(name)
             setattr(b, name, fn)
         return self
@@ -353,8 +369,9 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
         interpreted = ti.InterpretedFunction(py_fn)
         kernel = interpreted.rewrite()
         constexprs = set(ti.GridExecutor(kernel, interpreted.arg_names, grid).constexprs)
-        args = {k: v if k in constexprs else ti._implicit_cvt(v)
-                for k, v in inspect.getcallargs(py_fn, **copies).items()}
+        args = {
+            k: v if k in constexprs else ti._implicit_cvt(v) for k, v in inspect.getcallargs(py_fn, **copies).items()
+        }
         with _interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
             builder.set_grid_dim(*grid)
             for index, pid in enumerate(programs):
@@ -373,6 +390,7 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
         if saved_idx is not None:
             builder.grid_idx = saved_idx
     if tracer is not None:
-        result["sites"] = [site.as_dict(result["programs_total"], result["programs_sampled"])
-                           for site in tracer.sites.values()]
+        result["sites"] = [
+            site.as_dict(result["programs_total"], result["programs_sampled"]) for site in tracer.sites.values()
+        ]
     return result

@@ -31,13 +31,23 @@ NVTX_RANGE = "intelliperf"  # ncu --nvtx --nvtx-include intelliperf/
 MARKER = "stopped-{pid}.json"
 
 
-def settings(skips: dict[str, int], count: int, out_dir: str, nvtx: bool = False,
-             configs: dict[str, dict] | None = None) -> dict[str, str]:
+def settings(
+    skips: dict[str, int], count: int, out_dir: str, nvtx: bool = False, configs: dict[str, dict] | None = None
+) -> dict[str, str]:
     """The environment that opens a window in the program's processes: after `skips[name]` launches
     of each kernel (warm-up), `count` more are looked at, then the program stops. `configs`
     (tuned_configs): autotuned kernels run the config the recorded run chose, without benchmarking."""
-    return {ENV: json.dumps({"kernels": skips, "count": count, "dir": str(out_dir),
-                             "nvtx": NVTX_RANGE if nvtx else None, "configs": configs or {}})}
+    return {
+        ENV: json.dumps(
+            {
+                "kernels": skips,
+                "count": count,
+                "dir": str(out_dir),
+                "nvtx": NVTX_RANGE if nvtx else None,
+                "configs": configs or {},
+            }
+        )
+    }
 
 
 def stopped(out_dir: str | os.PathLike) -> list[dict]:
@@ -53,10 +63,13 @@ def notes(out_dir: str | os.PathLike, what: str) -> list[str]:
     for marker in stopped(out_dir):
         seen = ", ".join(f"{name} {n}" for name, n in sorted(marker["launches"].items()))
         warm = max(marker["skip"].values(), default=0)
-        out.append(f"{what}: the program (process {marker['pid']}) was stopped once the top kernels had the launches "
-                   f"this pass looks at ({seen}: {marker['count']} of each" + (f" after {warm} warm-up" if warm else "")
-                   + ", autotuning's benchmark launches not counted; its exit handlers took "
-                   f"{marker.get('exit_handlers_s', 0):g} s); --full-run lets it run to its end")
+        out.append(
+            f"{what}: the program (process {marker['pid']}) was stopped once the top kernels had the launches "
+            f"this pass looks at ({seen}: {marker['count']} of each"
+            + (f" after {warm} warm-up" if warm else "")
+            + ", autotuning's benchmark launches not counted; its exit handlers took "
+            f"{marker.get('exit_handlers_s', 0):g} s); --full-run lets it run to its end"
+        )
         out += [f"{what}: {problem}" for problem in marker["problems"]]
     return out
 
@@ -111,8 +124,14 @@ class Window:
             self.problems.append(f"device wait failed: {type(exc).__name__}: {exc}")
         begin = time.perf_counter()
         atexit._run_exitfuncs()  # Proton's finalize (the trace), anything the program registered
-        marker = {"pid": os.getpid(), "launches": dict(self.seen), "skip": self.skip, "count": self.count,
-                  "exit_handlers_s": round(time.perf_counter() - begin, 2), "problems": self.problems}
+        marker = {
+            "pid": os.getpid(),
+            "launches": dict(self.seen),
+            "skip": self.skip,
+            "count": self.count,
+            "exit_handlers_s": round(time.perf_counter() - begin, 2),
+            "problems": self.problems,
+        }
         try:
             with open(os.path.join(self.dir, MARKER.format(pid=os.getpid())), "w") as f:
                 json.dump(marker, f)
@@ -178,8 +197,11 @@ def tuned_configs(profiles) -> dict[str, dict]:
         if not any(s.tuning_launches for s in p.signatures):
             continue
         chosen = max(p.signatures, key=lambda s: s.launches - s.tuning_launches)
-        configs[p.name] = {"num_warps": chosen.num_warps, "num_stages": chosen.num_stages,
-                           "kwargs": {a.name: a.value for a in chosen.args if a.kind == "constexpr"}}
+        configs[p.name] = {
+            "num_warps": chosen.num_warps,
+            "num_stages": chosen.num_stages,
+            "kwargs": {a.name: a.value for a in chosen.args if a.kind == "constexpr"},
+        }
     return configs
 
 

@@ -26,35 +26,54 @@ from .search import SearchRewriter
 from .source import CodeUnit
 from .transcript import ReplayRewriter, Transcript
 
-REWRITERS: dict[str, type[Rewriter]] = {r.name: r for r in (LLMRewriter, RecipeRewriter, SearchRewriter,
-                                                           ReplayRewriter)}
+REWRITERS: dict[str, type[Rewriter]] = {
+    r.name: r for r in (LLMRewriter, RecipeRewriter, SearchRewriter, ReplayRewriter)
+}
 CHOICES = ("auto", *REWRITERS)
 ENTRY_POINT_GROUP = "intelliperf.rewriters"
 
-__all__ = ["CHOICES", "ENTRY_POINT_GROUP", "REWRITERS", "Candidate", "CodeUnit", "HardwareFacts", "PastAttempt",
-           "RewriteRequest", "Rewriter", "Transcript", "make_rewriters", "plugins"]
+__all__ = [
+    "CHOICES",
+    "ENTRY_POINT_GROUP",
+    "REWRITERS",
+    "Candidate",
+    "CodeUnit",
+    "HardwareFacts",
+    "PastAttempt",
+    "RewriteRequest",
+    "Rewriter",
+    "Transcript",
+    "make_rewriters",
+    "plugins",
+]
 
 
-def make_rewriters(choice: str, *, model: str | None = None, llm_options: dict | None = None,
-                   transcript: Path | None = None) -> list[Rewriter]:
+def make_rewriters(
+    choice: str, *, model: str | None = None, llm_options: dict | None = None, transcript: Path | None = None
+) -> list[Rewriter]:
     """The rewriters to run, in order, for `--rewriter choice` (a built-in or a plug-in's name)."""
     if choice not in CHOICES:
         found, broken = plugins()
         if choice in broken:
-            raise UsageError(f"the rewriter plug-in {choice!r} failed to load: {broken[choice]}",
-                             hint=f"Fix the package that registers it under the entry-point group {ENTRY_POINT_GROUP}.")
+            raise UsageError(
+                f"the rewriter plug-in {choice!r} failed to load: {broken[choice]}",
+                hint=f"Fix the package that registers it under the entry-point group {ENTRY_POINT_GROUP}.",
+            )
         if choice not in found:
             raise UsageError(f"--rewriter must be one of {', '.join([*CHOICES, *found])}, got {choice!r}")
         return [found[choice]()]
     if choice == "auto":
         return make_rewriters("llm" if model else "recipes", model=model, llm_options=llm_options) + (
-            [] if model else [SearchRewriter()])
+            [] if model else [SearchRewriter()]
+        )
     cls = REWRITERS[choice]
     if cls is LLMRewriter:
         if not model:
-            raise UsageError("--rewriter llm needs a model",
-                             hint="Pass --model NAME (and --api-base URL for a server other than OpenAI's), or set "
-                                  "INTELLIPERF_MODEL.")
+            raise UsageError(
+                "--rewriter llm needs a model",
+                hint="Pass --model NAME (and --api-base URL for a server other than OpenAI's), or set "
+                "INTELLIPERF_MODEL.",
+            )
         return [LLMRewriter(LLMRewriter.Options(model=model, **(llm_options or {})))]
     if cls is ReplayRewriter:
         if transcript is None:

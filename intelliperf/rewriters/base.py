@@ -59,11 +59,15 @@ class RewriteRequest(BaseModel):
     metric: str | None
     hardware: HardwareFacts
     sites: list[AccessSite] = Field(default_factory=list, description="the kernel's traced memory-op lines")
-    launch: dict = Field(default_factory=dict, description="the first captured launch: grid, options, args; "
-                                                         "written: the pointer arguments the kernel writes")
+    launch: dict = Field(
+        default_factory=dict,
+        description="the first captured launch: grid, options, args; written: the pointer arguments the kernel writes",
+    )
     history: list[PastAttempt] = Field(default_factory=list)
-    evidence: list[Evidence] = Field(default_factory=list, description="the diagnosis's evidence for the kernel: "
-                                                                       "static view, counters, region timers")
+    evidence: list[Evidence] = Field(
+        default_factory=list,
+        description="the diagnosis's evidence for the kernel: static view, counters, region timers",
+    )
 
     def constexprs(self) -> dict[str, object]:
         """The constexpr values of the most used launch signature."""
@@ -81,9 +85,13 @@ class Candidate(BaseModel):
     declined: str | None = Field(None, description="why this rewriter has no candidate to offer")
     invalid: str | None = Field(None, description="why the answer cannot be applied (e.g. a syntax error)")
     invalid_kind: Literal["format", "syntax", "scope", "unchanged"] = Field(
-        "scope", description="with `invalid`: no requested fields, not Python, more than the kernel, no change")
-    sweep: bool = Field(False, description="a screen, never a fix: the kernel under @triton.autotune over many "
-                                           "configs, run to learn which one its autotuner chooses on this device")
+        "scope", description="with `invalid`: no requested fields, not Python, more than the kernel, no change"
+    )
+    sweep: bool = Field(
+        False,
+        description="a screen, never a fix: the kernel under @triton.autotune over many "
+        "configs, run to learn which one its autotuner chooses on this device",
+    )
     tokens: int = 0
     answer: dict = Field(default_factory=dict, description="the raw answer, for transcripts")
 

@@ -45,13 +45,17 @@ def prompt_fields(request: RewriteRequest) -> dict:
     f = request.finding
     problem = [request.problem, f.explanation]
     if f.metric:
-        problem.append(f"Metric to improve: {f.metric.name} = {f.metric.value:g} {f.metric.unit} "
-                       f"({f.metric.better} is better{', modelled on CPU' if f.modelled else ''}).")
+        problem.append(
+            f"Metric to improve: {f.metric.name} = {f.metric.value:g} {f.metric.unit} "
+            f"({f.metric.better} is better{', modelled on CPU' if f.modelled else ''})."
+        )
     sig = request.profile.signatures[0] if request.profile.signatures else None
     launch = "unknown"
     if sig:
-        args = ", ".join(f"{a.name}={a.value!r}" if a.kind in ("constexpr", "scalar") else
-                         f"{a.name}: {a.dtype}{a.shape}" for a in sig.args)
+        args = ", ".join(
+            f"{a.name}={a.value!r}" if a.kind in ("constexpr", "scalar") else f"{a.name}: {a.dtype}{a.shape}"
+            for a in sig.args
+        )
         launch = f"grid={sig.grid}, num_warps={sig.num_warps}, num_stages={sig.num_stages}; {args}"
     last = next((p for p in reversed(request.history) if p.diff), None)
     evidence = request.evidence
@@ -62,13 +66,19 @@ def prompt_fields(request: RewriteRequest) -> dict:
         "regions": _regions(evidence),
         "static_facts": _facts(evidence, request.profile.file),
         "kernel_source": f"# {request.kernel.relpath}:{request.kernel.line}\n{request.kernel.source}",
-        "launcher_source": (f"# {request.launcher.relpath}:{request.launcher.line}\n{request.launcher.source}"
-                            if request.launcher else "(not available: the kernel is launched from a nested function)"),
+        "launcher_source": (
+            f"# {request.launcher.relpath}:{request.launcher.line}\n{request.launcher.source}"
+            if request.launcher
+            else "(not available: the kernel is launched from a nested function)"
+        ),
         "launch": launch,
         "hardware": request.hardware.describe(),
         "techniques": list(request.techniques),
-        "history": [f"Attempt {past.number} ({past.rewriter}: {past.title}): {past.outcome}."
-                    + (f"\n{past.reasons}" if past.reasons else "") for past in request.history],
+        "history": [
+            f"Attempt {past.number} ({past.rewriter}: {past.title}): {past.outcome}."
+            + (f"\n{past.reasons}" if past.reasons else "")
+            for past in request.history
+        ],
         "last_change": f"attempt {last.number}:\n```diff\n{last.diff}```" if last else "",
     }
 
@@ -77,9 +87,12 @@ def _counters(evidence: list[Evidence], lines: set[int], most: int = 16) -> list
     out = []
     for ev in evidence:
         out += [f"{ev.backend}: {name} = {value:g}" for name, value in list(ev.metrics.items())[:most]]
-        out += [f"{ev.backend} line {c.line} ({' '.join(c.instructions[:6])}): "
-                + ", ".join(f"{k} = {v:g}" for k, v in list(c.counters.items())[:8])
-                for c in ev.lines if c.line in lines]
+        out += [
+            f"{ev.backend} line {c.line} ({' '.join(c.instructions[:6])}): "
+            + ", ".join(f"{k} = {v:g}" for k, v in list(c.counters.items())[:8])
+            for c in ev.lines
+            if c.line in lines
+        ]
     return out
 
 
@@ -88,11 +101,13 @@ def _regions(evidence: list[Evidence]) -> str:
     if r is None:
         return ""
     shares = ", ".join(f"{x.name} {x.share_of_loop:.0%}" for x in r.regions if x.share_of_loop is not None)
-    facts = [f"loop at line {r.loop_line}" if r.loop_line else "",
-             f"{r.loop_iterations:g} iterations per warp" if r.loop_iterations else "",
-             f"exposed memory {r.exposed_memory_share:.0%} of the loop" if r.exposed_memory_share is not None else "",
-             f"memory/compute overlap {r.overlap:.0%}" if r.overlap is not None else "",
-             f"share of the loop per region: {shares}" if shares else ""]
+    facts = [
+        f"loop at line {r.loop_line}" if r.loop_line else "",
+        f"{r.loop_iterations:g} iterations per warp" if r.loop_iterations else "",
+        f"exposed memory {r.exposed_memory_share:.0%} of the loop" if r.exposed_memory_share is not None else "",
+        f"memory/compute overlap {r.overlap:.0%}" if r.overlap is not None else "",
+        f"share of the loop per region: {shares}" if shares else "",
+    ]
     return "; ".join(x for x in facts if x)
 
 
@@ -108,8 +123,9 @@ class LLMRewriter(Rewriter):
     class Options(Rewriter.Options):
         model: str = Field(description="LiteLLM model string; a bare name means openai/<name>")
         api_base: str | None = None
-        api_key_env: str | None = Field(None, description="variable holding the key; default INTELLIPERF_API_KEY, "
-                                                           "then OPENAI_API_KEY")
+        api_key_env: str | None = Field(
+            None, description="variable holding the key; default INTELLIPERF_API_KEY, then OPENAI_API_KEY"
+        )
         temperature: float | None = Field(None, description="default: the model's, 0.8 for best-of-N")
         max_tokens: int = 8000
         timeout_s: float = 180.0
@@ -117,8 +133,9 @@ class LLMRewriter(Rewriter):
         backoff_s: float = Field(2.0, description="first retry delay; doubles each retry")
         cache_dir: Path | None = Field(DEFAULT_CACHE, description="DSPy's disk cache of answers; None: no cache")
         transcript: Path | None = None
-        reasoning: bool = Field(False, description="a step-by-step reasoning field before the answer "
-                                                   "(dspy.ChainOfThought)")
+        reasoning: bool = Field(
+            False, description="a step-by-step reasoning field before the answer (dspy.ChainOfThought)"
+        )
         program: Path | None = Field(None, description="a saved (e.g. tuned) KernelRewriter to load")
 
     def __init__(self, options: Options) -> None:
@@ -136,9 +153,11 @@ class LLMRewriter(Rewriter):
         host = urlparse(self.options.api_base or "").hostname or ""
         if host in ("localhost", "127.0.0.1", "::1"):
             return "not-needed"  # local servers (vLLM, Ollama) usually take any key
-        raise ModelError(f"no API key for the model {self.options.model!r}: {' / '.join(names)} is not set",
-                         hint=f"Set it (export {names[0]}=...), or name your variable with --api-key-env NAME. "
-                              "Local servers need only --api-base.")
+        raise ModelError(
+            f"no API key for the model {self.options.model!r}: {' / '.join(names)} is not set",
+            hint=f"Set it (export {names[0]}=...), or name your variable with --api-key-env NAME. "
+            "Local servers need only --api-base.",
+        )
 
     def _setup(self):
         if self._program is not None:
@@ -147,16 +166,26 @@ class LLMRewriter(Rewriter):
         try:
             import dspy
         except ImportError:
-            raise UsageError("the llm rewriter needs the optional LLM stack (dspy, openai)",
-                             hint="pip install 'intelliperf[llm]', or use --rewriter recipes / search.") from None
+            raise UsageError(
+                "the llm rewriter needs the optional LLM stack (dspy, openai)",
+                hint="pip install 'intelliperf[llm]', or use --rewriter recipes / search.",
+            ) from None
         model = self.options.model if "/" in self.options.model else f"openai/{self.options.model}"
         if self.options.cache_dir is not None:
-            dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True,
-                                 disk_cache_dir=str(self.options.cache_dir))
+            dspy.configure_cache(
+                enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(self.options.cache_dir)
+            )
         # LiteLLM's route goes through the official openai client for OpenAI-compatible endpoints.
-        self._lm = dspy.LM(model, api_base=self.options.api_base, api_key=self.key,
-                           cache=self.options.cache_dir is not None, num_retries=0, engine="litellm",
-                           timeout=self.options.timeout_s, max_tokens=self.options.max_tokens)
+        self._lm = dspy.LM(
+            model,
+            api_base=self.options.api_base,
+            api_key=self.key,
+            cache=self.options.cache_dir is not None,
+            num_retries=0,
+            engine="litellm",
+            timeout=self.options.timeout_s,
+            max_tokens=self.options.max_tokens,
+        )
         from .program import KernelRewriter
 
         self._program = KernelRewriter(reasoning=self.options.reasoning)
@@ -164,9 +193,11 @@ class LLMRewriter(Rewriter):
             try:
                 self._program.load(str(self.options.program))
             except (OSError, ValueError, KeyError) as exc:
-                raise UsageError(f"cannot load the DSPy program {self.options.program}: {exc}",
-                                 hint="--program takes a file saved by KernelRewriter().save(PATH) (JSON), with "
-                                      "the same --reasoning setting.") from None
+                raise UsageError(
+                    f"cannot load the DSPy program {self.options.program}: {exc}",
+                    hint="--program takes a file saved by KernelRewriter().save(PATH) (JSON), with "
+                    "the same --reasoning setting.",
+                ) from None
 
     def rewrite(self, request: RewriteRequest) -> Candidate:
         return self.rewrite_many(request, 1)[0]
@@ -199,20 +230,30 @@ class LLMRewriter(Rewriter):
                 with dspy.context(lm=self._lm):
                     prediction = self._program(**fields, config=config)
                 usage = (self._lm.history[-1].get("usage") or {}) if self._lm.history else {}
-                return ({k: str(getattr(prediction, k, "") or "") for k in ("kernel", "launcher", "rationale")},
-                        int(usage.get("total_tokens") or 0))
+                return (
+                    {k: str(getattr(prediction, k, "") or "") for k in ("kernel", "launcher", "rationale")},
+                    int(usage.get("total_tokens") or 0),
+                )
             except AdapterParseError as exc:
                 # A reply in neither the chat nor the JSON format: a failed answer, told to the next prompt.
-                return {"kernel": "", "launcher": "", "rationale": "",
-                        "error": f"the reply did not have the requested fields: {str(exc)[:300]}"}, 0
+                return {
+                    "kernel": "",
+                    "launcher": "",
+                    "rationale": "",
+                    "error": f"the reply did not have the requested fields: {str(exc)[:300]}",
+                }, 0
             except LMAuthError as exc:
-                raise ModelError(f"the model endpoint refused the API key: {_first_line(exc)}",
-                                 hint="Check the key's variable (--api-key-env) and --api-base.") from None
+                raise ModelError(
+                    f"the model endpoint refused the API key: {_first_line(exc)}",
+                    hint="Check the key's variable (--api-key-env) and --api-base.",
+                ) from None
             except LMError as exc:
                 if not is_retryable_lm_error(exc) or attempt == self.options.retries:
                     where = self.options.api_base or "the provider's default endpoint"
-                    raise ModelError(f"the model at {where} failed after {attempt + 1} tries: {_first_line(exc)}",
-                                     hint="Check --api-base and --model, and that the server is up.") from None
+                    raise ModelError(
+                        f"the model at {where} failed after {attempt + 1} tries: {_first_line(exc)}",
+                        hint="Check --api-base and --model, and that the server is up.",
+                    ) from None
                 time.sleep(max(delay, getattr(exc, "retry_after", None) or 0))
                 delay *= 2
         raise AssertionError("unreachable")

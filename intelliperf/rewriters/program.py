@@ -29,10 +29,13 @@ class RewriteKernel(dspy.Signature):
 
     problem: str = dspy.InputField(desc="the bottleneck, the formula's explanation and the metric to improve")
     pinpointed_lines: list[str] = dspy.InputField(desc="file:line: `code` -- what the evidence says about it")
-    counters: list[str] = dspy.InputField(desc="hardware counters (ncu): whole kernel, then per pinpointed line; "
-                                               "empty without a GPU")
-    regions: str = dspy.InputField(desc="region timers inserted by the compiler: where a warp's time goes in the "
-                                        "main loop; empty when not measured")
+    counters: list[str] = dspy.InputField(
+        desc="hardware counters (ncu): whole kernel, then per pinpointed line; empty without a GPU"
+    )
+    regions: str = dspy.InputField(
+        desc="region timers inserted by the compiler: where a warp's time goes in the "
+        "main loop; empty when not measured"
+    )
     static_facts: list[str] = dspy.InputField(desc="instructions per kernel line in the compiled code, per target")
     kernel_source: str = dspy.InputField(desc="the @triton.jit kernel to rewrite")
     launcher_source: str = dspy.InputField(desc="the Python function that launches it")

@@ -33,9 +33,14 @@ from intelliperf.models import AccessSite
 from . import tiling
 from .base import Candidate, Rewriter, RewriteRequest
 
-_REDUCTION = {"atomic_add": ("tl.sum", None), "atomic_max": ("tl.max", 'float("-inf")'),
-              "atomic_min": ("tl.min", 'float("inf")'), "atomic_xor": ("tl.xor_sum", None),
-              "atomic_or": ("tl.reduce_or", None), "atomic_and": ("tl.reduce_or", None)}  # and: ~or(~x)
+_REDUCTION = {
+    "atomic_add": ("tl.sum", None),
+    "atomic_max": ("tl.max", 'float("-inf")'),
+    "atomic_min": ("tl.min", 'float("inf")'),
+    "atomic_xor": ("tl.xor_sum", None),
+    "atomic_or": ("tl.reduce_or", None),
+    "atomic_and": ("tl.reduce_or", None),
+}  # and: ~or(~x)
 
 
 def _int_identity(dtype: str, op: str) -> int | None:
@@ -44,7 +49,7 @@ def _int_identity(dtype: str, op: str) -> int | None:
     if found is None:
         return None
     bits, unsigned = int(found.group(2)), bool(found.group(1))
-    low, high = (0, 2 ** bits - 1) if unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    low, high = (0, 2**bits - 1) if unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
     return low if op == "atomic_max" else high
 
 
@@ -74,15 +79,21 @@ class _Site:
         return {a.arg: a for a in self.tree.args.args}
 
     def constexprs(self) -> set[str]:
-        return {name for name, a in self.params().items() if a.annotation is not None
-                and "constexpr" in ast.unparse(a.annotation)}
+        return {
+            name
+            for name, a in self.params().items()
+            if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
+        }
 
     def assignment(self, name: str) -> ast.expr | None:
         """The expression last assigned to `name` before the atomic (straight-line code only)."""
         value = None
         for node in ast.walk(self.tree):
-            if isinstance(node, ast.Assign) and node.lineno < self.stmt.lineno and any(
-                    isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            if (
+                isinstance(node, ast.Assign)
+                and node.lineno < self.stmt.lineno
+                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+            ):
                 value = node.value
         return value
 
@@ -96,8 +107,17 @@ class _Site:
 def _parse_site(request: RewriteRequest, file_line: int) -> _Site:
     tree = ast.parse(request.kernel.source).body[0]
     line = file_line - request.kernel.line + 1
-    stmt = next((s for s in ast.walk(tree) if isinstance(s, ast.stmt) and not isinstance(s, ast.FunctionDef)
-                 and s.lineno <= line <= s.end_lineno and not hasattr(s, "body")), None)
+    stmt = next(
+        (
+            s
+            for s in ast.walk(tree)
+            if isinstance(s, ast.stmt)
+            and not isinstance(s, ast.FunctionDef)
+            and s.lineno <= line <= s.end_lineno
+            and not hasattr(s, "body")
+        ),
+        None,
+    )
     if stmt is None:
         raise NotApplicable(f"line {file_line} is not a statement of {request.kernel.name}")
     call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
@@ -105,12 +125,15 @@ def _parse_site(request: RewriteRequest, file_line: int) -> _Site:
     if op not in _REDUCTION:
         raise NotApplicable(f"line {file_line} is not a tl.atomic_add/max/min/xor/or/and call")
     if isinstance(stmt, ast.Assign):
-        raise NotApplicable(f"line {file_line} uses the value the atomic returns, which a pre-reduced atomic "
-                            "would change")
+        raise NotApplicable(
+            f"line {file_line} uses the value the atomic returns, which a pre-reduced atomic would change"
+        )
     args = dict(zip(("pointer", "val", "mask"), call.args, strict=False)) | {k.arg: k.value for k in call.keywords}
     if set(args) - {"pointer", "val", "mask"}:
-        raise NotApplicable(f"line {file_line} passes {', '.join(sorted(set(args) - {'pointer', 'val', 'mask'}))}, "
-                            "which the recipe does not carry over")
+        raise NotApplicable(
+            f"line {file_line} passes {', '.join(sorted(set(args) - {'pointer', 'val', 'mask'}))}, "
+            "which the recipe does not carry over"
+        )
     evidence = next((s for s in request.sites if s.line == file_line and s.is_atomic), None)
     return _Site(request, tree, stmt, call, op, args["pointer"], args["val"], args.get("mask"), evidence)
 
@@ -130,8 +153,10 @@ def _scalar_pointer(site: _Site) -> str:
                     return ast.unparse(ptr)
                 if isinstance(offset, ast.Name) and offset.id in params and offset.id not in site.constexprs():
                     return ast.unparse(ptr)
-    raise NotApplicable(f"{site.where}: cannot tell from the source that `{ast.unparse(ptr)}` is one address "
-                        "for every lane (expected PTR, PTR + <zeros>, PTR + <int> or PTR + <scalar argument>)")
+    raise NotApplicable(
+        f"{site.where}: cannot tell from the source that `{ast.unparse(ptr)}` is one address "
+        "for every lane (expected PTR, PTR + <zeros>, PTR + <int> or PTR + <scalar argument>)"
+    )
 
 
 def _is_zeros(site: _Site, node: ast.expr) -> bool:
@@ -154,20 +179,25 @@ def reduce_then_atomic(request: RewriteRequest, file_line: int) -> tuple[_Site, 
     if ev is not None and ev.lanes_per_address_mean is not None:
         per_call = ev.lanes / max(ev.calls, 1)
         if ev.lanes_per_address_mean < 0.9 * per_call:
-            raise NotApplicable(f"{site.where}: the lanes of one call hit several addresses (mean "
-                                f"{ev.lanes_per_address_mean:.0f} of {per_call:.0f} lanes per address), not one")
+            raise NotApplicable(
+                f"{site.where}: the lanes of one call hit several addresses (mean "
+                f"{ev.lanes_per_address_mean:.0f} of {per_call:.0f} lanes per address), not one"
+            )
     pointer = _scalar_pointer(site)
     if isinstance(site.value, ast.Constant):
-        raise NotApplicable(f"{site.where}: the value is a constant; a count of active lanes needs the "
-                            "privatize-histogram recipe")
+        raise NotApplicable(
+            f"{site.where}: the value is a constant; a count of active lanes needs the privatize-histogram recipe"
+        )
     reduce, identity = _REDUCTION[site.op]
     buffer = pointer.split("+")[0].strip()
     dtype = site.buffer_dtype(buffer) or ""
     if identity and not dtype.startswith(("float", "bfloat")):
         bound = _int_identity(dtype, site.op)
         if bound is None:
-            raise NotApplicable(f"{site.where}: {site.op} into a `{dtype or '?'}` buffer has no identity value to "
-                                "pad masked-off lanes with")
+            raise NotApplicable(
+                f"{site.where}: {site.op} into a `{dtype or '?'}` buffer has no identity value to "
+                "pad masked-off lanes with"
+            )
         identity = str(bound)
     # A plain name is used as is; an expression is bound once, as the original evaluated it once.
     value = ast.unparse(site.value)
@@ -201,11 +231,18 @@ def privatize_histogram(request: RewriteRequest, file_line: int) -> tuple[_Site,
     if site.op != "atomic_add":
         raise NotApplicable(f"{site.where}: a histogram needs atomic_add, not {site.op}")
     if not (isinstance(site.value, ast.Constant) and isinstance(site.value.value, int)):
-        raise NotApplicable(f"{site.where}: the value `{ast.unparse(site.value)}` is not an integer constant "
-                            "(tl.histogram counts lanes)")
+        raise NotApplicable(
+            f"{site.where}: the value `{ast.unparse(site.value)}` is not an integer constant "
+            "(tl.histogram counts lanes)"
+        )
     ptr = site.pointer
-    if not (isinstance(ptr, ast.BinOp) and isinstance(ptr.op, ast.Add) and isinstance(ptr.left, ast.Name)
-            and ptr.left.id in site.params() and isinstance(ptr.right, ast.Name)):
+    if not (
+        isinstance(ptr, ast.BinOp)
+        and isinstance(ptr.op, ast.Add)
+        and isinstance(ptr.left, ast.Name)
+        and ptr.left.id in site.params()
+        and isinstance(ptr.right, ast.Name)
+    ):
         raise NotApplicable(f"{site.where}: the address `{ast.unparse(ptr)}` is not PTR + <bin index>")
     base, index = ptr.left.id, ptr.right.id
     definition = site.assignment(index)
@@ -236,16 +273,25 @@ def _loaded_bins(site: _Site, base: str, index: str, bins: list[str]) -> list[st
     count is no power-of-two constexpr: the table covers the histogram buffer's recorded length
     (rounded up to a power of two), only bins some lane hit are added to (so no address the
     original did not touch), and lanes outside the table keep their own atomic."""
-    length = next((a.shape for a in (site.request.profile.signatures[0].args if site.request.profile.signatures
-                                     else []) if a.name == base and a.shape), None)
+    length = next(
+        (
+            a.shape
+            for a in (site.request.profile.signatures[0].args if site.request.profile.signatures else [])
+            if a.name == base and a.shape
+        ),
+        None,
+    )
     if not length:
-        raise NotApplicable(f"{site.where}: cannot tell the number of bins (no power-of-two constexpr in `{index}`"
-                            f"{': ' + ', '.join(bins) if bins else ''}, and the length of `{base}` was not recorded)")
+        raise NotApplicable(
+            f"{site.where}: cannot tell the number of bins (no power-of-two constexpr in `{index}`"
+            f"{': ' + ', '.join(bins) if bins else ''}, and the length of `{base}` was not recorded)"
+        )
     count = math.prod(length)
     table = 1 << max(count - 1, 1).bit_length()
     if table > MAX_BINS:
-        raise NotApplicable(f"{site.where}: `{base}` has {count} bins; a per-program table of more than {MAX_BINS} "
-                            "is not worth it")
+        raise NotApplicable(
+            f"{site.where}: `{base}` has {count} bins; a per-program table of more than {MAX_BINS} is not worth it"
+        )
     keep = f"({index} >= 0) & ({index} < {table})"
     masked = f"{ast.unparse(site.mask)} & " if site.mask is not None else ""
     counts = "_ip_counts" if site.value.value == 1 else f"_ip_counts * {site.value.value}"
@@ -279,8 +325,10 @@ def tile_program_axis(request: RewriteRequest) -> tuple[str, str | None]:
 
 
 RECIPES: dict[str, dict[str, Recipe]] = {
-    "atomicContention": {"reduce-then-atomic": at_lines(reduce_then_atomic),
-                         "privatize-histogram": at_lines(privatize_histogram)},
+    "atomicContention": {
+        "reduce-then-atomic": at_lines(reduce_then_atomic),
+        "privatize-histogram": at_lines(privatize_histogram),
+    },
     "memoryAccess": {"tile-program-axis": tile_program_axis},
 }
 
@@ -299,7 +347,7 @@ def apply_recipe(recipe: LineRecipe, request: RewriteRequest) -> str:
             continue
         first = lines[site.stmt.lineno - 1]
         indent = first[: len(first) - len(first.lstrip())]
-        lines[site.stmt.lineno - 1: site.stmt.end_lineno] = textwrap.indent("\n".join(new), indent).splitlines()
+        lines[site.stmt.lineno - 1 : site.stmt.end_lineno] = textwrap.indent("\n".join(new), indent).splitlines()
     if reasons and len(reasons) == len(targets):
         raise NotApplicable("; ".join(reasons))
     return "\n".join(lines) + "\n"
@@ -329,7 +377,12 @@ class RecipeRewriter(Rewriter):
             except NotApplicable as exc:
                 reasons.append(f"{name}: {exc}")
                 continue
-            return Candidate(rewriter=self.name, title=name, kernel=kernel, launcher=launcher,
-                             rationale=f"recipe {name} applied for the pinpointed line(s)")
+            return Candidate(
+                rewriter=self.name,
+                title=name,
+                kernel=kernel,
+                launcher=launcher,
+                rationale=f"recipe {name} applied for the pinpointed line(s)",
+            )
         done = f" (already tried: {', '.join(sorted(tried))})" if tried else ""
         return Candidate.decline(self.name, "no recipe applies" + done + ("; " + "; ".join(reasons) if reasons else ""))

@@ -47,8 +47,11 @@ class Knob:
     loop_line: int | None = None  # a loop of the kernel (line in its source), not the launch call
 
     def values(self) -> list[int]:
-        return [v for i, v in enumerate(self.tries)
-                if self.low <= v <= self.high and v != self.value and v not in self.tries[:i]]
+        return [
+            v
+            for i, v in enumerate(self.tries)
+            if self.low <= v <= self.high and v != self.value and v not in self.tries[:i]
+        ]
 
 
 def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
@@ -78,8 +81,10 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
         if stages:
             out.append(Knob("num_stages", stages, (stages + 1, stages - 1), *STAGES_RANGE))
     for loop in _loops(ast.parse(request.kernel.source)):
-        current = next((k.value.value for k in loop.iter.keywords if k.arg == "num_stages"
-                        and isinstance(k.value, ast.Constant)), None)
+        current = next(
+            (k.value.value for k in loop.iter.keywords if k.arg == "num_stages" and isinstance(k.value, ast.Constant)),
+            None,
+        )
         out.append(Knob("num_stages", current, (2, 3, 4, 1), *STAGES_RANGE, loop_line=loop.lineno))
     if request.formula == "overlap":  # pipelining depth is the fix the formula names first
         out.sort(key=lambda k: k.name != "num_stages")
@@ -118,8 +123,13 @@ def _decorator(dec: ast.Call) -> str:
 
 def _loops(tree: ast.AST) -> list[ast.For]:
     """`for` loops over `range(...)` or `tl.range(...)` (not static_range: it is unrolled)."""
-    return [n for n in ast.walk(tree) if isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
-            and ast.unparse(n.iter.func) in ("range", "tl.range", "triton.language.range")]
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.For)
+        and isinstance(n.iter, ast.Call)
+        and ast.unparse(n.iter.func) in ("range", "tl.range", "triton.language.range")
+    ]
 
 
 def pin_loop(kernel: str, line: int, value: int) -> str:
@@ -154,8 +164,15 @@ def pin(launcher: str, kernel: str, knob: str, value: int, params: list[str] | N
         raise ValueError(f"the launcher does not launch {kernel}[grid](...) directly")
     keyword = next((k for k in call.keywords if k.arg == knob), None)
     index = (params or []).index(knob) if knob in (params or []) else None
-    current = keyword.value if keyword is not None else call.args[index] if index is not None and index < len(
-        call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]) else None
+    current = (
+        keyword.value
+        if keyword is not None
+        else call.args[index]
+        if index is not None
+        and index < len(call.args)
+        and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1])
+        else None
+    )
     starred = next((k for k in call.keywords if k.arg is None), None)
     fn_params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
     if current is None and starred is not None:  # **cfg may hold the knob: override it there
@@ -167,8 +184,11 @@ def pin(launcher: str, kernel: str, knob: str, value: int, params: list[str] | N
         return replace_spans(launcher, [(n, str(value)) for n in [current, *grid]])
     if isinstance(current, ast.Name) and current.id in fn_params:
         first = fn.body[0]
-        at = fn.body[1] if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                            and len(fn.body) > 1) else first
+        at = (
+            fn.body[1]
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and len(fn.body) > 1)
+            else first
+        )
         return _assign_line(launcher, at.lineno - 1, at, current.id, value, knob)
     if isinstance(current, ast.Name) and fn is None:  # a launch statement: the name's uses in it
         uses = [n for n in ast.walk(call) if isinstance(n, ast.Name) and n.id == current.id]
@@ -182,11 +202,15 @@ def _pin_local(launcher: str, fn: ast.FunctionDef, call: ast.Call, name: str, va
     """`name = value` right after the last statement, in the block that holds the launch, that
     assigns `name` before it (so buffers sized from the name later follow it too), or just
     before the launch statement when no statement of that block assigns it."""
-    block, launch = next((b, st) for node in ast.walk(fn) for b in _blocks(node) for st in b
-                         if any(n is call for n in ast.walk(st)))
+    block, launch = next(
+        (b, st) for node in ast.walk(fn) for b in _blocks(node) for st in b if any(n is call for n in ast.walk(st))
+    )
     before = block[: block.index(launch)]
-    assigns = [st for st in before if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-                                         for n in ast.walk(st))]
+    assigns = [
+        st
+        for st in before
+        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(st))
+    ]
     anchor = assigns[-1] if assigns else launch
     return _assign_line(launcher, anchor.end_lineno if assigns else launch.lineno - 1, anchor, name, value, knob)
 
@@ -213,13 +237,15 @@ def widen_autotune(kernel: str) -> str | None:
     if configs is None:
         return None
     original = ast.unparse(configs)
-    wider = (f"[_ip_v for _ip_c in {original} for _ip_v in (_ip_c, "
-             "triton.Config(_ip_c.kwargs, num_warps=_ip_c.num_warps, num_stages=_ip_c.num_stages + 1, "
-             "pre_hook=_ip_c.pre_hook), "
-             "triton.Config(_ip_c.kwargs, num_warps=_ip_c.num_warps, num_stages=max(_ip_c.num_stages - 1, 1), "
-             "pre_hook=_ip_c.pre_hook), "
-             "triton.Config(_ip_c.kwargs, num_warps=min(_ip_c.num_warps * 2, 16), num_stages=_ip_c.num_stages, "
-             "pre_hook=_ip_c.pre_hook))]")
+    wider = (
+        f"[_ip_v for _ip_c in {original} for _ip_v in (_ip_c, "
+        "triton.Config(_ip_c.kwargs, num_warps=_ip_c.num_warps, num_stages=_ip_c.num_stages + 1, "
+        "pre_hook=_ip_c.pre_hook), "
+        "triton.Config(_ip_c.kwargs, num_warps=_ip_c.num_warps, num_stages=max(_ip_c.num_stages - 1, 1), "
+        "pre_hook=_ip_c.pre_hook), "
+        "triton.Config(_ip_c.kwargs, num_warps=min(_ip_c.num_warps * 2, 16), num_stages=_ip_c.num_stages, "
+        "pre_hook=_ip_c.pre_hook))]"
+    )
     return replace_spans(kernel, [(configs, wider)])
 
 
@@ -235,16 +261,25 @@ def sweep_kernel(kernel: str, written: list[str]) -> str:
     are overridden by the config's). Outputs the kernel writes are restored after each config's
     benchmark, so accumulating kernels do not add up the benchmark runs."""
     fn = ast.parse(kernel).body[0]
-    jit = next((d for d in fn.decorator_list if ast.unparse(d.func if isinstance(d, ast.Call) else d)
-                in ("triton.jit", "triton.language.jit")), None)
+    jit = next(
+        (
+            d
+            for d in fn.decorator_list
+            if ast.unparse(d.func if isinstance(d, ast.Call) else d) in ("triton.jit", "triton.language.jit")
+        ),
+        None,
+    )
     if jit is None:
-        raise ValueError("the kernel is not decorated with @triton.jit by that name, so the sweep cannot name "
-                         "triton.autotune")
+        raise ValueError(
+            "the kernel is not decorated with @triton.jit by that name, so the sweep cannot name triton.autotune"
+        )
     first = min(fn.decorator_list, key=lambda d: d.lineno)
     lines = kernel.splitlines()
     indent = re.match(r"\s*", lines[first.lineno - 1]).group(0)
-    decorator = (f"{indent}@triton.autotune(configs=[triton.Config({{}}, num_warps=w, num_stages=s) "
-                 f"for w in {SWEEP_WARPS} for s in {SWEEP_STAGES}], key=[], restore_value={sorted(written)!r})")
+    decorator = (
+        f"{indent}@triton.autotune(configs=[triton.Config({{}}, num_warps=w, num_stages=s) "
+        f"for w in {SWEEP_WARPS} for s in {SWEEP_STAGES}], key=[], restore_value={sorted(written)!r})"
+    )
     lines.insert(first.lineno - 1, decorator)
     return "\n".join(lines) + "\n"
 
@@ -257,8 +292,15 @@ def unpinned(launcher: str, kernel: str) -> str:
     if call is None:
         raise ValueError(f"the launcher does not launch {kernel}[grid](...) directly")
     edits = [(k, "**{}") for k in call.keywords if k.arg in ("num_warps", "num_stages")]
-    edits += [(k.value, f"{{_ip_k: _ip_v for _ip_k, _ip_v in ({ast.unparse(k.value)}).items() "
-                        "if _ip_k not in ('num_warps', 'num_stages')}") for k in call.keywords if k.arg is None]
+    edits += [
+        (
+            k.value,
+            f"{{_ip_k: _ip_v for _ip_k, _ip_v in ({ast.unparse(k.value)}).items() "
+            "if _ip_k not in ('num_warps', 'num_stages')}",
+        )
+        for k in call.keywords
+        if k.arg is None
+    ]
     return replace_spans(launcher, edits)
 
 
@@ -286,8 +328,12 @@ class SearchRewriter(Rewriter):
         tried = {a.title for a in request.history if a.rewriter == self.name}
         widened = widen_autotune(request.kernel.source)
         if widened is not None and WIDEN not in tried:
-            return Candidate(rewriter=self.name, title=WIDEN, kernel=widened,
-                             rationale="let the kernel's own autotuner choose among more pipelining depths and warps")
+            return Candidate(
+                rewriter=self.name,
+                title=WIDEN,
+                kernel=widened,
+                rationale="let the kernel's own autotuner choose among more pipelining depths and warps",
+            )
         reasons: list[str] = []
         sweep = self._sweep(request, found, tried, reasons)
         if sweep is not None:
@@ -304,8 +350,9 @@ class SearchRewriter(Rewriter):
         left = f"; left alone: {', '.join(skipped)}" if skipped else ""
         return Candidate.decline(self.name, why + left)
 
-    def _sweep(self, request: RewriteRequest, found: list[Knob], tried: set[str],
-               reasons: list[str]) -> Candidate | None:
+    def _sweep(
+        self, request: RewriteRequest, found: list[Knob], tried: set[str], reasons: list[str]
+    ) -> Candidate | None:
         """The sweep, when it is this candidate's turn: on a GPU (the interpreter has no timer to tune
         with), for a kernel the search can pin warps and stages of, first for formulas that
         pipelining and warps move, else once every single knob move was tried."""
@@ -321,9 +368,15 @@ class SearchRewriter(Rewriter):
         except ValueError as exc:
             reasons.append(str(exc))
             return None
-        return Candidate(rewriter=self.name, title=SWEEP, kernel=kernel, launcher=launcher, sweep=True,
-                         rationale="let Triton's autotuner time every num_warps x num_stages config on this device; "
-                                   "its choice is then validated as a pinned config")
+        return Candidate(
+            rewriter=self.name,
+            title=SWEEP,
+            kernel=kernel,
+            launcher=launcher,
+            sweep=True,
+            rationale="let Triton's autotuner time every num_warps x num_stages config on this device; "
+            "its choice is then validated as a pinned config",
+        )
 
     def _candidate(self, request: RewriteRequest, moves: list[tuple[Knob, int]], title: str) -> Candidate:
         kernel = launcher = None
@@ -332,10 +385,12 @@ class SearchRewriter(Rewriter):
             if knob.loop_line:
                 kernel = pin_loop(kernel or request.kernel.source, knob.loop_line, value)
             else:
-                launcher = pin(launcher or textwrap.dedent(request.launcher.source), request.kernel.name, knob.name,
-                               value, params)
-        return Candidate(rewriter=self.name, title=title, kernel=kernel, launcher=launcher,
-                         rationale="launch with " + title)
+                launcher = pin(
+                    launcher or textwrap.dedent(request.launcher.source), request.kernel.name, knob.name, value, params
+                )
+        return Candidate(
+            rewriter=self.name, title=title, kernel=kernel, launcher=launcher, rationale="launch with " + title
+        )
 
 
 WIDEN = "autotune configs widened (num_stages +/-1, num_warps x2)"
@@ -355,7 +410,12 @@ def _moves(found: list[Knob], swept: dict | None = None) -> list[list[tuple[Knob
         launch.setdefault("num_stages", Knob("num_stages", None, (), *STAGES_RANGE))
     chosen = [[(launch[n], swept[n]) for n in launch if swept.get(n) not in (None, launch[n].value)]] if swept else []
     single = [[(k, v)] for k in found for v in k.values()]
-    pairs = [[(a, va), (b, vb)] for i, a in enumerate(found) for b in found[i + 1:]
-             if (a.name, a.loop_line) != (b.name, b.loop_line)
-             for va in a.values()[:2] for vb in b.values()[:2]]
+    pairs = [
+        [(a, va), (b, vb)]
+        for i, a in enumerate(found)
+        for b in found[i + 1 :]
+        if (a.name, a.loop_line) != (b.name, b.loop_line)
+        for va in a.values()[:2]
+        for vb in b.values()[:2]
+    ]
     return [m for m in chosen if m] + single + pairs

@@ -78,9 +78,15 @@ def code_unit(file: Path, qualname: str, root: Path) -> CodeUnit | None:
     found = _find(ast.parse(text), qualname, lines)
     if found is None:
         return None
-    source = textwrap.dedent("\n".join(lines[found.start - 1: found.end])) + "\n"
-    return CodeUnit(name=qualname.split(".")[-1], qualname=qualname, file=str(file),
-                    relpath=str(file.resolve().relative_to(root.resolve())), line=found.start, source=source)
+    source = textwrap.dedent("\n".join(lines[found.start - 1 : found.end])) + "\n"
+    return CodeUnit(
+        name=qualname.split(".")[-1],
+        qualname=qualname,
+        file=str(file),
+        relpath=str(file.resolve().relative_to(root.resolve())),
+        line=found.start,
+        source=source,
+    )
 
 
 def launch_call(tree: ast.AST, kernel: str) -> ast.Call | None:
@@ -96,13 +102,20 @@ def launch_call(tree: ast.AST, kernel: str) -> ast.Call | None:
 
 def _simple(node: ast.AST) -> bool:
     return isinstance(node, ast.stmt) and not any(
-        isinstance(getattr(node, f, None), list) for f in ("body", "orelse", "handlers", "finalbody", "cases"))
+        isinstance(getattr(node, f, None), list) for f in ("body", "orelse", "handlers", "finalbody", "cases")
+    )
 
 
 def launch_statement(tree: ast.Module, kernel: str, line: int) -> ast.stmt | None:
     """The simple statement spanning `line` that launches `kernel[grid](...)`."""
-    return next((n for n in ast.walk(tree) if _simple(n) and n.lineno <= line <= n.end_lineno
-                 and launch_call(n, kernel) is not None), None)
+    return next(
+        (
+            n
+            for n in ast.walk(tree)
+            if _simple(n) and n.lineno <= line <= n.end_lineno and launch_call(n, kernel) is not None
+        ),
+        None,
+    )
 
 
 def launch_unit(file: Path, kernel: str, line: int, root: Path) -> CodeUnit | None:
@@ -111,9 +124,14 @@ def launch_unit(file: Path, kernel: str, line: int, root: Path) -> CodeUnit | No
     stmt = launch_statement(ast.parse(text), kernel, line)
     if stmt is None:
         return None
-    return CodeUnit(name=kernel, qualname=f"{LAUNCH}{stmt.lineno}>", file=str(file),
-                    relpath=str(file.resolve().relative_to(root.resolve())), line=stmt.lineno,
-                    source=_span(text, stmt) + "\n")
+    return CodeUnit(
+        name=kernel,
+        qualname=f"{LAUNCH}{stmt.lineno}>",
+        file=str(file),
+        relpath=str(file.resolve().relative_to(root.resolve())),
+        line=stmt.lineno,
+        source=_span(text, stmt) + "\n",
+    )
 
 
 def _column(row: str, byte_col: int) -> int:
@@ -158,8 +176,10 @@ def _splice_statement(text: str, line: int, new_source: str) -> str:
     except SyntaxError as exc:
         raise ScopeError(f"the new launch statement is not valid Python: {exc.msg}") from None
     if len(body) != 1 or not _simple(body[0]):
-        raise ScopeError("a launch statement must be replaced by exactly one simple statement (no def, class, "
-                         "loop or second statement)")
+        raise ScopeError(
+            "a launch statement must be replaced by exactly one simple statement (no def, class, "
+            "loop or second statement)"
+        )
     column = " " * _column(text.splitlines()[line - 1], stmt.col_offset)
     new = textwrap.dedent(new_source).strip("\n").replace("\n", "\n" + column)
     return replace_spans(text, [(stmt, new)])
@@ -168,18 +188,19 @@ def _splice_statement(text: str, line: int, new_source: str) -> str:
 def splice(text: str, qualname: str, new_source: str) -> str:
     """`text` with the function (or launch statement) `qualname` replaced by `new_source`."""
     if qualname.startswith(LAUNCH):
-        return _splice_statement(text, int(qualname[len(LAUNCH):-1]), new_source)
+        return _splice_statement(text, int(qualname[len(LAUNCH) : -1]), new_source)
     lines = text.splitlines()
     found = _find(ast.parse(text), qualname, lines)
     if found is None:
         raise ScopeError(f"{qualname} is no longer in the file")
     body = textwrap.indent(textwrap.dedent(new_source).strip("\n"), found.indent).splitlines()
-    out = lines[: found.start - 1] + body + lines[found.end:]
+    out = lines[: found.start - 1] + body + lines[found.end :]
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
-def check_scope(original: str, changed: str, allowed: set[str], kernel: str | None = None,
-                launches: str | None = None) -> None:
+def check_scope(
+    original: str, changed: str, allowed: set[str], kernel: str | None = None, launches: str | None = None
+) -> None:
     """Raise ScopeError unless `changed` parses and differs from `original` only inside the
     functions named in `allowed` (qualnames) and, when `launches` names a kernel, the simple
     statements that launch it; and the kernel is still a `@triton.jit` function."""
@@ -189,15 +210,18 @@ def check_scope(original: str, changed: str, allowed: set[str], kernel: str | No
         raise ScopeError(f"the changed file is not valid Python: {exc.msg} at line {exc.lineno}") from None
     old_tree = ast.parse(original)
     if launches:
-        old_tree, new_tree_blank = _Unlaunched(launches).visit(old_tree), _Unlaunched(launches).visit(
-            ast.parse(changed))
+        old_tree, new_tree_blank = (
+            _Unlaunched(launches).visit(old_tree),
+            _Unlaunched(launches).visit(ast.parse(changed)),
+        )
     else:
         new_tree_blank = new_tree
     old, new = _outline(old_tree, allowed), _outline(new_tree_blank, allowed)
     if old != new:
         moved = sorted({name for name, _ in set(old) ^ set(new)})
-        raise ScopeError("only the kernel and its launcher may change, but the candidate also changes: "
-                         + ", ".join(moved))
+        raise ScopeError(
+            "only the kernel and its launcher may change, but the candidate also changes: " + ", ".join(moved)
+        )
     if kernel is not None:
         found = _find(new_tree, kernel, changed.splitlines())
         if found is None or not is_jit(found.node):
@@ -224,8 +248,9 @@ def _outline(tree: ast.Module, allowed: set[str]) -> list[tuple[str, str]]:
             methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
             rest = ast.ClassDef(**{**node.__dict__, "body": [n for n in node.body if n not in methods]})
             out.append((node.name, ast.dump(rest)))
-            out += [(f"{node.name}.{m.name}", "" if f"{node.name}.{m.name}" in allowed else ast.dump(m))
-                    for m in methods]
+            out += [
+                (f"{node.name}.{m.name}", "" if f"{node.name}.{m.name}" in allowed else ast.dump(m)) for m in methods
+            ]
         else:
             name = getattr(node, "name", None) or ast.unparse(node).splitlines()[0][:60]
             out.append((name, "" if name in allowed else ast.dump(node)))
@@ -247,8 +272,9 @@ def strip_fences(answer: str) -> str:
 
 def top_level_defs(tree: ast.Module) -> dict[str, str]:
     """{name: ast dump} of the functions and classes a module defines."""
-    return {n.name: ast.dump(n) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                      ast.ClassDef))}
+    return {
+        n.name: ast.dump(n) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
 
 
 def extract_function(code: str, name: str) -> tuple[str | None, dict[str, str]]:
@@ -259,16 +285,23 @@ def extract_function(code: str, name: str) -> tuple[str | None, dict[str, str]]:
         tree = ast.parse(textwrap.dedent(code))
     except SyntaxError as exc:
         line = (exc.text or "").strip()
-        raise NotPython(f"not valid Python: {exc.msg} at line {exc.lineno} of the answer"
-                         + (f": `{line}`" if line else "")) from None
+        raise NotPython(
+            f"not valid Python: {exc.msg} at line {exc.lineno} of the answer" + (f": `{line}`" if line else "")
+        ) from None
     lines = textwrap.dedent(code).splitlines()
     found = _find(tree, name, lines)
     others = {k: v for k, v in top_level_defs(tree).items() if k != name}
     if found is None:
         return None, others
-    return textwrap.dedent("\n".join(lines[found.start - 1: found.end])) + "\n", others
+    return textwrap.dedent("\n".join(lines[found.start - 1 : found.end])) + "\n", others
 
 
 def unified_diff(relpath: str, before: str, after: str) -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile=f"a/{relpath}", tofile=f"b/{relpath}"))
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{relpath}",
+            tofile=f"b/{relpath}",
+        )
+    )

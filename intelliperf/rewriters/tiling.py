@@ -25,9 +25,34 @@ from .source import launch_call
 
 TILE_BYTES = 128  # one full cache line of the widened index per row of the block
 MAX_BLOCK_ELEMENTS = 32768  # BLOCK x TILE; larger blocks spill registers and shared memory
-ELEMENTWISE = {"load", "store", "where", "arange", "program_id", "cdiv", "maximum", "minimum", "abs", "exp",
-               "exp2", "log", "log2", "sqrt", "rsqrt", "sigmoid", "sin", "cos", "floor", "ceil", "fma", "clamp",
-               "erf", "fdiv", "div_rn", "umulhi"}
+ELEMENTWISE = {
+    "load",
+    "store",
+    "where",
+    "arange",
+    "program_id",
+    "cdiv",
+    "maximum",
+    "minimum",
+    "abs",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "sigmoid",
+    "sin",
+    "cos",
+    "floor",
+    "ceil",
+    "fma",
+    "clamp",
+    "erf",
+    "fdiv",
+    "div_rn",
+    "umulhi",
+}
 
 
 class NotTileable(Exception):
@@ -47,13 +72,17 @@ def tile_program_axis(request: RewriteRequest) -> tuple[str, str]:
     launcher, extent = _shrink_grid(request, axis, tile)
     block = _block_elements(fn, request)
     if block * tile > MAX_BLOCK_ELEMENTS:
-        raise NotTileable(f"a {block} x {tile} block per program is too large (at most {MAX_BLOCK_ELEMENTS} "
-                          "elements); lower the block size first")
+        raise NotTileable(
+            f"a {block} x {tile} block per program is too large (at most {MAX_BLOCK_ELEMENTS} "
+            "elements); lower the block size first"
+        )
     edits: list[tuple[int, int, str]] = []  # (line, col, text to insert), applied right to left
     definition = next(s for s in fn.body if isinstance(s, ast.Assign) and _is_name(s.targets[0], index))
     call = definition.value
-    edits += [(call.lineno, call.col_offset, "("),
-              (call.end_lineno, call.end_col_offset, f" * {tile} + tl.arange(0, {tile}))[None, :]")]
+    edits += [
+        (call.lineno, call.col_offset, "("),
+        (call.end_lineno, call.end_col_offset, f" * {tile} + tl.arange(0, {tile}))[None, :]"),
+    ]
     edits += [(c.end_lineno, c.end_col_offset, "[:, None]") for c in _calls(fn) if _tl_name(c) == "arange"]
     for access in widened:
         edits += _masked(access, f"{index} < {extent}")
@@ -62,8 +91,11 @@ def tile_program_axis(request: RewriteRequest) -> tuple[str, str]:
         lines[line - 1] = lines[line - 1][:col] + text + lines[line - 1][col:]
     first = lines[definition.lineno - 1]
     indent = first[: len(first) - len(first.lstrip())]
-    lines.insert(definition.lineno - 1, f"{indent}# intelliperf recipe tile-program-axis: {tile} consecutive "
-                 f"`{index}` per program, [BLOCK, {tile}] blocks")
+    lines.insert(
+        definition.lineno - 1,
+        f"{indent}# intelliperf recipe tile-program-axis: {tile} consecutive "
+        f"`{index}` per program, [BLOCK, {tile}] blocks",
+    )
     return "\n".join(lines) + "\n", launcher
 
 
@@ -86,11 +118,14 @@ def _is_name(node: ast.AST, name: str) -> bool:
 def _check_elementwise(fn: ast.FunctionDef) -> None:
     body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     for stmt in body:
-        simple = (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)) \
-            or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _tl_name(stmt.value) == "store")
+        simple = (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+        ) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _tl_name(stmt.value) == "store")
         if not simple:
-            raise NotTileable(f"line {stmt.lineno} of the kernel is not `name = expression` or a tl.store (the recipe "
-                              "rewrites straight-line elementwise kernels only)")
+            raise NotTileable(
+                f"line {stmt.lineno} of the kernel is not `name = expression` or a tl.store (the recipe "
+                "rewrites straight-line elementwise kernels only)"
+            )
     for node in ast.walk(fn):
         if isinstance(node, ast.Subscript):
             raise NotTileable(f"the kernel indexes a block (`{ast.unparse(node)}`): it is already multi-dimensional")
@@ -111,19 +146,27 @@ def _program_index(fn: ast.FunctionDef, request: RewriteRequest) -> tuple[str, i
             if isinstance(axis, ast.Constant) and isinstance(axis.value, int):
                 found.append((stmt.targets[0].id, axis.value))
     if not found:
-        raise NotTileable("no program axis indexes single elements (`i = tl.program_id(AXIS)`), so there is no "
-                          "axis to tile; a strided gather like this one needs another data layout")
+        raise NotTileable(
+            "no program axis indexes single elements (`i = tl.program_id(AXIS)`), so there is no "
+            "axis to tile; a strided gather like this one needs another data layout"
+        )
     uses = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and _tl_name(n) in ("program_id", "num_programs")]
     for name, axis in found:
         if sum(1 for c in uses if ast.unparse(c) in (f"tl.program_id({axis})", f"tl.num_programs({axis})")) > 1:
             continue  # the axis is read again elsewhere: tiling it would change that value too
         for call in _calls(fn):
-            if _tl_name(call) in ("load", "store") and call.lineno in flagged and call.args and any(
-                    _is_name(term, name) for term in _terms(call.args[0])):
+            if (
+                _tl_name(call) in ("load", "store")
+                and call.lineno in flagged
+                and call.args
+                and any(_is_name(term, name) for term in _terms(call.args[0]))
+            ):
                 return name, axis
     names = ", ".join(f"`{n}`" for n, _ in found)
-    raise NotTileable(f"no flagged access adds a program index ({names}) with stride 1, so tiling it would not "
-                      "give the access a contiguous axis")
+    raise NotTileable(
+        f"no flagged access adds a program index ({names}) with stride 1, so tiling it would not "
+        "give the access a contiguous axis"
+    )
 
 
 def _terms(expr: ast.expr) -> list[ast.expr]:
@@ -150,9 +193,13 @@ def _depends(fn: ast.FunctionDef, expr: ast.expr | None) -> set[str]:
 
 def _masked(call: ast.Call, bound: str) -> list[tuple[int, int, str]]:
     """Insertions that AND `bound` into the access's mask (or give it one)."""
-    mask = call.args[2] if _tl_name(call) == "store" and len(call.args) > 2 else \
-        call.args[1] if _tl_name(call) == "load" and len(call.args) > 1 else \
-        next((k.value for k in call.keywords if k.arg == "mask"), None)
+    mask = (
+        call.args[2]
+        if _tl_name(call) == "store" and len(call.args) > 2
+        else call.args[1]
+        if _tl_name(call) == "load" and len(call.args) > 1
+        else next((k.value for k in call.keywords if k.arg == "mask"), None)
+    )
     if isinstance(mask, (ast.Name, ast.Call, ast.Attribute)):
         return [(mask.end_lineno, mask.end_col_offset, f" & ({bound})")]
     if mask is not None:
@@ -170,26 +217,36 @@ def _shrink_grid(request: RewriteRequest, axis: int, tile: int) -> tuple[str, st
         raise NotTileable(f"the launcher does not launch {request.kernel.name}[grid](...) directly")
     grid = call.func.slice
     if isinstance(grid, ast.Name):
-        grid = next((s.value for s in ast.walk(fn) if isinstance(s, ast.Assign)
-                     and any(_is_name(t, grid.id) for t in s.targets)), grid)
+        grid = next(
+            (
+                s.value
+                for s in ast.walk(fn)
+                if isinstance(s, ast.Assign) and any(_is_name(t, grid.id) for t in s.targets)
+            ),
+            grid,
+        )
     if isinstance(grid, ast.Lambda):  # grid = lambda meta: (...): its tuple
         grid = grid.body
     if not isinstance(grid, ast.Tuple) or axis >= len(grid.elts):
-        raise NotTileable(f"the grid `{ast.unparse(call.func.slice)}` is not a tuple the recipe can read axis "
-                          f"{axis} of (a grid function is not rewritten)")
+        raise NotTileable(
+            f"the grid `{ast.unparse(call.func.slice)}` is not a tuple the recipe can read axis "
+            f"{axis} of (a grid function is not rewritten)"
+        )
     size = grid.elts[axis]
     params = [a.arg for a in ast.parse(request.kernel.source).body[0].args.args]
-    extent = next((params[i] for i, a in enumerate(call.args) if i < len(params)
-                   and ast.unparse(a) == ast.unparse(size)), None) or next(
-        (k.arg for k in call.keywords if ast.unparse(k.value) == ast.unparse(size)), None)
+    extent = next(
+        (params[i] for i, a in enumerate(call.args) if i < len(params) and ast.unparse(a) == ast.unparse(size)), None
+    ) or next((k.arg for k in call.keywords if ast.unparse(k.value) == ast.unparse(size)), None)
     if extent is None:
-        raise NotTileable(f"the grid size along axis {axis} (`{ast.unparse(size)}`) is not passed to the kernel, "
-                          "so the kernel cannot mask the tiled index against it")
+        raise NotTileable(
+            f"the grid size along axis {axis} (`{ast.unparse(size)}`) is not passed to the kernel, "
+            "so the kernel cannot mask the tiled index against it"
+        )
     lines = source.splitlines()
     row = lines[size.end_lineno - 1]
-    lines[size.end_lineno - 1] = row[: size.end_col_offset] + f", {tile})" + row[size.end_col_offset:]
+    lines[size.end_lineno - 1] = row[: size.end_col_offset] + f", {tile})" + row[size.end_col_offset :]
     row = lines[size.lineno - 1]
-    lines[size.lineno - 1] = row[: size.col_offset] + "triton.cdiv(" + row[size.col_offset:]
+    lines[size.lineno - 1] = row[: size.col_offset] + "triton.cdiv(" + row[size.col_offset :]
     return "\n".join(lines) + "\n", extent
 
 

@@ -39,12 +39,15 @@ class Transcript(BaseModel):
         try:
             return cls.model_validate_json(Path(path).read_text())
         except OSError as exc:
-            raise UsageError(f"cannot read the transcript {path}: {exc.strerror}",
-                             hint="--transcript takes a JSON file saved by an earlier `--rewriter llm` run.") from None
+            raise UsageError(
+                f"cannot read the transcript {path}: {exc.strerror}",
+                hint="--transcript takes a JSON file saved by an earlier `--rewriter llm` run.",
+            ) from None
         except ValidationError as exc:
-            raise UsageError(f"{path} is not an intelliperf transcript: {exc.errors()[0]['msg']}",
-                             hint='Expected {"version": 1, "answers": [{"kernel": "...", "launcher": "", '
-                                  '"rationale": "..."}]}.') from None
+            raise UsageError(
+                f"{path} is not an intelliperf transcript: {exc.errors()[0]['msg']}",
+                hint='Expected {"version": 1, "answers": [{"kernel": "...", "launcher": "", "rationale": "..."}]}.',
+            ) from None
 
 
 def candidate_from_answer(rewriter: str, request: RewriteRequest, answer: dict, tokens: int = 0) -> Candidate:
@@ -71,14 +74,20 @@ def candidate_from_answer(rewriter: str, request: RewriteRequest, answer: dict, 
     except ScopeError as exc:
         return Candidate(**base, invalid=str(exc), invalid_kind="syntax" if isinstance(exc, NotPython) else "scope")
     if kernel is None:
-        return Candidate(**base, invalid=f"the answer does not define the kernel `{request.kernel.name}` "
-                                         "(answer with the complete @triton.jit function, same name)")
+        return Candidate(
+            **base,
+            invalid=f"the answer does not define the kernel `{request.kernel.name}` "
+            "(answer with the complete @triton.jit function, same name)",
+        )
     # A whole file in the answer is fine as long as everything else in it is what the file has now.
     original = top_level_defs(ast.parse(Path(request.kernel.file).read_text()))
     extra = sorted(n for n, dump in others.items() if n not in names and original.get(n) != dump)
     if extra:
-        return Candidate(**base, invalid=f"only the kernel and its launcher may change, but the answer also defines "
-                                         f"{', '.join(extra)}; inline them into the kernel or launcher")
+        return Candidate(
+            **base,
+            invalid=f"only the kernel and its launcher may change, but the answer also defines "
+            f"{', '.join(extra)}; inline them into the kernel or launcher",
+        )
     if launcher is not None and _same(launcher, request.launcher.source):
         launcher = None
     if _same(kernel, request.kernel.source) and launcher is None:
@@ -109,8 +118,11 @@ class ReplayRewriter(Rewriter):
 
     def rewrite(self, request: RewriteRequest) -> Candidate:
         if self.next >= len(self.transcript.answers):
-            return Candidate.decline(self.name, f"the transcript {self.options.transcript} has no more answers "
-                                                f"({len(self.transcript.answers)} replayed)")
+            return Candidate.decline(
+                self.name,
+                f"the transcript {self.options.transcript} has no more answers "
+                f"({len(self.transcript.answers)} replayed)",
+            )
         answer = self.transcript.answers[self.next]
         self.next += 1
         return candidate_from_answer(self.name, request, answer)

@@ -46,7 +46,7 @@ class FakeGitHub(LoopbackServer):
         base = f"/repos/{self.repo}"
         if not url.path.startswith(base + "/"):
             return 404, {"message": "Not Found"}
-        route = url.path[len(base):]
+        route = url.path[len(base) :]
         if method == "GET" and route == "/pulls":
             query = parse_qs(url.query)
             head = query.get("head", [""])[0].split(":")[-1]
@@ -56,9 +56,16 @@ class FakeGitHub(LoopbackServer):
             if any(p["head"]["ref"] == body["head"] and p["state"] == "open" for p in self.pulls.values()):
                 return 422, {"message": "Validation Failed", "errors": [{"message": "A pull request already exists"}]}
             number = len(self.pulls) + 1
-            self.pulls[number] = {"number": number, "state": "open", "title": body["title"], "body": body["body"],
-                                  "head": {"ref": body["head"]}, "base": {"ref": body["base"]}, "labels": [],
-                                  "html_url": f"https://github.example/{self.repo}/pull/{number}"}
+            self.pulls[number] = {
+                "number": number,
+                "state": "open",
+                "title": body["title"],
+                "body": body["body"],
+                "head": {"ref": body["head"]},
+                "base": {"ref": body["base"]},
+                "labels": [],
+                "html_url": f"https://github.example/{self.repo}/pull/{number}",
+            }
             return 201, self.pulls[number]
         if m := re.fullmatch(r"/pulls/(\d+)", route):
             pr = self.pulls.get(int(m[1]))

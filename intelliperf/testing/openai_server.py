@@ -87,16 +87,39 @@ class ScriptedServer(LoopbackServer):
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
-                    self._send(reply.status, {"error": {"message": reply.content or f"status {reply.status}",
-                                                        "type": "scripted", "code": reply.status}}, reply.headers)
+                    self._send(
+                        reply.status,
+                        {
+                            "error": {
+                                "message": reply.content or f"status {reply.status}",
+                                "type": "scripted",
+                                "code": reply.status,
+                            }
+                        },
+                        reply.headers,
+                    )
                     return
-                self._send(200, {
-                    "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": int(time.time()),
-                    "model": body.get("model", server.model),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": reply.content}}],
-                    "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                              "total_tokens": reply.prompt_tokens + reply.completion_tokens},
-                }, reply.headers)
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{len(server.requests)}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", server.model),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": reply.content},
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": reply.prompt_tokens,
+                            "completion_tokens": reply.completion_tokens,
+                            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+                        },
+                    },
+                    reply.headers,
+                )
 
         return Handler

@@ -30,8 +30,10 @@ def parse_devices(spec: str | None) -> list[str]:
     if spec == "all":
         count = _visible_count()
         if count == 0:
-            raise UsageError("--devices all found no GPU", hint="On a machine without a GPU, leave --devices out; "
-                                                               "otherwise name the GPUs, e.g. --devices 0,1.")
+            raise UsageError(
+                "--devices all found no GPU",
+                hint="On a machine without a GPU, leave --devices out; otherwise name the GPUs, e.g. --devices 0,1.",
+            )
         ordinals = list(range(count))
     elif re.fullmatch(r"\d+(,\d+)*", spec):
         ordinals = [int(x) for x in spec.split(",")]
@@ -45,8 +47,9 @@ def parse_devices(spec: str | None) -> list[str]:
     ids = [v.strip() for v in visible.split(",") if v.strip()]
     missing = [i for i in ordinals if i >= len(ids)]
     if missing:
-        raise UsageError(f"--devices {spec}: CUDA_VISIBLE_DEVICES={visible} shows only {len(ids)} GPU(s), "
-                         f"numbered 0-{len(ids) - 1}")
+        raise UsageError(
+            f"--devices {spec}: CUDA_VISIBLE_DEVICES={visible} shows only {len(ids)} GPU(s), numbered 0-{len(ids) - 1}"
+        )
     return [ids[i] for i in ordinals]
 
 
@@ -55,8 +58,12 @@ def pinned_env(device: str | None) -> dict[str, str]:
     return {name: device for name in VISIBLE} if device is not None else {}
 
 
-def spread_over(devices: Sequence[str | None], jobs: Sequence[Job], run: Callable[[Job, str | None], Result],
-                done: Callable[[Job, Result], None]) -> None:
+def spread_over(
+    devices: Sequence[str | None],
+    jobs: Sequence[Job],
+    run: Callable[[Job, str | None], Result],
+    done: Callable[[Job, Result], None],
+) -> None:
     """Run every job on a free device, one job per device at a time, in worker threads; `done`
     is called in the caller's thread as each job finishes (so it may write reports unlocked)."""
     free: queue.Queue[str | None] = queue.Queue()

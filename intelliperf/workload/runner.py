@@ -57,8 +57,11 @@ class WorkloadRun:
 
 def find_tool(override_env: str, name: str, home_env: str, home_default: str) -> str | None:
     """An external tool: the path in $override_env, then PATH, then $home_env/bin (home_default)."""
-    for candidate in (os.environ.get(override_env), shutil.which(name),
-                      os.path.join(os.environ.get(home_env, home_default), "bin", name)):
+    for candidate in (
+        os.environ.get(override_env),
+        shutil.which(name),
+        os.path.join(os.environ.get(home_env, home_default), "bin", name),
+    ):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
@@ -88,8 +91,9 @@ def bootstrap_env(interpret: bool, base: dict | None = None, secrets: tuple[str,
     return env
 
 
-def workload_env(record_dir: Path, interpret: bool, trace: TraceSettings, base: dict | None = None,
-                 secrets: tuple[str, ...] = ()) -> dict:
+def workload_env(
+    record_dir: Path, interpret: bool, trace: TraceSettings, base: dict | None = None, secrets: tuple[str, ...] = ()
+) -> dict:
     """The program's environment with the launch recorder on: `bootstrap_env` plus the recorder's settings."""
     env = bootstrap_env(interpret, base, secrets)
     env[names.RECORD_DIR] = str(record_dir)
@@ -133,13 +137,21 @@ class Running:
         self.start = time.perf_counter()
         merge = echo is not None and echo is not sys.stderr
         try:
-            self.proc = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE,
-                                         stdin=subprocess.PIPE if stdin else None,
-                                         stdout=subprocess.PIPE if merge else None)
+            self.proc = subprocess.Popen(
+                command,
+                cwd=cwd,
+                env=env,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.PIPE if stdin else None,
+                stdout=subprocess.PIPE if merge else None,
+            )
         except OSError as exc:  # e.g. not executable, bad interpreter line
             raise CommandNotFoundError(f"{command[0]} ({exc.strerror})") from None
-        self.readers = [threading.Thread(target=_tee, args=(stream, echo or sys.stderr, self.tail), daemon=True)
-                        for stream in (self.proc.stderr, self.proc.stdout) if stream is not None]
+        self.readers = [
+            threading.Thread(target=_tee, args=(stream, echo or sys.stderr, self.tail), daemon=True)
+            for stream in (self.proc.stderr, self.proc.stdout)
+            if stream is not None
+        ]
         for reader in self.readers:
             reader.start()
 
@@ -186,8 +198,16 @@ def spawn(command: list[str], *, cwd: str, env: dict, timeout_s: float | None, e
     return Running(command, cwd=cwd, env=env, echo=echo).wait(timeout_s)
 
 
-def run_workload(command: list[str], record_dir: Path, *, interpret: bool, trace: TraceSettings,
-                 timeout_s: float | None = None, cwd: str | None = None, echo=None) -> WorkloadRun:
+def run_workload(
+    command: list[str],
+    record_dir: Path,
+    *,
+    interpret: bool,
+    trace: TraceSettings,
+    timeout_s: float | None = None,
+    cwd: str | None = None,
+    echo=None,
+) -> WorkloadRun:
     """Run the command to the end; raise a WorkloadError if it cannot run or fails."""
     check_command(command)
     record_dir.mkdir(parents=True, exist_ok=True)

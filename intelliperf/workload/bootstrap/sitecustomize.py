@@ -115,8 +115,9 @@ def _start_region_timers():
         import triton.profiler.language as pl
 
         pl.enable_semantic("triton")
-        proton.start(prefix, backend="instrumentation", data="trace",
-                     mode=os.environ.get("INTELLIPERF_REGIONS_MODE") or None)
+        proton.start(
+            prefix, backend="instrumentation", data="trace", mode=os.environ.get("INTELLIPERF_REGIONS_MODE") or None
+        )
         atexit.register(proton.finalize)
     except Exception as exc:  # the parent finds no trace and reports this
         _note_error(os.path.dirname(prefix), exc)
