@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__, env, redact
 from .delivery.git import find_repo
@@ -22,6 +23,9 @@ from .validators import ValidationSettings
 from .validators.validate import within
 from .workload.devices import parse_devices
 from .workload.runner import TraceSettings, check_command, run_workload
+
+if TYPE_CHECKING:
+    from .rewriters import Rewriter
 
 DEVICES = ("auto", "cpu", "gpu")
 TRACE_BACKEND = "interpreter-trace"
@@ -483,7 +487,7 @@ def optimize(
     timeout_s: float | None = None,
     cwd: str | None = None,
     project: str | Path | None = None,
-    rewriter: str = "auto",
+    rewriter: str | Rewriter = "auto",
     max_attempts: int = 6,
     time_budget_s: float | None = None,
     max_tokens: int | None = None,
@@ -512,6 +516,7 @@ def optimize(
     it is committed on its own branch (and pushed, with a pull request). The returned Report's
     `optimization` holds every attempt; it is None when no kernel has the bottleneck.
 
+    `rewriter`: a name (`--rewriter`), or a Rewriter instance of the caller's.
     `devices` ("all" or "0,1"): validate each round's candidates in parallel, one worker per GPU;
     `candidates` (per round) then defaults to the number of GPUs.
     """

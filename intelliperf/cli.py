@@ -509,6 +509,83 @@ def evaluate(
         raise typer.Exit(NO_WIN_EXIT)
 
 
+class Optimizer(str, Enum):
+    bootstrap = "bootstrap"
+    mipro = "mipro"
+
+
+@app.command()
+def tune(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="CASES",
+            help="The training set: programs, or folders of programs, with a `Labels:` line (as for eval).",
+            show_default=False,
+        ),
+    ] = None,
+    saved: Annotated[Path, typer.Option("--out", help="Where the compiled program is saved (for --program).")] = Path(
+        "intelliperf-program.json"
+    ),
+    formula: Annotated[str | None, typer.Option("--formula", "-f", help="Only the cases of this formula.")] = None,
+    model: Model = None,
+    api_base: ApiBase = None,
+    api_key_env: ApiKeyEnv = None,
+    program: ProgramFile = None,
+    reasoning: Reasoning = False,
+    optimizer: Annotated[
+        Optimizer,
+        typer.Option(
+            "--optimizer",
+            case_sensitive=False,
+            help="bootstrap (dspy.BootstrapFewShot: accepted answers become demonstrations) or mipro "
+            "(dspy.MIPROv2, light: also new instructions; many more model calls).",
+        ),
+    ] = Optimizer.bootstrap,
+    demos: Annotated[int, typer.Option("--demos", help="Demonstrations to keep at most.")] = 2,
+    rounds: Annotated[
+        int, typer.Option("--rounds", help="bootstrap: answers asked per case until one is accepted.")
+    ] = 1,
+    device: DeviceOption = Device.auto,
+    sandbox_env: SandboxEnv = [],  # noqa: B006
+    work_dir: Annotated[
+        Path, typer.Option("--work-dir", help="Each judged answer's optimize run, and tune.json, go here.")
+    ] = Path("intelliperf-tune"),
+) -> None:
+    """Tune the llm rewriter's DSPy program on labelled cases, with the validators' verdict as the metric."""
+    from .evaluation import find_cases
+    from .tuning import tune as run_tune
+
+    if not model:
+        raise UsageError("tune needs a model", hint="Pass --model NAME (and --api-base URL), or set INTELLIPERF_MODEL.")
+    if not paths:
+        raise UsageError(
+            "no cases named", hint="Name programs or folders: intelliperf tune examples/atomic_contention --model NAME"
+        )
+    cases = find_cases(paths, formula)
+    report = run_tune(
+        cases,
+        model=model,
+        llm_options=_llm_options(api_base, api_key_env, program, reasoning),
+        optimizer=optimizer.value,
+        demos=demos,
+        rounds=rounds,
+        out=saved,
+        work_dir=work_dir,
+        device=device.value,
+        sandbox_env=sandbox_env,
+        progress=_progress,
+    )
+    accepted = sum(j.score == 1.0 for j in report.judged)
+    err.print(
+        f"[dim]{len(report.judged)} answers judged on {len(report.cases)} cases, {accepted} accepted; "
+        f"{report.demos} demonstrations; written: {saved}, {work_dir / 'tune.json'}[/dim]"
+    )
+    for name, why in report.skipped.items():
+        err.print(f"[yellow]skipped {name}: {why}[/yellow]")
+    out.print(f"Tuned program: {saved} (use it with --program {saved})", highlight=False)
+
+
 @app.command()
 def formulas(
     formula_path: list[Path] = typer.Option([], "--formula-path", help="Also load formulas from this file."),
@@ -561,6 +638,10 @@ METAVARS = {
     "--api-key-env": "VARIABLE",
     "--transcript": "FILE",
     "--save-transcript": "FILE",
+    "--demos": "N",
+    "--rounds": "N",
+    "--work-dir": "DIR",
+    "--out": "FILE",
     "--program": "FILE",
     "--project": "DIR",
     "--out-dir": "DIR",

@@ -30,6 +30,7 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.cli": 5,
     "intelliperf.__main__": 5,
     "intelliperf.evaluation": 5,
+    "intelliperf.tuning": 5,
     "intelliperf.delivery.action": 5,
 }
 KNOWN_UPWARD = {

@@ -49,9 +49,16 @@ __all__ = [
 
 
 def make_rewriters(
-    choice: str, *, model: str | None = None, llm_options: dict | None = None, transcript: Path | None = None
+    choice: str | Rewriter,
+    *,
+    model: str | None = None,
+    llm_options: dict | None = None,
+    transcript: Path | None = None,
 ) -> list[Rewriter]:
-    """The rewriters to run, in order, for `--rewriter choice` (a built-in or a plug-in's name)."""
+    """The rewriters to run, in order, for `--rewriter choice` (a built-in or a plug-in's name); an
+    API caller may hand over a Rewriter instance instead."""
+    if isinstance(choice, Rewriter):
+        return [choice]
     if choice not in CHOICES:
         found, broken = plugins()
         if choice in broken:

@@ -199,6 +199,11 @@ class LLMRewriter(Rewriter):
                     "the same --reasoning setting.",
                 ) from None
 
+    def configured(self):
+        """The DSPy language model and program this rewriter asks (`intelliperf tune` compiles the latter)."""
+        self._setup()
+        return self._lm, self._program
+
     def rewrite(self, request: RewriteRequest) -> Candidate:
         return self.rewrite_many(request, 1)[0]
 

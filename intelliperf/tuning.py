@@ -1,0 +1,208 @@
+"""`intelliperf tune`: tune the llm rewriter's DSPy program against the validators' verdict.
+
+The training set is the eval's cases (programs with a `Labels:` line). For each case, one
+`optimize` run up to its first question records the request the llm rewriter would get; its
+prompt fields are the example's inputs (the same fields, scrubbed, that a real run sends). A
+DSPy optimizer then runs the program on the examples, and every answer it wants judged goes
+through `optimize` again with that answer as the only candidate: the same sandbox, the same
+validators, the same decision as a real run, so the metric cannot be fooled more easily than
+`optimize` itself. The score of one answer: 1 when it is accepted (a validated win), 0.5 when it
+is correct but not a win, 0 otherwise. `bootstrap` (dspy.BootstrapFewShot) keeps accepted
+answers as demonstrations (with `rounds` > 1 a case whose answer failed is asked again, at a
+higher temperature); `mipro` (dspy.MIPROv2, auto="light") also proposes instructions and
+needs many more model calls. The compiled program is saved where `--program FILE` loads it.
+
+Each judged answer costs a profile, a reference capture and one attempt of the case's program
+(on the 2-core CPU machine about a minute for the README's example); a training set of a few
+small cases is the intended size.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .errors import UsageError
+from .evaluation import Case, _slug
+from .files import write_atomic
+from .rewriters import Candidate, Rewriter, RewriteRequest
+from .rewriters.llm import LLMRewriter, _scrubbed, prompt_fields
+from .rewriters.transcript import candidate_from_answer
+
+OPTIMIZERS = ("bootstrap", "mipro")
+SCORES = {"accepted": 1.0, "correct": 0.5}
+
+
+class Judged(BaseModel):
+    case: str
+    status: str = Field(description="the attempt's status, or why the answer was never validated")
+    score: float
+    seconds: float
+
+
+class TuneReport(BaseModel):
+    model: str
+    optimizer: Literal["bootstrap", "mipro"]
+    program: str = Field(description="where the compiled program was saved")
+    cases: list[str] = Field(description="the training set: the cases that had a request")
+    skipped: dict[str, str] = Field(default_factory=dict, description="cases left out, and why")
+    judged: list[Judged] = Field(default_factory=list, description="every answer the optimizer had judged")
+    demos: int = Field(0, description="demonstrations in the compiled program")
+
+
+class _Ask(Rewriter):
+    """Records the first request of a case and declines: the request is all the example needs."""
+
+    name = "tuning"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.request: RewriteRequest | None = None
+
+    def rewrite(self, request: RewriteRequest) -> Candidate:
+        self.request = request
+        return Candidate.decline(self.name, "recording the request only")
+
+
+class _Answer(Rewriter):
+    """Offers one candidate, once: the answer being judged."""
+
+    name = "llm"
+
+    def __init__(self, candidate: Candidate) -> None:
+        super().__init__()
+        self.candidate: Candidate | None = candidate
+
+    def rewrite(self, request: RewriteRequest) -> Candidate:
+        candidate, self.candidate = self.candidate, None
+        return candidate or Candidate.decline(self.name, "one answer only")
+
+
+def tune(
+    cases: list[Case],
+    *,
+    model: str,
+    llm_options: dict | None = None,
+    optimizer: str = "bootstrap",
+    demos: int = 2,
+    rounds: int = 1,
+    out: Path,
+    work_dir: Path,
+    device: str = "auto",
+    sandbox_env: list[str] | None = None,
+    progress=None,
+) -> TuneReport:
+    """Compile the llm rewriter's program on `cases` and save it to `out` (JSON, for --program)."""
+    if optimizer not in OPTIMIZERS:
+        raise UsageError(f"--optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
+    if demos < 1 or rounds < 1:
+        raise UsageError(f"--demos and --rounds must be at least 1, got {demos} and {rounds}")
+    from . import api
+
+    api.check_paths(files={"--out": out}, folders={"--work-dir": work_dir})
+    progress = progress or (lambda message: None)
+    rewriter = LLMRewriter(LLMRewriter.Options(model=model, **(llm_options or {})))
+    lm, program = rewriter.configured()
+    report = TuneReport(model=model, optimizer=optimizer, program=str(out), cases=[])
+    run = _Runner(work_dir, device, sandbox_env or [], progress)
+    examples, requests = [], {}
+    for case in cases:
+        request, why = run.request(case)
+        if request is None:
+            report.skipped[case.name] = why
+            continue
+        requests[case.name] = request
+        report.cases.append(case.name)
+        fields = _scrubbed(prompt_fields(request))
+        examples.append(_example(fields, case))
+    if not examples:
+        raise UsageError("no case had a bottleneck to rewrite: nothing to tune on", hint=json.dumps(report.skipped))
+
+    def metric(example, prediction, trace=None) -> float:
+        case = next(c for c in cases if c.name == example.case)
+        answer = {k: str(getattr(prediction, k, "") or "") for k in ("kernel", "launcher", "rationale")}
+        judged = run.judge(case, candidate_from_answer("llm", requests[case.name], answer))
+        report.judged.append(judged)
+        write_atomic(work_dir / "tune.json", report.model_dump_json(indent=2))
+        return judged.score
+
+    import dspy
+
+    if optimizer == "bootstrap":
+        tuner = dspy.BootstrapFewShot(
+            metric=metric,
+            metric_threshold=SCORES["accepted"],
+            max_bootstrapped_demos=demos,
+            max_labeled_demos=0,
+            max_rounds=rounds,
+        )
+        compile_args = {}
+    else:
+        tuner = dspy.MIPROv2(
+            metric=metric, auto="light", num_threads=1, max_bootstrapped_demos=demos, max_labeled_demos=0
+        )
+        compile_args = {"requires_permission_to_run": False}
+    with dspy.context(lm=lm):
+        compiled = tuner.compile(program, trainset=examples, **compile_args)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    compiled.save(str(out))
+    report.demos = sum(len(p.demos) for p in compiled.predictors())
+    write_atomic(work_dir / "tune.json", report.model_dump_json(indent=2))
+    return report
+
+
+def _example(fields: dict, case: Case):
+    import dspy
+
+    return dspy.Example(**fields, case=case.name).with_inputs(*fields)
+
+
+class _Runner:
+    """`optimize` on one case, in-process, with a rewriter of ours and its own out-dir."""
+
+    def __init__(self, work_dir: Path, device: str, sandbox_env: list[str], progress) -> None:
+        self.work_dir, self.device, self.sandbox_env, self.progress = work_dir, device, sandbox_env, progress
+        self.count = 0
+
+    def _optimize(self, case: Case, rewriter: Rewriter, where: Path):
+        from . import api
+        from .validators import SandboxSettings, ValidationSettings
+
+        return api.optimize(
+            [sys.executable, case.program.name],
+            formula=case.formula,
+            cwd=str(case.program.parent),
+            device=self.device,
+            rewriter=rewriter,
+            max_attempts=1,
+            validation=ValidationSettings(sandbox=SandboxSettings(env=self.sandbox_env)),
+            out_dir=where,
+            progress=lambda m: self.progress(f"  {case.name}: {m}"),
+        )
+
+    def request(self, case: Case) -> tuple[RewriteRequest | None, str]:
+        """The request the llm rewriter would get first, or why there is none."""
+        self.progress(f"{case.name}: recording its request")
+        ask = _Ask()
+        report = self._optimize(case, ask, self.work_dir / _slug(case.name) / "request")
+        if ask.request is None:
+            return None, (report.notes or ["no request was made"])[-1]
+        return ask.request, ""
+
+    def judge(self, case: Case, candidate: Candidate) -> Judged:
+        """One answer through `optimize`, as the only candidate."""
+        self.count += 1
+        self.progress(f"{case.name}: judging answer {self.count}")
+        begin = time.monotonic()
+        where = self.work_dir / _slug(case.name) / f"answer-{self.count}"
+        report = self._optimize(case, _Answer(candidate), where)
+        attempts = report.optimization.attempts if report.optimization else []
+        status = attempts[0].status if attempts else "not validated"
+        correct = bool(attempts and attempts[0].verdict and attempts[0].verdict.correct)
+        score = SCORES["accepted"] if status == "accepted" else SCORES["correct"] if correct else 0.0
+        return Judged(case=case.name, status=status, score=score, seconds=round(time.monotonic() - begin, 1))
