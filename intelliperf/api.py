@@ -10,22 +10,18 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import __version__, env, redact
 from .delivery.git import find_repo
-from .delivery.publish import Publish, Ready, deliver, prepare
+from .delivery.publish import Ready, deliver, prepare
 from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
 from .formulas import Registry, default_registry
 from .models import KernelDiagnosis, KernelProfile, Report, RunInfo
 from .profiling.aggregate import Recording, load_recording
-from .validators import ValidationSettings
+from .settings import DiagnoseSettings, OptimizeSettings, settled
 from .validators.validate import within
 from .workload.devices import parse_devices
 from .workload.runner import TraceSettings, check_command, run_workload
-
-if TYPE_CHECKING:
-    from .rewriters import Rewriter
 
 DEVICES = ("auto", "cpu", "gpu")
 TRACE_BACKEND = "interpreter-trace"
@@ -48,61 +44,36 @@ GPU_TRACE_BUDGET_S = 10.0
 
 def diagnose(
     command: Sequence[str],
+    settings: DiagnoseSettings | None = None,
     *,
-    formula: str = "diagnoseOnly",
-    formula_paths: Sequence[str | Path] = (),
-    formula_options: dict | None = None,
-    top_n: int = 10,
-    kernel: str | None = None,
-    device: str = "auto",
-    sample_programs: int = 32,
-    trace_launches: int = 1,
-    counters: str = "auto",
-    profile_dir: str | Path | None = None,
-    timeout_s: float | None = None,
-    cwd: str | None = None,
-    output: str | Path | None = None,
-    markdown: str | Path | None = None,
-    sarif: str | Path | None = None,
     progress: Progress | None = None,
-    stop_early: bool = True,
+    **options,
 ) -> Report:
-    """Run `command`, rank its Triton kernels and ask `formula` about the top ones.
+    """Run `command`, rank its Triton kernels and ask the formula about the top ones.
 
-    `counters`: "auto" reads hardware counters when the formula uses them and a GPU and its
-    profiler (ncu, rocprofv3) are there; "ncu"/"rocprofv3" insist; "off" never profiles.
-    `profile_dir` keeps the profiler's files (the .ncu-rep opens in Nsight Compute).
-    `stop_early`: the profiler passes (ncu, region timers) stop the program once each top kernel had
-    the launches they look at; the first run, which ranks the kernels, always runs to the end.
+    `settings` (a DiagnoseSettings), or its fields as keyword arguments (`formula=...`, on top of
+    `settings` when both are given). `counters`: "auto" reads hardware counters when the formula
+    uses them and a GPU and its profiler (ncu, rocprofv3) are there; "ncu"/"rocprofv3" insist;
+    "off" never profiles. `profile_dir` keeps the profiler's files (the .ncu-rep opens in Nsight
+    Compute). `stop_early`: the profiler passes (ncu, region timers) stop the program once each top
+    kernel had the launches they look at; the first run, which ranks the kernels, always runs to
+    the end.
 
     Returns the Report that `intelliperf diagnose` prints and writes (`output` for JSON,
     `markdown` for Markdown, `sarif` for GitHub code scanning). Raises an IntelliPerfError
     subclass for anything the user can fix.
     """
+    s = settled(DiagnoseSettings, settings, options)
     check_paths(
-        files={"--output": output, "--markdown": markdown, "--sarif": sarif}, folders={"--profile-dir": profile_dir}
+        files={"--output": s.output, "--markdown": s.markdown, "--sarif": s.sarif},
+        folders={"--profile-dir": s.profile_dir},
     )
-    registry = default_registry(formula_paths)
-    the_formula = registry.create(formula, **(formula_options or {}))
-    report, _ = _diagnose(
-        list(command),
-        the_formula,
-        registry,
-        top_n=top_n,
-        kernel=kernel,
-        device=device,
-        sample_programs=sample_programs,
-        trace_launches=trace_launches,
-        counters=counters,
-        profile_dir=profile_dir,
-        timeout_s=timeout_s,
-        cwd=cwd,
-        progress=progress or _logged,
-        stop_early=stop_early,
-    )
+    registry = default_registry(s.formula_paths)
+    the_formula = registry.create(s.formula, **(s.formula_options or {}))
+    report, _ = _diagnose(list(command), the_formula, registry, s, progress=progress or _logged)
     from .delivery.report import write_reports
 
-    write_reports(report, output=output, markdown=markdown, sarif=sarif)
+    write_reports(report, output=s.output, markdown=s.markdown, sarif=s.sarif)
     return report
 
 
@@ -110,53 +81,44 @@ def _diagnose(
     command: list[str],
     the_formula,
     registry: Registry,
+    s: DiagnoseSettings,
     *,
-    top_n: int,
-    kernel: str | None,
-    device: str,
-    sample_programs: int,
-    trace_launches: int,
-    timeout_s: float | None,
-    cwd: str | None,
     progress: Progress,
-    counters: str = "auto",
-    profile_dir: str | Path | None = None,
     timer_dir: str | Path | None = None,
-    stop_early: bool = True,
 ) -> tuple[Report, Recording]:
     """Profile, rank and diagnose: the report without an optimization, and the recording."""
-    pattern = _kernel_pattern(kernel)
-    if top_n < 1:
-        raise UsageError(f"--top-n must be at least 1, got {top_n}")
-    if sample_programs < 1:
-        raise UsageError(f"--sample-programs must be at least 1, got {sample_programs}")
+    pattern = _kernel_pattern(s.kernel)
+    if s.top_n < 1:
+        raise UsageError(f"--top-n must be at least 1, got {s.top_n}")
+    if s.sample_programs < 1:
+        raise UsageError(f"--sample-programs must be at least 1, got {s.sample_programs}")
     check_command(command)
-    command = _absolute_program(command, cwd)
-    interpret = _interpret(device)
-    trace = trace_settings(the_formula, registry, kernel, sample_programs, trace_launches)
+    command = _absolute_program(command, s.cwd)
+    interpret = _interpret(s.device)
+    trace = trace_settings(the_formula, registry, s.kernel, s.sample_programs, s.trace_launches)
     if not interpret:  # the interpreter trace runs on the host beside a GPU run: bound it like the other passes
         trace.budget_s = GPU_TRACE_BUDGET_S
-    backend, counter_note = _counter_backend(counters, the_formula, registry, interpret)
+    backend, counter_note = _counter_backend(s.counters, the_formula, registry, interpret)
     trace.sass_lines = backend == "ncu" and trace.pattern is not None
 
     stages: dict[str, float] = {}
     started = time.perf_counter()
     progress("profiling: running the command with the launch recorder")
     with tempfile.TemporaryDirectory(prefix="intelliperf-") as tmp:
-        run = run_workload(command, Path(tmp), interpret=interpret, trace=trace, timeout_s=timeout_s, cwd=cwd)
+        run = run_workload(command, Path(tmp), interpret=interpret, trace=trace, timeout_s=s.timeout_s, cwd=s.cwd)
         recording = load_recording(Path(tmp))
     stages["profile"] = time.perf_counter() - started
 
     progress("diagnosing the top kernels")
     started = time.perf_counter()
     _check_recording(recording, command)
-    top = _select(recording.kernels, pattern, kernel, top_n)
+    top = _select(recording.kernels, pattern, s.kernel, s.top_n)
     measured, counter_notes = {}, [counter_note] if counter_note else []
     if backend is not None:
         progress(f"counters: running the command under {backend} for the top {len(top)} kernel(s)")
         started_counters = time.perf_counter()
         measured, notes = _counters(
-            backend, command, top, the_formula, registry, recording, timeout_s, cwd, profile_dir, stop_early
+            backend, command, top, the_formula, registry, recording, s.timeout_s, s.cwd, s.profile_dir, s.stop_early
         )
         counter_notes += notes
         stages["counters"] = time.perf_counter() - started_counters
@@ -170,10 +132,10 @@ def _diagnose(
             command,
             top,
             interpret,
-            cwd,
-            timeout_s,
-            timer_dir or profile_dir,
-            stop_early,
+            s.cwd,
+            s.timeout_s,
+            timer_dir or s.profile_dir,
+            s.stop_early,
             loops_only=not isinstance(the_formula, _RegionsOnly),
         )
         counter_notes += notes
@@ -255,21 +217,18 @@ def regions(
 
     check_paths(folders={"--out-dir": out_dir})
     out = Path(out_dir).resolve()
-    report, recording = _diagnose(
-        list(command),
-        _RegionsOnly(),
-        default_registry(),
+    settings = DiagnoseSettings(
         top_n=1,
         kernel=kernel,
         device=device,
         sample_programs=1,
-        trace_launches=1,
         timeout_s=timeout_s,
         cwd=cwd,
-        progress=progress or _logged,
         counters="off",
-        timer_dir=out,
         stop_early=stop_early,
+    )
+    report, recording = _diagnose(
+        list(command), _RegionsOnly(), default_registry(), settings, progress=progress or _logged, timer_dir=out
     )
     for d in report.diagnoses:
         profile = next(k for k in report.kernels if k.name == d.kernel)
@@ -474,38 +433,10 @@ def _notes(registry: Registry, recording: Recording, interpret: bool) -> list[st
 
 def optimize(
     command: Sequence[str],
+    settings: OptimizeSettings | None = None,
     *,
-    formula: str = "atomicContention",
-    formula_paths: Sequence[str | Path] = (),
-    formula_options: dict | None = None,
-    top_n: int = 10,
-    kernel: str | None = None,
-    device: str = "auto",
-    sample_programs: int = 32,
-    counters: str = "auto",
-    profile_dir: str | Path | None = None,
-    timeout_s: float | None = None,
-    cwd: str | None = None,
-    project: str | Path | None = None,
-    rewriter: str | Rewriter = "auto",
-    max_attempts: int = 6,
-    time_budget_s: float | None = None,
-    max_tokens: int | None = None,
-    candidates: int | None = None,
-    devices: str | None = None,
-    model: str | None = None,
-    llm_options: dict | None = None,
-    transcript: str | Path | None = None,
-    validation: ValidationSettings | None = None,
-    in_place: bool = False,
-    force: bool = False,
-    out_dir: str | Path = "intelliperf-out",
-    output: str | Path | None = None,
-    markdown: str | Path | None = None,
-    sarif: str | Path | None = None,
     progress: Progress | None = None,
-    publish: Publish | None = None,
-    stop_early: bool = True,
+    **options,
 ) -> Report:
     """Diagnose, then rewrite -> validate -> feed back until a candidate is correct, faster and
     improves the formula's metric, or the budget is spent.
@@ -516,7 +447,8 @@ def optimize(
     it is committed on its own branch (and pushed, with a pull request). The returned Report's
     `optimization` holds every attempt; it is None when no kernel has the bottleneck.
 
-    `rewriter`: a name (`--rewriter`), or a Rewriter instance of the caller's.
+    `settings` (an OptimizeSettings), or its fields as keyword arguments (on top of `settings`
+    when both are given); `rewriter` may be a Rewriter instance of the caller's.
     `devices` ("all" or "0,1"): validate each round's candidates in parallel, one worker per GPU;
     `candidates` (per round) then defaults to the number of GPUs.
     """
@@ -524,60 +456,50 @@ def optimize(
     from .delivery.report import write_reports
     from .rewriters import make_rewriters
 
+    s = settled(OptimizeSettings, settings, options)
     progress = progress or _logged
     check_paths(
-        files={"--output": output, "--markdown": markdown, "--sarif": sarif},
-        folders={"--out-dir": out_dir, "--profile-dir": profile_dir},
+        files={"--output": s.output, "--markdown": s.markdown, "--sarif": s.sarif},
+        folders={"--out-dir": s.out_dir, "--profile-dir": s.profile_dir},
     )
-    gpus = parse_devices(devices)
+    gpus = parse_devices(s.devices)
     budget = loop.Budget(
-        max_attempts=max_attempts,
-        time_budget_s=time_budget_s,
-        max_tokens=max_tokens,
-        candidates=max(len(gpus), 1) if candidates is None else candidates,
+        max_attempts=s.max_attempts,
+        time_budget_s=s.time_budget_s,
+        max_tokens=s.max_tokens,
+        candidates=max(len(gpus), 1) if s.candidates is None else s.candidates,
         devices=gpus,
     )
     budget.check()
-    model = model or os.environ.get(env.MODEL) or None
-    key_env = (llm_options or {}).get("api_key_env")
+    model = s.model or os.environ.get(env.MODEL) or None
+    key_env = (s.llm_options or {}).get("api_key_env")
     redact.also(key_env)
-    rewriters = make_rewriters(
-        rewriter, model=model, llm_options=llm_options, transcript=Path(transcript) if transcript else None
-    )
-    root = Path(project or cwd or os.getcwd()).resolve()
+    rewriters = make_rewriters(s.rewriter, model=model, llm_options=s.llm_options, transcript=s.transcript)
+    root = Path(s.project or s.cwd or os.getcwd()).resolve()
     if not root.is_dir():
         raise UsageError(f"--project {root} is not a folder")
-    validation = (validation or ValidationSettings()).model_copy(deep=True)
+    validation = s.validation.model_copy(deep=True)
     validation.secrets = sorted({*validation.secrets, *([key_env] if key_env else [])})
-    out = Path(out_dir).resolve()
+    out = Path(s.out_dir).resolve()
     validation.sandbox.build((root, out), validation.secrets)  # refuse before anything runs
-    if in_place:
-        check_clean(root, force)
-    ready = prepare(publish, root) if publish else None
-    registry = default_registry(formula_paths)
-    the_formula = registry.create(formula, **(formula_options or {}))
+    if s.in_place:
+        check_clean(root, s.force)
+    ready = prepare(s.publish, root) if s.publish else None
+    registry = default_registry(s.formula_paths)
+    the_formula = registry.create(s.formula, **(s.formula_options or {}))
     report, recording = _diagnose(
         list(command),
         the_formula,
         registry,
-        top_n=top_n,
-        kernel=kernel,
-        device=device,
-        sample_programs=sample_programs,
-        trace_launches=1,
-        timeout_s=timeout_s,
-        cwd=cwd,
+        s,
         progress=progress,
-        counters=counters,
-        profile_dir=profile_dir,
-        timer_dir=Path(profile_dir) if profile_dir else out / "regions",
-        stop_early=stop_early,
+        timer_dir=Path(s.profile_dir) if s.profile_dir else out / "regions",
     )
 
     def write() -> None:
         write_reports(report, output=out / "report.json", markdown=out / "report.md")
-        if output or markdown or sarif:
-            write_reports(report, output=output, markdown=markdown, sarif=sarif)
+        if s.output or s.markdown or s.sarif:
+            write_reports(report, output=s.output, markdown=s.markdown, sarif=s.sarif)
 
     if report.selected is None:
         report.notes.append(f"nothing to optimize: no diagnosed kernel has the {the_formula.name} bottleneck")
@@ -605,7 +527,7 @@ def optimize(
         registry=registry,
         root=root,
         out_dir=out,
-        trace=trace_settings(the_formula, registry, re.escape(profile.name), sample_programs),
+        trace=trace_settings(the_formula, registry, re.escape(profile.name), s.sample_programs),
         validation=validation,
         budget=budget,
         write=write,
@@ -623,8 +545,8 @@ def optimize(
     report.stages["attempts"] = round(time.perf_counter() - started - report.stages.get("reference", 0), 3)
     if ready is not None:  # before --in-place, which makes the patched files differ from the commit
         _publish(ready, report, write)
-    if in_place and optimization.winner is not None:
-        apply_in_place(root, optimization, force)
+    if s.in_place and optimization.winner is not None:
+        apply_in_place(root, optimization, s.force)
     write()
     return report
 

@@ -198,9 +198,9 @@ def diagnose(
     """Profile a program, rank its Triton kernels and diagnose the top ones."""
     from .api import diagnose as run_diagnose
     from .delivery.console import print_report
+    from .settings import DiagnoseSettings
 
-    report = run_diagnose(
-        command or [],
+    settings = DiagnoseSettings(
         formula=formula,
         formula_paths=formula_path,
         formula_options=_parse_options(formula_option),
@@ -214,9 +214,9 @@ def diagnose(
         output=output,
         markdown=markdown,
         sarif=sarif,
-        progress=_progress,
         stop_early=not full_run,
     )
+    report = run_diagnose(command or [], settings, progress=_progress)
     print_report(report, out)
     for path in (output, markdown, sarif):
         if path is not None:
@@ -315,6 +315,7 @@ def optimize(
     from .api import optimize as run_optimize
     from .delivery.console import print_report
     from .delivery.publish import Publish
+    from .settings import OptimizeSettings
 
     publish = (
         Publish(
@@ -341,40 +342,39 @@ def optimize(
         timeout_s=candidate_timeout,
         sandbox=SandboxSettings(enabled=not no_sandbox, read=sandbox_read, env=sandbox_env, network=sandbox_network),
     )
+    settings = OptimizeSettings(
+        formula=formula,
+        formula_paths=formula_path,
+        formula_options=_parse_options(formula_option),
+        top_n=top_n,
+        kernel=kernel,
+        device=device.value,
+        sample_programs=sample_programs,
+        profile_dir=profile_dir,
+        counters=counters.value,
+        rewriter=rewriter,
+        max_attempts=max_attempts,
+        time_budget_s=time_budget,
+        max_tokens=max_tokens,
+        candidates=candidates,
+        devices=devices,
+        model=model,
+        llm_options=llm_options,
+        transcript=transcript,
+        project=project,
+        validation=validation,
+        in_place=in_place,
+        force=force,
+        out_dir=out_dir,
+        timeout_s=timeout,
+        output=output,
+        markdown=markdown,
+        sarif=sarif,
+        publish=publish,
+        stop_early=not full_run,
+    )
     try:
-        report = run_optimize(
-            command or [],
-            formula=formula,
-            formula_paths=formula_path,
-            formula_options=_parse_options(formula_option),
-            top_n=top_n,
-            kernel=kernel,
-            device=device.value,
-            sample_programs=sample_programs,
-            profile_dir=profile_dir,
-            counters=counters.value,
-            rewriter=rewriter,
-            max_attempts=max_attempts,
-            time_budget_s=time_budget,
-            max_tokens=max_tokens,
-            candidates=candidates,
-            devices=devices,
-            model=model,
-            llm_options=llm_options,
-            transcript=transcript,
-            project=project,
-            validation=validation,
-            in_place=in_place,
-            force=force,
-            out_dir=out_dir,
-            timeout_s=timeout,
-            output=output,
-            markdown=markdown,
-            sarif=sarif,
-            progress=_progress,
-            publish=publish,
-            stop_early=not full_run,
-        )
+        report = run_optimize(command or [], settings, progress=_progress)
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted: the attempts so far are in {out_dir / 'report.json'}[/yellow]")
         raise typer.Exit(130) from None

@@ -27,6 +27,7 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.loop": 3,
     "intelliperf.delivery": 3,
     "intelliperf.api": 4,
+    "intelliperf.settings": 4,
     "intelliperf.cli": 5,
     "intelliperf.__main__": 5,
     "intelliperf.evaluation": 5,

@@ -373,3 +373,23 @@ def test_a_sweep_runs_through_the_loop_and_is_never_the_winner(tmp_path, monkeyp
     assert attempt.status == "rejected" and report.optimization.winner is None
     assert "[sweep] a screen, not a fix" in attempt.reasons and attempt.chosen == {}
     assert "@triton.autotune(configs=" in attempt.diff and "restore_value=['out_ptr']" in attempt.diff
+
+
+def test_settings_objects_and_keywords_are_one_checked_input():
+    """api.diagnose/optimize take a DiagnoseSettings/OptimizeSettings, or its fields as keywords on
+    top of one; a wrong name or type is a UsageError naming the field, before anything runs."""
+    import pytest
+
+    from intelliperf.api import optimize
+    from intelliperf.errors import UsageError
+    from intelliperf.settings import DiagnoseSettings, OptimizeSettings, settled
+
+    merged = settled(OptimizeSettings, OptimizeSettings(top_n=3, max_attempts=2), {"formula": "bankConflict"})
+    assert (merged.top_n, merged.max_attempts, merged.formula) == (3, 2, "bankConflict")
+    assert settled(DiagnoseSettings, None, {}).formula == "diagnoseOnly" and OptimizeSettings().formula == (
+        "atomicContention"
+    )
+    with pytest.raises(UsageError, match="top_nn: Extra inputs are not permitted"):
+        optimize(["true"], top_nn=3)
+    with pytest.raises(UsageError, match="max_attempts: Input should be a valid integer"):
+        optimize(["true"], OptimizeSettings(), max_attempts="many")
