@@ -337,6 +337,30 @@ def test_a_program_that_differs_between_runs_is_judged_on_the_replays(tmp_path):
     assert again.correct and not any("not deterministic" in n for n in again.notes)
 
 
+def test_a_second_reference_run_that_fails_leaves_the_verdict_to_the_comparison(tmp_path):
+    """The unchanged program's second run, asked for when a candidate differs, fails (here: it
+    refuses to run twice in one folder): validate still answers, with a note, and the wrong
+    candidate stays wrong."""
+    once = (
+        (AXPY / "axpy.py")
+        .read_text()
+        .replace(
+            "def main() -> None:\n",
+            "def main() -> None:\n    if os.path.exists('ran-once'):\n        sys.exit(3)\n"
+            "    open('ran-once', 'w').close()\n",
+        )
+    )
+    project = copy_project(AXPY, {"axpy.py": once}, tmp_path / "project")
+    ref = capture_reference(Program(project, COMMAND), "axpy_kernel", interpret=True, work_dir=tmp_path / "ref")
+    wrong = copy_project(
+        project, {"axpy.py": once.replace("alpha * x + y, mask", "alpha * x - y, mask")}, tmp_path / "c"
+    )
+    verdict = validate(ref, Program(wrong, COMMAND), work_dir=tmp_path / "v")
+    assert not verdict.correct and any(p.kind == "mismatch" for p in verdict.problems), verdict.reasons()
+    assert any("second run of the unchanged program failed" in n for n in verdict.notes)
+    assert ref.stability_known and ref.unstable == []
+
+
 def test_a_deterministic_program_is_run_once_when_candidates_match(tmp_path):
     """The second run of the unchanged program can change no verdict while every candidate matches the first."""
     ref = capture_reference(Program(AXPY, COMMAND), "axpy_kernel", interpret=True, work_dir=tmp_path / "ref")

@@ -176,9 +176,17 @@ class ReferenceRun:
         with self._stability_lock:
             if self.stability_known or self.again is None:
                 return []
-            runs = [(self.manifest, self.duration_s), *(self.again(i) for i in range(1, settings.reference_runs))]
-            self.unstable, notes = _unstable(runs, self.kernel, settings)
             self.stability_known = True
+            try:
+                runs = [(self.manifest, self.duration_s), *(self.again(i) for i in range(1, settings.reference_runs))]
+            except IntelliPerfError as exc:  # the unchanged program failed this time: nothing to relax
+                note = (
+                    f"a second run of the unchanged program failed ({exc.message.splitlines()[0][:200]}): "
+                    "whether it is deterministic is unknown, so in-program values are compared as they are"
+                )
+                self.notes.append(note)
+                return [note]
+            self.unstable, notes = _unstable(runs, self.kernel, settings)
             self.notes += notes
             return notes
 
