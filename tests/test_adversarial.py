@@ -210,10 +210,12 @@ CHEATS = {
     ),
     # what only the replays show
     "returns another dtype": (KERNEL, _launcher(ret="    return sums.double(), maxs\n"), {"dtype"}, "float64"),
+    # On fewer rows its extra programs store past the buffer; under the interpreter that writes into
+    # the replay worker's own heap, which then crashes or (seen once in CI) hangs until its limit.
     "hard-codes the recorded rows": (
         KERNEL,
         _launcher(launch=LAUNCH.replace("[(rows,)]", "[(48,)]")),
-        {"mismatch", "crash", "nan", "unwritten"},
+        {"mismatch", "crash", "nan", "unwritten", "timeout"},
         "replay",
     ),
     "hard-codes the recorded block": (
