@@ -605,6 +605,11 @@ def main(mode: str, *args: str) -> int:
     return 0
 
 
+def _new_summary() -> dict:
+    """What a worker's replay.json holds: the runs done, the trials that failed, notes, phase times."""
+    return {"runs": [], "failures": [], "notes": [], "phases": {}}
+
+
 def _serve(mode: str, early_path: str | None) -> int:
     """A warm worker: started while the program still runs, it imports torch and Triton (and sets up
     the GPU) at once, then waits for its job's path on stdin (end of input: nothing to do). With an
@@ -618,7 +623,7 @@ def _serve(mode: str, early_path: str | None) -> int:
     early = None
     if early_path:
         job = json.loads(Path(early_path).read_text())
-        summary = {"runs": [], "failures": [], "notes": [], "phases": {}}
+        summary = _new_summary()
         mark = time.perf_counter()
         try:
             module = load_module(job["kernel"]["file"], "_intelliperf_side")
@@ -644,7 +649,7 @@ def _work(mode: str, job: dict, module=None, summary: dict | None = None, fds: t
     could not (`time` answers on its pipes instead, and writes replay.json only when it fails)."""
     out = Path(job["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
-    summary = summary or {"runs": [], "failures": [], "notes": [], "phases": {}}
+    summary = summary or _new_summary()
     mark = time.perf_counter()
     try:
         if module is None:

@@ -727,9 +727,12 @@ def _replay_worker(
     out.mkdir(parents=True, exist_ok=True)
     ref = reference.manifest
     mapped = {
-        "kernel": {**ref["kernel"], "file": _in_copy(ref["kernel"]["file"], reference, candidate)},
+        "kernel": {
+            **ref["kernel"],
+            "file": in_copy([ref["kernel"]["file"]], reference.program.root, candidate.root)[0],
+        },
         "launcher": ref["launcher"]
-        and {**ref["launcher"], "file": _in_copy(ref["launcher"]["file"], reference, candidate)},
+        and {**ref["launcher"], "file": in_copy([ref["launcher"]["file"]], reference.program.root, candidate.root)[0]},
         "launches": ref["launches"],
     }
     early = _candidate_job(reference, mapped, out) if reference.interpret and reference.replay.get("runs") else None
@@ -746,13 +749,6 @@ def _replay_worker(
         early=early,
     )
     return worker, early
-
-
-def _in_copy(file: str, reference: ReferenceRun, candidate: Program) -> str:
-    """A file of the reference's copy at its place in the candidate's copy (a file outside stays)."""
-    root = Path(reference.program.root).resolve()
-    path = Path(file).resolve()
-    return str(Path(candidate.root).resolve() / path.relative_to(root)) if within(path, root) else file
 
 
 def _same_launcher(early: dict | None, job: dict) -> bool:

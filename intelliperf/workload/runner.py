@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import env as names
-from ..env import cache_root  # noqa: F401  (callers took it from here)
 from ..errors import CommandNotFoundError, EmptyCommandError, WorkloadFailedError, WorkloadTimeoutError
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
