@@ -21,7 +21,7 @@ from .profiling.aggregate import Recording, load_recording
 from .settings import DiagnoseSettings, OptimizeSettings, settled
 from .validators.validate import within
 from .workload.devices import parse_devices
-from .workload.runner import TraceSettings, check_command, run_workload
+from .workload.runner import TraceSettings, check_command, run_workload, uncompiled_note
 
 DEVICES = ("auto", "cpu", "gpu")
 TRACE_BACKEND = "interpreter-trace"
@@ -426,6 +426,8 @@ def _notes(registry: Registry, recording: Recording, interpret: bool) -> list[st
             )
     for record in recording.records:
         notes += [f"recorder, process {record['pid']}: {problem}" for problem in record.get("problems", [])]
+    if uncompiled := uncompiled_note():
+        notes.append(uncompiled)
     for items in recording.evidence.values():
         notes += [f"{ev.kernel}: {note}" for ev in items for note in ev.notes]
     return notes

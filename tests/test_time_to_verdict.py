@@ -16,7 +16,7 @@ from intelliperf.models import Attempt, KernelProfile, LaunchSignature, Measure
 from intelliperf.profiling import ncu, region_timers, window
 from intelliperf.profiling.regions import layout_of, untimed
 from intelliperf.validators import Problem, Verdict
-from intelliperf.workload.runner import bootstrap_env
+from intelliperf.workload.runner import bootstrap_env, uncompiled_note
 
 PROGRAM = textwrap.dedent("""
     import atexit, sys
@@ -249,3 +249,23 @@ def test_protons_dropped_event_warnings_are_counted_not_printed(tmp_path, capfd)
     assert result.returncode == 0 and counts == [(8192, 8204)] * 3
     shown = capfd.readouterr()
     assert "program output" in shown.err and "events are dropped" not in shown.out + shown.err
+
+
+def test_a_module_python_may_not_compile_is_named_with_the_command_that_compiles_it(tmp_path, monkeypatch):
+    """A read-only install without bytecode (a container image built without compiling it) costs every
+    Python process the run starts seconds of compiling torch: the report says so and how to fix it."""
+    package = tmp_path / "heavy_dependency"
+    package.mkdir()
+    (package / "__init__.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    assert uncompiled_note(("heavy_dependency",)) is None  # the first import writes the bytecode
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    note = uncompiled_note(("heavy_dependency",))
+    assert note and note.startswith("heavy_dependency has no compiled bytecode")
+    command = note.split("Compile it once: ")[1].split()
+    assert command[-1] == str(package)
+    subprocess.run([sys.executable if c == "python" else c for c in command], check=True, timeout=60)
+    assert uncompiled_note(("heavy_dependency",)) is None

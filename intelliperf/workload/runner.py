@@ -108,6 +108,34 @@ def workload_env(
     return env
 
 
+def uncompiled_note(modules: tuple[str, ...] = ("torch", "triton")) -> str | None:
+    """A note when a module the programs import has no compiled bytecode and Python may not write it
+    (a read-only install, PYTHONDONTWRITEBYTECODE): every Python process a diagnosis or an optimize
+    run starts then compiles that module again, seconds each, and nothing says why it is slow."""
+    import importlib.util
+
+    stale = []
+    for name in modules:
+        spec = importlib.util.find_spec(name)  # finds the file without importing it
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            continue
+        cached = importlib.util.cache_from_source(spec.origin)  # honours PYTHONPYCACHEPREFIX
+        folder = Path(cached).parent
+        while not folder.exists():  # Python makes the missing folders where it may write the nearest one
+            folder = folder.parent
+        writable = os.access(folder, os.W_OK)
+        may_write = writable and not (sys.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"))
+        if not os.path.exists(cached) and not may_write:
+            stale.append((name, str(Path(spec.origin).parent)))
+    if not stale:
+        return None
+    return (
+        f"{', '.join(n for n, _ in stale)} has no compiled bytecode here and Python may not write it, so every "
+        "Python process intelliperf starts compiles it again (seconds each). Compile it once: python -m "
+        f"compileall -q {' '.join(folder for _, folder in stale)}"
+    )
+
+
 def _tee(stream, sink, tail: deque) -> None:
     for raw in iter(stream.readline, b""):
         sink.write(raw.decode(errors="replace"))
