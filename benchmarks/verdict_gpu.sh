@@ -11,16 +11,7 @@ import_torch() {
 print(f'import torch {a-t:.2f} s, cuda init {time.perf_counter()-a:.2f} s')" >>"$OUT/summary.txt"
 }
 : >"$OUT/summary.txt"
-# COMPILE=1: compile torch's and Triton's bytecode first, as pip does on a normal install (the device
-# image has none and Python does not write it: each process then compiles them, seconds each).
-if [ "${COMPILE:-0}" = 1 ]; then
-  env | grep '^PYTHON' >>"$OUT/summary.txt"
-  import_torch
-  dirs=$(python3 -c "import importlib.util as u, os; print(' '.join(os.path.dirname(u.find_spec(m).origin) for m in ('torch', 'triton')))")
-  start=$(date +%s)
-  python3 -m compileall -q -j 0 $dirs >"$OUT/compileall.log" 2>&1
-  echo "compileall rc=$? in $(( $(date +%s) - start )) s: $dirs" >>"$OUT/summary.txt"
-fi
+env | grep '^PYTHON' >>"$OUT/summary.txt"
 if [ "${GPU_TESTS:-1}" = 1 ]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_validators.py >"$OUT/gpu-validators.log" 2>&1
   echo "gpu validator tests rc=$?" >>"$OUT/summary.txt"
