@@ -25,7 +25,7 @@ from intelliperf.pinpoint import source_line
 from .base import Formula, _same_file
 
 
-class AtomicContention(Formula):
+class AtomicContention(Formula["AtomicContention.Options"]):
     name = "atomicContention"
     summary = "many lanes of one atomic instruction update the same address and are serialised"
     evidence = ("interpreter-trace", "static")

@@ -39,7 +39,7 @@ EXCESS = "Shared Excess Wavefronts"  # ncu.EXCESS_SHARED, per line
 Sites = dict[tuple[str, int], int]  # (file, line) -> shared instructions per thread at a loop line
 
 
-class BankConflict(Formula):
+class BankConflict(Formula["BankConflict.Options"]):
     name = "bankConflict"
     summary = "shared-memory accesses whose lanes collide on a bank (extra wavefronts)"
     evidence = ("static",)
@@ -248,7 +248,7 @@ def _exchange_in_loop(kernel: KernelProfile, counted: Evidence, evidence: list[E
         return True
     conflicted = [c for c in counted.lines if c.counters.get(EXCESS)]
     at_kernel = [c.line for c in conflicted if kernel.file and _same_file(c.file, kernel.file)]
-    if any(line in loop_lines(kernel.file, kernel.line) for line in at_kernel):
+    if kernel.file and any(line in loop_lines(kernel.file, kernel.line) for line in at_kernel):
         return True
     compiled = any(f.target.startswith("cuda") for ev in evidence for f in ev.facts)
     placed = bool(conflicted) and len(at_kernel) == len(conflicted)  # none inside a helper with its call site lost

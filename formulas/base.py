@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -15,8 +15,20 @@ if TYPE_CHECKING:
     from .registry import Registry
 
 
-class Formula(ABC):
+class FormulaOptions(BaseModel):
+    """A formula's options (`-O name=value`); unknown names are an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+OptionsT = TypeVar("OptionsT", bound=FormulaOptions)
+
+
+class Formula(ABC, Generic[OptionsT]):
     """A bottleneck detector. Subclass it, set the class attributes, implement `diagnose`.
+
+    Options go in a nested `class Options(Formula.Options)`; name it in the base for the type
+    checker: `class Mine(Formula["Mine.Options"])` (a plain `Formula` base works as well).
 
     `diagnose` gets the kernel's profile and every evidence item gathered for it (the backend
     is named in each item) and returns a Finding. It must not raise for a kernel that simply
@@ -35,12 +47,14 @@ class Formula(ABC):
     problem: ClassVar[str] = ""  # what a rewriter is told the problem is
     techniques: ClassVar[tuple[str, ...]] = ()  # known fixes, for the rewriter
 
-    class Options(BaseModel):
-        model_config = ConfigDict(extra="forbid")
+    class Options(FormulaOptions):
+        """Subclassed by each formula that takes options."""
+
+    options: OptionsT
 
     def __init__(self, **options) -> None:
         try:
-            self.options = self.Options(**options)
+            self.options = cast(OptionsT, self.Options(**options))
         except ValidationError as exc:
             fields = ", ".join(self.Options.model_fields) or "(none)"
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

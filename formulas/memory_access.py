@@ -24,7 +24,7 @@ from intelliperf.pinpoint import source_line
 from .base import Formula
 
 
-class MemoryAccess(Formula):
+class MemoryAccess(Formula["MemoryAccess.Options"]):
     name = "memoryAccess"
     summary = "global loads/stores use a small part of each 32-byte sector (uncoalesced access)"
     evidence = ("interpreter-trace", "static")
@@ -65,8 +65,9 @@ class MemoryAccess(Formula):
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
         counted = self.counter_evidence(evidence)
-        if counted is not None and _measured_efficiency(counted) is not None:
-            return self._from_counters(kernel, counted, evidence)
+        efficiency = _measured_efficiency(counted) if counted is not None else None
+        if counted is not None and efficiency is not None:
+            return self._from_counters(kernel, counted, efficiency, evidence)
         traced = [ev for ev in evidence if ev.sites or ev.programs_sampled]
         if not traced:
             return self.no_evidence(kernel)
@@ -110,10 +111,11 @@ class MemoryAccess(Formula):
             **common,
         )
 
-    def _from_counters(self, kernel: KernelProfile, counted: Evidence, evidence: list[Evidence]) -> Finding:
-        """Judged on the hardware: the kernel's figure from whole-kernel counters, the lines from
-        the per-instruction ones (or, without them, the model's lines)."""
-        efficiency = _measured_efficiency(counted)
+    def _from_counters(
+        self, kernel: KernelProfile, counted: Evidence, efficiency: float, evidence: list[Evidence]
+    ) -> Finding:
+        """Judged on the hardware: the kernel's figure from whole-kernel counters (`efficiency`), the
+        lines from the per-instruction ones (or, without them, the model's lines)."""
         metric = Metric(
             name=self.metric, value=round(efficiency, 4), unit="of each 32-byte sector used (measured)", better="higher"
         )

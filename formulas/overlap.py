@@ -25,7 +25,7 @@ from .base import Formula, _same_file
 ASYNC = ("async_copy", "tma")
 
 
-class Overlap(Formula):
+class Overlap(Formula["Overlap.Options"]):
     name = "overlap"
     summary = "a loop whose memory and compute take turns (not software-pipelined)"
     evidence = ("static",)
@@ -57,6 +57,7 @@ class Overlap(Formula):
         why = untimed(layout, kernel.name)
         if why:
             return self.finding(False, why + ".", evidence_backend="static")
+        assert layout is not None and layout.loop_line is not None  # untimed() said why otherwise
         timed = next((ev for ev in evidence if ev.regions is not None and ev.regions.loop_cycles_per_warp), None)
         sync, total, where = _load_instructions(kernel, evidence, layout)
         if timed is not None:
@@ -91,6 +92,7 @@ class Overlap(Formula):
 
     def _from_timers(self, kernel, timed: Evidence, evidence, layout: Instrumented, sync: int, total: int) -> Finding:
         r = timed.regions
+        assert r is not None and layout.loop_line is not None  # chosen for its regions, in a loop
         exposed = r.exposed_memory_share or 0.0
         metric = Metric(
             name=self.metric,
@@ -163,11 +165,12 @@ def _load_instructions(kernel: KernelProfile, evidence: list[Evidence], layout: 
     sync = sum(f.count for f in chosen if f.kind == "load")
     total = sum(f.count for f in chosen)
     where = [(f.line, f"{f.count}x {f.instruction} ({f.target})") for f in chosen]
-    lines = {}
+    lines: dict[int, list[str]] = {}
     for line, text in where:
         lines.setdefault(line, []).append(text)
     return sync, total, [_line(kernel, ln, "compiled: " + ", ".join(t)) for ln, t in sorted(lines.items())]
 
 
 def _line(kernel: KernelProfile, line: int, detail: str):
+    assert kernel.file is not None  # region timers instrument a kernel's file: it has one
     return source_line(kernel.file, line, detail)

@@ -7,8 +7,10 @@ import inspect
 import re
 import sys
 import traceback
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import cast
 
 from pydantic import BaseModel
 
@@ -47,14 +49,15 @@ class Registry:
         problem = _check(cls)
         if problem:
             raise FormulaLoadError(f"formula plug-in {source} is not usable: {problem}")
-        existing = self._formulas.get(cls.name)
-        if existing is not None and existing is not cls:
+        formula = cast(type[Formula], cls)  # _check found it is one
+        existing = self._formulas.get(formula.name)
+        if existing is not None and existing is not formula:
             raise FormulaLoadError(
-                f"formula name {cls.name!r} from {source} is already taken by {self._sources[cls.name]}",
+                f"formula name {formula.name!r} from {source} is already taken by {self._sources[formula.name]}",
                 hint="Give the new formula another name.",
             )
-        self._formulas[cls.name] = cls
-        self._sources[cls.name] = source
+        self._formulas[formula.name] = formula
+        self._sources[formula.name] = source
 
     def load_entry_points(self) -> None:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -119,7 +122,7 @@ def _where(exc: BaseException, path: Path) -> str:
     return f" (line {frames[-1].lineno})" if frames else ""
 
 
-def default_registry(formula_paths: list[str | Path] = ()) -> Registry:
+def default_registry(formula_paths: Sequence[str | Path] = ()) -> Registry:
     registry = Registry()
     registry.load_entry_points()
     for path in formula_paths:

@@ -16,7 +16,7 @@ from .delivery.git import find_repo
 from .delivery.publish import Ready, deliver, prepare
 from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
 from .formulas import Registry, default_registry
-from .models import KernelDiagnosis, KernelProfile, Report, RunInfo
+from .models import KernelDiagnosis, KernelProfile, OptimizationStatus, Report, RunInfo
 from .profiling.aggregate import Recording, load_recording
 from .settings import DiagnoseSettings, OptimizeSettings, settled
 from .validators.validate import within
@@ -554,7 +554,7 @@ def optimize(
 
 
 def _publish(ready: Ready, report: Report, write: Callable[[], None]) -> None:
-    if report.optimization.winner is None:
+    if report.optimization is None or report.optimization.winner is None:
         report.notes.append("no validated win, so no branch or pull request")
         return
     try:
@@ -565,7 +565,7 @@ def _publish(ready: Ready, report: Report, write: Callable[[], None]) -> None:
         raise
 
 
-def _stop(report: Report, status: str, why: str, write: Callable[[], None]) -> None:
+def _stop(report: Report, status: OptimizationStatus, why: str, write: Callable[[], None]) -> None:
     if report.optimization is not None:
         report.optimization.status = status
         report.optimization.error = why

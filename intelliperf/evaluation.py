@@ -26,6 +26,8 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -321,7 +323,7 @@ def run(
                     time_budget_s=None if time_budget_s is None else time_budget_s - spent,
                     validation=ValidationSettings(sandbox=SandboxSettings(env=list(sandbox_env or []))),
                     out_dir=where,
-                    progress=lambda m, c=case.name: progress(f"  {c}: {m}"),
+                    progress=partial(_prefixed, progress, f"  {case.name}: "),
                 )
                 outcome = outcome_of(case, row, result, round(time.monotonic() - start, 1), where)
             except ModelError:
@@ -340,6 +342,10 @@ def run(
             _save(report, path)
     _save(report, path)
     return report
+
+
+def _prefixed(progress: Callable[[str], None], prefix: str, message: str) -> None:
+    progress(prefix + message)
 
 
 def _start(path: Path, resume: bool, **fields) -> EvalReport:
@@ -439,6 +445,13 @@ def markdown(report: EvalReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _bar(outcome: Outcome | None) -> float:
+    """A case's bar: its speedup when accepted and timed, 1 accepted untimed, 0 no win."""
+    if outcome is None or not outcome.accepted:
+        return 0.0
+    return outcome.speedup.estimate if outcome.speedup else 1.0
+
+
 def plot(report: EvalReport, path: Path) -> None:
     """Speedup per case and row (1.0 where nothing won); skipped without matplotlib."""
     try:
@@ -453,12 +466,7 @@ def plot(report: EvalReport, path: Path) -> None:
     width = 0.8 / max(1, len(report.rows))
     for i, row in enumerate(report.rows):
         by_case = {o.case: o for o in report.outcomes if o.row == row}
-        heights = [
-            by_case[c].speedup.estimate
-            if c in by_case and by_case[c].accepted and by_case[c].speedup
-            else (1.0 if c in by_case and by_case[c].accepted else 0.0)
-            for c in cases
-        ]
+        heights = [_bar(by_case.get(c)) for c in cases]
         ax.bar([x + i * width for x in range(len(cases))], heights, width, label=row)
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(cases))], cases, rotation=45, ha="right", fontsize=7)

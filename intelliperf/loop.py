@@ -15,11 +15,12 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import IntelliPerfError, UsageError
+from .formulas import Formula, Registry
 from .models import Attempt, Evidence, Finding, KernelProfile, Measure, Optimization, Report, Verdict
 from .profiling.aggregate import Recording, load_recording
 from .profiling.window import tuned_configs
@@ -31,6 +32,7 @@ from .validators.policy import check as check_policy
 from .validators.validate import busy, in_copy, sanitize, within
 from .workload.devices import pinned_env, spread_over
 from .workload.runner import TraceSettings
+from .workload.sandbox import Sandbox
 
 IMPROVEMENT = 0.01  # the metric must move by more than 1 % in its better direction
 
@@ -62,8 +64,8 @@ class Session:
     profile: KernelProfile
     finding: Finding
     recording: Recording
-    formula: object  # a Formula
-    registry: object
+    formula: Formula
+    registry: Registry
     root: Path
     out_dir: Path
     trace: TraceSettings
@@ -73,7 +75,7 @@ class Session:
     progress: Callable[[str], None]
     started: float = field(default_factory=time.perf_counter)
     originals: dict[str, str] = field(default_factory=dict)  # the files a candidate may change, as the run began
-    sandbox: object = None  # the workload.sandbox.Sandbox every program run of the loop goes through
+    sandbox: Sandbox | None = None  # every program run of the loop goes through it
 
 
 def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
@@ -149,7 +151,7 @@ def _round(
     if len(s.budget.devices) > 1 and len(jobs) > 1:
         # One worker per GPU; each candidate's runs are pinned to its worker's GPU, where its speedup is
         # timed against the original too.
-        def on_device(job: tuple[int, Candidate], device: str) -> Attempt:
+        def on_device(job: tuple[int, Candidate], device: str | None) -> Attempt:
             s.progress(f"attempt {job[0]}: on GPU {device}")
             return _attempt(s, opt, reference, kernel, launcher, job[1], work, job[0], device)
 
@@ -192,6 +194,8 @@ def _ask(rewriter: Rewriter, request: RewriteRequest, n: int) -> list[Candidate]
 
 def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun, CodeUnit, CodeUnit | None]:
     """Capture the reference run once, and locate the kernel and its launcher in the project."""
+    if s.profile.file is None:
+        raise IntelliPerfError(f"{s.profile.name}: the recorder found no source file for it, so it cannot be rewritten")
     kernel = _unit(s, Path(s.profile.file), s.profile.name, "kernel")  # before any run: a clear error early
     s.progress(f"capturing the reference outputs of {s.profile.name}")
     begin = time.perf_counter()
@@ -318,7 +322,9 @@ def _changes(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, cand: Cand
         raise ScopeError(
             "the launch cannot be rewritten here (it is outside the project or not a kernel[grid](...) statement)"
         )
-    edits = [(unit, new) for unit, new in ((kernel, cand.kernel), (launcher, cand.launcher)) if new is not None]
+    edits = [(kernel, cand.kernel)] if cand.kernel is not None else []
+    if launcher is not None and cand.launcher is not None:
+        edits.append((launcher, cand.launcher))
     for unit, new in sorted(edits, key=lambda e: -e[0].line):  # bottom-up: a statement's line stays valid
         text = texts.get(unit.relpath) or s.originals[unit.relpath]
         texts[unit.relpath] = splice(text, unit.qualname, new)
@@ -327,14 +333,14 @@ def _changes(s: Session, kernel: CodeUnit, launcher: CodeUnit | None, cand: Cand
             check_statement(unit.source, new)
         else:
             check_policy(unit.source, new, unit.name, kernel=unit is kernel)
-    statement = launcher is not None and launcher.is_statement
+    statement = launcher.relpath if launcher is not None and launcher.is_statement else None
     for rel, text in texts.items():
         check_scope(
             s.originals[rel],
             text,
             allowed[rel],
             kernel=kernel.qualname if rel == kernel.relpath else None,
-            launches=kernel.name if statement and rel == launcher.relpath else None,
+            launches=kernel.name if rel == statement else None,
         )
     return texts
 
@@ -455,11 +461,13 @@ def _sanitize(s: Session, attempt: Attempt, reference: ReferenceRun, program: Pr
     begin = time.perf_counter()
     problem, done = sanitize(reference, program, work, s.validation)
     attempt.seconds["sanitizer"] = round(time.perf_counter() - begin, 3)
-    (attempt.verdict.checks if problem is None and done.endswith("clean") else attempt.verdict.notes).append(done)
+    verdict = attempt.verdict
+    assert verdict is not None  # only a validated winner is sanitized
+    (verdict.checks if problem is None and done.endswith("clean") else verdict.notes).append(done)
     if problem is None:
         return
-    attempt.verdict.problems.append(problem)
-    attempt.verdict.accepted = False
+    verdict.problems.append(problem)
+    verdict.accepted = False
     attempt.status = "rejected"
     attempt.reasons = "\n".join(r for r in (attempt.reasons, f"- [sanitizer] {problem.message}") if r)
 
@@ -507,7 +515,7 @@ def _measure_candidate(s: Session, recording: Recording, program: Program) -> Me
 
 
 def _measure_in(
-    s: Session, recording: Recording, profile: KernelProfile, time_source: str, timed: list[Evidence] = ()
+    s: Session, recording: Recording, profile: KernelProfile, time_source: str, timed: Sequence[Evidence] = ()
 ) -> Measure:
     """The formula asked again on one run's recording (and its region timers): its metric there,
     and the kernel time."""
@@ -518,6 +526,7 @@ def _measure_in(
 
 def _decide(s: Session, attempt: Attempt) -> None:
     verdict = attempt.verdict
+    assert verdict is not None  # decided after validation
     reasons = [verdict.reasons()] if verdict.problems else []
     metric = s.formula.metric
     if verdict.correct:

@@ -347,10 +347,13 @@ class Attempt(_Model):
     )
 
 
+OptimizationStatus = Literal["running", "won", "no-win", "interrupted", "failed"]
+
+
 class Optimization(_Model):
     kernel: str
     rewriters: list[str]
-    status: Literal["running", "won", "no-win", "interrupted", "failed"]
+    status: OptimizationStatus
     budget: dict[str, float | int | None] = Field(description="max_attempts, time_budget_s, max_tokens")
     devices: list[str] = Field(
         default_factory=list,
@@ -370,6 +373,12 @@ class Optimization(_Model):
     tokens: int = 0
     notes: list[str] = Field(default_factory=list)
     error: str | None = None
+
+    def winning_attempt(self) -> Attempt:
+        """The accepted attempt (delivery runs only for a validated win)."""
+        if self.winner is None:
+            raise ValueError(f"the optimization of {self.kernel} has no validated win")
+        return self.attempts[self.winner - 1]
 
 
 # --- the report ---------------------------------------------------------------------------------
@@ -418,3 +427,9 @@ class Report(_Model):
 
     def diagnosis(self, kernel: str) -> KernelDiagnosis:
         return next(d for d in self.diagnoses if d.kernel == kernel)
+
+    def won(self) -> Optimization:
+        """The optimization a patch, branch or pull request is made from (only for a validated win)."""
+        if self.optimization is None or self.optimization.winner is None:
+            raise ValueError("this report has no validated win")
+        return self.optimization

@@ -28,8 +28,8 @@ def also(*names: str | None) -> None:
 
 def secret_values(env: dict[str, str] | None = None) -> dict[str, str]:
     """{value: name} of the secrets in `env` (default: this process's environment), longest first."""
-    env = os.environ if env is None else env
-    found = {v: k for k, v in env.items() if (k in _named or looks_secret(k)) and len(v.strip()) >= MIN_LENGTH}
+    names = os.environ if env is None else env
+    found = {v: k for k, v in names.items() if (k in _named or looks_secret(k)) and len(v.strip()) >= MIN_LENGTH}
     return dict(sorted(found.items(), key=lambda item: -len(item[0])))
 
 

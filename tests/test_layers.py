@@ -6,6 +6,7 @@ gone fails the test too, so the list stays true)."""
 from __future__ import annotations
 
 import ast
+import subprocess
 from collections import defaultdict
 from pathlib import Path
 
@@ -17,6 +18,7 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.files": 0,
     "intelliperf.env": 0,
     "intelliperf.redact": 0,
+    "intelliperf.syntax": 0,
     "intelliperf.workload": 1,
     "intelliperf.pinpoint": 1,
     "intelliperf.testing": 1,
@@ -140,3 +142,11 @@ def test_every_environment_variable_is_named_in_the_env_module():
         unknown += [f"{where}: {m}" for m in named.findall(text) if m not in declared]
     assert not readers, f"read by name outside intelliperf/env.py: {readers}"
     assert not unknown, f"not declared in intelliperf/env.py: {unknown}"
+
+
+def test_the_package_type_checks():
+    """mypy (with the pydantic plug-in) over the package in its installed layout, as .ci/typecheck
+    runs it: a type error anywhere in intelliperf, formulas/ or validators/ fails the suite."""
+    done = subprocess.run(["bash", str(REPO / ".ci" / "typecheck")], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "Success: no issues found" in done.stdout

@@ -22,9 +22,14 @@ import os
 import re
 import sys
 from collections import deque
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from intelliperf import env
 from intelliperf.files import write_json
+
+if TYPE_CHECKING:
+    from .outputs import Access
 
 ENV_KERNEL = env.CAPTURE_KERNEL
 ENV_DIR = env.CAPTURE_DIR
@@ -39,7 +44,7 @@ def describe_value(value, stats: bool) -> dict:
     import torch
 
     if isinstance(value, torch.Tensor):
-        row = {
+        row: dict[str, object] = {
             "kind": "tensor",
             "dtype": str(value.dtype).replace("torch.", ""),
             "shape": list(value.shape),
@@ -70,7 +75,8 @@ def _storage_key(value):
 
 def describe_args(names: list[str], values: list, stats: bool) -> list[dict]:
     """Describe arguments in order; one that shares storage with an earlier one says so."""
-    rows, seen = [], {}
+    rows: list[dict] = []
+    seen: dict[tuple, str] = {}
     for name, value in zip(names, values, strict=False):
         row = {"name": name, **describe_value(value, stats)}
         key = _storage_key(value)
@@ -84,7 +90,7 @@ def describe_args(names: list[str], values: list, stats: bool) -> list[dict]:
 
 def _launcher(skip_dirs: tuple[str, ...]) -> dict | None:
     """The Python function that called `kernel[grid](...)`, and its arguments as they are now."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(skip_dirs):
         frame = frame.f_back
     if frame is None:
@@ -128,7 +134,7 @@ class Capture:
         self.sampled: list[int] = []
         self.kept: dict[int, dict] = {}  # index -> launch description, saved to disk
         self.window: deque = deque(maxlen=self.last)  # (index, launch, host buffers) beyond `first`
-        self.outputs: dict[tuple, object] = {}  # specialisation -> outputs.Access
+        self.outputs: dict[tuple, Access] = {}  # specialisation -> the pointers it reads and writes
         self.kernel: dict | None = None
         self.launcher: dict | None = None
         self.streams: list[str] = []

@@ -44,7 +44,7 @@ class Tolerances(BaseModel):
 
     def for_dtype(self, dtype: str) -> tuple[float, float]:
         if dtype in self.overrides:
-            return tuple(self.overrides[dtype])
+            return self.overrides[dtype]
         if dtype == "float32" and self.tf32:
             return TF32_TOLERANCE
         return DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Set
 from pathlib import Path
 
 from .compare import Tolerances, compare_buffer
@@ -58,7 +59,7 @@ def numel(arg: dict) -> int:
 
 
 def compare_captures(
-    ref: dict, cand: dict | None, kernel: str, tol: Tolerances, unstable: set[str] = frozenset()
+    ref: dict, cand: dict | None, kernel: str, tol: Tolerances, unstable: Set[str] = frozenset()
 ) -> tuple[list[Problem], list[str]]:
     """Problems found, and a line saying what was compared; buffers in `unstable` (two runs of the
     reference disagree on them) are not compared."""

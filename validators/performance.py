@@ -130,7 +130,7 @@ def _timed_call(job: dict, module):
     trial's inputs. Returns (call, None) or (None, why)."""
     from .replay import _launcher_fn, _load, _placed, kernel_call
 
-    notes = {"notes": []}
+    notes: dict[str, list[str]] = {"notes": []}
     fn = _launcher_fn(job, "_intelliperf_side", notes) if job.get("reference_launcher_args") else None
     inputs = Path(job["inputs_dir"])
     if fn is not None and (inputs / "launcher-0.pt").exists():
@@ -246,7 +246,7 @@ def interleaved(
             if not line.startswith("ready"):
                 raise TimingError(f"the {name} side could not be timed: {line[:300]}")
             device = device or line.removeprefix("ready").strip()
-        times = {name: ([], []) for name in sides}
+        times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in sides}
         start = time.perf_counter()
         while True:
             for i in range(2):

@@ -168,7 +168,7 @@ def check_statement(original: str, candidate: str) -> None:
         )
 
 
-def _function(source: str, name: str) -> ast.FunctionDef | None:
+def _function(source: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -178,7 +178,7 @@ def _function(source: str, name: str) -> ast.FunctionDef | None:
     )
 
 
-def _features(fn: ast.FunctionDef, kernel: bool) -> set[str]:
+def _features(fn: ast.FunctionDef | ast.AsyncFunctionDef, kernel: bool) -> set[str]:
     """The constructs of `fn` the policy cares about (a kernel's body too: the interpreter runs it)."""
     found = {f"decorator {ast.unparse(d)}" for d in fn.decorator_list if not _triton_decorator(d)}
     python = [*fn.decorator_list, *fn.body, *fn.args.defaults, *[d for d in fn.args.kw_defaults if d is not None]]
@@ -220,7 +220,7 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _locals(fn: ast.FunctionDef) -> set[str]:
+def _locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """Names created in the function: parameters and anything it binds. A parameter counts:
     writing into an argument (an output tensor) is what launchers do."""
     args = fn.args
@@ -240,7 +240,9 @@ def _triton_decorator(node: ast.AST) -> bool:
     return text.startswith("triton.") or text in ("jit", "autotune", "heuristics")
 
 
-def _signature_changes(old: ast.FunctionDef, new: ast.FunctionDef) -> list[str]:
+def _signature_changes(
+    old: ast.FunctionDef | ast.AsyncFunctionDef, new: ast.FunctionDef | ast.AsyncFunctionDef
+) -> list[str]:
     def shape(fn):
         a = fn.args
         return (
@@ -263,6 +265,6 @@ def _signature_changes(old: ast.FunctionDef, new: ast.FunctionDef) -> list[str]:
         for o, n in zip(
             [*old.args.defaults, *old.args.kw_defaults], [*new.args.defaults, *new.args.kw_defaults], strict=False
         )
-        if n is not None and ast.dump(o) != ast.dump(n) and not isinstance(n, ast.Constant)
+        if n is not None and (o is None or ast.dump(o) != ast.dump(n)) and not isinstance(n, ast.Constant)
     ]
     return [f"a default that is not a constant ({c})" for c in changed]

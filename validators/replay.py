@@ -40,6 +40,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 from .compare import INT_POISON
 
@@ -52,6 +53,8 @@ def load_module(path: str, alias: str):
     sys.path.insert(0, folder)
     try:
         spec = importlib.util.spec_from_file_location(alias, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{path} cannot be imported as a Python module")
         module = importlib.util.module_from_spec(spec)
         sys.modules[alias] = module
         spec.loader.exec_module(module)
@@ -133,7 +136,7 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
 
 def make_inputs(descs: list[dict], shapes: dict | None = None) -> dict:
     """Tensors (and scalars) for the described arguments; `shapes` maps names to new shapes."""
-    values = {}
+    values: dict[str, Any] = {}
     for d in descs:
         if d["kind"] == "tensor":
             if d.get("alias_of") in values and shapes is None:
@@ -362,7 +365,7 @@ def _prepare_kernel(job, kernel, inputs: Path, truth: Path, summary: dict, poiso
 def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None:
     descs = job["launcher"]["args"]
     values = make_inputs(descs)
-    kept = []
+    kept: list[tuple[str, object]] = []
     for trial in range(job["trials"]):  # the same tensors every trial, refilled: pointer caches go stale
         seed = job["seed"] + trial
         _refill(values, descs, seed)
@@ -518,7 +521,8 @@ def _launcher_runs(job: dict, module, summary: dict) -> None:
     if [d["name"] for d in descs] != [d["name"] for d in job["reference_launcher_args"]]:
         summary["notes"].append("launcher replay not possible: the candidate's launcher takes other arguments")
         return
-    values, kept = None, []
+    values: dict | None = None
+    kept: list[dict] = []
     for run in launcher_runs:
         loaded = _load(inputs / f"{run['label']}.pt")
         run_descs = run.get("args") or job["reference_launcher_args"]
@@ -544,7 +548,7 @@ def _launcher_runs(job: dict, module, summary: dict) -> None:
 
 def _placed(loaded: dict, descs: list[dict]) -> dict:
     """Loaded host inputs on the devices the descriptions name, shared storage kept shared."""
-    values = {}
+    values: dict[str, Any] = {}
     for d in descs:
         if d["kind"] == "tensor":
             values[d["name"]] = (

@@ -93,7 +93,7 @@ def write_outputs(out_dir: Path, code: int) -> None:
             f.write(head + body)
 
 
-def annotations(report: dict, workspace: Path) -> list[str]:
+def warning_commands(report: dict, workspace: Path) -> list[str]:
     """One `::warning` workflow command per pinpointed line of each present finding, the path
     relative to the workspace (where GitHub shows it on the file)."""
     out = []
@@ -125,7 +125,7 @@ def main() -> int:
     report = out_dir / "report.json"
     if report.is_file() and _input("annotations", "true").lower() != "false":
         workspace = Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
-        print(*annotations(json.loads(report.read_text()), workspace), sep="\n", flush=True)
+        print(*warning_commands(json.loads(report.read_text()), workspace), sep="\n", flush=True)
     if code == NO_WIN_EXIT and not _flag("fail-on-no-win"):
         return 0  # the outputs say success=false; a kernel that could not be sped up is not a broken build
     return code

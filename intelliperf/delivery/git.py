@@ -15,11 +15,15 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..models import Report
 from .github import pr_title
 from .report import format_time, speedup_text
+
+if TYPE_CHECKING:
+    import git as gp
 
 BOT_NAME, BOT_EMAIL = "intelliperf", "intelliperf@users.noreply.github.com"
 
@@ -28,7 +32,8 @@ BOT_NAME, BOT_EMAIL = "intelliperf", "intelliperf@users.noreply.github.com"
 class Repo:
     root: Path  # the repository's top level
     head_branch: str | None  # None: detached HEAD
-    repo: object = None  # the GitPython Repo
+    base: str  # what the fix is committed on: --base, else the checked-out branch
+    repo: gp.Repo
 
 
 def gitpython():
@@ -81,7 +86,8 @@ def open_repo(project: Path, base: str | None) -> Repo:
             hint="Pass --base BRANCH (e.g. --base main), or check out a branch.",
         )
     git(repo, "rev-parse", "--verify", "--quiet", f"{base or 'HEAD'}^{{commit}}")
-    return Repo(root=Path(repo.working_tree_dir).resolve(), head_branch=branch, repo=repo)
+    root = Path(str(repo.working_tree_dir)).resolve()
+    return Repo(root=root, head_branch=branch, base=base or str(branch), repo=repo)
 
 
 def branch_name(report: Report) -> str:
@@ -113,8 +119,8 @@ def check_files(repo: Repo, files: list[str], base: str | None) -> list[str]:
 
 
 def commit_message(report: Report) -> str:
-    opt = report.optimization
-    attempt = opt.attempts[opt.winner - 1]
+    opt = report.won()
+    attempt = opt.winning_attempt()
     before, after = attempt.before, attempt.after
     metric = next((f.metric for f in report.diagnosis(opt.kernel).findings if f.present and f.metric), None)
     lines = [
@@ -141,7 +147,7 @@ def commit_message(report: Report) -> str:
 def commit_winner(repo: Repo, report: Report, project: Path, branch: str, base: str | None) -> str:
     """Commit the winner's files on `branch` (created or moved to base + this commit); returns the sha."""
     gp = gitpython()
-    opt = report.optimization
+    opt = report.won()
     start = base or "HEAD"
     if repo.head_branch == branch:
         raise UsageError(

@@ -12,6 +12,7 @@ import re
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from typing import Literal
 
 from ..errors import UsageError
 from ..models import Report
@@ -37,7 +38,7 @@ def repo_from_url(url: str) -> str | None:
 class PullRequest:
     number: int
     url: str
-    action: str  # "created" or "updated"
+    action: Literal["created", "updated"]
 
 
 class GitHub:
@@ -84,7 +85,7 @@ class GitHub:
         if found:
             number = found[0]["number"]
             pr = self.call("PATCH", f"/repos/{self.repo}/pulls/{number}", {"title": title, "body": body})
-            action = "updated"
+            action: Literal["created", "updated"] = "updated"
         else:
             pr = self.call(
                 "POST", f"/repos/{self.repo}/pulls", {"title": title, "body": body, "head": branch, "base": base}
@@ -96,15 +97,15 @@ class GitHub:
 
 
 def pr_title(report: Report) -> str:
-    opt = report.optimization
+    opt = report.won()
     faster = f", {opt.speedup.estimate:.2f}x faster" if opt.speedup else ""
     return f"intelliperf: {report.formula} fix for {opt.kernel}{faster}"
 
 
 def pr_body(report: Report) -> str:
     """What a reviewer needs: the bottleneck, the measured result, how correctness was checked."""
-    opt = report.optimization
-    attempt = opt.attempts[opt.winner - 1]
+    opt = report.won()
+    attempt = opt.winning_attempt()
     finding = next(f for f in report.diagnosis(opt.kernel).findings if f.present)
     out = [f"## `{opt.kernel}`: {report.formula}", "", finding.explanation, ""]
     out += [f"- `{line.file}:{line.line}` `{line.code.strip()}`: {line.detail}" for line in finding.lines[:10]]

@@ -58,12 +58,12 @@ def prepare(plan: Publish, project: Path) -> Ready:
 
 def deliver(ready: Ready, report: Report) -> Delivery:
     """Commit the winner on its branch (in a separate worktree), push it and open or update the PR."""
-    plan, repo, opt = ready.plan, ready.repo, report.optimization
+    plan, repo, opt = ready.plan, ready.repo, report.won()
     prefix = ready.project.resolve().relative_to(repo.root)
     notes = git.check_files(repo, [str(prefix / rel) for rel in opt.files], plan.base)
     branch = plan.branch or git.branch_name(report)
     sha = git.commit_winner(repo, report, ready.project, branch, plan.base)
-    base = plan.base or repo.head_branch
+    base = repo.base
     done = Delivery(branch=branch, base=base, commit=sha, notes=notes)
     if ready.api is not None:
         git.push(repo, plan.remote, branch, ready.api.token)

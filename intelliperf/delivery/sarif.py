@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from ..models import Finding, Report
 
@@ -50,7 +51,7 @@ def _result(report: Report, kernel: str, finding: Finding) -> dict:
         profile = next((k for k in report.kernels if k.name == kernel), None)
         if profile is not None and profile.file and profile.line:
             places = [(profile.file, profile.line, f"the kernel {kernel}")]
-    result = {
+    result: dict[str, Any] = {
         "ruleId": finding.formula,
         "level": LEVELS[finding.severity],
         "message": {"text": f"{kernel}: {finding.explanation}"},

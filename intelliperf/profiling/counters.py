@@ -123,6 +123,8 @@ def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folde
     import subprocess
 
     exe = ncu_backend.find_ncu()
+    if exe is None:
+        raise ProfilerError("ncu was not found", hint=INSTALL_HINTS["ncu"])
     notes: list[str] = []
     known = _known_metrics(exe)
     if known:  # metrics this GPU lacks would fail the whole pass: drop them, say so
@@ -215,6 +217,8 @@ def _no_kernels_detail(log: str) -> str:
 
 def _rocprof(command, kernels, counters, cwd, timeout_s, launches, folder: Path, extra: dict[str, str]):
     exe = rocprof_backend.find_rocprof()
+    if exe is None:
+        raise ProfilerError("rocprofv3 was not found", hint=INSTALL_HINTS["rocprofv3"])
     notes: list[str] = []
     started = time.perf_counter()
     result = _run(rocprof_backend.profile_command(exe, kernels, counters, folder, command), cwd, timeout_s, extra)

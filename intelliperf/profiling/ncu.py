@@ -263,7 +263,8 @@ def query_metrics(text: str) -> set[str]:
 
 def supported(metrics: list[str], known: set[str]) -> tuple[list[str], list[str]]:
     """(kept, dropped): a metric is known when its base name (before the roll-up suffix) is."""
-    kept, dropped = [], []
+    kept: list[str] = []
+    dropped: list[str] = []
     for m in metrics:
         (kept if m in known or m.rsplit(".", 1)[0] in known else dropped).append(m)
     return kept, dropped

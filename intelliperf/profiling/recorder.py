@@ -24,10 +24,15 @@ import re
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .. import env
 from ..files import write_json
 from .window import TUNING, launch_info, track_tuning
+
+if TYPE_CHECKING:
+    from intelliperf.validators.capture import Capture
 
 ENV_DIR, ENV_TRACE, ENV_SAMPLE = env.RECORD_DIR, env.TRACE, env.SAMPLE_PROGRAMS
 ENV_TRACE_LAUNCHES, ENV_TRACE_BUDGET = env.TRACE_LAUNCHES, env.TRACE_BUDGET
@@ -64,7 +69,7 @@ class _Signature(_Counts):
 class _Kernel(_Counts):
     __slots__ = ("name", "file", "line", "signatures", "dropped", "traced", "static", "sass_lines")
 
-    def __init__(self, name, file, line):
+    def __init__(self, name: str, file: str | None, line: int | None) -> None:
         super().__init__()
         self.name, self.file, self.line = name, file, line
         self.signatures: dict[tuple, _Signature] = {}
@@ -104,7 +109,7 @@ class _Kernel(_Counts):
 class _FnInfo:
     """What never changes between launches of one @triton.jit function."""
 
-    def __init__(self, jit_fn) -> None:
+    def __init__(self, jit_fn, entry: Callable[[str, str, int], _Kernel]) -> None:
         import inspect
 
         py_fn = jit_fn.fn
@@ -122,7 +127,7 @@ class _FnInfo:
         self.arg_set = set(params)
         self.defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
         self.params = [(k, _is_constexpr(p.annotation)) for k, p in params.items()]
-        self.kernel: _Kernel | None = None  # set by the recorder at the first launch
+        self.kernel = entry(self.name, self.file, self.line)  # the recorder's entry it counts towards
         self.traced = False
         self.captured = False
 
@@ -174,13 +179,13 @@ class Recorder:
     def __init__(self, out_dir: str) -> None:
         self.out_dir = out_dir
         self.kernels: dict[tuple, _Kernel] = {}
-        self.fn_info: dict = {}  # JITFunction -> _FnInfo (keeps it alive: no id reuse)
+        self.fn_info: dict[Any, _FnInfo] = {}  # JITFunction -> _FnInfo (keeps it alive: no id reuse)
         self.mode = "compiled"
         self.current: _Signature | None = None
         self.current_kernel: _Kernel | None = None
         self.pending: deque = deque()
         self.event_pool: list = []
-        self.enter_event = None
+        self.enter_event: Any = None
         self.launches = 0
         self.busy = False  # True while the recorder itself runs a kernel (the trace)
         trace = os.environ.get(ENV_TRACE)
@@ -191,7 +196,7 @@ class Recorder:
         self.static_targets = tuple(t for t in os.environ.get(ENV_STATIC, "").split(",") if t)
         self.sass = os.environ.get(ENV_SASS) == "1"
         self.exit_registered = False
-        self.events = None  # clock.DriverEvents or TorchEvents, made at the first compiled launch
+        self.events: Any = None  # clock.DriverEvents or TorchEvents, made at the first compiled launch
         self.timing_failed = False
         self.time_this = True
         self.hook_kernel: _Kernel | None = None
@@ -199,9 +204,9 @@ class Recorder:
         self.time_fraction = float(os.environ.get(ENV_TIME_FRACTION, "0.0625"))
         self.rng = random.Random(0)  # a fixed seed: the same run samples the same launches
         self.problems: list[str] = []  # what went wrong inside the recorder, for the report
-        self.tensor_type = None
-        self.capture = None  # validators.capture.Capture when a validation run asks for one
-        self.pending_capture = None
+        self.tensor_type: type | None = None
+        self.capture: Capture | None = None  # when a validation run asks for one
+        self.pending_capture: tuple | None = None
         if os.environ.get(env.CAPTURE_KERNEL):
             from intelliperf.validators.capture import from_env
 
@@ -216,7 +221,7 @@ class Recorder:
         """
         info = self.fn_info.get(jit_fn) or self._first_launch(jit_fn, interpreted)
         bound = dict(zip(info.arg_names, args, strict=False))
-        options = {}
+        options: dict[str, Any] = {}
         for k, v in kwargs.items():
             (bound if k in info.arg_set else options)[k] = v
         if len(bound) < len(info.arg_names):
@@ -267,8 +272,7 @@ class Recorder:
                 from .static import remember_language
 
                 remember_language()  # before any kernel runs: the interpreter leaves patches behind
-        info = self.fn_info[jit_fn] = _FnInfo(jit_fn)
-        info.kernel = self._kernel_entry(info.name, info.file, info.line)
+        info = self.fn_info[jit_fn] = _FnInfo(jit_fn, self._kernel_entry)
         info.traced = bool(self.trace_pattern is not None and self.trace_pattern.search(info.name))
         info.captured = self.capture is not None and self.capture.wants(info.name)
         return info
@@ -338,7 +342,7 @@ class Recorder:
             recorder.after_dispatch(compiled)
             return compiled
 
-        run.__intelliperf_original__ = original
+        run.__intelliperf_original__ = original  # type: ignore[attr-defined]  # what uninstall puts back
         return run
 
     def keep_sass_lines(self, kernel: _Kernel, compiled) -> None:
@@ -353,19 +357,18 @@ class Recorder:
 
     def after_dispatch(self, compiled) -> None:
         """A validation run: hand the target kernel's dispatch to the capture."""
-        if self.pending_capture is None:
+        capture = self.capture
+        if self.pending_capture is None or capture is None:
             return
         info, bound, grid, options = self.pending_capture
         self.pending_capture = None
         self.busy = True
         try:
-            self.capture.after_dispatch(
+            capture.after_dispatch(
                 info.py_fn, info.arg_names, bound, compiled, grid, {k: _plain(v) for k, v in options.items()}
             )
         except Exception as exc:  # the program goes on; the validator reads the note
-            self.capture.notes.append(
-                f"capture failed at dispatch {self.capture.dispatches - 1}: {type(exc).__name__}: {exc}"
-            )
+            capture.notes.append(f"capture failed at dispatch {capture.dispatches - 1}: {type(exc).__name__}: {exc}")
         finally:
             self.busy = False
 
@@ -534,7 +537,7 @@ def install_compiler(compiler_module) -> None:
             rec.sources[function] = getattr(getattr(kernel, "src", None), "fn", None)
         return result
 
-    launch_metadata.__intelliperf_original__ = original
+    launch_metadata.__intelliperf_original__ = original  # type: ignore[attr-defined]  # what uninstall puts back
     cls.launch_metadata = launch_metadata
 
 

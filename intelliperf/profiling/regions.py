@@ -26,6 +26,8 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..syntax import last_line
+
 PL = "_intelliperf_pl"  # the alias the instrumented file imports triton.profiler.language as
 MEMORY_KINDS = ("load", "store")
 COMPUTE_KINDS = ("dot", "math")
@@ -117,7 +119,7 @@ def instrument(text: str, kernel: str, kernel_line: int | None = None, inner: bo
             "the kernel returns early, so no whole-kernel region (its end would not be recorded on every path)"
         )
     elif body:
-        regions.append((Region("kernel", "kernel", body[0].lineno, body[-1].end_lineno), body[0], body[-1]))
+        regions.append((Region("kernel", "kernel", body[0].lineno, last_line(body[-1])), body[0], body[-1]))
     loop = _main_loop(fn)
     if loop is None:
         notes.append("no loop: the regions are the kernel's own statements")
@@ -128,9 +130,9 @@ def instrument(text: str, kernel: str, kernel_line: int | None = None, inner: bo
         before = [s for s in block[:at] if not _is_docstring(s)]
         if before and not has_return:
             regions.append(
-                (Region("prologue", "prologue", before[0].lineno, before[-1].end_lineno), before[0], before[-1])
+                (Region("prologue", "prologue", before[0].lineno, last_line(before[-1])), before[0], before[-1])
             )
-        regions.append((Region("loop", "loop", loop.lineno, loop.end_lineno), loop, loop))
+        regions.append((Region("loop", "loop", loop.lineno, last_line(loop)), loop, loop))
         inside = _runs(loop.body, in_loop=True) if inner else []
         if (
             inner
@@ -144,7 +146,7 @@ def instrument(text: str, kernel: str, kernel_line: int | None = None, inner: bo
         regions += inside
         after = block[at + 1 :]
         if after and not has_return:
-            regions.append((Region("epilogue", "epilogue", after[0].lineno, after[-1].end_lineno), after[0], after[-1]))
+            regions.append((Region("epilogue", "epilogue", after[0].lineno, last_line(after[-1])), after[0], after[-1]))
     if len(regions) > 120:  # Proton takes at most 256 scope ids per kernel
         raise ValueError(f"{kernel} would need {len(regions)} regions; Proton takes at most 128")
     return Instrumented(
@@ -195,11 +197,12 @@ def _helper_loop(text: str, kernel: str, kernel_line: int | None) -> Instrumente
         and n.name != kernel
         and any("jit" in ast.unparse(d) for d in n.decorator_list)
     }
-    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
-        helper = helpers.get(call.func.id)
+    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    for call in calls:
+        helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
         if helper is not None and _main_loop(helper) is not None:
             layout = instrument(text, helper.name, helper.lineno)
-            layout.via, layout.via_end = (helper.name, call.lineno), call.end_lineno
+            layout.via, layout.via_end = (helper.name, call.lineno), last_line(call)
             layout.notes.append(
                 f"the main loop is in the @triton.jit helper {helper.name}, called at line {call.lineno}"
             )
@@ -209,7 +212,7 @@ def _helper_loop(text: str, kernel: str, kernel_line: int | None) -> Instrumente
 
 def _find_kernel(tree: ast.Module, kernel: str, line: int | None) -> ast.FunctionDef:
     named = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == kernel]
-    found = [n for n in named if line is None or n.lineno - len(n.decorator_list) <= line <= n.end_lineno] or named
+    found = [n for n in named if line is None or n.lineno - len(n.decorator_list) <= line <= last_line(n)] or named
     if not found:
         raise ValueError(f"no function {kernel} in the kernel's file" + (f" at line {line}" if line else ""))
     return found[0]
@@ -287,16 +290,16 @@ def _runs(block: list[ast.stmt], in_loop: bool) -> list[tuple[Region, ast.stmt, 
     """Runs of consecutive statements of one kind; bookkeeping statements end a run."""
     out: list[tuple[Region, ast.stmt, ast.stmt]] = []
     run: list[ast.stmt] = []
-    run_kind = None
+    run_kind = ""
     for stmt in [*block, None]:
         kind = _kind(stmt) if stmt is not None and not _is_docstring(stmt) else None
         if run and kind != run_kind:
             first, last = run[0], run[-1]
             out.append(
-                (Region(f"{run_kind}@{first.lineno}", run_kind, first.lineno, last.end_lineno, in_loop), first, last)
+                (Region(f"{run_kind}@{first.lineno}", run_kind, first.lineno, last_line(last), in_loop), first, last)
             )
             run = []
-        if kind is not None:
+        if stmt is not None and kind is not None:
             run.append(stmt)
             run_kind = kind
     return out
@@ -310,7 +313,7 @@ def _insert(text: str, tree: ast.Module, fn: ast.FunctionDef, regions) -> str:
     for region, first, last in regions:
         indent = " " * first.col_offset
         before.setdefault(first.lineno - 1, []).append(f'{indent}{PL}.enter_scope("{region.name}")')
-        after.setdefault(last.end_lineno - 1, []).insert(0, f'{indent}{PL}.exit_scope("{region.name}")')
+        after.setdefault(last_line(last) - 1, []).insert(0, f'{indent}{PL}.exit_scope("{region.name}")')
     out = []
     import_at = _import_line(tree)
     for i, row in enumerate(lines):
@@ -333,7 +336,7 @@ def _import_line(tree: ast.Module) -> int:
             and stmt is tree.body[0]
             or (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")
         ):
-            at = stmt.end_lineno
+            at = last_line(stmt)
         else:
             break
     return at

@@ -168,8 +168,8 @@ def _from_llir(text: str, target: str) -> list[StaticFact]:
             # `ld` after a tab has no word boundary and every `other=`-initialised load went uncounted
             body = re.sub(r"\\([0-9A-Fa-f]{2})", lambda e: chr(int(e.group(1), 16)), body)
             for kind, pattern in _PTX:
-                for m in pattern.finditer(body):
-                    counts[(where, kind, m.group(0))] += 1
+                for found in pattern.finditer(body):
+                    counts[(where, kind, found.group(0))] += 1
         elif m := _SHARED.search(raw):
             verb, type_ = m.groups()
             counts[(where, f"shared_{verb}", f"{'ld' if verb == 'load' else 'st'}.shared ({type_})")] += 1
@@ -188,12 +188,13 @@ def _location(meta: dict, ref: str) -> tuple[str, int] | None:
             scope = re.search(r"scope: !(\d+)", text)
             if line is None or int(line.group(1)) == 0:
                 return None
-            return _file(meta, scope.group(1) if scope else ""), int(line.group(1))
+            file = _file(meta, scope.group(1) if scope else "")
+            return (file, int(line.group(1))) if file is not None else None
         ref = inlined.group(1)
     return None
 
 
-def _file(meta: dict, scope: str) -> str:
+def _file(meta: dict, scope: str) -> str | None:
     seen = set()
     while scope and scope not in seen:
         seen.add(scope)
@@ -201,6 +202,8 @@ def _file(meta: dict, scope: str) -> str:
         if text.startswith("!DIFile"):
             name = re.search(r'filename: "([^"]*)"', text)
             folder = re.search(r'directory: "([^"]*)"', text)
+            if name is None:
+                return None
             return f"{folder.group(1)}/{name.group(1)}" if folder and folder.group(1) else name.group(1)
         ref = re.search(r"\bfile: !(\d+)", text) or re.search(r"\bscope: !(\d+)", text)
         scope = ref.group(1) if ref else ""
@@ -237,11 +240,12 @@ def _facts(counts: Counter, target: str) -> list[StaticFact]:
 def _width(instruction: str) -> int | None:
     """Bits per lane: ld.global.v4.b32 -> 128, global_load_dwordx2 -> 64, global_atomic_add_f32 -> 32."""
     if m := re.search(r"<(\d+) x (?:i|float|half|bfloat|double)(\d*)>", instruction):
-        bits = (
-            int(m.group(2))
-            if m.group(2)
-            else {"float": 32, "half": 16, "bfloat": 16, "double": 64}[re.search(r"x (\w+?)\d*>", instruction).group(1)]
-        )
+        if m.group(2):
+            bits = int(m.group(2))
+        elif element := re.search(r"x (\w+?)\d*>", instruction):
+            bits = {"float": 32, "half": 16, "bfloat": 16, "double": 64}[element.group(1)]
+        else:
+            return None
         return int(m.group(1)) * bits
     if m := re.search(r"\((i(\d+)|float|half|bfloat|double)\)", instruction):
         return int(m.group(2)) if m.group(2) else {"float": 32, "half": 16, "bfloat": 16, "double": 64}[m.group(1)]
@@ -269,7 +273,7 @@ def static_view(
 
 def _view(compile_for, targets) -> dict:
     """Facts for every target; a target that fails to compile becomes a note."""
-    out = {"facts": [], "notes": [], "targets": []}
+    out: dict[str, list] = {"facts": [], "notes": [], "targets": []}
     for target in targets:
         try:
             asm = compile_for(target)

@@ -250,7 +250,7 @@ def _critical_path(per_warp, by_name) -> list[dict]:
     if not per_warp:
         return []
     span = {k: max(i.end for i in v) - min(i.start for i in v) for k, v in per_warp.items()}
-    key = max(span, key=span.get)
+    key = max(span, key=lambda k: span[k])
     totals: dict[str, int] = defaultdict(int)
     for iv in per_warp[key]:
         totals[iv.region] += iv.end - iv.start

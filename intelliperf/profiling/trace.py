@@ -18,6 +18,8 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
 
 import numpy as np
 
@@ -99,7 +101,7 @@ class _Site:
             "sector_efficiency": min(1.0, requested / (SECTOR_BYTES * self.sectors)) if self.sectors else 1.0,
         }
         if self.strides:
-            stride = max(self.strides, key=self.strides.get)
+            stride = max(self.strides, key=lambda s: self.strides[s])
             row["lane_stride_elems"] = stride // self.elem_bytes if stride % self.elem_bytes == 0 else None
             row["lane_stride_share"] = self.strides[stride] / sum(self.strides.values())
         if self.is_atomic:
@@ -139,7 +141,7 @@ class _Tracer:
         self._skip_dirs = (os.path.dirname(np.__file__), _triton_dir(), os.path.dirname(__file__))
 
     def caller_line(self) -> tuple[str, int]:
-        frame = sys._getframe(2)
+        frame: FrameType | None = sys._getframe(2)
         while frame is not None:
             filename = frame.f_code.co_filename
             if not filename.startswith(self._skip_dirs):
@@ -174,7 +176,7 @@ class _Tracer:
         # signed max for the non-negative lanes, an unsigned min for the others): one call, not two.
         last = self._atomic
         continued = bool(is_atomic and last and last[1:4] == (file, line, self.program) and last[4] != op)
-        site = last[0] if continued else self.sites.get((file, line, op))
+        site = last[0] if continued and last else self.sites.get((file, line, op))
         if site is None:
             buffer = self.buffer_of(int(hit[0])) if hit.size else None
             site = self.sites[(file, line, op)] = _Site(file, line, op, is_atomic, elem_bytes, buffer)
@@ -238,7 +240,7 @@ class _BuilderTap:
     def __init__(self, builder, tracer: _Tracer) -> None:
         self.builder = builder
         self.tracer = tracer
-        self.originals = {}
+        self.originals: dict[str, object] = {}
 
     def __enter__(self):
         b, t = self.builder, self.tracer
@@ -359,7 +361,12 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
     from triton.runtime import interpreter as ti
 
     programs = sample_program_ids(grid, sample)
-    result = {"programs_total": grid[0] * grid[1] * grid[2], "programs_sampled": 0, "sites": [], "notes": []}
+    result: dict[str, Any] = {
+        "programs_total": grid[0] * grid[1] * grid[2],
+        "programs_sampled": 0,
+        "sites": [],
+        "notes": [],
+    }
     builder = ti.interpreter_builder
     saved_dim, saved_idx = getattr(builder, "grid_dim", None), getattr(builder, "grid_idx", None)
     tracer = None

@@ -178,7 +178,7 @@ def track_tuning(autotuner_module) -> None:
         finally:
             TUNING[0] -= 1
 
-    _bench.__intelliperf_tuning__ = True
+    _bench.__intelliperf_tuning__ = True  # type: ignore[attr-defined]  # a mark on the wrapper: installed once
     cls._bench = _bench
 
 
@@ -218,7 +218,7 @@ def pin_configs(autotuner_module, configs: dict[str, dict]) -> None:
     prune, bench = cls.prune_configs, cls._bench
 
     def pinned(self) -> dict | None:
-        return configs.get(getattr(getattr(self, "base_fn", None), "__name__", None))
+        return configs.get(getattr(getattr(self, "base_fn", None), "__name__", ""))
 
     def prune_configs(self, kwargs):
         pruned = prune(self, kwargs)
@@ -289,5 +289,5 @@ def install_interpreter(interpreter_module) -> None:
         window.after(name)
         return result
 
-    run.__intelliperf_window__ = True
+    run.__intelliperf_window__ = True  # type: ignore[attr-defined]  # a mark on the wrapper: installed once
     cls.run = run

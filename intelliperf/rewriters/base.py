@@ -9,7 +9,7 @@ Candidate with its reason, so the loop can say why it moved on.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar, Literal
+from typing import ClassVar, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -100,16 +100,29 @@ class Candidate(BaseModel):
         return cls(rewriter=rewriter, title="no candidate", declined=reason)
 
 
-class Rewriter(ABC):
-    """Subclass, set `name`, implement `rewrite`. Options go in a nested pydantic model."""
+class RewriterOptions(BaseModel):
+    """A rewriter's options; unknown names are an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+OptionsT = TypeVar("OptionsT", bound=RewriterOptions)
+
+
+class Rewriter(ABC, Generic[OptionsT]):
+    """Subclass, set `name`, implement `rewrite`. Options go in a nested
+    `class Options(Rewriter.Options)`, named in the base for the type checker:
+    `class Mine(Rewriter["Mine.Options"])`."""
 
     name: ClassVar[str]
 
-    class Options(BaseModel):
-        model_config = ConfigDict(extra="forbid")
+    class Options(RewriterOptions):
+        """Subclassed by each rewriter that takes options."""
 
-    def __init__(self, options: Options | None = None) -> None:
-        self.options = options or self.Options()
+    options: OptionsT
+
+    def __init__(self, options: OptionsT | None = None) -> None:
+        self.options = options if options is not None else cast(OptionsT, self.Options())
 
     @abstractmethod
     def rewrite(self, request: RewriteRequest) -> Candidate:

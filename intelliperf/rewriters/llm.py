@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from pydantic import Field
@@ -64,7 +65,7 @@ def prompt_fields(request: RewriteRequest) -> dict:
         "pinpointed_lines": [f"{Path(src.file).name}:{src.line}: `{src.code}` -- {src.detail}" for src in f.lines],
         "counters": _counters(evidence, {src.line for src in f.lines}),
         "regions": _regions(evidence),
-        "static_facts": _facts(evidence, request.profile.file),
+        "static_facts": _facts(evidence, request.kernel.relpath),
         "kernel_source": f"# {request.kernel.relpath}:{request.kernel.line}\n{request.kernel.source}",
         "launcher_source": (
             f"# {request.launcher.relpath}:{request.launcher.line}\n{request.launcher.source}"
@@ -117,7 +118,7 @@ def _facts(evidence: list[Evidence], kernel_file: str, most: int = 40) -> list[s
     return [f"{x.target} line {x.line}: {x.count}x {x.kind} {x.instruction}" for x in facts[:most]]
 
 
-class LLMRewriter(Rewriter):
+class LLMRewriter(Rewriter["LLMRewriter.Options"]):
     name = "llm"
 
     class Options(Rewriter.Options):
@@ -142,8 +143,8 @@ class LLMRewriter(Rewriter):
         super().__init__(options)
         self.key = self._key()
         self.transcript = Transcript(model=options.model)
-        self._program = None
-        self._lm = None
+        self._program: Any = None  # dspy objects: the llm extra is imported on first use
+        self._lm: Any = None
 
     def _key(self) -> str:
         names = (self.options.api_key_env,) if self.options.api_key_env else KEY_VARIABLES

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from intelliperf.models import AccessSite
+from intelliperf.syntax import last_line
 
 from . import tiling
 from .base import Candidate, Rewriter, RewriteRequest
@@ -104,8 +105,16 @@ class _Site:
         return None
 
 
+def _counts(site: _Site) -> str:
+    """The per-bin counts times what each lane adds (1 for a plain histogram)."""
+    one = isinstance(site.value, ast.Constant) and site.value.value == 1
+    return "_ip_counts" if one else f"_ip_counts * {ast.unparse(site.value)}"
+
+
 def _parse_site(request: RewriteRequest, file_line: int) -> _Site:
     tree = ast.parse(request.kernel.source).body[0]
+    if not isinstance(tree, ast.FunctionDef):
+        raise NotApplicable(f"{request.kernel.name} is not a plain function")
     line = file_line - request.kernel.line + 1
     stmt = next(
         (
@@ -113,7 +122,7 @@ def _parse_site(request: RewriteRequest, file_line: int) -> _Site:
             for s in ast.walk(tree)
             if isinstance(s, ast.stmt)
             and not isinstance(s, ast.FunctionDef)
-            and s.lineno <= line <= s.end_lineno
+            and s.lineno <= line <= last_line(s)
             and not hasattr(s, "body")
         ),
         None,
@@ -121,14 +130,16 @@ def _parse_site(request: RewriteRequest, file_line: int) -> _Site:
     if stmt is None:
         raise NotApplicable(f"line {file_line} is not a statement of {request.kernel.name}")
     call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
-    op = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else ""
-    if op not in _REDUCTION:
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _REDUCTION):
         raise NotApplicable(f"line {file_line} is not a tl.atomic_add/max/min/xor/or/and call")
+    op = call.func.attr
     if isinstance(stmt, ast.Assign):
         raise NotApplicable(
             f"line {file_line} uses the value the atomic returns, which a pre-reduced atomic would change"
         )
-    args = dict(zip(("pointer", "val", "mask"), call.args, strict=False)) | {k.arg: k.value for k in call.keywords}
+    args = dict(zip(("pointer", "val", "mask"), call.args, strict=False)) | {
+        (k.arg or "**"): k.value for k in call.keywords
+    }
     if set(args) - {"pointer", "val", "mask"}:
         raise NotApplicable(
             f"line {file_line} passes {', '.join(sorted(set(args) - {'pointer', 'val', 'mask'}))}, "
@@ -254,7 +265,7 @@ def privatize_histogram(request: RewriteRequest, file_line: int) -> tuple[_Site,
     nbins = bins[0]
     in_range = f"({index} >= 0) & ({index} < {nbins})"
     keep = f"{ast.unparse(site.mask)} & {in_range}" if site.mask is not None else in_range
-    counts = "_ip_counts" if site.value.value == 1 else f"_ip_counts * {site.value.value}"
+    counts = _counts(site)
     return site, [
         "# intelliperf recipe privatize-histogram: count in the program, then one atomic per bin;",
         "# masked-off and out-of-range lanes land in spare bins that are never written",
@@ -294,7 +305,7 @@ def _loaded_bins(site: _Site, base: str, index: str, bins: list[str]) -> list[st
         )
     keep = f"({index} >= 0) & ({index} < {table})"
     masked = f"{ast.unparse(site.mask)} & " if site.mask is not None else ""
-    counts = "_ip_counts" if site.value.value == 1 else f"_ip_counts * {site.value.value}"
+    counts = _counts(site)
     return [
         f"# intelliperf recipe privatize-histogram: count the loaded bins in the program ({count} bins recorded for "
         f"`{base}`), then one atomic per bin that some lane hit; other indices keep their own atomic",
@@ -347,7 +358,7 @@ def apply_recipe(recipe: LineRecipe, request: RewriteRequest) -> str:
             continue
         first = lines[site.stmt.lineno - 1]
         indent = first[: len(first) - len(first.lstrip())]
-        lines[site.stmt.lineno - 1 : site.stmt.end_lineno] = textwrap.indent("\n".join(new), indent).splitlines()
+        lines[site.stmt.lineno - 1 : last_line(site.stmt)] = textwrap.indent("\n".join(new), indent).splitlines()
     if reasons and len(reasons) == len(targets):
         raise NotApplicable("; ".join(reasons))
     return "\n".join(lines) + "\n"

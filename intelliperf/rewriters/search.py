@@ -28,8 +28,9 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from ..syntax import end, last_line
 from .base import Candidate, Rewriter, RewriteRequest
-from .source import launch_call, replace_spans
+from .source import Node, launch_call, node_span, replace_spans
 
 TUNABLE = re.compile(r"BLOCK|TILE|SIZE|CHUNK|GROUP|SPLIT", re.I)
 CONSTEXPR_RANGE = (16, 16384)
@@ -66,7 +67,7 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
             skipped.append(f"{name} (changes what the kernel computes, not how)")
         elif isinstance(value, int) and value > 0 and not value & (value - 1):
             split = re.search("SPLIT", name, re.I) is not None
-            tries = (value * 2, value // 2, value * 4, value // 4)
+            tries: tuple[int, ...] = (value * 2, value // 2, value * 4, value // 4)
             if split and request.formula == "atomicContention":
                 tries = (value // 2, value // 4, value * 2)  # fewer programs adding into each output first
             out.append(Knob(name, value, tries, 1 if split else CONSTEXPR_RANGE[0], CONSTEXPR_RANGE[1]))
@@ -80,9 +81,13 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
         out.append(Knob("num_warps", warps, (warps * 2, warps // 2), *WARPS_RANGE))
         if stages:
             out.append(Knob("num_stages", stages, (stages + 1, stages - 1), *STAGES_RANGE))
-    for loop in _loops(ast.parse(request.kernel.source)):
+    for loop, over in _loops(ast.parse(request.kernel.source)):
         current = next(
-            (k.value.value for k in loop.iter.keywords if k.arg == "num_stages" and isinstance(k.value, ast.Constant)),
+            (
+                k.value.value
+                for k in over.keywords
+                if k.arg == "num_stages" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, int)
+            ),
             None,
         )
         out.append(Knob("num_stages", current, (2, 3, 4, 1), *STAGES_RANGE, loop_line=loop.lineno))
@@ -97,7 +102,7 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
 def decorated_names(kernel: str) -> dict[str, str]:
     """{name: decorator} of what @triton.autotune configs (and num_warps/num_stages with them) or
     @triton.heuristics set: pinning those at the launch conflicts with the decorator."""
-    fn = ast.parse(kernel).body[0]
+    fn = _function(kernel)
     out: dict[str, str] = {}
     for dec in fn.decorator_list:
         if not isinstance(dec, ast.Call):
@@ -108,12 +113,27 @@ def decorated_names(kernel: str) -> dict[str, str]:
             configs = (n for n in ast.walk(dec) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("Config"))
             for call in configs:
                 if call.args and isinstance(call.args[0], ast.Dict):
-                    out |= {k.value: kind for k in call.args[0].keys if isinstance(k, ast.Constant)}
+                    out |= {
+                        k.value: kind
+                        for k in call.args[0].keys
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    }
         elif kind == "heuristics":
             values = dec.args[0] if dec.args else next((k.value for k in dec.keywords if k.arg == "values"), None)
             if isinstance(values, ast.Dict):
-                out |= {k.value: kind for k in values.keys if isinstance(k, ast.Constant)}
+                out |= {name: kind for name in _string_keys(values)}
     return out
+
+
+def _function(source: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    fn = ast.parse(source).body[0]
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise ValueError("the kernel is not a plain function")
+    return fn
+
+
+def _string_keys(mapping: ast.Dict) -> list[str]:
+    return [k.value for k in mapping.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
 
 
 def _decorator(dec: ast.Call) -> str:
@@ -121,10 +141,10 @@ def _decorator(dec: ast.Call) -> str:
     return ast.unparse(dec.func).rsplit(".", 1)[-1]
 
 
-def _loops(tree: ast.AST) -> list[ast.For]:
-    """`for` loops over `range(...)` or `tl.range(...)` (not static_range: it is unrolled)."""
+def _loops(tree: ast.AST) -> list[tuple[ast.For, ast.Call]]:
+    """`for` loops over `range(...)` or `tl.range(...)` (not static_range: it is unrolled), with that call."""
     return [
-        n
+        (n, n.iter)
         for n in ast.walk(tree)
         if isinstance(n, ast.For)
         and isinstance(n.iter, ast.Call)
@@ -134,22 +154,28 @@ def _loops(tree: ast.AST) -> list[ast.For]:
 
 def pin_loop(kernel: str, line: int, value: int) -> str:
     """The kernel with the loop at `line` software-pipelined over `value` stages (`tl.range`)."""
-    loop = next(n for n in _loops(ast.parse(kernel)) if n.lineno == line)
-    call = loop.iter
+    call = next(over for loop, over in _loops(ast.parse(kernel)) if loop.lineno == line)
     keyword = next((k for k in call.keywords if k.arg == "num_stages"), None)
-    edits = [(keyword.value, str(value)) if keyword is not None else _keyword_added(kernel, call, "num_stages", value)]
+    added = (keyword.value, str(value)) if keyword is not None else _keyword_added(kernel, call, "num_stages", value)
+    edits: list[tuple[Node, str]] = [added]
     if ast.unparse(call.func) == "range":  # plain range has no stages: make it tl.range
         edits.append((call.func, "tl.range"))
     return replace_spans(kernel, edits)
 
 
-def _keyword_added(text: str, call: ast.Call, name: str, value: int) -> tuple[ast.AST, str]:
+def _keyword_added(text: str, call: ast.Call, name: str, value: int) -> tuple[Node, str]:
     """The edit that adds `name=value` right after the call's last argument (a trailing comma
     and one argument a line, as black writes calls, stay valid)."""
-    last = max([*call.args, *call.keywords], key=lambda n: (n.end_lineno, n.end_col_offset), default=None)
+    arguments: list[Node] = [*call.args, *call.keywords]
+    last = max(arguments, key=end, default=None)
     if last is None:  # `f()`: the call itself, its closing parenthesis after the new keyword
-        return call, ast.get_source_segment(text, call)[:-1] + f"{name}={value})"
-    return last, ast.get_source_segment(text, last) + f", {name}={value}"
+        return call, _segment(text, call)[:-1] + f"{name}={value})"
+    return last, _segment(text, last) + f", {name}={value}"
+
+
+def _segment(text: str, node: Node) -> str:
+    start, stop = node_span(text, node)
+    return text[start:stop]
 
 
 def pin(launcher: str, kernel: str, knob: str, value: int, params: list[str] | None = None) -> str:
@@ -180,9 +206,9 @@ def pin(launcher: str, kernel: str, knob: str, value: int, params: list[str] | N
     if current is None:
         return replace_spans(launcher, [_keyword_added(launcher, call, knob, value)])
     if isinstance(current, ast.Constant):
-        grid = [n for n in ast.walk(call.func.slice) if isinstance(n, ast.Constant) and n.value == current.value]
+        grid = [n for n in ast.walk(call.func) if isinstance(n, ast.Constant) and n.value == current.value]
         return replace_spans(launcher, [(n, str(value)) for n in [current, *grid]])
-    if isinstance(current, ast.Name) and current.id in fn_params:
+    if isinstance(current, ast.Name) and fn is not None and current.id in fn_params:
         first = fn.body[0]
         at = (
             fn.body[1]
@@ -193,12 +219,14 @@ def pin(launcher: str, kernel: str, knob: str, value: int, params: list[str] | N
     if isinstance(current, ast.Name) and fn is None:  # a launch statement: the name's uses in it
         uses = [n for n in ast.walk(call) if isinstance(n, ast.Name) and n.id == current.id]
         return replace_spans(launcher, [(n, str(value)) for n in uses])
-    if isinstance(current, ast.Name):  # a local of the launcher: pinned after its last assignment
+    if isinstance(current, ast.Name) and fn is not None:  # a local of the launcher: after its last assignment
         return _pin_local(launcher, fn, call, current.id, value, knob)
     raise ValueError(f"{knob}={ast.unparse(current)} is set by an expression the search does not rewrite")
 
 
-def _pin_local(launcher: str, fn: ast.FunctionDef, call: ast.Call, name: str, value: int, knob: str) -> str:
+def _pin_local(
+    launcher: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, name: str, value: int, knob: str
+) -> str:
     """`name = value` right after the last statement, in the block that holds the launch, that
     assigns `name` before it (so buffers sized from the name later follow it too), or just
     before the launch statement when no statement of that block assigns it."""
@@ -212,15 +240,19 @@ def _pin_local(launcher: str, fn: ast.FunctionDef, call: ast.Call, name: str, va
         if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(st))
     ]
     anchor = assigns[-1] if assigns else launch
-    return _assign_line(launcher, anchor.end_lineno if assigns else launch.lineno - 1, anchor, name, value, knob)
+    return _assign_line(launcher, last_line(anchor) if assigns else launch.lineno - 1, anchor, name, value, knob)
 
 
 def _assign_line(launcher: str, row: int, like: ast.stmt, name: str, value: int, knob: str) -> str:
     """The launcher with `name = value` inserted as line `row` (0-based), indented as `like`."""
     lines = launcher.splitlines()
-    indent = re.match(r"\s*", lines[like.lineno - 1]).group(0)
+    indent = _indent(lines[like.lineno - 1])
     lines.insert(row, f"{indent}{name} = {value}  # intelliperf search: pinned {knob}")
     return "\n".join(lines) + "\n"
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
 
 
 def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
@@ -231,7 +263,7 @@ def widen_autotune(kernel: str) -> str | None:
     """The kernel with its @triton.autotune config list widened by each config's pipelining and
     warp neighbours (num_stages +/- 1, num_warps x2), so the autotuner itself picks among more; None
     when the configs are not a keyword the search can wrap."""
-    fn = ast.parse(kernel).body[0]
+    fn = _function(kernel)
     dec = next((d for d in fn.decorator_list if isinstance(d, ast.Call) and _decorator(d) == "autotune"), None)
     configs = next((k.value for k in dec.keywords if k.arg == "configs"), None) if dec is not None else None
     if configs is None:
@@ -260,7 +292,7 @@ def sweep_kernel(kernel: str, written: list[str]) -> str:
     learn which config the autotuner picks on this device (the launch's own num_warps/num_stages
     are overridden by the config's). Outputs the kernel writes are restored after each config's
     benchmark, so accumulating kernels do not add up the benchmark runs."""
-    fn = ast.parse(kernel).body[0]
+    fn = _function(kernel)
     jit = next(
         (
             d
@@ -275,7 +307,7 @@ def sweep_kernel(kernel: str, written: list[str]) -> str:
         )
     first = min(fn.decorator_list, key=lambda d: d.lineno)
     lines = kernel.splitlines()
-    indent = re.match(r"\s*", lines[first.lineno - 1]).group(0)
+    indent = _indent(lines[first.lineno - 1])
     decorator = (
         f"{indent}@triton.autotune(configs=[triton.Config({{}}, num_warps=w, num_stages=s) "
         f"for w in {SWEEP_WARPS} for s in {SWEEP_STAGES}], key=[], restore_value={sorted(written)!r})"
@@ -291,7 +323,7 @@ def unpinned(launcher: str, kernel: str) -> str:
     call = launch_call(ast.parse(launcher), kernel)
     if call is None:
         raise ValueError(f"the launcher does not launch {kernel}[grid](...) directly")
-    edits = [(k, "**{}") for k in call.keywords if k.arg in ("num_warps", "num_stages")]
+    edits: list[tuple[Node, str]] = [(k, "**{}") for k in call.keywords if k.arg in ("num_warps", "num_stages")]
     edits += [
         (
             k.value,
@@ -302,6 +334,12 @@ def unpinned(launcher: str, kernel: str) -> str:
         if k.arg is None
     ]
     return replace_spans(launcher, edits)
+
+
+def _launcher_source(request: RewriteRequest) -> str:
+    if request.launcher is None:
+        raise ValueError("the launch cannot be rewritten (it is outside the project)")
+    return textwrap.dedent(request.launcher.source)
 
 
 def _swept(request: RewriteRequest) -> dict | None:
@@ -364,7 +402,7 @@ class SearchRewriter(Rewriter):
             return None
         try:
             kernel = sweep_kernel(request.kernel.source, request.launch.get("written") or [])
-            launcher = unpinned(textwrap.dedent(request.launcher.source), request.kernel.name)
+            launcher = unpinned(_launcher_source(request), request.kernel.name)
         except ValueError as exc:
             reasons.append(str(exc))
             return None
@@ -380,14 +418,12 @@ class SearchRewriter(Rewriter):
 
     def _candidate(self, request: RewriteRequest, moves: list[tuple[Knob, int]], title: str) -> Candidate:
         kernel = launcher = None
-        params = [a.arg for a in ast.parse(request.kernel.source).body[0].args.args]
+        params = [a.arg for a in _function(request.kernel.source).args.args]
         for knob, value in moves:
             if knob.loop_line:
                 kernel = pin_loop(kernel or request.kernel.source, knob.loop_line, value)
             else:
-                launcher = pin(
-                    launcher or textwrap.dedent(request.launcher.source), request.kernel.name, knob.name, value, params
-                )
+                launcher = pin(launcher or _launcher_source(request), request.kernel.name, knob.name, value, params)
         return Candidate(
             rewriter=self.name, title=title, kernel=kernel, launcher=launcher, rationale="launch with " + title
         )

@@ -13,10 +13,16 @@ import ast
 import difflib
 import re
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from pydantic import BaseModel
+
+from ..syntax import end, last_line
+
+Node = ast.stmt | ast.expr | ast.keyword  # what has a span in the source
 
 LAUNCH = "<launch@"  # qualname prefix of a launch-statement unit: <launch@LINE>
 
@@ -46,7 +52,7 @@ class NotPython(ScopeError):
 
 @dataclass
 class _Found:
-    node: ast.FunctionDef
+    node: ast.FunctionDef | ast.AsyncFunctionDef
     start: int  # 1-based, first decorator
     end: int
     indent: str
@@ -57,16 +63,16 @@ def _find(tree: ast.Module, qualname: str, lines: list[str]) -> _Found | None:
     scope: list[ast.stmt] = tree.body
     *outer, name = qualname.split(".")
     for cls in outer:
-        node = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == cls), None)
-        if node is None:
+        owner = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == cls), None)
+        if owner is None:
             return None
-        scope = node.body
+        scope = owner.body
     node = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
     if node is None:
         return None
     start = min([node.lineno] + [d.lineno for d in node.decorator_list])
     text = lines[start - 1]
-    return _Found(node, start, node.end_lineno, text[: len(text) - len(text.lstrip())])
+    return _Found(node, start, last_line(node), text[: len(text) - len(text.lstrip())])
 
 
 def code_unit(file: Path, qualname: str, root: Path) -> CodeUnit | None:
@@ -100,7 +106,7 @@ def launch_call(tree: ast.AST, kernel: str) -> ast.Call | None:
     return None
 
 
-def _simple(node: ast.AST) -> bool:
+def _simple(node: ast.AST) -> TypeGuard[ast.stmt]:
     return isinstance(node, ast.stmt) and not any(
         isinstance(getattr(node, f, None), list) for f in ("body", "orelse", "handlers", "finalbody", "cases")
     )
@@ -112,7 +118,7 @@ def launch_statement(tree: ast.Module, kernel: str, line: int) -> ast.stmt | Non
         (
             n
             for n in ast.walk(tree)
-            if _simple(n) and n.lineno <= line <= n.end_lineno and launch_call(n, kernel) is not None
+            if _simple(n) and n.lineno <= line <= last_line(n) and launch_call(n, kernel) is not None
         ),
         None,
     )
@@ -144,13 +150,13 @@ def _offset(lines: list[str], line: int, byte_col: int) -> int:
     return sum(len(x) for x in lines[: line - 1]) + _column(lines[line - 1], byte_col)
 
 
-def node_span(text: str, node: ast.AST) -> tuple[int, int]:
+def node_span(text: str, node: Node) -> tuple[int, int]:
     """(start, end) character offsets of `node` in `text`."""
     lines = text.splitlines(keepends=True)
-    return _offset(lines, node.lineno, node.col_offset), _offset(lines, node.end_lineno, node.end_col_offset)
+    return _offset(lines, node.lineno, node.col_offset), _offset(lines, *end(node))
 
 
-def _span(text: str, node: ast.AST) -> str:
+def _span(text: str, node: Node) -> str:
     """The node's text, continuation lines dedented by the node's own column."""
     start, end = node_span(text, node)
     column = _column(text.splitlines()[node.lineno - 1], node.col_offset)
@@ -158,11 +164,11 @@ def _span(text: str, node: ast.AST) -> str:
     return "\n".join(body[:1] + [b[column:] if b[:column].strip() == "" else b for b in body[1:]])
 
 
-def replace_spans(text: str, edits: list[tuple[ast.AST, str]]) -> str:
+def replace_spans(text: str, edits: Sequence[tuple[Node, str]]) -> str:
     """`text` with each node's exact span replaced (no overlaps; applied right to left)."""
     spans = sorted(((*node_span(text, node), new) for node, new in edits), reverse=True)
-    for start, end, new in spans:
-        text = text[:start] + new + text[end:]
+    for start, stop, new in spans:
+        text = text[:start] + new + text[stop:]
     return text
 
 
@@ -257,7 +263,7 @@ def _outline(tree: ast.Module, allowed: set[str]) -> list[tuple[str, str]]:
     return out
 
 
-def is_jit(node: ast.FunctionDef) -> bool:
+def is_jit(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any("jit" in ast.unparse(d) for d in node.decorator_list)
 
 

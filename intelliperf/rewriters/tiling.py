@@ -20,8 +20,9 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from ..syntax import end
 from .base import RewriteRequest
-from .source import launch_call
+from .source import CodeUnit, launch_call
 
 TILE_BYTES = 128  # one full cache line of the widened index per row of the block
 MAX_BLOCK_ELEMENTS = 32768  # BLOCK x TILE; larger blocks spill registers and shared memory
@@ -59,17 +60,24 @@ class NotTileable(Exception):
     """The kernel is not of the shape the recipe rewrites (the message says why)."""
 
 
+def _function(source: str) -> ast.FunctionDef:
+    fn = ast.parse(source).body[0]
+    if not isinstance(fn, ast.FunctionDef):
+        raise NotTileable("the kernel or launcher is not a plain function")
+    return fn
+
+
 def tile_program_axis(request: RewriteRequest) -> tuple[str, str]:
     """The kernel and launcher with one program axis tiled (see the module docstring)."""
     if request.launcher is None:
         raise NotTileable("the launch cannot be rewritten (it is outside the project), and the grid must shrink")
-    fn = ast.parse(request.kernel.source).body[0]
+    fn = _function(request.kernel.source)
     _check_elementwise(fn)
     index, axis = _program_index(fn, request)
     accesses = [c for c in _calls(fn) if _tl_name(c) in ("load", "store")]
     widened = [c for c in accesses if index in _depends(fn, c.args[0] if c.args else None)]
     tile = max(TILE_BYTES // _elem_bytes(request), 16)
-    launcher, extent = _shrink_grid(request, axis, tile)
+    launcher, extent = _shrink_grid(request, request.launcher, axis, tile)
     block = _block_elements(fn, request)
     if block * tile > MAX_BLOCK_ELEMENTS:
         raise NotTileable(
@@ -81,9 +89,9 @@ def tile_program_axis(request: RewriteRequest) -> tuple[str, str]:
     call = definition.value
     edits += [
         (call.lineno, call.col_offset, "("),
-        (call.end_lineno, call.end_col_offset, f" * {tile} + tl.arange(0, {tile}))[None, :]"),
+        (*end(call), f" * {tile} + tl.arange(0, {tile}))[None, :]"),
     ]
-    edits += [(c.end_lineno, c.end_col_offset, "[:, None]") for c in _calls(fn) if _tl_name(c) == "arange"]
+    edits += [(*end(c), "[:, None]") for c in _calls(fn) if _tl_name(c) == "arange"]
     for access in widened:
         edits += _masked(access, f"{index} < {extent}")
     lines = request.kernel.source.splitlines()
@@ -142,17 +150,18 @@ def _program_index(fn: ast.FunctionDef, request: RewriteRequest) -> tuple[str, i
     found = []
     for stmt in fn.body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and _tl_name(stmt.value) == "program_id":
-            axis = (stmt.value.args or [k.value for k in stmt.value.keywords if k.arg == "axis"] or [None])[0]
-            if isinstance(axis, ast.Constant) and isinstance(axis.value, int):
-                found.append((stmt.targets[0].id, axis.value))
+            given = stmt.value.args or [k.value for k in stmt.value.keywords if k.arg == "axis"]
+            target, axis = stmt.targets[0], given[0] if given else None
+            if isinstance(target, ast.Name) and isinstance(axis, ast.Constant) and isinstance(axis.value, int):
+                found.append((target.id, axis.value))
     if not found:
         raise NotTileable(
             "no program axis indexes single elements (`i = tl.program_id(AXIS)`), so there is no "
             "axis to tile; a strided gather like this one needs another data layout"
         )
     uses = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and _tl_name(n) in ("program_id", "num_programs")]
-    for name, axis in found:
-        if sum(1 for c in uses if ast.unparse(c) in (f"tl.program_id({axis})", f"tl.num_programs({axis})")) > 1:
+    for name, number in found:
+        if sum(1 for c in uses if ast.unparse(c) in (f"tl.program_id({number})", f"tl.num_programs({number})")) > 1:
             continue  # the axis is read again elsewhere: tiling it would change that value too
         for call in _calls(fn):
             if (
@@ -161,7 +170,7 @@ def _program_index(fn: ast.FunctionDef, request: RewriteRequest) -> tuple[str, i
                 and call.args
                 and any(_is_name(term, name) for term in _terms(call.args[0]))
             ):
-                return name, axis
+                return name, number
     names = ", ".join(f"`{n}`" for n, _ in found)
     raise NotTileable(
         f"no flagged access adds a program index ({names}) with stride 1, so tiling it would not "
@@ -178,7 +187,9 @@ def _terms(expr: ast.expr) -> list[ast.expr]:
 
 def _depends(fn: ast.FunctionDef, expr: ast.expr | None) -> set[str]:
     """The names `expr` depends on, through the kernel's assignments."""
-    assigned = {s.targets[0].id: s.value for s in fn.body if isinstance(s, ast.Assign)}
+    assigned = {
+        s.targets[0].id: s.value for s in fn.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
+    }
     seen: set[str] = set()
     todo = [n.id for n in ast.walk(expr) if isinstance(n, ast.Name)] if expr is not None else []
     while todo:
@@ -201,21 +212,22 @@ def _masked(call: ast.Call, bound: str) -> list[tuple[int, int, str]]:
         else next((k.value for k in call.keywords if k.arg == "mask"), None)
     )
     if isinstance(mask, (ast.Name, ast.Call, ast.Attribute)):
-        return [(mask.end_lineno, mask.end_col_offset, f" & ({bound})")]
+        return [(*end(mask), f" & ({bound})")]
     if mask is not None:
-        return [(mask.lineno, mask.col_offset, "("), (mask.end_lineno, mask.end_col_offset, f") & ({bound})")]
+        return [(mask.lineno, mask.col_offset, "("), (*end(mask), f") & ({bound})")]
     sep = ", " if call.args or call.keywords else ""
-    return [(call.end_lineno, call.end_col_offset - 1, f"{sep}mask={bound}")]
+    line, column = end(call)
+    return [(line, column - 1, f"{sep}mask={bound}")]
 
 
-def _shrink_grid(request: RewriteRequest, axis: int, tile: int) -> tuple[str, str]:
+def _shrink_grid(request: RewriteRequest, launcher: CodeUnit, axis: int, tile: int) -> tuple[str, str]:
     """The launcher with grid[axis] divided by the tile, and the kernel argument that holds the extent."""
-    source = textwrap.dedent(request.launcher.source)
-    fn = ast.parse(source).body[0]
+    source = textwrap.dedent(launcher.source)
+    fn = _function(source)
     call = launch_call(fn, request.kernel.name)
-    if call is None:
+    if call is None or not isinstance(call.func, ast.Subscript):
         raise NotTileable(f"the launcher does not launch {request.kernel.name}[grid](...) directly")
-    grid = call.func.slice
+    written = grid = call.func.slice
     if isinstance(grid, ast.Name):
         grid = next(
             (
@@ -229,11 +241,11 @@ def _shrink_grid(request: RewriteRequest, axis: int, tile: int) -> tuple[str, st
         grid = grid.body
     if not isinstance(grid, ast.Tuple) or axis >= len(grid.elts):
         raise NotTileable(
-            f"the grid `{ast.unparse(call.func.slice)}` is not a tuple the recipe can read axis "
+            f"the grid `{ast.unparse(written)}` is not a tuple the recipe can read axis "
             f"{axis} of (a grid function is not rewritten)"
         )
     size = grid.elts[axis]
-    params = [a.arg for a in ast.parse(request.kernel.source).body[0].args.args]
+    params = [a.arg for a in _function(request.kernel.source).args.args]
     extent = next(
         (params[i] for i, a in enumerate(call.args) if i < len(params) and ast.unparse(a) == ast.unparse(size)), None
     ) or next((k.arg for k in call.keywords if ast.unparse(k.value) == ast.unparse(size)), None)
@@ -243,8 +255,8 @@ def _shrink_grid(request: RewriteRequest, axis: int, tile: int) -> tuple[str, st
             "so the kernel cannot mask the tiled index against it"
         )
     lines = source.splitlines()
-    row = lines[size.end_lineno - 1]
-    lines[size.end_lineno - 1] = row[: size.end_col_offset] + f", {tile})" + row[size.end_col_offset :]
+    last, column = end(size)
+    lines[last - 1] = lines[last - 1][:column] + f", {tile})" + lines[last - 1][column:]
     row = lines[size.lineno - 1]
     lines[size.lineno - 1] = row[: size.col_offset] + "triton.cdiv(" + row[size.col_offset :]
     return "\n".join(lines) + "\n", extent

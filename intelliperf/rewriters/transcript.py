@@ -88,7 +88,7 @@ def candidate_from_answer(rewriter: str, request: RewriteRequest, answer: dict, 
             invalid=f"only the kernel and its launcher may change, but the answer also defines "
             f"{', '.join(extra)}; inline them into the kernel or launcher",
         )
-    if launcher is not None and _same(launcher, request.launcher.source):
+    if launcher is not None and request.launcher is not None and _same(launcher, request.launcher.source):
         launcher = None
     if _same(kernel, request.kernel.source) and launcher is None:
         return Candidate(**base, invalid="the answer is the unchanged kernel", invalid_kind="unchanged")
@@ -99,7 +99,7 @@ def _same(a: str, b: str) -> bool:
     return a.strip() == b.strip()
 
 
-class ReplayRewriter(Rewriter):
+class ReplayRewriter(Rewriter["ReplayRewriter.Options"]):
     """Hands back the answers of a saved transcript, one per candidate, in order."""
 
     name = "replay"

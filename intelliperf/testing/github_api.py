@@ -42,6 +42,7 @@ class FakeGitHub(LoopbackServer):
         return self.root
 
     def answer(self, method: str, path: str, body: dict | None) -> tuple[int, object]:
+        body = body or {}
         url = urlsplit(path)
         base = f"/repos/{self.repo}"
         if not url.path.startswith(base + "/"):

@@ -17,7 +17,7 @@ class LoopbackServer:
     @property
     def root(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def __enter__(self):
         self._thread.start()

@@ -184,6 +184,7 @@ class Running:
 
     def send(self, line: str) -> None:
         """One line to the process; a process that already ended simply does not get it."""
+        assert self.proc.stdin is not None, "started without a stdin pipe"
         try:
             self.proc.stdin.write(line.encode() + b"\n")
             self.proc.stdin.flush()
@@ -241,8 +242,8 @@ def run_workload(
     env = workload_env(record_dir, interpret, trace)
     cwd = cwd or os.getcwd()
     result = spawn(command, cwd=cwd, env=env, timeout_s=timeout_s, echo=echo)
-    if result.timed_out:
-        raise WorkloadTimeoutError(command, timeout_s)
+    if result.returncode is None:  # killed at its time limit
+        raise WorkloadTimeoutError(command, timeout_s or 0.0)
     if result.returncode != 0:
         raise WorkloadFailedError(command, result.returncode, "\n".join(result.tail[-12:]))
     return WorkloadRun(command, cwd, record_dir, result.returncode, result.duration_s, "\n".join(result.tail))
