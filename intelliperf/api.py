@@ -19,9 +19,9 @@ from .formulas import Registry, default_registry
 from .models import KernelDiagnosis, KernelProfile, OptimizationStatus, Report, RunInfo
 from .profiling.aggregate import Recording, load_recording
 from .settings import DiagnoseSettings, OptimizeSettings, settled
-from .validators.validate import within
 from .workload.devices import parse_devices
 from .workload.runner import TraceSettings, check_command, run_workload, uncompiled_note
+from .workload.workspace import within
 
 DEVICES = ("auto", "cpu", "gpu")
 TRACE_BACKEND = "interpreter-trace"

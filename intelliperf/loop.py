@@ -29,10 +29,11 @@ from .rewriters.source import NotPython, ScopeError, check_scope, code_unit, lau
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
 from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
-from .validators.validate import busy, in_copy, sanitize, within
+from .validators.validate import busy, sanitize
 from .workload.devices import pinned_env, spread_over
 from .workload.runner import TraceSettings
 from .workload.sandbox import Sandbox
+from .workload.workspace import in_copy, within
 
 IMPROVEMENT = 0.01  # the metric must move by more than 1 % in its better direction
 

@@ -43,7 +43,8 @@ KNOWN_UPWARD = {
 }
 KNOWN_CYCLES = {
     # The recorder installs the output capture into validation runs; validators read TTIR through
-    # the static view.
+    # the static view. (The project copies and confined runs the region-timer pass shares with
+    # validation live in workload.workspace, below both.)
     frozenset({"intelliperf.profiling", "intelliperf.validators"}),
     # ncu and region-timer passes run the program through the workload runner, whose bootstrap
     # loads the recorder.

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -42,7 +41,8 @@ from intelliperf import env as names
 from intelliperf.errors import IntelliPerfError
 from intelliperf.redact import looks_secret, scrub
 from intelliperf.workload import sandbox as sandboxing
-from intelliperf.workload.runner import Running, TraceSettings, find_tool, spawn, workload_env
+from intelliperf.workload.runner import Running, TraceSettings, find_tool, workload_env
+from intelliperf.workload.workspace import Tail, confined, confined_env, copy_project, in_copy, within
 
 from .capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
 from .compare import Tolerances, compare_buffer
@@ -62,8 +62,6 @@ from .verdict import Problem, Verdict
 # Problems that already say what is wrong: no replay after them.
 GUARDS = ("not-launched", "dispatch-count", "side-stream", "missing-output", "race")
 NAMED_BY_REPLAY = ("unwritten", "stale-result", "aliased-output")
-IGNORED_IN_COPIES = (".git", "__pycache__", ".venv", "venv", "node_modules", ".pytest_cache", ".intelliperf")
-ENV_SEED = names.SEED
 WORKER = [sys.executable, "-m", "intelliperf.validators.replay"]
 
 
@@ -195,43 +193,6 @@ class ReferenceRun:
         return self.origin / Path(path).resolve().relative_to(self.program.root.resolve())
 
 
-def within(path: Path, folder: Path) -> bool:
-    """`path` is `folder` or lies below it (both resolved)."""
-    path, folder = Path(path).resolve(), Path(folder).resolve()
-    return path == folder or folder in path.parents
-
-
-def in_copy(command: list[str], root: Path, copy: Path) -> list[str]:
-    """The command with absolute paths into the project pointed at the copy, where the copy has them
-    (a virtual environment inside the project is not copied: its interpreter stays where it is)."""
-
-    def mapped(arg: str) -> str:
-        if not (Path(arg).is_absolute() and within(Path(arg), root)):
-            return arg
-        there = copy / Path(arg).resolve().relative_to(Path(root).resolve())
-        return str(there) if there.exists() else arg
-
-    return [mapped(arg) for arg in command]
-
-
-def copy_project(root: Path, changes: dict[str, str], into: Path, exclude: tuple[Path, ...] = ()) -> Path:
-    """A copy of `root` in `into` with `changes` ({relative path: new text}) applied; the
-    folders in `exclude` (e.g. the tool's own output folder inside the project) are left out."""
-    patterns = shutil.ignore_patterns(*IGNORED_IN_COPIES)
-    skipped = {Path(p).resolve() for p in exclude}
-
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        return set(patterns(folder, names)) | {n for n in names if (Path(folder) / n).resolve() in skipped}
-
-    shutil.copytree(root, into, ignore=ignore, symlinks=True)
-    for rel, text in changes.items():
-        target = (into / rel).resolve()
-        if into.resolve() not in target.parents:
-            raise ValueError(f"a candidate may only change files inside the project, not {rel!r}")
-        target.write_text(text)
-    return into
-
-
 def _capture_env(
     kernel: str,
     capture_dir: Path,
@@ -253,51 +214,6 @@ def _capture_env(
     if expected is not None:
         env[ENV_EXPECTED] = str(expected)
     return env
-
-
-def confined(
-    box: sandboxing.Sandbox,
-    command: list[str],
-    *,
-    cwd: Path,
-    env: dict,
-    home: Path,
-    seed: int,
-    writable: tuple[Path, ...] = (),
-    readable: tuple[Path, ...] = (),
-    timeout_s: float | None = None,
-):
-    """Run `command` in the sandbox with a fresh $HOME (Triton's cache, the program's dot-files)."""
-    env = _confined_env(box, env, home, seed)  # first: it creates $HOME, which wrap() binds only if it exists
-    return spawn(
-        box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable),
-        cwd=str(cwd),
-        env=env,
-        timeout_s=timeout_s,
-        echo=_Tail(),
-    )
-
-
-def _confined_env(box: sandboxing.Sandbox, env: dict, home: Path, seed: int) -> dict:
-    """The allow-listed environment with its own $HOME (created) and every generator seeded alike."""
-    home.mkdir(parents=True, exist_ok=True)
-    return box.env(env) | {
-        "HOME": str(home),
-        "TMPDIR": "/tmp",
-        ENV_SEED: str(seed),
-        "PYTHONHASHSEED": str(seed),
-        "TRITON_CACHE_DIR": str(home / "triton-cache"),
-    }
-
-
-class _Tail:
-    """Collects a child's output without printing it: candidates are not the user's program."""
-
-    def write(self, text: str) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass
 
 
 def capture_reference(
@@ -704,12 +620,12 @@ def start_worker(
     if early is not None:
         (out / "early.json").write_text(json.dumps(early))
         command.append(str(out / "early.json"))
-    env = _confined_env(box, env, home, seed)
+    env = confined_env(box, env, home, seed)
     return Running(
         box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable),
         cwd=str(cwd),
         env=env,
-        echo=_Tail(),
+        echo=Tail(),
         stdin=True,
     )
 
@@ -876,7 +792,7 @@ def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: 
     (out / "job.json").write_text(json.dumps(job))
     folder = Path(job["kernel"]["file"]).parent
     box = reference.sandbox
-    full_env = _confined_env(box, _worker_env(reference.interpret, out, settings, env), out / "home", settings.seed)
+    full_env = confined_env(box, _worker_env(reference.interpret, out, settings, env), out / "home", settings.seed)
 
     def start(cmd_fd: int, out_fd: int):
         command = box.wrap(

@@ -77,7 +77,7 @@ def collect(
     it confined (a candidate's copy). `stop_early`: the program stops after the first launch of
     each kernel (profiling/window.py). `loops_only`: leave out kernels whose timers
     could not change a verdict (no loop with a dot to overlap its loads with)."""
-    from ..validators.validate import copy_project, in_copy, within
+    from ..workload.workspace import copy_project, in_copy, within
 
     out = TimerRun()
     started = time.perf_counter()
@@ -218,7 +218,7 @@ def _run(
     if sandbox is None:
         sink = _Filtered()
         return spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s, echo=sink), sink.dropped
-    from ..validators.validate import confined
+    from ..workload.workspace import confined
 
     result = confined(
         sandbox, command, cwd=cwd, env=env, home=writable[-1] / "home", seed=0, writable=writable, timeout_s=timeout_s

@@ -1,0 +1,95 @@
+"""The project's copies and the confined runs in them: shared by validation (the reference and
+each candidate run in a copy) and the region-timer pass (the instrumented kernel in a copy)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from .. import env as names
+from .runner import spawn
+from .sandbox import Sandbox
+
+IGNORED_IN_COPIES = (".git", "__pycache__", ".venv", "venv", "node_modules", ".pytest_cache", ".intelliperf")
+
+
+def within(path: Path, folder: Path) -> bool:
+    """`path` is `folder` or lies below it (both resolved)."""
+    path, folder = Path(path).resolve(), Path(folder).resolve()
+    return path == folder or folder in path.parents
+
+
+def in_copy(command: list[str], root: Path, copy: Path) -> list[str]:
+    """The command with absolute paths into the project pointed at the copy, where the copy has them
+    (a virtual environment inside the project is not copied: its interpreter stays where it is)."""
+
+    def mapped(arg: str) -> str:
+        if not (Path(arg).is_absolute() and within(Path(arg), root)):
+            return arg
+        there = copy / Path(arg).resolve().relative_to(Path(root).resolve())
+        return str(there) if there.exists() else arg
+
+    return [mapped(arg) for arg in command]
+
+
+def copy_project(root: Path, changes: dict[str, str], into: Path, exclude: tuple[Path, ...] = ()) -> Path:
+    """A copy of `root` in `into` with `changes` ({relative path: new text}) applied; the
+    folders in `exclude` (e.g. the tool's own output folder inside the project) are left out."""
+    patterns = shutil.ignore_patterns(*IGNORED_IN_COPIES)
+    skipped = {Path(p).resolve() for p in exclude}
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        return set(patterns(folder, names)) | {n for n in names if (Path(folder) / n).resolve() in skipped}
+
+    shutil.copytree(root, into, ignore=ignore, symlinks=True)
+    for rel, text in changes.items():
+        target = (into / rel).resolve()
+        if into.resolve() not in target.parents:
+            raise ValueError(f"a candidate may only change files inside the project, not {rel!r}")
+        target.write_text(text)
+    return into
+
+
+def confined(
+    box: Sandbox,
+    command: list[str],
+    *,
+    cwd: Path,
+    env: dict,
+    home: Path,
+    seed: int,
+    writable: tuple[Path, ...] = (),
+    readable: tuple[Path, ...] = (),
+    timeout_s: float | None = None,
+):
+    """Run `command` in the sandbox with a fresh $HOME (Triton's cache, the program's dot-files)."""
+    env = confined_env(box, env, home, seed)  # first: it creates $HOME, which wrap() binds only if it exists
+    return spawn(
+        box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable),
+        cwd=str(cwd),
+        env=env,
+        timeout_s=timeout_s,
+        echo=Tail(),
+    )
+
+
+def confined_env(box: Sandbox, env: dict, home: Path, seed: int) -> dict:
+    """The allow-listed environment with its own $HOME (created) and every generator seeded alike."""
+    home.mkdir(parents=True, exist_ok=True)
+    return box.env(env) | {
+        "HOME": str(home),
+        "TMPDIR": "/tmp",
+        names.SEED: str(seed),
+        "PYTHONHASHSEED": str(seed),
+        "TRITON_CACHE_DIR": str(home / "triton-cache"),
+    }
+
+
+class Tail:
+    """Collects a child's output without printing it: candidates are not the user's program."""
+
+    def write(self, text: str) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
