@@ -20,6 +20,10 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.redact": 0,
     "intelliperf.syntax": 0,
     "intelliperf.workload": 1,
+    # Inside the user's program the bootstrap is the top: it puts the recorder, the launch window
+    # and (in validation runs) the output capture into Triton. Nothing imports it; the runner
+    # only puts its folder on PYTHONPATH.
+    "intelliperf.workload.bootstrap": 3,
     "intelliperf.pinpoint": 1,
     "intelliperf.testing": 1,
     "intelliperf.profiling": 2,
@@ -36,22 +40,11 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.tuning": 5,
     "intelliperf.delivery.action": 5,
 }
-KNOWN_UPWARD = {
-    # The bootstrap is the profiling side's way into the user's program: it loads the recorder
-    # (and the launch window) when Triton is imported there.
-    ("intelliperf.workload.bootstrap.sitecustomize", "intelliperf.profiling"),
-}
-KNOWN_CYCLES = {
-    # The recorder installs the output capture into validation runs; validators read TTIR through
-    # the static view. (The project copies and confined runs the region-timer pass shares with
-    # validation live in workload.workspace, below both.)
-    frozenset({"intelliperf.profiling", "intelliperf.validators"}),
-    # ncu and region-timer passes run the program through the workload runner, whose bootstrap
-    # loads the recorder.
-    frozenset({"intelliperf.profiling", "intelliperf.workload"}),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()  # none left; an exception needs its reason here
+KNOWN_CYCLES: set[frozenset[str]] = set()
 PACKAGES = (
     "intelliperf.workload",
+    "intelliperf.workload.bootstrap",
     "intelliperf.profiling",
     "intelliperf.validators",
     "intelliperf.formulas",

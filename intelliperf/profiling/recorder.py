@@ -25,14 +25,34 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import env
 from ..files import write_json
 from .window import TUNING, launch_info, track_tuning
 
-if TYPE_CHECKING:
-    from intelliperf.validators.capture import Capture
+
+class OutputCapture(Protocol):
+    """What a validation run's capture (validators/capture.py) offers the recorder. The bootstrap
+    attaches it (`attach_capture`), so the recorder does not import the validators."""
+
+    notes: list[str]
+    dispatches: int
+
+    def wants(self, name: str) -> bool: ...
+
+    def after_dispatch(self, py_fn, arg_names: list[str], bound: dict, compiled, grid, options: dict) -> None: ...
+
+    def flush(self) -> None: ...
+
+
+_MAKE_CAPTURE: list[Callable[[], OutputCapture | None]] = []  # set by attach_capture in validation runs
+
+
+def attach_capture(make: Callable[[], OutputCapture | None]) -> None:
+    """Validation runs: the recorder made in this process hands each dispatch to `make()`'s capture."""
+    _MAKE_CAPTURE[:] = [make]
+
 
 ENV_DIR, ENV_TRACE, ENV_SAMPLE = env.RECORD_DIR, env.TRACE, env.SAMPLE_PROGRAMS
 ENV_TRACE_LAUNCHES, ENV_TRACE_BUDGET = env.TRACE_LAUNCHES, env.TRACE_BUDGET
@@ -205,12 +225,13 @@ class Recorder:
         self.rng = random.Random(0)  # a fixed seed: the same run samples the same launches
         self.problems: list[str] = []  # what went wrong inside the recorder, for the report
         self.tensor_type: type | None = None
-        self.capture: Capture | None = None  # when a validation run asks for one
+        self.capture: OutputCapture | None = None  # when a validation run asks for one
         self.pending_capture: tuple | None = None
         if os.environ.get(env.CAPTURE_KERNEL):
-            from intelliperf.validators.capture import from_env
-
-            self.capture = from_env()
+            if _MAKE_CAPTURE:
+                self.capture = _MAKE_CAPTURE[0]()
+            else:  # the validator finds the capture missing and rejects the run: say why here
+                self.problems.append("a validation run without the output capture attached")
 
     # --- launches --------------------------------------------------------------------------
 

@@ -39,6 +39,10 @@ def _patch(name, module, out_dir, part="recorder", function=None):
         except ImportError:  # the program's Python is not the one intelliperf is installed in
             sys.path.append(os.environ["INTELLIPERF_HOME"])
         patcher = importlib.import_module(f"intelliperf.profiling.{part}")
+        if part == "recorder" and os.environ.get("INTELLIPERF_CAPTURE"):  # a validation run
+            from intelliperf.validators.capture import from_env
+
+            patcher.attach_capture(from_env)
         getattr(patcher, function or _WATCHED[name])(module)
     except Exception as exc:  # never break the user's program; the parent reports it
         _note_error(out_dir, exc)
