@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from intelliperf.models import AccessSite
-from intelliperf.syntax import last_line
+from intelliperf.syntax import indent_of, last_line
 
 from . import tiling
 from .base import Candidate, Rewriter, RewriteRequest
@@ -357,7 +357,7 @@ def apply_recipe(recipe: LineRecipe, request: RewriteRequest) -> str:
             reasons.append(str(exc))
             continue
         first = lines[site.stmt.lineno - 1]
-        indent = first[: len(first) - len(first.lstrip())]
+        indent = indent_of(first)
         lines[site.stmt.lineno - 1 : last_line(site.stmt)] = textwrap.indent("\n".join(new), indent).splitlines()
     if reasons and len(reasons) == len(targets):
         raise NotApplicable("; ".join(reasons))

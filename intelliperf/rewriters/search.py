@@ -28,9 +28,9 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from ..syntax import end, last_line
+from ..syntax import end, indent_of, last_line
 from .base import Candidate, Rewriter, RewriteRequest
-from .source import Node, launch_call, node_span, replace_spans
+from .source import Node, grid_of, launch_call, node_span, replace_spans
 
 TUNABLE = re.compile(r"BLOCK|TILE|SIZE|CHUNK|GROUP|SPLIT", re.I)
 CONSTEXPR_RANGE = (16, 16384)
@@ -206,7 +206,7 @@ def pin(launcher: str, kernel: str, knob: str, value: int, params: list[str] | N
     if current is None:
         return replace_spans(launcher, [_keyword_added(launcher, call, knob, value)])
     if isinstance(current, ast.Constant):
-        grid = [n for n in ast.walk(call.func) if isinstance(n, ast.Constant) and n.value == current.value]
+        grid = [n for n in ast.walk(grid_of(call)) if isinstance(n, ast.Constant) and n.value == current.value]
         return replace_spans(launcher, [(n, str(value)) for n in [current, *grid]])
     if isinstance(current, ast.Name) and fn is not None and current.id in fn_params:
         first = fn.body[0]
@@ -246,13 +246,9 @@ def _pin_local(
 def _assign_line(launcher: str, row: int, like: ast.stmt, name: str, value: int, knob: str) -> str:
     """The launcher with `name = value` inserted as line `row` (0-based), indented as `like`."""
     lines = launcher.splitlines()
-    indent = _indent(lines[like.lineno - 1])
+    indent = indent_of(lines[like.lineno - 1])
     lines.insert(row, f"{indent}{name} = {value}  # intelliperf search: pinned {knob}")
     return "\n".join(lines) + "\n"
-
-
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip())]
 
 
 def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
@@ -307,7 +303,7 @@ def sweep_kernel(kernel: str, written: list[str]) -> str:
         )
     first = min(fn.decorator_list, key=lambda d: d.lineno)
     lines = kernel.splitlines()
-    indent = _indent(lines[first.lineno - 1])
+    indent = indent_of(lines[first.lineno - 1])
     decorator = (
         f"{indent}@triton.autotune(configs=[triton.Config({{}}, num_warps=w, num_stages=s) "
         f"for w in {SWEEP_WARPS} for s in {SWEEP_STAGES}], key=[], restore_value={sorted(written)!r})"

@@ -20,7 +20,7 @@ from typing import TypeGuard
 
 from pydantic import BaseModel
 
-from ..syntax import end, last_line
+from ..syntax import end, indent_of, last_line
 
 Node = ast.stmt | ast.expr | ast.keyword  # what has a span in the source
 
@@ -72,7 +72,7 @@ def _find(tree: ast.Module, qualname: str, lines: list[str]) -> _Found | None:
         return None
     start = min([node.lineno] + [d.lineno for d in node.decorator_list])
     text = lines[start - 1]
-    return _Found(node, start, last_line(node), text[: len(text) - len(text.lstrip())])
+    return _Found(node, start, last_line(node), indent_of(text))
 
 
 def code_unit(file: Path, qualname: str, root: Path) -> CodeUnit | None:
@@ -104,6 +104,12 @@ def launch_call(tree: ast.AST, kernel: str) -> ast.Call | None:
             if name == kernel:
                 return node
     return None
+
+
+def grid_of(launch: ast.Call) -> ast.expr:
+    """The `grid` of a call `launch_call` found (`kernel[grid](...)`)."""
+    assert isinstance(launch.func, ast.Subscript), "not a kernel[grid](...) call"
+    return launch.func.slice
 
 
 def _simple(node: ast.AST) -> TypeGuard[ast.stmt]:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from ..syntax import end
+from ..syntax import end, indent_of
 from .base import RewriteRequest
-from .source import CodeUnit, launch_call
+from .source import CodeUnit, grid_of, launch_call
 
 TILE_BYTES = 128  # one full cache line of the widened index per row of the block
 MAX_BLOCK_ELEMENTS = 32768  # BLOCK x TILE; larger blocks spill registers and shared memory
@@ -98,7 +98,7 @@ def tile_program_axis(request: RewriteRequest) -> tuple[str, str]:
     for line, col, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         lines[line - 1] = lines[line - 1][:col] + text + lines[line - 1][col:]
     first = lines[definition.lineno - 1]
-    indent = first[: len(first) - len(first.lstrip())]
+    indent = indent_of(first)
     lines.insert(
         definition.lineno - 1,
         f"{indent}# intelliperf recipe tile-program-axis: {tile} consecutive "
@@ -225,9 +225,9 @@ def _shrink_grid(request: RewriteRequest, launcher: CodeUnit, axis: int, tile: i
     source = textwrap.dedent(launcher.source)
     fn = _function(source)
     call = launch_call(fn, request.kernel.name)
-    if call is None or not isinstance(call.func, ast.Subscript):
+    if call is None:
         raise NotTileable(f"the launcher does not launch {request.kernel.name}[grid](...) directly")
-    written = grid = call.func.slice
+    written = grid = grid_of(call)
     if isinstance(grid, ast.Name):
         grid = next(
             (

@@ -130,7 +130,7 @@ class Sandbox:
         self, command: list[str], *, cwd: Path, writable: tuple[Path, ...] = (), readable: tuple[Path, ...] = ()
     ) -> list[str]:
         """`command` confined: `writable` bound read-write, `readable` read-only, the rest as above."""
-        if not self.enabled or self.bwrap is None:
+        if self.bwrap is None:  # --no-sandbox (`enabled` is False)
             return list(command)
         args = [
             self.bwrap,
