@@ -196,7 +196,8 @@ def markdown(results: dict) -> str:
         after, before = r.get("after"), r.get("before")
         attempt = r.get("optimize") or {}
         one = attempt.get("attempt")
-        one = f"{sum(one.values()):.1f} ({attempt['status']})" if one else attempt.get("status", "-")
+        # `total` is the attempt's wall time; older results have only its (partly overlapping) stages
+        one = f"{one.get('total', sum(one.values())):.1f} ({attempt['status']})" if one else attempt.get("status", "-")
         rows.append(
             f"| {name} | {(after or {}).get('launches', '-')} | {r['plain'].get('wall_s', '-')} | "
             f"{stages(after)} | {stages(before)} | {(r.get('ncu') or {}).get('wall_s', '-')} | {one} |"

@@ -29,7 +29,7 @@ from .rewriters.source import NotPython, ScopeError, check_scope, code_unit, lau
 from .validators import Program, ReferenceRun, ValidationSettings, capture_reference, copy_project, validate
 from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
-from .validators.validate import busy, sanitize
+from .validators.validate import busy
 from .workload.devices import pinned_env, spread_over
 from .workload.runner import TraceSettings
 from .workload.sandbox import Sandbox
@@ -357,6 +357,7 @@ def _attempt(
     number: int,
     device: str | None,
 ) -> Attempt:
+    started = time.perf_counter()
     attempt = Attempt(
         number=number,
         rewriter=cand.rewriter,
@@ -426,9 +427,8 @@ def _attempt(
             attempt.chosen = tuned_configs(mine).get(s.profile.name, {})
     attempt.seconds["metric"] = round(time.perf_counter() - begin, 3)
     _decide(s, attempt)
-    if attempt.status == "accepted" and s.report.run.mode == "compiled":
-        _sanitize(s, attempt, reference, program, where / "validation")
     shutil.rmtree(where, ignore_errors=True)  # the copy and its captures: the report has what matters
+    attempt.seconds["total"] = round(time.perf_counter() - started, 3)  # the stages above overlap in part
     return attempt
 
 
@@ -454,23 +454,6 @@ def _validated(
 def _timed_out(verdict: Verdict) -> bool:
     """Killed at a time limit and nothing else found: the candidate was not judged, neither way."""
     return bool(verdict.problems) and all(p.kind == "timeout" for p in verdict.problems)
-
-
-def _sanitize(s: Session, attempt: Attempt, reference: ReferenceRun, program: Program, work: Path) -> None:
-    """The winner once under compute-sanitizer before it is declared (GPU only)."""
-    s.progress(f"attempt {attempt.number}: compute-sanitizer on the candidate's replay")
-    begin = time.perf_counter()
-    problem, done = sanitize(reference, program, work, s.validation)
-    attempt.seconds["sanitizer"] = round(time.perf_counter() - begin, 3)
-    verdict = attempt.verdict
-    assert verdict is not None  # only a validated winner is sanitized
-    (verdict.checks if problem is None and done.endswith("clean") else verdict.notes).append(done)
-    if problem is None:
-        return
-    verdict.problems.append(problem)
-    verdict.accepted = False
-    attempt.status = "rejected"
-    attempt.reasons = "\n".join(r for r in (attempt.reasons, f"- [sanitizer] {problem.message}") if r)
 
 
 def _measure(finding: Finding | None, profile: KernelProfile | None, time_source: str) -> Measure:

@@ -341,7 +341,11 @@ class Attempt(_Model):
         "the candidate's run (num_warps, num_stages), tried next pinned",
     )
     tokens: int = 0
-    seconds: dict[str, float] = Field(default_factory=dict, description="rewrite, candidate_run, replay, timing")
+    seconds: dict[str, float] = Field(
+        default_factory=dict,
+        description="rewrite, candidate_run, compare (in intelliperf's process), replay, sanitizer (beside the "
+        "replay), timing, metric; total: the attempt's wall time after the rewrite",
+    )
     device: str | None = Field(
         None, description="with --devices: the GPU its runs were pinned to (CUDA_VISIBLE_DEVICES)"
     )

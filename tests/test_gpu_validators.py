@@ -52,6 +52,22 @@ def test_identical_candidate_is_correct_and_not_faster(axpy_reference, tmp_path)
     verdict = validate(axpy_reference, Program(copy, AXPY_COMMAND), work_dir=tmp_path / "v")
     print("identical:", verdict.speedup, verdict.seconds)
     assert verdict.correct and verdict.faster is False and not verdict.accepted
+    assert any(c.startswith("compute-sanitizer") and c.endswith("clean") for c in verdict.checks)
+
+
+def test_a_write_past_the_end_that_no_output_shows_is_rejected_by_compute_sanitizer(tmp_path):
+    """1000 floats: the store's 8 extra lanes land in the allocator's padding, so no output, in the
+    program or in a replay, changes; only memcheck (each tensor its own allocation) sees them."""
+    command = [sys.executable, "axpy.py", "1000"]
+    ref = capture_reference(Program(AXPY, command), "axpy_kernel", interpret=False, work_dir=tmp_path / "ref")
+    store = "tl.store(out_ptr + offs, alpha * x + y, mask=mask)"
+    past = "tl.store(out_ptr + offs, alpha * x + y, mask=offs < n + 8)"
+    verdict = validate(
+        ref, Program(_copy(AXPY, "axpy.py", tmp_path, [(store, past)]), command), work_dir=tmp_path / "v"
+    )
+    print("write past the end:", verdict.reasons(), verdict.seconds)
+    assert not verdict.accepted and [p.kind for p in verdict.problems] == ["sanitizer"]
+    assert "memcheck" in verdict.problems[0].message
 
 
 def test_contended_sum_fix_is_accepted_and_faster(tmp_path):

@@ -7,6 +7,7 @@ each a copy of it with one trick, through the Triton interpreter in subprocesses
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import numpy as np
@@ -95,6 +96,21 @@ def test_dtype_aware_tolerances():
     assert compare_buffer(ref, ref * (1 + 1e-4), name="o", dispatch=0, tol=loose) == []
     ints = torch.arange(10, dtype=torch.int32)
     assert _kinds(compare_buffer(ints, ints + (ints == 3), name="h", dispatch=0, tol=TOL)) == ["mismatch"]
+
+
+def test_bit_identical_buffers_pass_at_once_and_one_changed_bit_is_still_judged():
+    poisoned = torch.full((1000,), float("nan"))
+    poisoned[:900] = torch.linspace(1, 2, 900)
+    assert compare_buffer(poisoned, poisoned.clone(), name="o", dispatch=None, tol=TOL, poisoned=True) == []
+    ints = torch.arange(10, dtype=torch.int32).reshape(2, 5).t()  # not contiguous
+    assert compare_buffer(ints, ints.clone(), name="h", dispatch=0, tol=TOL) == []
+    signed_zero = torch.zeros(4)
+    assert compare_buffer(signed_zero, -signed_zero, name="o", dispatch=0, tol=TOL) == []  # other bits, same value
+    flipped = poisoned.clone()
+    flipped.view(torch.int32)[950] ^= 1  # a NaN's payload: still a NaN where the reference wrote none
+    assert compare_buffer(poisoned, flipped, name="o", dispatch=None, tol=TOL, poisoned=True) == []
+    flipped.view(torch.int32)[5] ^= 1 << 22  # a written value's mantissa
+    assert _kinds(compare_buffer(poisoned, flipped, name="o", dispatch=None, tol=TOL, poisoned=True)) == ["mismatch"]
 
 
 def test_nan_inf_zeros_shape_dtype():
@@ -236,6 +252,10 @@ TRICKS = {
         ],
         "dispatch-count",
     ),
+    "uses its input as scratch space": (  # out is right; x, which the reference leaves alone, is not
+        [(STORE, STORE + "\n    tl.store(x_ptr + offs, y, mask=mask)")],
+        "mismatch",
+    ),
     "downgrades float32 math to float16": (
         [(STORE, "tl.store(out_ptr + offs, (alpha * x.to(tl.float16) + y.to(tl.float16)).to(tl.float32), mask=mask)")],
         "precision",
@@ -249,6 +269,8 @@ def test_adversarial_candidate_is_rejected(trick, axpy_reference, tmp_path):
     verdict = validate(axpy_reference, _candidate(tmp_path, edits), work_dir=tmp_path / "v")
     assert not verdict.correct and not verdict.accepted
     assert kind in _kinds(verdict.problems), verdict.reasons()
+    if trick == "uses its input as scratch space":  # the reference saved x as UNCHANGED: read from its inputs
+        assert any(p.buffer == "arg:x" for p in verdict.problems), verdict.reasons()
 
 
 def test_correct_candidates_are_accepted(axpy_reference, tmp_path):
@@ -300,6 +322,47 @@ def test_secrets_never_reach_candidate_code(axpy_reference, tmp_path, monkeypatc
     seen = (candidate.root / "env.txt").read_text().split()
     assert "PATH" in seen and "HARMLESS" not in seen  # an allow-list, not a deny-list
     assert not {"OPENAI_API_KEY", "GITHUB_TOKEN", "MY_SERVICE_PASSWORD"} & set(seen)
+
+
+# compute-sanitizer is NVIDIA's; on the CPU a stand-in at the edge of the machine takes its command line
+# (`--tool T --error-exitcode N --print-limit M <worker>`) and runs the warm worker as its child, as it does.
+FAKE_SANITIZER = """#!{python}
+import subprocess, sys
+args = sys.argv[1:]
+tool, code = args[args.index("--tool") + 1], int(args[args.index("--error-exitcode") + 1])
+rc = subprocess.call(args[args.index("--show-backtrace") + 2 :])  # the worker: its job's path comes on stdin
+print("========= COMPUTE-SANITIZER", tool)
+if {finds} and tool == "memcheck" and rc == 0:
+    print("========= Invalid __global__ write of size 4 bytes at axpy_kernel+0x90")
+    print("========= ERROR SUMMARY: 1 error")
+    sys.exit(code)
+sys.exit(rc)
+"""
+
+
+@pytest.mark.parametrize("finds", [False, True])
+def test_compute_sanitizer_runs_beside_the_replay_and_a_finding_rejects(finds, axpy_reference, tmp_path, monkeypatch):
+    candidate = _candidate(tmp_path, [])
+    tool = candidate.root / "compute-sanitizer"  # inside the copy: the sandbox shows it (as /usr/local/cuda)
+    tool.write_text(FAKE_SANITIZER.format(python=sys.executable, finds=finds))
+    tool.chmod(0o755)
+    monkeypatch.setenv("INTELLIPERF_COMPUTE_SANITIZER", str(tool))
+    work = tmp_path / "v"
+    verdict = validate(axpy_reference, candidate, work_dir=work, settings=ValidationSettings(sanitizer=True))
+    for check in ("memcheck", "racecheck"):  # each worker got the first trial of each replay mode, and ran it
+        plan = json.loads((work / "sanitizer" / check / "job.json").read_text())["plan"]
+        assert sorted(run["mode"] for run in plan) == ["kernel", "launcher"]
+        assert json.loads((work / "sanitizer" / check / "replay.json").read_text())["runs"]
+    assert "sanitizer" in verdict.seconds
+    if finds:
+        assert not verdict.correct and _kinds(verdict.problems) == ["sanitizer"]
+        message = verdict.problems[0].message
+        assert message.startswith("compute-sanitizer memcheck found") and "Invalid __global__ write" in message
+    else:
+        assert verdict.correct, verdict.reasons()
+        assert any(
+            c.startswith("compute-sanitizer (memcheck, racecheck)") and c.endswith("clean") for c in verdict.checks
+        )
 
 
 def test_capture_keeps_first_last_and_a_sample_of_many_dispatches(tmp_path):
@@ -442,14 +505,25 @@ def test_tampered_ground_truth_stops_the_verdict(axpy_reference):
     from intelliperf.validators.validate import GroundTruthError
 
     saved = next(axpy_reference.truth.rglob("*.pt"))
-    original = saved.read_bytes()
+    original, stat = saved.read_bytes(), saved.stat()
     try:
         saved.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
         with pytest.raises(GroundTruthError, match="changed after they were taken"):
             axpy_reference.verify()
+        # The tamperer who restores the modification time passes the cheap check; the bytes read are caught.
+        os.utime(saved, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        axpy_reference.verify()
+        with pytest.raises(GroundTruthError, match="changed after they were taken"):
+            axpy_reference.load(saved)
+        saved.with_name("planted.pt").write_bytes(original)  # a file added
+        with pytest.raises(GroundTruthError, match="planted.pt"):
+            axpy_reference.verify()
     finally:
+        saved.with_name("planted.pt").unlink(missing_ok=True)
         saved.write_bytes(original)
+        os.utime(saved, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     axpy_reference.verify()
+    assert set(axpy_reference.load(saved)) == set(torch.load(saved, weights_only=True))
 
 
 @triton.jit

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Set
+from collections.abc import Callable, Set
 from pathlib import Path
 
 from .compare import Tolerances, compare_buffer
@@ -37,11 +37,14 @@ def load_capture(directory: Path) -> dict | None:
     return first
 
 
-def _buffers(manifest: dict, index: int) -> dict:
+def load_tensors(path: Path) -> dict:
     import torch
 
-    path = Path(manifest["dir"]) / f"dispatch-{manifest['pid']}-{index:09d}.pt"
     return torch.load(path, weights_only=True)
+
+
+def _buffers(manifest: dict, index: int, load: Callable[[Path], dict]) -> dict:
+    return load(Path(manifest["dir"]) / f"dispatch-{manifest['pid']}-{index:09d}.pt")
 
 
 def accumulated_terms(manifest: dict) -> int | None:
@@ -59,10 +62,16 @@ def numel(arg: dict) -> int:
 
 
 def compare_captures(
-    ref: dict, cand: dict | None, kernel: str, tol: Tolerances, unstable: Set[str] = frozenset()
+    ref: dict,
+    cand: dict | None,
+    kernel: str,
+    tol: Tolerances,
+    unstable: Set[str] = frozenset(),
+    load_ref: Callable[[Path], dict] = load_tensors,
 ) -> tuple[list[Problem], list[str]]:
     """Problems found, and a line saying what was compared; buffers in `unstable` (two runs of the
-    reference disagree on them) are not compared."""
+    reference disagree on them) are not compared. `load_ref` reads the reference's files (the ground
+    truth's loader checks their digests)."""
     if cand is None or not cand.get("dispatches"):
         return [
             Problem(
@@ -117,7 +126,7 @@ def compare_captures(
     for index in common:
         if len(problems) >= MAX_PROBLEMS:
             break
-        r, c = _buffers(ref, index), _buffers(cand, index)
+        r, c = _buffers(ref, index, load_ref), _buffers(cand, index, load_tensors)
         for name in names:
             if name in r and name in c and name not in unstable:
                 problems += compare_buffer(

@@ -42,7 +42,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .compare import INT_POISON
+from .compare import INT_POISON, UNCHANGED, identical
 
 REGIMES = ("negative", "wide", "nonfinite")  # inputs beyond the captured range, at the recorded shape
 
@@ -193,18 +193,22 @@ def unseen_shapes(descs: list[dict], grow: bool) -> tuple[dict, dict]:
 # --- what a call produced ----------------------------------------------------------------------
 
 
-def _outputs_of(result, args: dict) -> dict:
-    """What a launcher produced: its return value(s) and every tensor argument after the call."""
+def _outputs_of(result, args: dict, given: dict) -> dict:
+    """What a launcher produced: its return value(s) and every tensor argument after the call; an
+    argument still bit for bit as `given` (the trial's host inputs) is UNCHANGED, not saved again (most
+    arguments are inputs, often the largest buffers of the replay)."""
     import torch
 
-    out = {}
+    out: dict[str, Any] = {}
     items = result if isinstance(result, (tuple, list)) else [result]
     for i, item in enumerate(items):
         if isinstance(item, torch.Tensor):
             out[f"return[{i}]"] = item.detach().to("cpu", copy=True)
     for name, value in args.items():
         if isinstance(value, torch.Tensor):
-            out[f"arg:{name}"] = value.detach().to("cpu", copy=True)
+            after = value.detach().to("cpu", copy=True)
+            before = given.get(name)
+            out[f"arg:{name}"] = UNCHANGED if isinstance(before, torch.Tensor) and identical(before, after) else after
     return out
 
 
@@ -370,12 +374,13 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None
         seed = job["seed"] + trial
         _refill(values, descs, seed)
         label = f"launcher-{trial}"
-        _save(inputs / f"{label}.pt", _host(values))
+        given = _host(values)
+        _save(inputs / f"{label}.pt", given)
         result = _call(fn, descs, values)
         _sync()
         aliases = _aliases(result, values, kept)
         kept.append((label, result))
-        _save(truth / f"{label}.pt", _outputs_of(result, values))
+        _save(truth / f"{label}.pt", _outputs_of(result, values, given))
         _ran(
             summary,
             truth,
@@ -454,7 +459,8 @@ def _indexes(desc: dict, job: dict) -> bool:
 
 def _one_more(label, fn, descs, values, inputs: Path, truth: Path, summary: dict, info: dict) -> None:
     """A trial the reference may reject (unseen shape, inputs beyond the captured range)."""
-    _save(inputs / f"{label}.pt", _host(values))
+    given = _host(values)
+    _save(inputs / f"{label}.pt", given)
     try:
         result = _call(fn, descs, values)
         _sync()
@@ -464,7 +470,7 @@ def _one_more(label, fn, descs, values, inputs: Path, truth: Path, summary: dict
             f"({type(exc).__name__}: {str(exc)[:200]}); not compared"
         )
         return
-    _save(truth / f"{label}.pt", _outputs_of(result, values))
+    _save(truth / f"{label}.pt", _outputs_of(result, values, given))
     _ran(summary, truth, {"label": label, "mode": "launcher", "poisoned": [], **info})
 
 
@@ -507,7 +513,7 @@ def _kernel_runs(job: dict, module, summary: dict) -> None:
         kernel_runs = []
     tensor_descs = [d for d in job["reference_launch"]["args"] if d["kind"] == "tensor"]
     for run in kernel_runs:
-        tensors = _placed(_load(Path(job["inputs_dir"]) / f"{run['label']}.pt"), tensor_descs)
+        tensors = _placed(_inputs(Path(job["inputs_dir"]) / f"{run['label']}.pt", summary), tensor_descs)
         _guarded(summary, run, lambda tensors=tensors: _launch(kernel, job["launch"], tensors, job["written"]), out)
 
 
@@ -524,7 +530,7 @@ def _launcher_runs(job: dict, module, summary: dict) -> None:
     values: dict | None = None
     kept: list[dict] = []
     for run in launcher_runs:
-        loaded = _load(inputs / f"{run['label']}.pt")
+        loaded = _inputs(inputs / f"{run['label']}.pt", summary)
         run_descs = run.get("args") or job["reference_launcher_args"]
         recorded = run["shape"] == "recorded" and run["regime"] == "captured"
         if recorded and values is not None:
@@ -535,15 +541,23 @@ def _launcher_runs(job: dict, module, summary: dict) -> None:
             values = _placed(loaded, run_descs)
         current = values if recorded else _placed(loaded, run_descs)
 
-        def call(run=run, current=current, run_descs=run_descs, recorded=recorded):
+        def call(run=run, current=current, run_descs=run_descs, recorded=recorded, given=loaded):
             result = _call(fn, run_descs, current)
             _sync()
             if recorded:
                 run["aliases"] = _aliases(result, current, kept)
                 kept.append((run["label"], result))
-            return _outputs_of(result, current)
+            return _outputs_of(result, current, given)
 
         _guarded(summary, run, call, out)
+
+
+def _inputs(path: Path, summary: dict) -> dict:
+    """A trial's saved inputs, the seconds it took counted in the summary's phases."""
+    mark = time.perf_counter()
+    loaded = _load(path)
+    summary["phases"]["inputs"] = round(summary["phases"].get("inputs", 0.0) + time.perf_counter() - mark, 3)
+    return loaded
 
 
 def _placed(loaded: dict, descs: list[dict]) -> dict:
@@ -569,7 +583,10 @@ def _guarded(summary: dict, run: dict, call, out: Path) -> None:
             {**run, "error": f"{type(exc).__name__}: {str(exc)[:500]}", "traceback": traceback.format_exc()[-2000:]}
         )
         return
+    mark = time.perf_counter()
     _save(out / f"{run['label']}.pt", outputs)
+    phases = summary["phases"]
+    phases["save"] = round(phases.get("save", 0.0) + time.perf_counter() - mark, 3)
     summary["runs"].append(run)
 
 

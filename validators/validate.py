@@ -14,6 +14,7 @@ identically (INTELLIPERF_SEED: Python, NumPy, torch).
 3. In-program comparison of every kept dispatch (`correctness.py`), with its guards.
 4. The candidate side of the replay, in another process, on the saved inputs; compared here.
    A candidate that no replay could check is "unverified", never accepted.
+   On a GPU, compute-sanitizer (memcheck, racecheck) replays the candidate's first trials beside it.
 5. On a GPU, when correct: the two sides timed in two processes, interleaved (`performance.py`).
 Comparison happens only here, in intelliperf's process, on data handed out of the sandbox.
 """
@@ -21,6 +22,7 @@ Comparison happens only here, in intelliperf's process, on data handed out of th
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -31,7 +33,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +46,7 @@ from intelliperf.workload.runner import Running, TraceSettings, find_tool, workl
 from intelliperf.workload.workspace import Tail, confined, confined_env, copy_project, in_copy, within
 
 from .capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
-from .compare import Tolerances, compare_buffer
+from .compare import UNCHANGED, Tolerances, compare_buffer, identical
 from .correctness import VALUE_KINDS, accumulated_terms, compare_captures, load_capture, numel
 from .performance import (
     DEFAULT_THRESHOLD,
@@ -114,6 +115,11 @@ class ValidationSettings(BaseModel):
     )
     threshold: float = Field(DEFAULT_THRESHOLD, description="faster means the interval's low end > 1 + threshold")
     timing: bool = Field(True, description="time reference and candidate when a GPU is present")
+    sanitizer: bool | None = Field(
+        None,
+        description="compute-sanitizer (memcheck, racecheck) on the candidate's replay, beside it; "
+        "default: when the kernels run compiled",
+    )
     timing_budget_s: float = 20.0
     secrets: list[str] = Field([], description="extra environment variables never handed to any program run")
     sandbox: SandboxSettings = SandboxSettings()
@@ -151,7 +157,8 @@ class ReferenceRun:
     truth: Path  # captures and replay outputs: only this process reads them
     inputs: Path  # the replays' inputs: candidates read them
     replay: dict  # the reference side's replay summary: its runs are every candidate's plan
-    digests: dict[str, str] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)  # truth and inputs: path -> sha256 when written
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (size, mtime_ns) then
     unstable: list[str] = field(default_factory=list)  # buffers two runs of the reference disagree on
     again: Callable[[int], tuple[dict, float]] | None = None  # run i of the unchanged program: (manifest, seconds)
     stability_known: bool = False
@@ -160,13 +167,21 @@ class ReferenceRun:
     notes: list[str] = field(default_factory=list)
 
     def verify(self) -> None:
-        now = _digests(self.truth, self.inputs)
-        changed = sorted(set(now.items()) ^ set(self.digests.items()))
+        """Before each comparison, cheaply: no file of the truth or the inputs added, removed, resized or
+        rewritten (modification time). The bytes compared are checked against their digests as they
+        are read (`load`), so a rewrite that restores the time is caught there."""
+        changed = sorted(set(_stats(self.truth, self.inputs).items()) ^ set(self.stats.items()))
         if changed:
-            raise GroundTruthError(
-                f"the reference's saved outputs changed after they were taken ({changed[0][0]}); "
-                "no verdict can be trusted"
-            )
+            raise _tampered(changed[0][0])
+
+    def load(self, path: Path) -> dict:
+        """A ground-truth file's tensors, from bytes that match the digest taken when it was written."""
+        import torch
+
+        data = Path(path).read_bytes()
+        if hashlib.sha256(data).hexdigest() != self.digests.get(str(path)):
+            raise _tampered(str(path))
+        return torch.load(io.BytesIO(data), weights_only=True)
 
     def check_stability(self, settings: ValidationSettings) -> list[str]:
         """Runs the unchanged program again (once per session, whichever candidate asks first) and
@@ -184,7 +199,7 @@ class ReferenceRun:
                 )
                 self.notes.append(note)
                 return [note]
-            self.unstable, notes = _unstable(runs, self.kernel, settings)
+            self.unstable, notes = _unstable(runs, self.kernel, settings, self.load)
             self.notes += notes
             return notes
 
@@ -309,15 +324,17 @@ def capture_reference(
     # Whether two seeded runs agree matters only once a candidate differs from this run: asked then.
     reference.again = lambda i: run(i, work_dir / "again")
     reference.notes += reference.replay.get("notes", [])
-    reference.digests = _digests(truth, inputs)
+    reference.digests, reference.stats = _digests(truth, inputs), _stats(truth, inputs)
     return reference
 
 
-def _unstable(runs: list, kernel: str, settings: ValidationSettings) -> tuple[list[str], list[str]]:
-    """Buffers on which two seeded runs of the unchanged program disagree."""
+def _unstable(
+    runs: list, kernel: str, settings: ValidationSettings, load_truth: Callable[[Path], dict]
+) -> tuple[list[str], list[str]]:
+    """Buffers on which two seeded runs of the unchanged program disagree (the first run's are the truth)."""
     if len(runs) < 2:
         return [], []
-    problems, _ = compare_captures(runs[0][0], runs[1][0], kernel, settings.tolerances)
+    problems, _ = compare_captures(runs[0][0], runs[1][0], kernel, settings.tolerances, load_ref=load_truth)
     names = sorted({p.buffer for p in problems if p.kind in VALUE_KINDS and p.buffer})
     notes = []
     if names:
@@ -377,13 +394,22 @@ def _without_bootstrap(pythonpath: str) -> str:
     return os.pathsep.join(p for p in pythonpath.split(os.pathsep) if "bootstrap" not in p)
 
 
+def _files(*folders: Path) -> list[Path]:
+    return [path for folder in folders for path in sorted(Path(folder).rglob("*")) if path.is_file()]
+
+
 def _digests(*folders: Path) -> dict[str, str]:
-    digests = {}
-    for folder in folders:
-        for path in sorted(Path(folder).rglob("*")):
-            if path.is_file():
-                digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return digests
+    return {str(path): hashlib.sha256(path.read_bytes()).hexdigest() for path in _files(*folders)}
+
+
+def _stats(*folders: Path) -> dict[str, tuple[int, int]]:
+    return {str(path): (st.st_size, st.st_mtime_ns) for path in _files(*folders) for st in [path.stat()]}
+
+
+def _tampered(path: str) -> GroundTruthError:
+    return GroundTruthError(
+        f"the reference's saved outputs changed after they were taken ({path}); no verdict can be trusted"
+    )
 
 
 def validate(
@@ -413,7 +439,7 @@ def validate(
         )
         | candidate.env
     )
-    worker, early = _replay_worker(reference, candidate, work_dir, settings)
+    warm = _start_workers(reference, candidate, work_dir, settings)
     try:
         result = confined(
             reference.sandbox,
@@ -425,11 +451,9 @@ def validate(
             writable=(candidate.root, cand_dir),
             timeout_s=timeout,
         )
-        return _judge(
-            verdict, reference, candidate, result, timeout, start, cand_dir, worker, early, work_dir, settings
-        )
+        return _judge(verdict, reference, candidate, result, timeout, start, cand_dir, warm, work_dir, settings)
     finally:
-        worker.stop()
+        warm.stop()
 
 
 def _judge(
@@ -440,8 +464,7 @@ def _judge(
     timeout: float,
     start: float,
     cand_dir: Path,
-    worker: Running,
-    early: dict | None,
+    warm: _Warm,
     work_dir: Path,
     settings: ValidationSettings,
 ) -> Verdict:
@@ -452,28 +475,34 @@ def _judge(
     if failure:
         verdict.problems.append(failure)
         return verdict
+    begin = time.perf_counter()
     cand = load_capture(cand_dir)
     outside = _loaded_outside(cand, candidate)
     if outside:
         verdict.problems.append(outside)
         return verdict
     reference.verify()
-    problems, checks = compare_captures(ref, cand, reference.kernel, settings.tolerances, set(reference.unstable))
+    problems, checks = compare_captures(
+        ref, cand, reference.kernel, settings.tolerances, set(reference.unstable), reference.load
+    )
     if any(p.kind in VALUE_KINDS for p in problems):  # is the program itself that unstable? Asked once.
         verdict.notes += reference.check_stability(settings)
-        problems, checks = compare_captures(ref, cand, reference.kernel, settings.tolerances, set(reference.unstable))
+        problems, checks = compare_captures(
+            ref, cand, reference.kernel, settings.tolerances, set(reference.unstable), reference.load
+        )
     verdict.problems += problems
     verdict.checks += checks
     verdict.notes += (cand or {}).get("notes", [])
+    verdict.seconds["compare"] = round(time.perf_counter() - begin, 3)
     if cand is None or any(p.kind in GUARDS for p in verdict.problems):
         return verdict
     # Even after a mismatch: the poisoned and refilled replays say *why* (unwritten, stale).
     job = _candidate_job(reference, cand, work_dir / "replay")
-    job["launcher_done"] = _same_launcher(early, job)
+    job["launcher_done"] = _same_launcher(warm.early, job)
     # The candidate side runs the same trials as the reference side did: its time, not the program's, is the
     # yardstick (a replay of 14 trials can outlast a short program several times over on a loaded CPU).
     replay_timeout = settings.timeout_s or max(timeout, _limit(reference.replay_s, settings))
-    return _replay_and_time(verdict, reference, candidate, cand, job, worker, replay_timeout, settings)
+    return _replay_and_time(verdict, reference, candidate, cand, job, warm, replay_timeout, settings)
 
 
 def _replay_and_time(
@@ -482,24 +511,80 @@ def _replay_and_time(
     candidate: Program,
     cand: dict,
     job: dict,
-    worker: Running,
+    warm: _Warm,
     replay_timeout: float,
     settings: ValidationSettings,
 ) -> Verdict:
-    """The job to the warm replay worker; on a GPU the timing workers start meanwhile (their start-up,
-    not their timing, overlaps the replay: the parent times only after the replay has ended)."""
+    """The job to the warm replay worker, and its first trials to the warm sanitizers; on a GPU the timing
+    workers start meanwhile (their start-up, not their timing, overlaps the replay: the parent times only
+    after the replay and the sanitizers have ended)."""
     start = time.perf_counter()
     out = Path(job["out_dir"])
     (out / "job.json").write_text(json.dumps(job))
-    worker.send(str(out / "job.json"))
+    warm.replay.send(str(out / "job.json"))
+    firsts = _first_trials(job)
+    if not firsts["plan"]:
+        warm.unsanitize("compute-sanitizer not run: nothing of the candidate could be replayed")
+    for check, worker in warm.sanitizers.items():
+        worker.send(_write_job(firsts, out.parent / "sanitizer" / check))
     timing = _start_timing(reference, job, candidate.root, out.parent, settings, candidate.env)
     try:
-        replay = _summary(out, worker.wait(replay_timeout), "the replay of the candidate", replay_timeout)
+        replay = _summary(out, warm.replay.wait(replay_timeout), "the replay of the candidate", replay_timeout)
         verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
+        _sanitized(verdict, warm, firsts, settings.timeout_s or 4 * replay_timeout, start)
         return _judged(verdict, reference, cand, job, replay, timing, settings)
     finally:  # timed sides ended already; unused ones (a failed replay) may still be starting
         for side in timing.values():
             side.stop()
+
+
+def _first_trials(job: dict) -> dict:
+    """The sanitizers' job: the first trial of each replay mode (kernel, launcher); instrumented, they are
+    slow, and one trial shows an out-of-bounds access or a shared-memory race as well as many."""
+    first: dict[str, dict] = {}
+    for run in job["plan"]:
+        first.setdefault(run["mode"], run)
+    return {**job, "plan": list(first.values())}
+
+
+def _write_job(job: dict, out: Path) -> str:
+    job = {**job, "out_dir": str(out)}
+    (out / "job.json").write_text(json.dumps(job))
+    return str(out / "job.json")
+
+
+def _sanitized(verdict: Verdict, warm: _Warm, job: dict, timeout: float, start: float) -> None:
+    """The sanitizers' findings into the verdict: a finding, a crash or a timeout rejects the candidate
+    (every check must have run); clean, it is one more check passed."""
+    if warm.unsanitized:
+        verdict.notes.append(warm.unsanitized)
+    if not warm.sanitizers:
+        return
+    found = []
+    for check, worker in warm.sanitizers.items():
+        result = worker.wait(max(1.0, timeout - (time.perf_counter() - start)))
+        problem = _process_problem(f"compute-sanitizer {check} on the replay", result, timeout)
+        if problem is not None:
+            found.append(problem if problem.kind == "timeout" else _sanitizer_problem(check, result.tail))
+    verdict.seconds["sanitizer"] = round(time.perf_counter() - start, 3)
+    ran = ", ".join(run["mode"] for run in job["plan"])
+    done = f"compute-sanitizer ({', '.join(warm.sanitizers)}) on the candidate's replay ({ran})"
+    if found:
+        verdict.problems += found
+        verdict.notes.append(done)
+    else:
+        verdict.checks.append(done + ": clean")
+
+
+def _sanitizer_problem(check: str, tail: list[str]) -> Problem:
+    """What the sanitizer found (its `=========` lines, host frames left out), or, when it printed no finding
+    (it failed to start, the replay crashed), the output's tail."""
+    found = [line for line in tail if line.startswith("=========") and "Host Frame" not in line]
+    return Problem(
+        kind="sanitizer",
+        message=f"compute-sanitizer {check} found errors in the candidate's replay (or could not run it):\n"
+        + scrub("\n".join((found or tail)[-25:])),
+    )
 
 
 def _judged(
@@ -512,6 +597,7 @@ def _judged(
     settings: ValidationSettings,
 ) -> Verdict:
     """The replay's outputs compared with the truth; then, when they match on a GPU, the timing."""
+    begin = time.perf_counter()
     reference.verify()
     same_params = cand["kernel"]["params"] == reference.manifest["kernel"]["params"]
     replayed = _replay_problems(reference, replay, Path(job["out_dir"]), settings, same_params)
@@ -520,6 +606,7 @@ def _judged(
     verdict.checks += _replay_checks(replay)
     verdict.notes += replay.get("notes", [])
     verdict.correct = not verdict.problems
+    verdict.seconds["compare"] = round(verdict.seconds.get("compare", 0) + time.perf_counter() - begin, 3)
     if not verdict.correct:
         return verdict
     if reference.interpret or not settings.timing:
@@ -612,11 +699,13 @@ def start_worker(
     writable: tuple[Path, ...],
     readable: tuple[Path, ...],
     early: dict | None = None,
+    wrap: Sequence[str] = (),
 ) -> Running:
     """A replay worker started ahead of its job (the program it waits for still runs): it takes the
     start-up of Python, torch and Triton off the critical path, and runs `early` meanwhile. Its
-    job's path goes to it with `send`; `stop` ends it when no job comes."""
-    command = [*WORKER, "serve", mode]
+    job's path goes to it with `send`; `stop` ends it when no job comes. `wrap` goes before Python
+    (a tool that runs the worker as its child, e.g. compute-sanitizer)."""
+    command = [*wrap, *WORKER, "serve", mode]
     if early is not None:
         (out / "early.json").write_text(json.dumps(early))
         command.append(str(out / "early.json"))
@@ -630,13 +719,35 @@ def start_worker(
     )
 
 
-def _replay_worker(
-    reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings
-) -> tuple[Running, dict | None]:
-    """The candidate's replay worker, started before its program runs. Under the interpreter the
-    launcher's trials start at once too, on the reference's description of the launcher in the
-    candidate's copy: the candidate may change the launcher's body, not where it is or what it takes
-    (when its own run says otherwise, they run again)."""
+@dataclass
+class _Warm:
+    """The workers started before the candidate's program runs, each waiting for its job."""
+
+    replay: Running
+    early: dict | None  # the launcher trials the replay worker runs while it waits (interpreter)
+    sanitizers: dict[str, Running]  # compute-sanitizer check -> its worker; empty when none runs
+    unsanitized: str | None = None  # why none runs where they were due
+
+    def stop(self) -> None:
+        for worker in (self.replay, *self.sanitizers.values()):
+            worker.stop()
+
+    def unsanitize(self, why: str) -> None:
+        for worker in self.sanitizers.values():
+            worker.stop()
+        self.sanitizers, self.unsanitized = {}, why
+
+
+SANITIZER_CHECKS = ("memcheck", "racecheck")  # out-of-bounds and invalid accesses; shared-memory hazards
+
+
+def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings) -> _Warm:
+    """The candidate's replay worker and, on a GPU, its compute-sanitizer workers, started before its
+    program runs: their start-up (Python, torch, Triton; under the sanitizer an instrumented CUDA
+    context, seconds) overlaps the program's run. Under the interpreter the launcher's trials start at
+    once too, on the reference's description of the launcher in the candidate's copy: the candidate may
+    change the launcher's body, not where it is or what it takes (when its own run says otherwise, they
+    run again)."""
     out = work_dir / "replay"
     out.mkdir(parents=True, exist_ok=True)
     ref = reference.manifest
@@ -650,19 +761,37 @@ def _replay_worker(
         "launches": ref["launches"],
     }
     early = _candidate_job(reference, mapped, out) if reference.interpret and reference.replay.get("runs") else None
-    worker = start_worker(
-        reference.sandbox,
-        "run",
-        out,
-        cwd=Path(mapped["kernel"]["file"]).parent,
-        home=work_dir / "home",
-        seed=settings.seed,
-        env=_worker_env(reference.interpret, out, settings, candidate.env),
-        writable=(out,),
-        readable=(reference.inputs, candidate.root),
-        early=early,
-    )
-    return worker, early
+
+    def worker(folder: Path, early: dict | None = None, wrap: Sequence[str] = (), env: dict | None = None) -> Running:
+        return start_worker(
+            reference.sandbox,
+            "run",
+            folder,
+            cwd=Path(mapped["kernel"]["file"]).parent,
+            home=work_dir / "home",
+            seed=settings.seed,
+            env=_worker_env(reference.interpret, folder, settings, candidate.env | (env or {})),
+            writable=(folder,),
+            readable=(reference.inputs, candidate.root),
+            early=early,
+            wrap=wrap,
+        )
+
+    warm = _Warm(worker(out, early), early, {})
+    if not (settings.sanitizer if settings.sanitizer is not None else not reference.interpret):
+        return warm
+    tool = find_tool(names.COMPUTE_SANITIZER, "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
+    if tool is None:
+        warm.unsanitized = "compute-sanitizer not run: it was not found (PATH, $CUDA_HOME/bin)"
+        return warm
+    for check in SANITIZER_CHECKS:
+        folder = work_dir / "sanitizer" / check
+        folder.mkdir(parents=True, exist_ok=True)
+        wrap = [tool, "--tool", check, "--error-exitcode", "86", "--print-limit", "8", "--show-backtrace", "device"]
+        # Each tensor its own allocation: inside torch's cached blocks an access past a tensor's end is not one
+        # past an allocation's, and memcheck would not see it.
+        warm.sanitizers[check] = worker(folder, wrap=wrap, env={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+    return warm
 
 
 def _same_launcher(early: dict | None, job: dict) -> bool:
@@ -682,33 +811,6 @@ def _same_launcher(early: dict | None, job: dict) -> bool:
         )
 
     return key(early) == key(job)
-
-
-def _run_worker(
-    reference: ReferenceRun,
-    job: dict,
-    root: Path,
-    work_dir: Path,
-    settings: ValidationSettings,
-    timeout: float,
-    env: dict,
-    wrap: Sequence[str] = (),
-) -> dict:
-    out = Path(job["out_dir"])
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "job.json").write_text(json.dumps(job))
-    result = confined(
-        reference.sandbox,
-        [*wrap, *WORKER, "run", str(out / "job.json")],
-        cwd=Path(job["kernel"]["file"]).parent,
-        env=_worker_env(reference.interpret, out, settings, env),
-        home=work_dir / "home",
-        seed=settings.seed,
-        writable=(out,),
-        readable=(reference.inputs, root),
-        timeout_s=timeout,
-    )
-    return _summary(out, result, "the replay of the candidate", timeout)
 
 
 def _summary(out: Path, result, what: str, timeout: float | None) -> dict:
@@ -813,52 +915,6 @@ def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: 
     return start
 
 
-def sanitize(
-    reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings
-) -> tuple[Problem | None, str]:
-    """On a GPU: the candidate's first kernel and launcher replay under compute-sanitizer, memcheck
-    and racecheck (shared-memory hazards) side by side. Returns the problem (None when clean) and what was done."""
-    tool = find_tool(names.COMPUTE_SANITIZER, "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
-    cand = load_capture(work_dir / "candidate")
-    if tool is None or cand is None:
-        return None, "compute-sanitizer not run: " + (
-            "it was not found (PATH, $CUDA_HOME/bin)" if tool is None else "the candidate's capture is missing"
-        )
-    job = _candidate_job(reference, cand, work_dir / "sanitizer")
-    first: dict[str, dict] = {}
-    for run in job["plan"]:
-        first.setdefault(run["mode"], run)
-    job["plan"] = list(first.values())
-
-    def checked(check: str) -> dict:
-        wrap = [tool, "--tool", check, "--error-exitcode", "86", "--print-limit", "20"]
-        return _run_worker(
-            reference,
-            {**job, "out_dir": str(work_dir / "sanitizer" / check)},
-            candidate.root,
-            work_dir,
-            settings,
-            600,
-            candidate.env,
-            wrap=wrap,
-        )
-
-    checks = ("memcheck", "racecheck")
-    with ThreadPoolExecutor(max_workers=len(checks)) as pool:  # two processes: each spends most of it starting
-        summaries = dict(zip(checks, pool.map(checked, checks), strict=True))
-    problems = [
-        f"{check}: {summary['problem'].message[-1500:]}"
-        for check, summary in summaries.items()
-        if summary.get("problem")
-    ]
-    done = f"compute-sanitizer (memcheck, racecheck) on the candidate's replay ({', '.join(first)})"
-    if not problems:
-        return None, done + ": clean"
-    return Problem(
-        kind="sanitizer", message="compute-sanitizer found errors in the candidate's replay:\n" + "\n".join(problems)
-    ), done
-
-
 def _bytes_touched(ref: dict) -> int:
     """Bytes of the distinct buffers the kernel reads or writes, in its first kept launch."""
     import torch
@@ -951,16 +1007,20 @@ def _replay_problems(
     terms = accumulated_terms(reference.manifest)
     for label, run in ran.items():
         planned = plan[label]
-        r = torch.load(reference.truth / "replay" / f"{label}.pt", weights_only=True)
+        r = reference.load(reference.truth / "replay" / f"{label}.pt")
         c = torch.load(out / f"{label}.pt", weights_only=True)
         regime = planned.get("regime", "captured")
         where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
         problems += _aliasing(where, planned.get("aliases"), run.get("aliases"))
+        inputs: dict = {}  # the trial's inputs, read when an UNCHANGED argument meets a changed one
         for name, ref_value in r.items():
             if name not in c:
                 problems.append(Problem(kind="missing-output", message=f"{where}: the candidate produced no {name}"))
                 continue
+            if _unchanged(ref_value) and _unchanged(c[name]):
+                continue  # both left the same input as it was
             arg = name.removeprefix("arg:")
+            ref_value, c[name] = (_given(reference, label, arg, v, inputs) for v in (ref_value, c[name]))
             found = compare_buffer(
                 ref_value,
                 c[name],
@@ -971,7 +1031,7 @@ def _replay_problems(
                 accumulated_terms=terms if _accumulated(run, arg, reference.manifest) else None,
             )
             earlier = previous.get(run["mode"], {}).get(name)
-            if found and earlier is not None and earlier.shape == c[name].shape and torch.equal(earlier, c[name]):
+            if found and isinstance(earlier, torch.Tensor) and identical(earlier, c[name]):
                 found = [
                     Problem(
                         kind="stale-result",
@@ -991,6 +1051,20 @@ def _replay_problems(
         if planned["shape"] == "recorded" and planned.get("regime", "captured") == "captured":
             previous[run["mode"]] = c
     return problems
+
+
+def _unchanged(value) -> bool:
+    return isinstance(value, str) and value == UNCHANGED
+
+
+def _given(reference: ReferenceRun, label: str, arg: str, value, inputs: dict):
+    """A replay output as a tensor: an UNCHANGED argument is the trial's input, read (digest checked)
+    into `inputs` once per trial."""
+    if not _unchanged(value):
+        return value
+    if not inputs:
+        inputs.update(reference.load(reference.inputs / f"{label}.pt"))
+    return inputs[arg]
 
 
 def _aliasing(where: str, reference: dict | None, candidate: dict | None) -> list[Problem]:
