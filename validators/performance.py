@@ -163,6 +163,7 @@ class _Side:
         self.proc: subprocess.Popen = start(cmd_r, out_w)
         os.close(cmd_r)
         os.close(out_w)
+        self.fds_open = True
         self.buffer = b""
 
     def readline(self) -> str:
@@ -202,7 +203,9 @@ class _Side:
         self.close()
 
     def close(self) -> None:
-        for fd in (self.cmd_w, self.out_r):
+        # Once: a second os.close could close a descriptor another thread has opened since.
+        fds, self.fds_open = (self.cmd_w, self.out_r) if self.fds_open else (), False
+        for fd in fds:
             try:
                 os.close(fd)
             except OSError:

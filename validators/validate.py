@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -527,12 +528,14 @@ def _replay_and_time(
         warm.unsanitize("compute-sanitizer not run: nothing of the candidate could be replayed")
     for check, worker in warm.sanitizers.items():
         worker.send(_write_job(firsts, out.parent / "sanitizer" / check))
-    timing = _start_timing(reference, job, candidate.root, out.parent, settings, candidate.env)
+    timing = _start_timing(reference, job, candidate.root, out.parent, settings, candidate.env, warm)
     try:
         replay = _summary(out, warm.replay.wait(replay_timeout), "the replay of the candidate", replay_timeout)
         verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
-        _sanitized(verdict, warm, firsts, settings.timeout_s or 4 * replay_timeout, start)
-        return _judged(verdict, reference, cand, job, replay, timing, settings)
+        _compare_replay(verdict, reference, cand, job, replay, settings)
+        if verdict.correct:  # a failed candidate waits for nothing more: its sanitizers end with `warm`
+            _sanitized(verdict, warm, firsts, settings.timeout_s or 4 * replay_timeout, start)
+        return _timed(verdict, reference, job, timing, settings)
     finally:  # timed sides ended already; unused ones (a failed replay) may still be starting
         for side in timing.values():
             side.stop()
@@ -554,8 +557,9 @@ def _write_job(job: dict, out: Path) -> str:
 
 
 def _sanitized(verdict: Verdict, warm: _Warm, job: dict, timeout: float, start: float) -> None:
-    """The sanitizers' findings into the verdict: a finding, a crash or a timeout rejects the candidate
-    (every check must have run); clean, it is one more check passed."""
+    """The sanitizers' findings into the verdict of a candidate its replay found correct, before it is
+    timed (their instrumented kernels would disturb the timing): a finding, a crash or a timeout rejects
+    it (every check must have run); clean, it is one more check passed."""
     if warm.unsanitized:
         verdict.notes.append(warm.unsanitized)
     if not warm.sanitizers:
@@ -572,6 +576,7 @@ def _sanitized(verdict: Verdict, warm: _Warm, job: dict, timeout: float, start: 
     if found:
         verdict.problems += found
         verdict.notes.append(done)
+        verdict.correct = False
     else:
         verdict.checks.append(done + ": clean")
 
@@ -587,16 +592,10 @@ def _sanitizer_problem(check: str, tail: list[str]) -> Problem:
     )
 
 
-def _judged(
-    verdict: Verdict,
-    reference: ReferenceRun,
-    cand: dict,
-    job: dict,
-    replay: dict,
-    timing: dict,
-    settings: ValidationSettings,
-) -> Verdict:
-    """The replay's outputs compared with the truth; then, when they match on a GPU, the timing."""
+def _compare_replay(
+    verdict: Verdict, reference: ReferenceRun, cand: dict, job: dict, replay: dict, settings: ValidationSettings
+) -> None:
+    """The replay's outputs compared with the truth."""
     begin = time.perf_counter()
     reference.verify()
     same_params = cand["kernel"]["params"] == reference.manifest["kernel"]["params"]
@@ -607,6 +606,10 @@ def _judged(
     verdict.notes += replay.get("notes", [])
     verdict.correct = not verdict.problems
     verdict.seconds["compare"] = round(verdict.seconds.get("compare", 0) + time.perf_counter() - begin, 3)
+
+
+def _timed(verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict, settings: ValidationSettings) -> Verdict:
+    """A correct candidate timed against the reference on a GPU."""
     if not verdict.correct:
         return verdict
     if reference.interpret or not settings.timing:
@@ -727,10 +730,17 @@ class _Warm:
     early: dict | None  # the launcher trials the replay worker runs while it waits (interpreter)
     sanitizers: dict[str, Running]  # compute-sanitizer check -> its worker; empty when none runs
     unsanitized: str | None = None  # why none runs where they were due
+    timing: dict[str, Any] = field(default_factory=dict)  # side -> timing worker started ahead (GPU)
+    timed: dict | None = None  # the job the candidate's timing worker was started with
 
     def stop(self) -> None:
-        for worker in (self.replay, *self.sanitizers.values()):
+        for worker in (self.replay, *self.sanitizers.values(), *self.timing.values()):
             worker.stop()
+
+    def take_timing(self) -> tuple[dict[str, Any], dict | None]:
+        """The timing workers started ahead, now the caller's to time or stop."""
+        sides, self.timing = self.timing, {}
+        return sides, self.timed
 
     def unsanitize(self, why: str) -> None:
         for worker in self.sanitizers.values():
@@ -778,6 +788,7 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
         )
 
     warm = _Warm(worker(out, early), early, {})
+    _time_ahead(warm, reference, _candidate_job(reference, mapped, out), candidate, work_dir, settings)
     if not (settings.sanitizer if settings.sanitizer is not None else not reference.interpret):
         return warm
     tool = find_tool(names.COMPUTE_SANITIZER, "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
@@ -792,6 +803,26 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
         # past an allocation's, and memcheck would not see it.
         warm.sanitizers[check] = worker(folder, wrap=wrap, env={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
     return warm
+
+
+def _time_ahead(
+    warm: _Warm, reference: ReferenceRun, job: dict, candidate: Program, work_dir: Path, settings: ValidationSettings
+) -> None:
+    """On a GPU, the timing workers started before the candidate's program runs, so their start-up
+    (Python, torch, the kernel's compilation, the inputs) is over when the replay ends: the reference's
+    always; the candidate's where the timing calls the launcher (its body may change, not where it is
+    or what it takes, so the reference's description of it in the copy is the job; when the candidate's
+    run says otherwise, `_start_timing` starts it again)."""
+    if reference.interpret or not settings.timing or not reference.replay.get("runs"):
+        return
+    jobs = _timing_jobs(reference, job, candidate.root)
+    launcher_timed = any(r["mode"] == "launcher" for r in job["plan"]) and (reference.inputs / "launcher-0.pt").exists()
+    for name in ("reference", "candidate") if launcher_timed else ("reference",):
+        side, folder = jobs[name]
+        warm.timing[name] = started(
+            _timer(reference, side, folder, work_dir / f"timing-{name}", settings, candidate.env)
+        )
+    warm.timed = job
 
 
 def _same_launcher(early: dict | None, job: dict) -> bool:
@@ -838,22 +869,40 @@ def _summary(out: Path, result, what: str, timeout: float | None) -> dict:
 
 
 def _start_timing(
-    reference: ReferenceRun, job: dict, root: Path, work_dir: Path, settings: ValidationSettings, env: dict
+    reference: ReferenceRun,
+    job: dict,
+    root: Path,
+    work_dir: Path,
+    settings: ValidationSettings,
+    env: dict,
+    warm: _Warm,
 ) -> dict:
-    """On a GPU, both sides' timing workers, started now; empty when nothing will be timed."""
+    """On a GPU, both sides' timing workers: those `warm` started ahead where they time what `job` would
+    (the candidate's only when its run called the launcher they expected), the others now; empty when
+    nothing will be timed."""
+    sides, expected = warm.take_timing() if warm else ({}, None)
     if reference.interpret or not settings.timing or not job["plan"]:
+        for side in sides.values():
+            side.stop()
         return {}
+    if "candidate" in sides and not _same_launcher(expected, job):
+        sides.pop("candidate").stop()
+    jobs = _timing_jobs(reference, job, root)
+    for name in jobs.keys() - sides.keys():
+        side, folder = jobs[name]
+        sides[name] = started(_timer(reference, side, folder, work_dir / f"timing-{name}", settings, env))
+    return sides
+
+
+def _timing_jobs(reference: ReferenceRun, job: dict, root: Path) -> dict[str, tuple[dict, Path]]:
+    """Each side's timing job and project: the reference's kernel and launcher, and the candidate's."""
     ref = reference.manifest
-    sides = {
+    return {
         "reference": (
             {**job, "kernel": ref["kernel"], "launcher": ref["launcher"], "launch": ref["launches"][0]},
             reference.program.root,
         ),
         "candidate": (job, root),
-    }
-    return {
-        name: started(_timer(reference, side, folder, work_dir / f"timing-{name}", settings, env))
-        for name, (side, folder) in sides.items()
     }
 
 
