@@ -350,6 +350,13 @@ class Attempt(_Model):
         None, description="with --devices: the GPU its runs were pinned to (CUDA_VISIBLE_DEVICES)"
     )
 
+    def wall_s(self) -> float:
+        """Its seconds, rewrite to decision: `total` plus the rewrite (stages overlap, so their sum is more);
+        a report from before `total` was recorded: the sum."""
+        if "total" in self.seconds:
+            return self.seconds["total"] + self.seconds.get("rewrite", 0.0)
+        return sum(self.seconds.values())
+
 
 OptimizationStatus = Literal["running", "won", "no-win", "interrupted", "failed"]
 

@@ -501,6 +501,43 @@ def test_timing_workers_started_ahead_are_timed_later_or_stopped_at_once():
     assert time.perf_counter() - begin < 5 and slow.proc.poll() is not None
 
 
+def test_timing_workers_started_ahead_are_kept_only_for_the_launcher_they_expected(axpy_reference, tmp_path):
+    """On a GPU validate starts both timing workers before the candidate's program runs, the candidate's on
+    the reference's description of the launcher in the copy; when the candidate's own run called another
+    launcher, that worker is replaced, and the reference's is kept."""
+    import dataclasses
+
+    from intelliperf.validators.performance import started
+    from intelliperf.validators.validate import _candidate_job, _start_timing, _Warm
+
+    compiled = dataclasses.replace(axpy_reference, interpret=False)  # as on a GPU: timing is due
+    job = _candidate_job(compiled, axpy_reference.manifest, tmp_path / "replay")
+    settings = ValidationSettings()
+
+    def ahead() -> _Warm:
+        warm = _Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
+        warm.timing, warm.timed = {"reference": started(_timer(4, 4)), "candidate": started(_timer(2, 2))}, job
+        return warm
+
+    warm = ahead()
+    expected = dict(warm.timing)
+    sides = _start_timing(compiled, job, AXPY, tmp_path, settings, {}, warm)
+    assert sides == expected and not warm.timing  # both kept; the warm set no longer owns them
+    renamed = {**job, "launcher": {**job["launcher"], "qualname": "axpy_fast"}}
+    warm = ahead()
+    expected = dict(warm.timing)
+    replaced = _start_timing(compiled, renamed, AXPY, tmp_path, settings, {}, warm)
+    try:
+        assert replaced["reference"] is expected["reference"]
+        assert replaced["candidate"] is not expected["candidate"] and expected["candidate"].proc.poll() is not None
+        assert (
+            json.loads((tmp_path / "timing-candidate" / "job.json").read_text())["launcher"]["qualname"] == "axpy_fast"
+        )
+    finally:
+        for side in [*sides.values(), *replaced.values()]:
+            side.stop()
+
+
 def test_tampered_ground_truth_stops_the_verdict(axpy_reference):
     from intelliperf.validators.validate import GroundTruthError
 

@@ -147,7 +147,6 @@ def identical(ref, cand) -> bool:
 
     if tuple(ref.shape) != tuple(cand.shape) or ref.dtype != cand.dtype:
         return False
-
     as_bytes = [t.reshape(-1).contiguous().view(torch.uint8) for t in (ref, cand)]
     return torch.equal(*as_bytes)
 

@@ -54,7 +54,7 @@ def _print_optimization(opt: Optimization, console: Console) -> None:
             measure_text(a.before, a.after, "metric"),
             measure_text(a.before, a.after, "kernel_time_s"),
             speedup_text(a.verdict.speedup if a.verdict else None),
-            f"{sum(a.seconds.values()):.1f}",
+            f"{a.wall_s():.1f}",
         )
     console.print(table)
     for a in opt.attempts:

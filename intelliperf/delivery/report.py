@@ -141,7 +141,7 @@ def optimization_markdown(opt: Optimization) -> list[str]:
         "|---:|---|---|---|---|---|---|---:|",
     ]
     for a in opt.attempts:
-        seconds = sum(a.seconds.values())
+        seconds = a.wall_s()
         out.append(
             f"| {a.number} | {a.rewriter} | {a.title} | {a.status} | "
             f"{measure_text(a.before, a.after, 'metric')} | "
