@@ -517,8 +517,8 @@ def _replay_and_time(
     settings: ValidationSettings,
 ) -> Verdict:
     """The job to the warm replay worker, and its first trials to the warm sanitizers; on a GPU the timing
-    workers start meanwhile (their start-up, not their timing, overlaps the replay: the parent times only
-    after the replay and the sanitizers have ended)."""
+    workers started ahead are taken over (or start now): their start-up, not their timing, overlaps the
+    program run and the replay; the parent times only after the replay and the sanitizers have ended."""
     start = time.perf_counter()
     out = Path(job["out_dir"])
     (out / "job.json").write_text(json.dumps(job))
