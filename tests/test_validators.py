@@ -501,7 +501,9 @@ def test_timing_workers_started_ahead_are_timed_later_or_stopped_at_once():
     assert time.perf_counter() - begin < 5 and slow.proc.poll() is not None
 
 
-def test_timing_workers_started_ahead_are_kept_only_for_the_launcher_they_expected(axpy_reference, tmp_path):
+def test_timing_workers_started_ahead_are_kept_only_for_the_launcher_they_expected(
+    axpy_reference, tmp_path, monkeypatch
+):
     """On a GPU validate starts both timing workers before the candidate's program runs, the candidate's on
     the reference's description of the launcher in the copy; when the candidate's own run called another
     launcher, that worker is replaced, and the reference's is kept."""
@@ -536,6 +538,21 @@ def test_timing_workers_started_ahead_are_kept_only_for_the_launcher_they_expect
     finally:
         for side in [*sides.values(), *replaced.values()]:
             side.stop()
+    # Inputs too large to hold on the GPU while the program runs: nothing is started ahead.
+    from intelliperf.validators.validate import _time_ahead
+
+    validate_module = sys.modules["intelliperf.validators.validate"]  # the package's `validate` is the function
+
+    program = Program(AXPY, COMMAND)
+    for limit, ahead_sides in ((1 << 30, {"reference", "candidate"}), (1000, set())):
+        monkeypatch.setattr(validate_module, "AHEAD_INPUTS_BYTES", limit)
+        warm = _Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
+        _time_ahead(warm, compiled, job, program, tmp_path / f"ahead-{limit}", settings)
+        try:
+            assert set(warm.timing) == ahead_sides
+        finally:
+            for side in warm.timing.values():
+                side.stop()
 
 
 def test_tampered_ground_truth_stops_the_verdict(axpy_reference):

@@ -805,6 +805,9 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
     return warm
 
 
+AHEAD_INPUTS_BYTES = 1 << 30  # a timing worker's inputs above this wait for the program run's end
+
+
 def _time_ahead(
     warm: _Warm, reference: ReferenceRun, job: dict, candidate: Program, work_dir: Path, settings: ValidationSettings
 ) -> None:
@@ -812,8 +815,12 @@ def _time_ahead(
     (Python, torch, the kernel's compilation, the inputs) is over when the replay ends: the reference's
     always; the candidate's where the timing calls the launcher (its body may change, not where it is
     or what it takes, so the reference's description of it in the copy is the job; when the candidate's
-    run says otherwise, `_start_timing` starts it again)."""
+    run says otherwise, `_start_timing` starts it again). Not where the inputs a timing worker places on
+    the GPU are large: it would hold them while the program, which may need that memory, runs."""
     if reference.interpret or not settings.timing or not reference.replay.get("runs"):
+        return
+    placed = [reference.inputs / f"{mode}-0.pt" for mode in ("launcher", "kernel")]
+    if max((path.stat().st_size for path in placed if path.exists()), default=0) > AHEAD_INPUTS_BYTES:
         return
     jobs = _timing_jobs(reference, job, candidate.root)
     launcher_timed = any(r["mode"] == "launcher" for r in job["plan"]) and (reference.inputs / "launcher-0.pt").exists()
