@@ -340,8 +340,13 @@ sys.exit(rc)
 """
 
 
-@pytest.mark.parametrize("finds", [False, True])
-def test_compute_sanitizer_runs_beside_the_replay_and_a_finding_rejects(finds, axpy_reference, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("finds", "turns"), [(False, False), (True, False), (True, True)])
+def test_compute_sanitizer_runs_beside_the_replay_and_a_finding_rejects(
+    finds, turns, axpy_reference, tmp_path, monkeypatch
+):
+    """`turns`: inputs over the limit, so the sanitizers get their jobs after the replay, not beside it."""
+    if turns:
+        monkeypatch.setattr(sys.modules["intelliperf.validators.validate"], "AHEAD_INPUTS_BYTES", 1000)
     candidate = _candidate(tmp_path, [])
     tool = candidate.root / "compute-sanitizer"  # inside the copy: the sandbox shows it (as /usr/local/cuda)
     tool.write_text(FAKE_SANITIZER.format(python=sys.executable, finds=finds))

@@ -526,19 +526,31 @@ def _replay_and_time(
     firsts = _first_trials(job)
     if not firsts["plan"]:
         warm.unsanitize("compute-sanitizer not run: nothing of the candidate could be replayed")
-    for check, worker in warm.sanitizers.items():
-        worker.send(_write_job(firsts, out.parent / "sanitizer" / check))
-    timing = _start_timing(reference, job, candidate.root, out.parent, settings, candidate.env, warm)
+    # Large inputs: one kind of worker holds them on the GPU at a time (replay, sanitizers, timing).
+    beside = _inputs_bytes(reference) <= AHEAD_INPUTS_BYTES
+    timing: dict = {}
     try:
+        if beside:
+            _send_sanitizers(warm, firsts, out.parent)
+            timing = _start_timing(reference, job, candidate.root, out.parent, settings, candidate.env, warm)
         replay = _summary(out, warm.replay.wait(replay_timeout), "the replay of the candidate", replay_timeout)
         verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
         _compare_replay(verdict, reference, cand, job, replay, settings)
         if verdict.correct:  # a failed candidate waits for nothing more: its sanitizers end with `warm`
+            if not beside:
+                _send_sanitizers(warm, firsts, out.parent)
             _sanitized(verdict, warm, firsts, settings.timeout_s or 4 * replay_timeout, start)
+        if verdict.correct and not beside:
+            timing = _start_timing(reference, job, candidate.root, out.parent, settings, candidate.env, warm)
         return _timed(verdict, reference, job, timing, settings)
     finally:  # timed sides ended already; unused ones (a failed replay) may still be starting
         for side in timing.values():
             side.stop()
+
+
+def _send_sanitizers(warm: _Warm, job: dict, work_dir: Path) -> None:
+    for check, worker in warm.sanitizers.items():
+        worker.send(_write_job(job, work_dir / "sanitizer" / check))
 
 
 def _first_trials(job: dict) -> dict:
@@ -805,7 +817,15 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
     return warm
 
 
-AHEAD_INPUTS_BYTES = 1 << 30  # a timing worker's inputs above this wait for the program run's end
+# Inputs a worker places on the GPU above this: the timing workers do not start ahead of the program run,
+# and the replay, the sanitizers and the timing take turns instead of running side by side.
+AHEAD_INPUTS_BYTES = 1 << 30
+
+
+def _inputs_bytes(reference: ReferenceRun) -> int:
+    """Bytes of the first trial's inputs, about what each replay, sanitizer or timing worker places."""
+    placed = [reference.inputs / f"{mode}-0.pt" for mode in ("launcher", "kernel")]
+    return max((path.stat().st_size for path in placed if path.exists()), default=0)
 
 
 def _time_ahead(
@@ -819,8 +839,7 @@ def _time_ahead(
     the GPU are large: it would hold them while the program, which may need that memory, runs."""
     if reference.interpret or not settings.timing or not reference.replay.get("runs"):
         return
-    placed = [reference.inputs / f"{mode}-0.pt" for mode in ("launcher", "kernel")]
-    if max((path.stat().st_size for path in placed if path.exists()), default=0) > AHEAD_INPUTS_BYTES:
+    if _inputs_bytes(reference) > AHEAD_INPUTS_BYTES:
         return
     jobs = _timing_jobs(reference, job, candidate.root)
     launcher_timed = any(r["mode"] == "launcher" for r in job["plan"]) and (reference.inputs / "launcher-0.pt").exists()
