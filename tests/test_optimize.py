@@ -65,7 +65,10 @@ def test_optimize_fixes_the_contended_sum_in_place_and_refuses_a_dirty_tree(tmp_
     assert (first["rewriter"], first["title"], first["status"]) == ("recipes", "reduce-then-atomic", "accepted")
     assert first["before"]["metric"] == 1024 and first["after"]["metric"] == 1 and first["after"]["metric_modelled"]
     assert first["verdict"]["correct"] and first["verdict"]["faster"] is None
-    assert {"rewrite", "candidate_run", "replay", "metric"} <= set(first["seconds"])
+    seconds = first["seconds"]
+    assert {"rewrite", "candidate_run", "compare", "replay", "metric", "total"} <= set(seconds)
+    assert seconds["total"] >= seconds["candidate_run"] + seconds["replay"]  # the wall time: the stages are in it
+    assert f"| {seconds['total'] + seconds['rewrite']:.1f} |" in (out / "report.md").read_text()  # not their sum
     # The tree now holds exactly the winner's patch, and the program still checks its own result.
     diff = subprocess.run(["git", "diff"], cwd=project, capture_output=True, text=True).stdout
     patch = (out / "winner.patch").read_text()
