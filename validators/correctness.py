@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Callable, Set
 from pathlib import Path
+from typing import IO
 
 from .compare import Tolerances, compare_buffer
 from .verdict import Problem
@@ -37,10 +38,11 @@ def load_capture(directory: Path) -> dict | None:
     return first
 
 
-def load_tensors(path: Path) -> dict:
+def load_tensors(source: Path | IO[bytes]) -> dict:
+    """A saved capture, trial's inputs or outputs (tensors and plain values only: weights_only)."""
     import torch
 
-    return torch.load(path, weights_only=True)
+    return torch.load(source, weights_only=True)
 
 
 def _buffers(manifest: dict, index: int, load: Callable[[Path], dict]) -> dict:

@@ -128,21 +128,22 @@ def _timed_call(job: dict, module):
     launch is no function (module level, a nested function), this side's own recorded launch of
     the kernel (its grid, constexprs and options, as its program ran it) on the first kernel
     trial's inputs. Returns (call, None) or (None, why)."""
-    from .replay import _launcher_fn, _load, _placed, kernel_call
+    from .correctness import load_tensors
+    from .replay import _launcher_fn, _placed, kernel_call
 
     notes: dict[str, list[str]] = {"notes": []}
     fn = _launcher_fn(job, "_intelliperf_side", notes) if job.get("reference_launcher_args") else None
     inputs = Path(job["inputs_dir"])
     if fn is not None and (inputs / "launcher-0.pt").exists():
         descs = job["reference_launcher_args"]
-        values = _placed(_load(inputs / "launcher-0.pt"), descs)
+        values = _placed(load_tensors(inputs / "launcher-0.pt"), descs)
         args = [values[d["name"]] for d in descs]
         return (lambda: fn(*args)), None
     kernel = getattr(module, job["kernel"]["name"], None)
     if kernel is None or not (inputs / "kernel-0.pt").exists():
         return None, "; ".join(notes["notes"] + ["and the kernel's own launch has no replayed inputs"])
     tensors = _placed(
-        _load(inputs / "kernel-0.pt"), [d for d in job["reference_launch"]["args"] if d["kind"] == "tensor"]
+        load_tensors(inputs / "kernel-0.pt"), [d for d in job["reference_launch"]["args"] if d["kind"] == "tensor"]
     )
     return kernel_call(kernel, job["launch"], tensors), None
 

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from .compare import INT_POISON, UNCHANGED, identical
+from .correctness import load_tensors
 
 REGIMES = ("negative", "wide", "nonfinite")  # inputs beyond the captured range, at the recorded shape
 
@@ -281,12 +282,6 @@ def _save(path: Path, payload: dict) -> None:
     import torch
 
     torch.save(payload, path)
-
-
-def _load(path: Path) -> dict:
-    import torch
-
-    return torch.load(path, weights_only=True)
 
 
 # --- the reference side ------------------------------------------------------------------------
@@ -555,7 +550,7 @@ def _launcher_runs(job: dict, module, summary: dict) -> None:
 def _inputs(path: Path, summary: dict) -> dict:
     """A trial's saved inputs, the seconds it took counted in the summary's phases."""
     mark = time.perf_counter()
-    loaded = _load(path)
+    loaded = load_tensors(path)
     summary["phases"]["inputs"] = round(summary["phases"].get("inputs", 0.0) + time.perf_counter() - mark, 3)
     return loaded
 

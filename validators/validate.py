@@ -48,7 +48,7 @@ from intelliperf.workload.workspace import Tail, confined, confined_env, copy_pr
 
 from .capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
 from .compare import UNCHANGED, Tolerances, compare_buffer, identical
-from .correctness import VALUE_KINDS, accumulated_terms, compare_captures, load_capture, numel
+from .correctness import VALUE_KINDS, accumulated_terms, compare_captures, load_capture, load_tensors, numel
 from .performance import (
     DEFAULT_THRESHOLD,
     TimingError,
@@ -177,12 +177,10 @@ class ReferenceRun:
 
     def load(self, path: Path) -> dict:
         """A ground-truth file's tensors, from bytes that match the digest taken when it was written."""
-        import torch
-
         data = Path(path).read_bytes()
         if hashlib.sha256(data).hexdigest() != self.digests.get(str(path)):
             raise _tampered(str(path))
-        return torch.load(io.BytesIO(data), weights_only=True)
+        return load_tensors(io.BytesIO(data))
 
     def check_stability(self, settings: ValidationSettings) -> list[str]:
         """Runs the unchanged program again (once per session, whichever candidate asks first) and
@@ -521,8 +519,7 @@ def _replay_and_time(
     program run and the replay; the parent times only after the replay and the sanitizers have ended."""
     start = time.perf_counter()
     out = Path(job["out_dir"])
-    (out / "job.json").write_text(json.dumps(job))
-    warm.replay.send(str(out / "job.json"))
+    warm.replay.send(_write_job(job, out))
     firsts = _first_trials(job)
     if not firsts["plan"]:
         warm.unsanitize("compute-sanitizer not run: nothing of the candidate could be replayed")
@@ -563,6 +560,7 @@ def _first_trials(job: dict) -> dict:
 
 
 def _write_job(job: dict, out: Path) -> str:
+    """`job` with `out` as its out_dir, written to out/job.json: the path a worker is given."""
     job = {**job, "out_dir": str(out)}
     (out / "job.json").write_text(json.dumps(job))
     return str(out / "job.json")
@@ -782,7 +780,8 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
         and {**ref["launcher"], "file": in_copy([ref["launcher"]["file"]], reference.program.root, candidate.root)[0]},
         "launches": ref["launches"],
     }
-    early = _candidate_job(reference, mapped, out) if reference.interpret and reference.replay.get("runs") else None
+    expected = _candidate_job(reference, mapped, out)  # the candidate's job, if its run calls what the reference did
+    early = expected if reference.interpret and reference.replay.get("runs") else None
 
     def worker(folder: Path, early: dict | None = None, wrap: Sequence[str] = (), env: dict | None = None) -> Running:
         return start_worker(
@@ -800,7 +799,7 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
         )
 
     warm = _Warm(worker(out, early), early, {})
-    _time_ahead(warm, reference, _candidate_job(reference, mapped, out), candidate, work_dir, settings)
+    _time_ahead(warm, reference, expected, candidate, work_dir, settings)
     if not (settings.sanitizer if settings.sanitizer is not None else not reference.interpret):
         return warm
     tool = find_tool(names.COMPUTE_SANITIZER, "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
@@ -906,7 +905,7 @@ def _start_timing(
     """On a GPU, both sides' timing workers: those `warm` started ahead where they time what `job` would
     (the candidate's only when its run called the launcher they expected), the others now; empty when
     nothing will be timed."""
-    sides, expected = warm.take_timing() if warm else ({}, None)
+    sides, expected = warm.take_timing()
     if reference.interpret or not settings.timing or not job["plan"]:
         for side in sides.values():
             side.stop()
@@ -965,15 +964,14 @@ def _judge_speed(
 def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: ValidationSettings, env: dict):
     """Starts one side's timing worker in the sandbox, talking over two inherited pipes."""
     out.mkdir(parents=True, exist_ok=True)
-    job = {**job, "out_dir": str(out)}
-    (out / "job.json").write_text(json.dumps(job))
+    path = _write_job(job, out)
     folder = Path(job["kernel"]["file"]).parent
     box = reference.sandbox
     full_env = confined_env(box, _worker_env(reference.interpret, out, settings, env), out / "home", settings.seed)
 
     def start(cmd_fd: int, out_fd: int):
         command = box.wrap(
-            [*WORKER, "time", str(out / "job.json"), str(cmd_fd), str(out_fd)],
+            [*WORKER, "time", path, str(cmd_fd), str(out_fd)],
             cwd=folder,
             writable=(out,),
             readable=(reference.inputs, root),
@@ -1083,7 +1081,7 @@ def _replay_problems(
     for label, run in ran.items():
         planned = plan[label]
         r = reference.load(reference.truth / "replay" / f"{label}.pt")
-        c = torch.load(out / f"{label}.pt", weights_only=True)
+        c = load_tensors(out / f"{label}.pt")
         regime = planned.get("regime", "captured")
         where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
         problems += _aliasing(where, planned.get("aliases"), run.get("aliases"))
