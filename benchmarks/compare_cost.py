@@ -1,6 +1,8 @@
-"""Where the parent's seconds go when it judges a candidate (issue 19): the ground truth's files,
-loading and comparing the in-program captures, checksumming the ground truth, and one validation
-of an unchanged candidate with its stage seconds.
+"""Where an attempt's seconds go when intelliperf judges a candidate (issue 19): the ground truth's
+files, loading and comparing the in-program captures, checking the ground truth, one validation of an
+unchanged candidate with its stage seconds and its workers' phases, the timing's parts (waiting for
+the workers to be ready, the pairs, the copy bandwidth), and what the candidate's program run is
+made of (Python, torch and Triton start-up; the recorder, the address trace, the static view).
 
     python benchmarks/compare_cost.py [--interpret]     (GPU: on the device machine, after gpu_setup.sh)
 """
@@ -8,16 +10,21 @@ of an unchanged candidate with its stage seconds.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from intelliperf.validators import Program, capture_reference, copy_project, validate
+from intelliperf.validators import Program, capture_reference, copy_project, performance, validate
 from intelliperf.validators.compare import Tolerances
 from intelliperf.validators.correctness import compare_captures, load_capture
+from intelliperf.workload.runner import TraceSettings, run_workload
 
+validate_module = importlib.import_module("intelliperf.validators.validate")  # the package's `validate` is the function
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "atomic_contention"
 
 
@@ -26,6 +33,48 @@ def timed(what: str, fn):
     value = fn()
     print(f"{what}: {time.perf_counter() - begin:.3f} s")
     return value
+
+
+def clocked(module, name: str, seconds: dict) -> None:
+    """`module.name` wrapped: its seconds added to `seconds[name]`."""
+    original = getattr(module, name)
+
+    def wrapper(*args, **kwargs):
+        begin = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            seconds[name] = round(seconds.get(name, 0.0) + time.perf_counter() - begin, 3)
+
+    setattr(module, name, wrapper)
+
+
+def program_parts(program: Program, interpret: bool, work: Path) -> None:
+    """The program's run alone, then with each part of a candidate run's recording added."""
+    probe = "import torch, triton; torch.cuda.init() if torch.cuda.is_available() else None"
+    timed("python -c 'import torch, triton; torch.cuda.init()'", lambda: subprocess.run([sys.executable, "-c", probe]))
+    env = {**os.environ, "TRITON_CACHE_DIR": str(work / "plain-cache")}
+    if interpret:
+        env["TRITON_INTERPRET"] = "1"
+    for cache in ("cold", "warm"):
+        timed(
+            f"plain run, Triton cache {cache}",
+            lambda: subprocess.run(program.command, cwd=program.root, env=env, stdout=subprocess.DEVNULL),
+        )
+    variants = {
+        "recorder only": TraceSettings(),
+        "recorder + address trace": TraceSettings(pattern="contended_sum_kernel"),
+        "recorder + trace + static view": TraceSettings(
+            pattern="contended_sum_kernel", static_targets=("cuda:90", "hip:gfx942")
+        ),
+    }
+    for i, (what, trace) in enumerate(variants.items()):
+        timed(
+            what + " (Triton cache warm)",
+            lambda trace=trace, i=i: run_workload(
+                program.command, work / f"rec-{i}", interpret=interpret, trace=trace, cwd=str(program.root)
+            ),
+        )
 
 
 def main() -> None:
@@ -48,12 +97,20 @@ def main() -> None:
         "compare_captures(reference, reference)", lambda: compare_captures(manifest, manifest, ref.kernel, Tolerances())
     )
     timed("verify (sizes and times of the ground truth)", ref.verify)
+    program_parts(program, args.interpret, work)
+    parts: dict[str, float] = {}
+    clocked(validate_module, "interleaved", parts)
+    clocked(performance, "device_bandwidth", parts)
+    clocked(performance._Side, "readline", parts)  # the first two calls wait for "ready"
     copy = copy_project(EXAMPLE, {}, work / "copy")
     verdict = timed(
         "validate an unchanged candidate", lambda: validate(ref, Program(copy, program.command), work_dir=work / "v")
     )
     print("verdict seconds", verdict.seconds, "correct", verdict.correct, "speedup", verdict.speedup)
-    for side in ("replay", "sanitizer/memcheck", "sanitizer/racecheck"):
+    print("timing parts (readline: waiting for every answer, ready lines included)", parts)
+    again = validate(ref, Program(copy_project(EXAMPLE, {}, work / "copy2"), program.command), work_dir=work / "v2")
+    print("a second validation", again.seconds, "correct", again.correct)
+    for side in ("replay", "sanitizer/memcheck", "sanitizer/racecheck", "timing-reference", "timing-candidate"):
         summary = work / "v" / side / "replay.json"
         if summary.exists():
             print(side, "worker phases", json.loads(summary.read_text()).get("phases"))

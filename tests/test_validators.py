@@ -354,10 +354,13 @@ def test_compute_sanitizer_runs_beside_the_replay_and_a_finding_rejects(
     monkeypatch.setenv("INTELLIPERF_COMPUTE_SANITIZER", str(tool))
     work = tmp_path / "v"
     verdict = validate(axpy_reference, candidate, work_dir=work, settings=ValidationSettings(sanitizer=True))
-    for check in ("memcheck", "racecheck"):  # each worker got the first trial of each replay mode, and ran it
-        plan = json.loads((work / "sanitizer" / check / "job.json").read_text())["plan"]
-        assert sorted(run["mode"] for run in plan) == ["kernel", "launcher"]
-        assert json.loads((work / "sanitizer" / check / "replay.json").read_text())["runs"]
+    for check in ("memcheck", "racecheck"):
+        # each worker ran the launcher's first trial while the program ran, in its own folder; the job then said
+        # it stands, and the kernel's own trial (the same kernel at the same shape) was left out
+        job = json.loads((work / "sanitizer" / check / "job.json").read_text())
+        assert job["launcher_done"] and [run["mode"] for run in job["plan"]] == ["launcher"]
+        summary = json.loads((work / "sanitizer" / check / "replay.json").read_text())
+        assert "early" in summary["phases"] and [run["label"] for run in summary["runs"]] == ["launcher-0"]
     assert "sanitizer" in verdict.seconds
     if finds:
         assert not verdict.correct and _kinds(verdict.problems) == ["sanitizer"]
@@ -453,15 +456,16 @@ for line in commands:
     calls = int(line.split()[1])
     time.sleep(calls * takes / 1e3)
     answers.write(" ".join([repr(claims)] * calls) + "\\n")
+time.sleep(float(sys.argv[5]))  # a worker's exit: torch and CUDA tearing down
 """
 
 
-def _timer(takes_ms: float, claims_ms: float):
+def _timer(takes_ms: float, claims_ms: float, exit_s: float = 0):
     import subprocess
 
     def start(cmd_fd: int, out_fd: int):
         return subprocess.Popen(
-            [sys.executable, "-c", TIMER, str(cmd_fd), str(out_fd), str(takes_ms), str(claims_ms)],
+            [sys.executable, "-c", TIMER, str(cmd_fd), str(out_fd), str(takes_ms), str(claims_ms), str(exit_s)],
             pass_fds=(cmd_fd, out_fd),
         )
 
@@ -483,17 +487,20 @@ def test_two_process_timing_and_the_parents_clock():
 
 
 def test_timing_workers_started_ahead_are_timed_later_or_stopped_at_once():
-    """validate starts both timing workers while the replay runs: started ones are timed as usual,
-    and one never used (the replay failed) is stopped at once even while it is still starting."""
+    """validate starts both timing workers while the replay runs: started ones are timed as usual (the
+    verdict does not wait for their exit, which ends by itself beside what comes next), and one never
+    used (the replay failed) is stopped at once even while it is still starting."""
     import time
 
     from intelliperf.validators.performance import interleaved, started
 
-    ahead = [started(_timer(4, 4)), started(_timer(2, 2))]
+    ahead = [started(_timer(4, 4, exit_s=3)), started(_timer(2, 2, exit_s=3))]
     time.sleep(0.5)  # the replay, meanwhile
+    begin = time.perf_counter()
     timed = interleaved(*ahead, min_pairs=20, max_pairs=20)
+    assert time.perf_counter() - begin < 2.5 and all(side.proc.poll() is None for side in ahead)
     assert speedup_interval(timed["reference_ms"], timed["candidate_ms"]).estimate == 2
-    assert all(side.proc.poll() is not None for side in ahead)
+    assert [side.proc.wait(timeout=10) for side in ahead] == [0, 0]
     import subprocess
 
     slow = started(

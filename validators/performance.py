@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -204,6 +205,8 @@ class _Side:
         self.close()
 
     def close(self) -> None:
+        """The pipes closed (the worker reads the end of its commands and exits); its exit, a second
+        or more of torch and CUDA tearing down, is awaited beside what comes next, not before it."""
         # Once: a second os.close could close a descriptor another thread has opened since.
         fds, self.fds_open = (self.cmd_w, self.out_r) if self.fds_open else (), False
         for fd in fds:
@@ -211,11 +214,15 @@ class _Side:
                 os.close(fd)
             except OSError:
                 pass
-        try:
-            self.proc.wait(timeout=10)
-        except Exception:
-            self.proc.kill()
-            self.proc.wait()
+        threading.Thread(target=_reap, args=(self.proc,), daemon=True).start()
+
+
+def _reap(proc) -> None:
+    try:
+        proc.wait(timeout=10)
+    except Exception:
+        proc.kill()
+        proc.wait()
 
 
 def started(start, timeout_s: float = 600) -> _Side:

@@ -629,8 +629,8 @@ def _new_summary() -> dict:
 def _serve(mode: str, early_path: str | None) -> int:
     """A warm worker: started while the program still runs, it imports torch and Triton (and sets up
     the GPU) at once, then waits for its job's path on stdin (end of input: nothing to do). With an
-    early job (a candidate under the interpreter: its launcher's trials need only the reference's
-    description), those trials run while it waits; the job then says whether they stand."""
+    early job (a candidate's launcher trials need only the reference's description of the launcher),
+    those trials run while it waits; the job then says whether they stand."""
     import torch
     import triton  # noqa: F401  (the import is the start-up this worker takes off the critical path)
 
@@ -687,5 +687,16 @@ def _work(mode: str, job: dict, module=None, summary: dict | None = None, fds: t
     (out / "replay.json").write_text(json.dumps(summary))
 
 
+def _exit(code: int) -> None:
+    """The answer is written: the parent waits for this exit, and Python's and torch's teardown (about a
+    second with a CUDA context) is no part of it. A CUDA tool injected into this process (compute-sanitizer:
+    CUDA_INJECTION64_PATH) reports at the exit it sees, so there the exit is a full one."""
+    if "CUDA_INJECTION64_PATH" in os.environ:
+        sys.exit(code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    _exit(main(*sys.argv[1:]))

@@ -551,11 +551,16 @@ def _send_sanitizers(warm: _Warm, job: dict, work_dir: Path) -> None:
 
 
 def _first_trials(job: dict) -> dict:
-    """The sanitizers' job: the first trial of each replay mode (kernel, launcher); instrumented, they are
-    slow, and one trial shows an out-of-bounds access or a shared-memory race as well as many."""
+    """The sanitizers' job: the first trial of each replay mode (kernel, launcher; the launcher's alone where
+    it ran early); instrumented, they are slow, and one trial shows an out-of-bounds access or a
+    shared-memory race as well as many."""
     first: dict[str, dict] = {}
     for run in job["plan"]:
         first.setdefault(run["mode"], run)
+    if job.get("launcher_done") and "launcher" in first:
+        # The launcher's first trial, run while the program ran, called the candidate's kernel as the program
+        # does, at the recorded shape; the kernel's own trial would mostly repeat it, instrumented: seconds.
+        first.pop("kernel", None)
     return {**job, "plan": list(first.values())}
 
 
@@ -737,7 +742,7 @@ class _Warm:
     """The workers started before the candidate's program runs, each waiting for its job."""
 
     replay: Running
-    early: dict | None  # the launcher trials the replay worker runs while it waits (interpreter)
+    early: dict | None  # the launcher trials the replay worker runs while it waits (and the sanitizers their first)
     sanitizers: dict[str, Running]  # compute-sanitizer check -> its worker; empty when none runs
     unsanitized: str | None = None  # why none runs where they were due
     timing: dict[str, Any] = field(default_factory=dict)  # side -> timing worker started ahead (GPU)
@@ -764,10 +769,10 @@ SANITIZER_CHECKS = ("memcheck", "racecheck")  # out-of-bounds and invalid access
 def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings) -> _Warm:
     """The candidate's replay worker and, on a GPU, its compute-sanitizer workers, started before its
     program runs: their start-up (Python, torch, Triton; under the sanitizer an instrumented CUDA
-    context, seconds) overlaps the program's run. Under the interpreter the launcher's trials start at
-    once too, on the reference's description of the launcher in the candidate's copy: the candidate may
+    context, seconds) overlaps the program's run. The launcher's trials start at once too (the sanitizers'
+    first one), on the reference's description of the launcher in the candidate's copy: the candidate may
     change the launcher's body, not where it is or what it takes (when its own run says otherwise, they
-    run again)."""
+    run again). On a GPU not where the inputs are large (`AHEAD_INPUTS_BYTES`)."""
     out = work_dir / "replay"
     out.mkdir(parents=True, exist_ok=True)
     ref = reference.manifest
@@ -781,7 +786,10 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
         "launches": ref["launches"],
     }
     expected = _candidate_job(reference, mapped, out)  # the candidate's job, if its run calls what the reference did
-    early = expected if reference.interpret and reference.replay.get("runs") else None
+    # Not where the inputs are large: the trials would hold them on the GPU while the program, which may need
+    # that memory, runs.
+    beside = reference.interpret or _inputs_bytes(reference) <= AHEAD_INPUTS_BYTES
+    early = expected if beside and reference.replay.get("runs") else None
 
     def worker(folder: Path, early: dict | None = None, wrap: Sequence[str] = (), env: dict | None = None) -> Running:
         return start_worker(
@@ -794,7 +802,7 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
             env=_worker_env(reference.interpret, folder, settings, candidate.env | (env or {})),
             writable=(folder,),
             readable=(reference.inputs, candidate.root),
-            early=early,
+            early=early and {**early, "out_dir": str(folder)},
             wrap=wrap,
         )
 
@@ -812,7 +820,9 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
         wrap = [tool, "--tool", check, "--error-exitcode", "86", "--print-limit", "8", "--show-backtrace", "device"]
         # Each tensor its own allocation: inside torch's cached blocks an access past a tensor's end is not one
         # past an allocation's, and memcheck would not see it.
-        warm.sanitizers[check] = worker(folder, wrap=wrap, env={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+        warm.sanitizers[check] = worker(
+            folder, early and _first_trials(early), wrap=wrap, env={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
+        )
     return warm
 
 
