@@ -634,3 +634,19 @@ def test_the_readmes_validators_example_runs_and_leaves_nothing_behind(tmp_path,
     assert lines[0] == "correct True faster None speedup None" and lines[1] == "no problems"
     assert any("in-program" in line for line in lines[2:])
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("tool", [None, "NV_SANITIZER_INJECTION_PORT_BASE", "CUDA_INJECTION64_PATH"])
+def test_a_worker_leaves_without_teardown_unless_a_cuda_tool_watches_its_exit(tool):
+    """The answer written, a replay worker's exit skips Python's teardown (torch's and CUDA's, a second on
+    the GPU: the parent waits for that exit); under compute-sanitizer or an Nsight tool it exits fully,
+    where the tool may report. Its exit code is kept either way."""
+    import subprocess
+
+    code = "import atexit\nfrom intelliperf.validators.replay import _exit\natexit.register(print, 'teardown')\n_exit(3)"
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_INJECTION64_PATH" and "SANITIZER" not in k}
+    if tool:
+        env[tool] = "1"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3
+    assert ("teardown" in done.stdout) == bool(tool)

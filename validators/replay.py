@@ -689,9 +689,10 @@ def _work(mode: str, job: dict, module=None, summary: dict | None = None, fds: t
 
 def _exit(code: int) -> None:
     """The answer is written: the parent waits for this exit, and Python's and torch's teardown (about a
-    second with a CUDA context) is no part of it. A CUDA tool injected into this process (compute-sanitizer:
-    CUDA_INJECTION64_PATH) reports at the exit it sees, so there the exit is a full one."""
-    if "CUDA_INJECTION64_PATH" in os.environ:
+    second with a CUDA context) is no part of it. A CUDA tool injected into this process (compute-sanitizer
+    sets NV_SANITIZER_INJECTION_*, Nsight tools CUDA_INJECTION64_PATH) may report at the exit it sees, so
+    there the exit is a full one."""
+    if any(name == "CUDA_INJECTION64_PATH" or name.startswith("NV_SANITIZER_INJECTION") for name in os.environ):
         sys.exit(code)
     sys.stdout.flush()
     sys.stderr.flush()
