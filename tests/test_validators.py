@@ -643,7 +643,8 @@ def test_a_worker_leaves_without_teardown_unless_a_cuda_tool_watches_its_exit(to
     where the tool may report. Its exit code is kept either way."""
     import subprocess
 
-    code = "import atexit\nfrom intelliperf.validators.replay import _exit\natexit.register(print, 'teardown')\n_exit(3)"
+    code = "import atexit\nfrom intelliperf.validators.replay import _exit\natexit.register(print, 'teardown')\n"
+    code += "_exit(3)"
     env = {k: v for k, v in os.environ.items() if k != "CUDA_INJECTION64_PATH" and "SANITIZER" not in k}
     if tool:
         env[tool] = "1"
