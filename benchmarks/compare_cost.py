@@ -4,7 +4,10 @@ unchanged candidate with its stage seconds and its workers' phases, the timing's
 the workers to be ready, the pairs, the copy bandwidth), and what the candidate's program run is
 made of (Python, torch and Triton start-up; the recorder, the address trace, the static view).
 
-    python benchmarks/compare_cost.py [--interpret]     (GPU: on the device machine, after gpu_setup.sh)
+    python benchmarks/compare_cost.py [--interpret] [--turns]   (GPU: on the device machine, after gpu_setup.sh)
+
+--turns validates as for inputs over AHEAD_INPUTS_BYTES (1 GiB): nothing of the replay beside the program
+run, and the replay, the sanitizers and the timing one after another.
 """
 
 from __future__ import annotations
@@ -80,7 +83,10 @@ def program_parts(program: Program, interpret: bool, work: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--interpret", action="store_true")
+    parser.add_argument("--turns", action="store_true", help="as for inputs over 1 GiB")
     args = parser.parse_args()
+    if args.turns:
+        validate_module.AHEAD_INPUTS_BYTES = 0
     work = Path(tempfile.mkdtemp(prefix="compare-cost-"))
     program = Program(EXAMPLE, [sys.executable, "contended_sum.py"])
     ref = timed(
