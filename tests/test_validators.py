@@ -651,3 +651,33 @@ def test_a_worker_leaves_without_teardown_unless_a_cuda_tool_watches_its_exit(to
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 3
     assert ("teardown" in done.stdout) == bool(tool)
+
+
+AUTOTUNED = """import sys, torch, triton, triton.language as tl
+from triton.runtime import autotuner
+from intelliperf.profiling.window import untimed_autotune
+untimed_autotune(autotuner, run_each=sys.argv[1] == "each")
+
+@triton.autotune(configs=[triton.Config({"B": b}) for b in (16, 32, 64)], key=["n"])
+@triton.jit
+def count(c_ptr, n, B: tl.constexpr):
+    tl.atomic_add(c_ptr + tl.arange(0, B) * 0, 1, mask=tl.arange(0, B) == 0)
+
+c = torch.zeros(1, dtype=torch.int32)
+count[(1,)](c, 8)
+print(int(c.item()), count.best_config.kwargs["B"])
+"""
+
+
+@pytest.mark.parametrize("each", [False, True])
+def test_under_compute_sanitizer_every_autotune_config_runs_once(each):
+    """A replay worker under compute-sanitizer does not time an autotuned kernel's configs (hundreds of
+    instrumented launches each) but runs each once, so the config a real run picks was checked too; under
+    the interpreter none runs before the first config is taken."""
+    import subprocess
+
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    mode = "each" if each else "none"
+    done = subprocess.run([sys.executable, "-c", AUTOTUNED, mode], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == (["4", "16"] if each else ["1", "16"])  # 3 configs once each, then the run

@@ -609,12 +609,14 @@ def _launcher_fn(job: dict, alias: str, summary: dict):
 
 def main(mode: str, *args: str) -> int:
     """`prepare JOB`, `run JOB`, `time JOB CMD_FD OUT_FD`, or `serve prepare|run [EARLY_JOB]`."""
-    if os.environ.get("TRITON_INTERPRET") == "1":  # as in the program's processes: no timer to tune with
+    # Under the interpreter, as in the program's processes: no timer to tune with. Under compute-sanitizer
+    # each config runs once, untimed.
+    if os.environ.get("TRITON_INTERPRET") == "1" or _under_cuda_tool():
         from triton.runtime import autotuner
 
         from intelliperf.profiling.window import untimed_autotune
 
-        untimed_autotune(autotuner)
+        untimed_autotune(autotuner, run_each=_under_cuda_tool())
     if mode == "serve":
         return _serve(args[0], args[1] if len(args) > 1 else None)
     _work(mode, json.loads(Path(args[0]).read_text()), fds=tuple(int(fd) for fd in args[1:]))
@@ -687,12 +689,17 @@ def _work(mode: str, job: dict, module=None, summary: dict | None = None, fds: t
     (out / "replay.json").write_text(json.dumps(summary))
 
 
+def _under_cuda_tool() -> bool:
+    """A CUDA tool injected into this process: compute-sanitizer sets NV_SANITIZER_INJECTION_*, Nsight tools
+    CUDA_INJECTION64_PATH."""
+    return any(name == "CUDA_INJECTION64_PATH" or name.startswith("NV_SANITIZER_INJECTION") for name in os.environ)
+
+
 def _exit(code: int) -> None:
     """The answer is written: the parent waits for this exit, and Python's and torch's teardown (about a
-    second with a CUDA context) is no part of it. A CUDA tool injected into this process (compute-sanitizer
-    sets NV_SANITIZER_INJECTION_*, Nsight tools CUDA_INJECTION64_PATH) may report at the exit it sees, so
-    there the exit is a full one."""
-    if any(name == "CUDA_INJECTION64_PATH" or name.startswith("NV_SANITIZER_INJECTION") for name in os.environ):
+    second with a CUDA context) is no part of it. A CUDA tool injected into this process may report at the
+    exit it sees, so there the exit is a full one."""
+    if _under_cuda_tool():
         sys.exit(code)
     sys.stdout.flush()
     sys.stderr.flush()
