@@ -202,6 +202,7 @@ class _Side:
         """Ends a worker that may still be starting (an unused one: the candidate failed its replay)."""
         if self.proc.poll() is None:
             self.proc.kill()
+            self.proc.wait()  # killed: no teardown to wait for, and the caller may count on it being gone
         self.close()
 
     def close(self) -> None:
