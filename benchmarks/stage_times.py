@@ -171,6 +171,7 @@ def _optimize(program: Path, formula: str, device: str, timeout: float) -> dict:
         "stages": {k: round(v, 2) for k, v in data["stages"].items()},
         "attempt": attempts[0]["seconds"] if attempts else None,
         "status": attempts[0]["status"] if attempts else (opt.get("status") or "nothing to optimize"),
+        "reasons": attempts[0]["reasons"][:600] if attempts else "",  # why it was not accepted
     }
 
 
