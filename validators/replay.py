@@ -611,12 +611,13 @@ def main(mode: str, *args: str) -> int:
     """`prepare JOB`, `run JOB`, `time JOB CMD_FD OUT_FD`, or `serve prepare|run [EARLY_JOB]`."""
     # Under the interpreter, as in the program's processes: no timer to tune with. Under compute-sanitizer
     # each config runs once, untimed.
-    if os.environ.get("TRITON_INTERPRET") == "1" or _under_cuda_tool():
+    sanitized = _under_cuda_tool()
+    if os.environ.get("TRITON_INTERPRET") == "1" or sanitized:
         from triton.runtime import autotuner
 
         from intelliperf.profiling.window import untimed_autotune
 
-        untimed_autotune(autotuner, run_each=_under_cuda_tool())
+        untimed_autotune(autotuner, run_each=sanitized)
     if mode == "serve":
         return _serve(args[0], args[1] if len(args) > 1 else None)
     _work(mode, json.loads(Path(args[0]).read_text()), fds=tuple(int(fd) for fd in args[1:]))

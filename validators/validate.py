@@ -524,7 +524,7 @@ def _replay_and_time(
     if not firsts["plan"]:
         warm.unsanitize("compute-sanitizer not run: nothing of the candidate could be replayed")
     # Large inputs: one kind of worker holds them on the GPU at a time (replay, sanitizers, timing).
-    beside = _inputs_bytes(reference) <= AHEAD_INPUTS_BYTES
+    beside = _fits_beside(reference)
     timing: dict = {}
     try:
         if beside:
@@ -788,7 +788,7 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
     expected = _candidate_job(reference, mapped, out)  # the candidate's job, if its run calls what the reference did
     # Not where the inputs are large: the trials would hold them on the GPU while the program, which may need
     # that memory, runs.
-    beside = reference.interpret or _inputs_bytes(reference) <= AHEAD_INPUTS_BYTES
+    beside = reference.interpret or _fits_beside(reference)
     early = expected if beside and reference.replay.get("runs") else None
 
     def worker(folder: Path, early: dict | None = None, wrap: Sequence[str] = (), env: dict | None = None) -> Running:
@@ -826,15 +826,16 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
     return warm
 
 
-# Inputs a worker places on the GPU above this: the timing workers do not start ahead of the program run,
-# and the replay, the sanitizers and the timing take turns instead of running side by side.
+# Inputs a worker places on the GPU above this: on a GPU no trial and no timing worker starts ahead of the
+# program run, and the replay, the sanitizers and the timing take turns instead of running side by side.
 AHEAD_INPUTS_BYTES = 1 << 30
 
 
-def _inputs_bytes(reference: ReferenceRun) -> int:
-    """Bytes of the first trial's inputs, about what each replay, sanitizer or timing worker places."""
+def _fits_beside(reference: ReferenceRun) -> bool:
+    """Whether the first trial's inputs (about what each replay, sanitizer or timing worker places on the
+    GPU) are small enough for those workers to hold them side by side, and beside the program run."""
     placed = [reference.inputs / f"{mode}-0.pt" for mode in ("launcher", "kernel")]
-    return max((path.stat().st_size for path in placed if path.exists()), default=0)
+    return max((path.stat().st_size for path in placed if path.exists()), default=0) <= AHEAD_INPUTS_BYTES
 
 
 def _time_ahead(
@@ -848,7 +849,7 @@ def _time_ahead(
     the GPU are large: it would hold them while the program, which may need that memory, runs."""
     if reference.interpret or not settings.timing or not reference.replay.get("runs"):
         return
-    if _inputs_bytes(reference) > AHEAD_INPUTS_BYTES:
+    if not _fits_beside(reference):
         return
     jobs = _timing_jobs(reference, job, candidate.root)
     launcher_timed = any(r["mode"] == "launcher" for r in job["plan"]) and (reference.inputs / "launcher-0.pt").exists()
