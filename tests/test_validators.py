@@ -28,6 +28,7 @@ from intelliperf.validators import (
     speedup_interval,
     validate,
 )
+from intelliperf.validators.compare import _agrees, _judged, dtype_name
 from intelliperf.validators.outputs import analyse_ttir
 
 AXPY = PROGRAMS / "validation"
@@ -111,6 +112,69 @@ def test_bit_identical_buffers_pass_at_once_and_one_changed_bit_is_still_judged(
     assert compare_buffer(poisoned, flipped, name="o", dispatch=None, tol=TOL, poisoned=True) == []
     flipped.view(torch.int32)[5] ^= 1 << 22  # a written value's mantissa
     assert _kinds(compare_buffer(poisoned, flipped, name="o", dispatch=None, tol=TOL, poisoned=True)) == ["mismatch"]
+
+
+def _edited(base: torch.Tensor, rng: np.random.Generator) -> torch.Tensor:
+    """`base` with a few random edits of the kinds the comparator must judge."""
+    cand = base.clone()
+    flat = cand.view(-1)
+    for _ in range(int(rng.integers(0, 4))):
+        i = torch.from_numpy(rng.integers(0, flat.numel(), size=int(rng.integers(1, 5))))
+        edit = rng.choice(["within", "beyond", "nan", "inf", "-0", "zero-all", "payload", "huge"])
+        if edit == "within":
+            flat[i] = flat[i] * (1 + float(rng.uniform(-1, 1)) * TOL.for_dtype(dtype_name(base))[0] / 4)
+        elif edit == "beyond":
+            flat[i] = flat[i] * (1 + 10 * TOL.for_dtype(dtype_name(base))[0]) + 1e-3
+        elif edit == "nan":
+            flat[i] = float("nan")
+        elif edit == "inf":
+            flat[i] = float(rng.choice([float("inf"), -float("inf")]))
+        elif edit == "-0":
+            flat[i] = -flat[i] * 0
+        elif edit == "zero-all":
+            flat.zero_()
+        elif edit == "payload":  # another NaN (or a neighbouring value): other bits
+            flat.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[flat.element_size()])[i] ^= 1
+        else:
+            flat[i] = flat[i] * 1e4
+    return cand
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_the_quick_screen_decides_as_the_full_comparison_would(dtype):
+    """`_agrees` (only the elements whose bits differ, converted and judged) must pass exactly the
+    candidates the full float64 comparison passes: a screen that let one through would accept a wrong
+    output without the full comparison ever seeing it."""
+    rng = np.random.default_rng(0)
+    decided = {True: 0, False: 0, None: 0}
+    for case in range(300):
+        base = torch.from_numpy(rng.standard_normal(int(rng.integers(1, 300)))).to(dtype)
+        if case % 5 == 0:
+            base[: base.numel() // 2] = 0  # outputs that are mostly zeros (padding, masks)
+        if case % 13 == 0:
+            base[3:] = 0  # a few values: a candidate that zeroes them differs in a few elements only
+        if case % 7 == 0:
+            base[-1] = float("nan")  # a reference NaN (or a poisoned element the reference left)
+        if case % 11 == 0:
+            base[0] = float("inf")
+        cand = _edited(base, rng)
+        terms = int(rng.choice([0, 1000]))
+        poisoned = bool(case % 3 == 0)
+        full = _judged(base, cand, "o", {}, TOL, terms, poisoned)
+        quick = _agrees(base, cand, TOL, terms)
+        decided[quick] += 1
+        assert quick is None or quick == (full == []), (case, full, base, cand)
+        assert (
+            compare_buffer(base, cand, name="o", dispatch=0, tol=TOL, accumulated_terms=terms, poisoned=poisoned) == []
+        ) == (full == [])
+    assert decided[True] > 30 and decided[False] > 30  # both answers were exercised
+    ref = torch.zeros(64)
+    ref[0], ref[1] = 5e-7, float("nan")  # one value, within atol of zero
+    zeroed = torch.zeros(64)
+    zeroed[1] = float("nan")
+    zeroed.view(torch.int32)[1] ^= 1  # a NaN with another payload is no value written
+    assert _kinds(_judged(ref, zeroed, "o", {}, TOL, None, False)) == ["all-zero"]
+    assert _agrees(ref, zeroed, TOL, None) is False
 
 
 def test_nan_inf_zeros_shape_dtype():
