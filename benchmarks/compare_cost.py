@@ -4,7 +4,8 @@ unchanged candidate with its stage seconds and its workers' phases, the timing's
 the workers to be ready, the pairs, the copy bandwidth), and what the candidate's program run is
 made of (Python, torch and Triton start-up; the recorder, the address trace, the static view).
 
-    python benchmarks/compare_cost.py [--interpret] [--turns]   (GPU: on the device machine, after gpu_setup.sh)
+    python benchmarks/compare_cost.py [--interpret] [--turns] [--program FILE --kernel NAME]
+    (GPU: on the device machine, after gpu_setup.sh; the program defaults to the README's example)
 
 --turns validates as for inputs over AHEAD_INPUTS_BYTES (1 GiB): nothing of the replay beside the program
 run, and the replay, the sanitizers and the timing one after another.
@@ -22,13 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from intelliperf.validators import Program, capture_reference, copy_project, performance, validate
+from intelliperf.validators import Program, capture_reference, copy_project, correctness, performance, validate
 from intelliperf.validators.compare import Tolerances
 from intelliperf.validators.correctness import compare_captures, load_capture
 from intelliperf.workload.runner import TraceSettings, run_workload
 
 validate_module = importlib.import_module("intelliperf.validators.validate")  # the package's `validate` is the function
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "atomic_contention"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "atomic_contention" / "contended_sum.py"
 
 
 def timed(what: str, fn):
@@ -52,7 +53,7 @@ def clocked(module, name: str, seconds: dict) -> None:
     setattr(module, name, wrapper)
 
 
-def program_parts(program: Program, interpret: bool, work: Path) -> None:
+def program_parts(program: Program, kernel: str, interpret: bool, work: Path) -> None:
     """The program's run alone, then with each part of a candidate run's recording added."""
     probe = "import torch, triton; torch.cuda.init() if torch.cuda.is_available() else None"
     timed("python -c 'import torch, triton; torch.cuda.init()'", lambda: subprocess.run([sys.executable, "-c", probe]))
@@ -66,10 +67,8 @@ def program_parts(program: Program, interpret: bool, work: Path) -> None:
         )
     variants = {
         "recorder only": TraceSettings(),
-        "recorder + address trace": TraceSettings(pattern="contended_sum_kernel"),
-        "recorder + trace + static view": TraceSettings(
-            pattern="contended_sum_kernel", static_targets=("cuda:90", "hip:gfx942")
-        ),
+        "recorder + address trace": TraceSettings(pattern=kernel),
+        "recorder + trace + static view": TraceSettings(pattern=kernel, static_targets=("cuda:90", "hip:gfx942")),
     }
     for i, (what, trace) in enumerate(variants.items()):
         timed(
@@ -84,14 +83,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--interpret", action="store_true")
     parser.add_argument("--turns", action="store_true", help="as for inputs over 1 GiB")
+    parser.add_argument("--program", type=Path, default=EXAMPLE, help="a program run as `python FILE` in its folder")
+    parser.add_argument("--kernel", default="contended_sum_kernel")
     args = parser.parse_args()
     if args.turns:
         validate_module.AHEAD_INPUTS_BYTES = 0
     work = Path(tempfile.mkdtemp(prefix="compare-cost-"))
-    program = Program(EXAMPLE, [sys.executable, "contended_sum.py"])
+    project = args.program.resolve().parent
+    program = Program(project, [sys.executable, args.program.name])
     ref = timed(
         "capture_reference",
-        lambda: capture_reference(program, "contended_sum_kernel", interpret=args.interpret, work_dir=work / "ref"),
+        lambda: capture_reference(program, args.kernel, interpret=args.interpret, work_dir=work / "ref"),
     )
     for folder in (ref.truth, ref.inputs):
         files = [p for p in folder.rglob("*") if p.is_file()]
@@ -103,18 +105,26 @@ def main() -> None:
         "compare_captures(reference, reference)", lambda: compare_captures(manifest, manifest, ref.kernel, Tolerances())
     )
     timed("verify (sizes and times of the ground truth)", ref.verify)
-    program_parts(program, args.interpret, work)
+    program_parts(program, args.kernel, args.interpret, work)
     parts: dict[str, float] = {}
     clocked(validate_module, "interleaved", parts)
     clocked(performance, "device_bandwidth", parts)
     clocked(performance._Side, "readline", parts)  # the first two calls wait for "ready"
-    copy = copy_project(EXAMPLE, {}, work / "copy")
+    compare: dict[str, float] = {}  # the captures' comparison: the truth's files (digests), the candidate's, values
+    clocked(validate_module, "compare_captures", compare)
+    clocked(validate_module.ReferenceRun, "load", compare)
+    clocked(correctness, "load_tensors", compare)
+    clocked(correctness, "compare_buffer", compare)
+    copy = copy_project(project, {}, work / "copy")
     verdict = timed(
         "validate an unchanged candidate", lambda: validate(ref, Program(copy, program.command), work_dir=work / "v")
     )
     print("verdict seconds", verdict.seconds, "correct", verdict.correct, "speedup", verdict.speedup)
+    for problem in verdict.problems:
+        print("problem:", problem.message[:500])
     print("timing parts (readline: waiting for every answer, ready lines included)", parts)
-    again = validate(ref, Program(copy_project(EXAMPLE, {}, work / "copy2"), program.command), work_dir=work / "v2")
+    print("compare parts (load: the truth's files with digests; load_tensors: the candidate's)", compare)
+    again = validate(ref, Program(copy_project(project, {}, work / "copy2"), program.command), work_dir=work / "v2")
     print("a second validation", again.seconds, "correct", again.correct)
     for side in ("replay", "sanitizer/memcheck", "sanitizer/racecheck", "timing-reference", "timing-candidate"):
         summary = work / "v" / side / "replay.json"
