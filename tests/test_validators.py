@@ -422,7 +422,7 @@ def test_compute_sanitizer_runs_beside_the_replay_and_a_finding_rejects(
         # each worker ran the launcher's first trial while the program ran, in its own folder; the job then said
         # it stands, and the kernel's own trial (the same kernel at the same shape) was left out
         job = json.loads((work / "sanitizer" / check / "job.json").read_text())
-        assert job["launcher_done"] and [run["mode"] for run in job["plan"]] == ["launcher"]
+        assert job["early_done"] == "launcher" and [run["mode"] for run in job["plan"]] == ["launcher"]
         summary = json.loads((work / "sanitizer" / check / "replay.json").read_text())
         assert "early" in summary["phases"] and [run["label"] for run in summary["runs"]] == ["launcher-0"]
     assert "sanitizer" in verdict.seconds
@@ -512,6 +512,112 @@ def test_a_deterministic_program_is_run_once_when_candidates_match(tmp_path):
     assert "early" in json.loads((tmp_path / "v" / "replay" / "replay.json").read_text())["phases"]
 
 
+# axpy launched from module level, as many scripts do: no launcher to replay, only the kernel's own launch
+MODULE_LEVEL = (
+    (AXPY / "axpy.py").read_text().split("def axpy(")[0].replace("import os\n", "import os\n\ntorch_seed = 0\n")
+    + """device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
+n = int(sys.argv[1])
+torch.manual_seed(0)
+for _ in range(3):
+    x, y = torch.randn(n, device=device), torch.randn(n, device=device)
+    out = torch.empty_like(x)
+    axpy_kernel[(triton.cdiv(n, 128),)](x, y, out, n, 2.0, BLOCK=128)
+print(float(out.sum()))
+"""
+)
+
+
+@pytest.fixture(scope="module")
+def module_level_reference(tmp_path_factory):
+    project = copy_project(AXPY, {"axpy.py": MODULE_LEVEL}, tmp_path_factory.mktemp("module-level") / "p")
+    return capture_reference(
+        Program(project, COMMAND), "axpy_kernel", interpret=True, work_dir=tmp_path_factory.mktemp("mref")
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "stands", "correct"),
+    [
+        (("alpha * x + y, mask", "y + x * alpha, mask"), True, True),  # the same launch: the early trials stand
+        (
+            (
+                "(triton.cdiv(n, 128),)](x, y, out, n, 2.0, BLOCK=128)",
+                "(triton.cdiv(n, 256),)](x, y, out, n, 2.0, BLOCK=256)",
+            ),
+            False,
+            True,
+        ),
+        (("alpha * x + y, mask", "alpha * x + y + (x > 2.5), mask"), True, False),  # wrong on the replays' inputs
+    ],
+    ids=["same-launch", "other-launch", "wrong-same-launch"],
+)
+def test_a_module_level_launch_is_replayed_while_the_program_runs(
+    edit, stands, correct, module_level_reference, tmp_path
+):
+    """With no launcher, the warm replay worker runs the kernel's own trials at the reference's recorded
+    launch while the candidate's program runs; they stand only where the candidate launched its kernel the
+    same way (here BLOCK=256 and its grid do not), and what they found counts as a trial run later would."""
+    ref = module_level_reference
+    assert {run["mode"] for run in ref.replay["runs"]} == {"kernel"}
+    old, new = edit
+    project = copy_project(ref.program.root, {"axpy.py": MODULE_LEVEL.replace(old, new)}, tmp_path / "c")
+    verdict = validate(ref, Program(project, COMMAND), work_dir=tmp_path / "v")
+    job = json.loads((tmp_path / "v" / "replay" / "job.json").read_text())
+    summary = json.loads((tmp_path / "v" / "replay" / "replay.json").read_text())
+    assert job["early_done"] == ("kernel" if stands else None)
+    assert ("early" in summary["phases"]) == stands  # the kernel's trials that ran before the job came count
+    assert [run["label"] for run in summary["runs"]] == [run["label"] for run in ref.replay["runs"]]
+    assert verdict.correct == correct, verdict.reasons()
+    if not correct:
+        assert any(p.kind == "mismatch" and "replay" in p.message for p in verdict.problems), verdict.reasons()
+
+
+def test_the_sanitizers_check_a_module_level_kernel_while_the_program_runs(
+    module_level_reference, tmp_path, monkeypatch
+):
+    """With no launcher, each sanitizer worker's one trial (the kernel's first, at the reference's launch)
+    runs before the candidate's run ends; the job then leaves nothing to run. The candidate that would
+    fool it: one that launches its kernel another way in the program (then the trial runs again, at the
+    candidate's launch, as test_a_module_level_launch_is_replayed_while_the_program_runs shows for the
+    replay)."""
+    project = copy_project(module_level_reference.program.root, {}, tmp_path / "c")
+    tool = project / "compute-sanitizer"
+    tool.write_text(FAKE_SANITIZER.format(python=sys.executable, finds=False))
+    tool.chmod(0o755)
+    monkeypatch.setenv("INTELLIPERF_COMPUTE_SANITIZER", str(tool))
+    work = tmp_path / "v"
+    settings = ValidationSettings(sanitizer=True)
+    verdict = validate(module_level_reference, Program(project, COMMAND), work_dir=work, settings=settings)
+    assert verdict.correct, verdict.reasons()
+    for check in ("memcheck", "racecheck"):
+        job = json.loads((work / "sanitizer" / check / "job.json").read_text())
+        assert job["early_done"] == "kernel" and [run["label"] for run in job["plan"]] == ["kernel-0"]
+        summary = json.loads((work / "sanitizer" / check / "replay.json").read_text())
+        assert "early" in summary["phases"] and [run["label"] for run in summary["runs"]] == ["kernel-0"]
+    assert any(c.startswith("compute-sanitizer (memcheck, racecheck)") for c in verdict.checks)
+
+
+def test_early_work_stands_only_for_what_the_candidate_called(module_level_reference, tmp_path):
+    """`_stands`: each part of a kernel launch or of a launcher that the early trials and timing assumed;
+    changed, they run again (the candidate that would fool a looser key: the same kernel at another grid,
+    block or scalar, or another kernel in the same file)."""
+    stands = sys.modules["intelliperf.validators.validate"]._stands
+    project = copy_project(module_level_reference.program.root, {}, tmp_path / "c")
+    validate(module_level_reference, Program(project, COMMAND), work_dir=tmp_path / "v")
+    job = json.loads((tmp_path / "v" / "replay" / "job.json").read_text())
+    assert stands(job, json.loads(json.dumps(job)), "kernel") and not stands(None, job, "kernel")
+    launch = job["launch"]
+    for changed in (
+        {"grid": [launch["grid"][0] + 1, *launch["grid"][1:]]},
+        {"options": {**launch.get("options", {}), "num_warps": 8}},
+        {"args": [{**a, "value": 3.0} if a["name"] == "alpha" else a for a in launch["args"]]},
+        {"args": [{**a, "value": 256} if a["name"] == "BLOCK" else a for a in launch["args"]]},
+    ):
+        assert not stands(job, {**job, "launch": {**launch, **changed}}, "kernel"), changed
+    assert not stands(job, {**job, "kernel": {**job["kernel"], "name": "other_kernel"}}, "kernel")
+    assert not stands(job, {**job, "kernel": {**job["kernel"], "params": job["kernel"]["params"][:-1]}}, "kernel")
+
+
 TIMER = """import os, sys, time
 commands, answers = os.fdopen(int(sys.argv[1])), os.fdopen(int(sys.argv[2]), "w", buffering=1)
 takes, claims = float(sys.argv[3]), float(sys.argv[4])
@@ -577,12 +683,13 @@ def test_timing_workers_started_ahead_are_timed_later_or_stopped_at_once():
     assert time.perf_counter() - begin < 5 and slow.proc.poll() is not None
 
 
-def test_timing_workers_started_ahead_are_kept_only_for_the_launcher_they_expected(
-    axpy_reference, tmp_path, monkeypatch
+def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
+    axpy_reference, module_level_reference, tmp_path, monkeypatch
 ):
     """On a GPU validate starts both timing workers before the candidate's program runs, the candidate's on
-    the reference's description of the launcher in the copy; when the candidate's own run called another
-    launcher, that worker is replaced, and the reference's is kept."""
+    the reference's description of the launcher in the copy (or, for a module-level launch, of the kernel's
+    launch); when the candidate's own run called another launcher, that worker is replaced, and the
+    reference's is kept."""
     import dataclasses
 
     from intelliperf.validators.performance import started
@@ -594,7 +701,8 @@ def test_timing_workers_started_ahead_are_kept_only_for_the_launcher_they_expect
 
     def ahead() -> _Warm:
         warm = _Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
-        warm.timing, warm.timed = {"reference": started(_timer(4, 4)), "candidate": started(_timer(2, 2))}, job
+        warm.timing = {"reference": started(_timer(4, 4)), "candidate": started(_timer(2, 2))}
+        warm.timed, warm.timed_mode = job, "launcher"
         return warm
 
     warm = ahead()
@@ -625,9 +733,31 @@ def test_timing_workers_started_ahead_are_kept_only_for_the_launcher_they_expect
         warm = _Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
         _time_ahead(warm, compiled, job, program, tmp_path / f"ahead-{limit}", settings)
         try:
-            assert set(warm.timing) == ahead_sides
+            assert set(warm.timing) == ahead_sides and warm.timed_mode == ("launcher" if ahead_sides else None)
         finally:
             for side in warm.timing.values():
+                side.stop()
+    # A module-level launch: the candidate's timing starts ahead at the reference's launch of the kernel, and
+    # is kept only where the candidate launched it the same way.
+    monkeypatch.setattr(validate_module, "AHEAD_INPUTS_BYTES", 1 << 30)
+    module_level = dataclasses.replace(module_level_reference, interpret=False)
+    kernel_job = _candidate_job(module_level, module_level.manifest, tmp_path / "replay-m")
+    warm = _Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
+    _time_ahead(warm, module_level, kernel_job, module_level.program, tmp_path / "ahead-m", settings)
+    for side in warm.timing.values():
+        side.stop()
+    assert set(warm.timing) == {"reference", "candidate"} and warm.timed_mode == "kernel"
+    regridded = {**kernel_job, "launch": {**kernel_job["launch"], "grid": [16, 1, 1]}}
+    for candidate_job, kept in ((kernel_job, True), (regridded, False)):
+        warm = ahead()
+        warm.timed_mode = "kernel"
+        warm.timed = kernel_job
+        before = dict(warm.timing)
+        sides = _start_timing(module_level, candidate_job, module_level.program.root, tmp_path, settings, {}, warm)
+        try:
+            assert (sides["candidate"] is before["candidate"]) == kept
+        finally:
+            for side in [*sides.values(), *before.values()]:
                 side.stop()
 
 

@@ -44,24 +44,42 @@ from typing import Any
 
 from .compare import INT_POISON, UNCHANGED, identical
 from .correctness import load_tensors
+from .definitions import definitions_only
 
 REGIMES = ("negative", "wide", "nonfinite")  # inputs beyond the captured range, at the recorded shape
 
 
-def load_module(path: str, alias: str):
-    """Import a file under a private name, with its folder first on sys.path (for its siblings)."""
+def load_module(path: str, alias: str, needs: tuple[str, ...] = ()):
+    """Import a file under a private name, with its folder first on sys.path (for its siblings): its
+    definitions only (`definitions_only`: a script's work at module level does not run again in every
+    replay, nor its argument parsing); the whole file where that fails or lacks a name in `needs`."""
     folder = os.path.dirname(path)
     sys.path.insert(0, folder)
     try:
-        spec = importlib.util.spec_from_file_location(alias, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"{path} cannot be imported as a Python module")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[alias] = module
-        spec.loader.exec_module(module)
-        return module
+        try:
+            source = Path(path).read_text()
+            module = _execute(path, alias, compile(definitions_only(source, path, needs), path, "exec"))
+            if all(hasattr(module, name) for name in needs):
+                return module
+        except (Exception, SystemExit):
+            pass
+        return _execute(path, alias, None)
     finally:
         sys.path.remove(folder)
+
+
+def _execute(path: str, alias: str, code):
+    """A fresh module for `path` under `alias`, running `code` (None: the file as it is)."""
+    spec = importlib.util.spec_from_file_location(alias, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[alias] = module
+    if code is None:
+        spec.loader.exec_module(module)
+    else:
+        exec(code, module.__dict__)
+    return module
 
 
 def resolve(module, qualname: str):
@@ -489,12 +507,25 @@ def _host(values: dict) -> dict:
 # --- the candidate side ------------------------------------------------------------------------
 
 
-def run_candidate(job: dict, module, summary: dict, launcher_done: bool = False) -> None:
-    """The candidate on each trial the reference ran; outputs saved for the parent to compare.
-    `launcher_done`: the launcher's trials already ran in this process (a warm worker's early phase)."""
-    _kernel_runs(job, module, summary)
-    if not launcher_done:
+def run_candidate(job: dict, module, summary: dict, modes: tuple[str, ...] = ("kernel", "launcher")) -> None:
+    """The candidate on each trial of `modes` the reference ran; outputs saved for the parent to compare.
+    (A warm worker runs its `early_mode` first, the others once its job comes.)"""
+    if "kernel" in modes:
+        _kernel_runs(job, module, summary)
+    if "launcher" in modes:
         _launcher_runs(job, module, summary)
+
+
+def early_mode(plan: list[dict]) -> str | None:
+    """The trials a warm worker runs before its job, on the reference's description of what the candidate
+    calls: the launcher's where there are any (its body may change, not where it is or what it takes);
+    else, for a launch from module level, the kernel's own, at the reference's recorded launch."""
+    modes = {run["mode"] for run in plan}
+    return next((mode for mode in ("launcher", "kernel") if mode in modes), None)
+
+
+def _other_modes(done: str | None) -> tuple[str, ...]:
+    return tuple(mode for mode in ("kernel", "launcher") if mode != done)
 
 
 def _kernel_runs(job: dict, module, summary: dict) -> None:
@@ -594,8 +625,9 @@ def _launcher_fn(job: dict, alias: str, summary: dict):
         summary["notes"].append(f"launcher replay not possible: {side['qualname']} takes *args/**kwargs")
         return None
     module = sys.modules[alias]
-    if side["file"] != module.__file__:
-        module = load_module(side["file"], alias + "_launcher")
+    nested = "<" in side["qualname"]  # `<module>` (a launch from module level), or a function's `<locals>`
+    if side["file"] != module.__file__ and not nested:
+        module = load_module(side["file"], alias + "_launcher", needs=(side["qualname"].split(".")[0],))
     fn = resolve(module, side["qualname"])
     if fn is None:
         summary["notes"].append(
@@ -632,8 +664,8 @@ def _new_summary() -> dict:
 def _serve(mode: str, early_path: str | None) -> int:
     """A warm worker: started while the program still runs, it imports torch and Triton (and sets up
     the GPU) at once, then waits for its job's path on stdin (end of input: nothing to do). With an
-    early job (a candidate's launcher trials need only the reference's description of the launcher),
-    those trials run while it waits; the job then says whether they stand."""
+    early job (its `early_mode` trials), those run while it waits; the job then says whether they stand
+    (`early_done`: the mode whose early trials ran what the candidate's own run called)."""
     import torch
     import triton  # noqa: F401  (the import is the start-up this worker takes off the critical path)
 
@@ -645,21 +677,22 @@ def _serve(mode: str, early_path: str | None) -> int:
         summary = _new_summary()
         mark = time.perf_counter()
         try:
-            module = load_module(job["kernel"]["file"], "_intelliperf_side")
-            _launcher_runs(job, module, summary)
+            module = load_module(job["kernel"]["file"], "_intelliperf_side", needs=(job["kernel"]["name"],))
+            first = early_mode(job["plan"])
+            run_candidate(job, module, summary, modes=(first,) if first else ())
             summary["phases"]["early"] = round(time.perf_counter() - mark, 3)
             early = (module, summary)
-        except Exception:  # the job proper runs it all again and reports what goes wrong
+        except (Exception, SystemExit):  # the job proper runs it all again and reports what goes wrong
             sys.modules.pop("_intelliperf_side", None)
     line = sys.stdin.readline().strip()
     if not line:
         return 0
     job = json.loads(Path(line).read_text())
     os.chdir(Path(job["kernel"]["file"]).parent)  # where a one-shot worker would have started
-    if early and job.get("launcher_done"):
+    if early and job.get("early_done"):
         _work(mode, job, *early)
     else:
-        _work(mode, {**job, "launcher_done": False})
+        _work(mode, {**job, "early_done": None})
     return 0
 
 
@@ -672,7 +705,7 @@ def _work(mode: str, job: dict, module=None, summary: dict | None = None, fds: t
     mark = time.perf_counter()
     try:
         if module is None:
-            module = load_module(job["kernel"]["file"], "_intelliperf_side")
+            module = load_module(job["kernel"]["file"], "_intelliperf_side", needs=(job["kernel"]["name"],))
         summary["phases"]["load"] = round(time.perf_counter() - mark, 3)
         if mode == "time":
             from .performance import serve_timing
@@ -682,9 +715,9 @@ def _work(mode: str, job: dict, module=None, summary: dict | None = None, fds: t
         if mode == "prepare":
             prepare(job, module, summary)
         else:
-            run_candidate(job, module, summary, launcher_done=bool(job.get("launcher_done")))
+            run_candidate(job, module, summary, modes=_other_modes(job.get("early_done")))
         summary["phases"][mode] = round(time.perf_counter() - mark - summary["phases"]["load"], 3)
-    except Exception as exc:  # the parent turns this into a reason; the traceback helps the rewriter
+    except (Exception, SystemExit) as exc:  # the parent makes it a reason; the traceback helps the rewriter
         summary["error"] = f"{type(exc).__name__}: {str(exc)[:1000]}"
         summary["traceback"] = traceback.format_exc()[-3000:]
     (out / "replay.json").write_text(json.dumps(summary))

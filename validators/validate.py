@@ -59,6 +59,7 @@ from .performance import (
     speedup_interval,
     started,
 )
+from .replay import early_mode
 from .verdict import Problem, Verdict
 
 # Problems that already say what is wrong: no replay after them.
@@ -497,7 +498,8 @@ def _judge(
         return verdict
     # Even after a mismatch: the poisoned and refilled replays say *why* (unwritten, stale).
     job = _candidate_job(reference, cand, work_dir / "replay")
-    job["launcher_done"] = _same_launcher(warm.early, job)
+    mode = early_mode(job["plan"])
+    job["early_done"] = mode if _stands(warm.early, job, mode) else None
     # The candidate side runs the same trials as the reference side did: its time, not the program's, is the
     # yardstick (a replay of 14 trials can outlast a short program several times over on a loaded CPU).
     replay_timeout = settings.timeout_s or max(timeout, _limit(reference.replay_s, settings))
@@ -557,7 +559,7 @@ def _first_trials(job: dict) -> dict:
     first: dict[str, dict] = {}
     for run in job["plan"]:
         first.setdefault(run["mode"], run)
-    if job.get("launcher_done") and "launcher" in first:
+    if job.get("early_done") == "launcher":
         # The launcher's first trial, run while the program ran, called the candidate's kernel as the program
         # does, at the recorded shape; the kernel's own trial would mostly repeat it, instrumented: seconds.
         first.pop("kernel", None)
@@ -742,20 +744,23 @@ class _Warm:
     """The workers started before the candidate's program runs, each waiting for its job."""
 
     replay: Running
-    early: dict | None  # the launcher trials the replay worker runs while it waits (and the sanitizers their first)
+    early: (
+        dict | None
+    )  # the job whose `early_mode` trials the replay worker runs while it waits (the sanitizers' first)
     sanitizers: dict[str, Running]  # compute-sanitizer check -> its worker; empty when none runs
     unsanitized: str | None = None  # why none runs where they were due
     timing: dict[str, Any] = field(default_factory=dict)  # side -> timing worker started ahead (GPU)
     timed: dict | None = None  # the job the candidate's timing worker was started with
+    timed_mode: str | None = None  # what it times: the launcher, or the kernel's own launch
 
     def stop(self) -> None:
         for worker in (self.replay, *self.sanitizers.values(), *self.timing.values()):
             worker.stop()
 
-    def take_timing(self) -> tuple[dict[str, Any], dict | None]:
+    def take_timing(self) -> dict[str, Any]:
         """The timing workers started ahead, now the caller's to time or stop."""
         sides, self.timing = self.timing, {}
-        return sides, self.timed
+        return sides
 
     def unsanitize(self, why: str) -> None:
         for worker in self.sanitizers.values():
@@ -769,10 +774,12 @@ SANITIZER_CHECKS = ("memcheck", "racecheck")  # out-of-bounds and invalid access
 def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings) -> _Warm:
     """The candidate's replay worker and, on a GPU, its compute-sanitizer workers, started before its
     program runs: their start-up (Python, torch, Triton; under the sanitizer an instrumented CUDA
-    context, seconds) overlaps the program's run. The launcher's trials start at once too (the sanitizers'
-    first one), on the reference's description of the launcher in the candidate's copy: the candidate may
-    change the launcher's body, not where it is or what it takes (when its own run says otherwise, they
-    run again). On a GPU not where the inputs are large (`AHEAD_INPUTS_BYTES`)."""
+    context, seconds) overlaps the program's run. The trials of `early_mode` start at once too (the
+    sanitizers' first one), on the reference's description in the candidate's copy: the launcher's (the
+    candidate may change its body, not where it is or what it takes), or where the kernel is launched from
+    module level its own at the reference's recorded launch; when the candidate's own run says it called
+    something else (`_stands`), they run again. On a GPU not where the inputs are large
+    (`AHEAD_INPUTS_BYTES`)."""
     out = work_dir / "replay"
     out.mkdir(parents=True, exist_ok=True)
     ref = reference.manifest
@@ -843,39 +850,53 @@ def _time_ahead(
 ) -> None:
     """On a GPU, the timing workers started before the candidate's program runs, so their start-up
     (Python, torch, the kernel's compilation, the inputs) is over when the replay ends: the reference's
-    always; the candidate's where the timing calls the launcher (its body may change, not where it is
-    or what it takes, so the reference's description of it in the copy is the job; when the candidate's
-    run says otherwise, `_start_timing` starts it again). Not where the inputs a timing worker places on
-    the GPU are large: it would hold them while the program, which may need that memory, runs."""
+    always; the candidate's on the reference's description of what it would call (the launcher, or for a
+    launch from module level the kernel at the recorded launch); when the candidate's run says it called
+    something else (`_stands`), `_start_timing` starts it again. Not where the inputs a timing worker
+    places on the GPU are large: it would hold them while the program, which may need that memory, runs."""
     if reference.interpret or not settings.timing or not reference.replay.get("runs"):
         return
     if not _fits_beside(reference):
         return
     jobs = _timing_jobs(reference, job, candidate.root)
-    launcher_timed = any(r["mode"] == "launcher" for r in job["plan"]) and (reference.inputs / "launcher-0.pt").exists()
-    for name in ("reference", "candidate") if launcher_timed else ("reference",):
+    warm.timed, warm.timed_mode = job, _timed_mode(reference, job)
+    for name in ("reference", "candidate") if warm.timed_mode else ("reference",):
         side, folder = jobs[name]
         warm.timing[name] = started(
             _timer(reference, side, folder, work_dir / f"timing-{name}", settings, candidate.env)
         )
-    warm.timed = job
 
 
-def _same_launcher(early: dict | None, job: dict) -> bool:
-    """Whether the early launcher trials ran what the candidate's own run called: the same kernel
-    file, and the same launcher (file, name, arguments)."""
-    if early is None or not early["launcher"] or not job["launcher"]:
+def _timed_mode(reference: ReferenceRun, job: dict) -> str | None:
+    """What the timing calls (as `performance._timed_call` chooses): the launcher on its first trial's inputs,
+    else the kernel's own launch on its first trial's; None when neither was replayed."""
+    for mode in ("launcher", "kernel"):
+        if any(r["mode"] == mode for r in job["plan"]) and (reference.inputs / f"{mode}-0.pt").exists():
+            return mode
+    return None
+
+
+def _stands(early: dict | None, job: dict, mode: str | None) -> bool:
+    """Whether work of `mode` done on `early` (the reference's description of what the candidate would
+    call) did what the candidate's own run called: for the launcher's trials, the same kernel file and
+    launcher (file, name, arguments); for the kernel's own, the same kernel (file, name, parameters)
+    launched the same way (grid, options, every scalar argument)."""
+    if early is None or mode not in ("launcher", "kernel") or (mode == "launcher" and not job["launcher"]):
+        return False
+    if mode == "launcher" and not early["launcher"]:
         return False
 
     def key(j: dict) -> tuple:
-        side = j["launcher"]
-        return (
-            str(Path(j["kernel"]["file"]).resolve()),
-            str(Path(side["file"]).resolve()),
-            side["qualname"],
-            bool(side.get("varargs")),
-            [d["name"] for d in side.get("args", [])],
-        )
+        place: tuple
+        if mode == "kernel":
+            launch = j["launch"]
+            args = [(d["name"], d["kind"], d.get("value")) for d in launch["args"]]
+            place = (j["kernel"]["name"], j["kernel"]["params"], launch["grid"], launch.get("options", {}), args)
+        else:
+            side = j["launcher"]
+            place = (str(Path(side["file"]).resolve()), side["qualname"], bool(side.get("varargs")))
+            place += ([d["name"] for d in side.get("args", [])],)
+        return (str(Path(j["kernel"]["file"]).resolve()), *place)
 
     return key(early) == key(job)
 
@@ -914,14 +935,14 @@ def _start_timing(
     warm: _Warm,
 ) -> dict:
     """On a GPU, both sides' timing workers: those `warm` started ahead where they time what `job` would
-    (the candidate's only when its run called the launcher they expected), the others now; empty when
-    nothing will be timed."""
-    sides, expected = warm.take_timing()
+    (the candidate's only when its run called what they expected), the others now; empty when nothing
+    will be timed."""
+    sides = warm.take_timing()
     if reference.interpret or not settings.timing or not job["plan"]:
         for side in sides.values():
             side.stop()
         return {}
-    if "candidate" in sides and not _same_launcher(expected, job):
+    if "candidate" in sides and not _stands(warm.timed, job, warm.timed_mode):
         sides.pop("candidate").stop()
     jobs = _timing_jobs(reference, job, root)
     for name in jobs.keys() - sides.keys():

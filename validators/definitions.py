@@ -1,0 +1,148 @@
+"""A kernel's file without the script's work: what a replay imports.
+
+Many programs launch their kernels from module level, so importing the file runs the whole program:
+its inputs, its launches, its checks, its argument parsing (which, given a replay worker's argv,
+exits). A replay needs only what the kernel and its launcher are made of. Of the file's top-level
+statements this keeps
+
+* imports, function and class definitions;
+* every statement that binds or changes (`name.append(...)`, `name[k] = ...`) a name a kept one
+  reads, to a fixed point (a function reads its global names, as `symtable` finds them; its
+  decorators, defaults and annotations are read where it is defined), starting from the names
+  the replay looks up (the kernel, the launcher);
+* configuration: a call on, or an assignment into, an imported module (`triton.set_allocator(f)`,
+  `torch.backends.cuda.matmul.allow_tf32 = True`) whose names the kept statements all bind;
+
+and drops the rest: `kernel[grid](...)` in a loop, `main()`, `assert torch.equal(...)`, and
+`if __name__ == "__main__":` blocks (which never run under a replay's alias anyway). Line numbers
+stay the file's, so tracebacks and compiled kernels point at the user's lines.
+
+Imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import symtable
+from collections.abc import Iterable
+
+ALWAYS_BOUND = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__builtins__"}
+
+
+def definitions_only(source: str, filename: str, needs: Iterable[str] = ()) -> ast.Module:
+    """The top-level statements of `source` that define what `needs` and the file's definitions use."""
+    tree = ast.parse(source, filename)
+    imported = {name for stmt in tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom)) for name in _binds(stmt)}
+    reads = _function_reads(source, filename)
+    kept = [_defines(stmt) for stmt in tree.body]
+    needed = set(needs)
+    for stmt, keep in zip(tree.body, kept, strict=True):
+        if keep:
+            needed |= _reads(stmt, reads)
+    changed = True
+    while changed:  # a statement that binds a needed name is kept, and what it reads is needed in turn
+        changed = False
+        for i, stmt in enumerate(tree.body):
+            if not kept[i] and not _is_main_block(stmt) and _binds(stmt, imported) & needed:
+                kept[i], changed = True, True
+                needed |= _reads(stmt, reads)
+    bound = ALWAYS_BOUND | {n for stmt, keep in zip(tree.body, kept, strict=True) if keep for n in _binds(stmt)}
+    for i, stmt in enumerate(tree.body):
+        if not kept[i] and _configures(stmt, imported) and _reads(stmt, reads) <= bound:
+            kept[i] = True
+    return ast.Module(body=[stmt for stmt, keep in zip(tree.body, kept, strict=True) if keep], type_ignores=[])
+
+
+def _defines(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+
+
+def _is_main_block(stmt: ast.stmt) -> bool:
+    test = stmt.test if isinstance(stmt, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+    )
+
+
+def _function_reads(source: str, filename: str) -> dict[int, set[str]]:
+    """Line of each top-level function or class -> the global names its body (nested scopes too) reads."""
+    found: dict[int, set[str]] = {}
+    for child in symtable.symtable(source, filename, "exec").get_children():
+        found.setdefault(child.get_lineno(), set()).update(_globals(child))
+    return found
+
+
+def _globals(table: symtable.SymbolTable) -> set[str]:
+    names = {s.get_name() for s in table.get_symbols() if s.is_global() and s.is_referenced()}
+    for child in table.get_children():
+        names |= _globals(child)
+    return names
+
+
+def _reads(stmt: ast.stmt, function_reads: dict[int, set[str]]) -> set[str]:
+    """The module-level names `stmt` reads: a definition's body through its symbol table, the rest (and a
+    definition's decorators, defaults, annotations and bases) from its names."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        line = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
+        tables = [names for at, names in function_reads.items() if line <= at <= stmt.lineno]  # its own, and
+        outer = _loads([*stmt.decorator_list, *_signature_parts(stmt)])  # its decorators' comprehensions
+        return outer | (set().union(*tables) if tables else _loads(stmt.body))
+    return _loads([stmt])
+
+
+def _signature_parts(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[ast.AST]:
+    if isinstance(stmt, ast.ClassDef):
+        return [*stmt.bases, *(k.value for k in stmt.keywords)]
+    args = stmt.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    annotations = [a.annotation for a in every if a is not None and a.annotation is not None]
+    return [
+        *args.defaults,
+        *(d for d in args.kw_defaults if d is not None),
+        *annotations,
+        *filter(None, [stmt.returns]),
+    ]
+
+
+def _loads(nodes: list) -> set[str]:
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _binds(stmt: ast.stmt, imported: set[str] = frozenset()) -> set[str]:  # type: ignore[assignment]
+    """Names `stmt` binds at module level, or changes in place (`name.append(...)`, `name[k] = v`,
+    `name.attr = v`; not an imported module's, which is configuration)."""
+    names: set[str] = set()
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(_root(node))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            names.add(_root(node.func))  # a method call may change its object
+    return {n for n in names if n and n not in imported}
+
+
+def _root(node: ast.AST) -> str:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _configures(stmt: ast.stmt, imported: set[str]) -> bool:
+    """A call on an imported module, or an assignment into one: settings the definitions may depend on."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return _root(stmt.value.func) in imported
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+    return bool(targets) and all(
+        isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in imported for t in targets
+    )
