@@ -11,8 +11,10 @@ PROGRAMS=${PROGRAMS:-'contended_sum.py|contended_histogram|column_copy|vllm_binc
 if [ "${COST:-1}" = 1 ]; then
   python3 benchmarks/compare_cost.py --program examples/memory_access/column_copy.py --kernel column_copy_kernel \
     >"$OUT/attempt_cost_column_copy.txt" 2>&1
-  python3 benchmarks/compare_cost.py --program benchmarks/corpus/vllm_bincount.py --kernel bincount_kernel \
-    >"$OUT/attempt_cost_vllm_bincount.txt" 2>&1
+  if [ "${COST_VLLM:-1}" = 1 ]; then
+    python3 benchmarks/compare_cost.py --program benchmarks/corpus/vllm_bincount.py --kernel bincount_kernel \
+      >"$OUT/attempt_cost_vllm_bincount.txt" 2>&1
+  fi
 fi
 if [ "${STAGES:-1}" = 1 ]; then
   python3 benchmarks/stage_times.py --suite all --only "$PROGRAMS" --optimize --timeout 110 --out "$OUT/stage.json" \

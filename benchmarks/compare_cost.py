@@ -111,8 +111,10 @@ def main() -> None:
     clocked(performance, "device_bandwidth", parts)
     clocked(performance._Side, "readline", parts)  # the first two calls wait for "ready"
     compare: dict[str, float] = {}  # the captures' comparison: the truth's files (digests), the candidate's, values
-    clocked(validate_module, "compare_captures", compare)
-    clocked(validate_module.ReferenceRun, "load", compare)
+    for name in ("compare_captures", "load_capture", "_loaded_outside"):
+        clocked(validate_module, name, compare)
+    for name in ("load", "verify", "check_stability"):
+        clocked(validate_module.ReferenceRun, name, compare)
     clocked(correctness, "load_tensors", compare)
     clocked(correctness, "compare_buffer", compare)
     copy = copy_project(project, {}, work / "copy")
