@@ -28,7 +28,7 @@ from intelliperf.validators import (
     speedup_interval,
     validate,
 )
-from intelliperf.validators.compare import _agrees, _judged, dtype_name
+from intelliperf.validators.compare import _agrees, _judged, dtype_name, identical
 from intelliperf.validators.outputs import analyse_ttir
 
 AXPY = PROGRAMS / "validation"
@@ -762,10 +762,16 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
 
 
 def test_tampered_ground_truth_stops_the_verdict(axpy_reference):
+    import dataclasses
+
     from intelliperf.validators.validate import GroundTruthError
 
+    unread = dataclasses.replace(axpy_reference, _loaded={}, _prefetching=None)  # nothing read and kept yet
+    kept = dataclasses.replace(axpy_reference, _loaded={}, _prefetching=None)
+    kept.prefetch()  # read and checked while a candidate's program would run: what is compared from then on
     saved = next(axpy_reference.truth.rglob("*.pt"))
     original, stat = saved.read_bytes(), saved.stat()
+    before = kept.load(saved)
     try:
         saved.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
         with pytest.raises(GroundTruthError, match="changed after they were taken"):
@@ -774,7 +780,13 @@ def test_tampered_ground_truth_stops_the_verdict(axpy_reference):
         os.utime(saved, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         axpy_reference.verify()
         with pytest.raises(GroundTruthError, match="changed after they were taken"):
-            axpy_reference.load(saved)
+            unread.load(saved)
+        unread.prefetch()  # reads every file but the tampered one, which stays for `load` to refuse
+        with pytest.raises(GroundTruthError, match="changed after they were taken"):
+            unread.load(saved)
+        after = kept.load(saved)  # read before the change: the tampered bytes are never compared with
+        assert after.keys() == before.keys()
+        assert all(identical(v, before[k]) if isinstance(v, torch.Tensor) else v == before[k] for k, v in after.items())
         saved.with_name("planted.pt").write_bytes(original)  # a file added
         with pytest.raises(GroundTruthError, match="planted.pt"):
             axpy_reference.verify()
