@@ -761,6 +761,23 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
                 side.stop()
 
 
+def test_nothing_runs_beside_a_program_that_leaves_no_room_on_the_gpu(axpy_reference):
+    """The workers started beside a candidate's run (replay, sanitizers, timing) each hold a CUDA context
+    and a trial's inputs; a program whose own peak leaves no room for them would run out of memory in the
+    candidate's run because of them, and the candidate would be rejected for nothing: they take turns after
+    the run instead. The capture records the peak (none under the interpreter)."""
+    import dataclasses
+
+    validate_module = sys.modules["intelliperf.validators.validate"]
+    assert axpy_reference.manifest["gpu_memory"] is None  # no CUDA device in this run
+    assert validate_module._fits_beside(axpy_reference)
+    gib = 1 << 30
+    for peak, fits in ((10 * gib, True), (70 * gib, False)):
+        memory = {"peak_reserved": peak, "total": 80 * gib}
+        near = dataclasses.replace(axpy_reference, manifest={**axpy_reference.manifest, "gpu_memory": memory})
+        assert validate_module._fits_beside(near) == fits, peak
+
+
 def test_tampered_ground_truth_stops_the_verdict(axpy_reference):
     import dataclasses
 

@@ -273,8 +273,19 @@ class Capture:
             "method": accesses[0].method if accesses else None,
             "extra": self.extra,
             "notes": self.notes,
+            "gpu_memory": _gpu_memory(),
         }
         write_json(os.path.join(self.out_dir, f"capture-{os.getpid()}.json"), manifest)
+
+
+def _gpu_memory() -> dict | None:
+    """The most GPU memory torch's allocator held for this program, and the device's size: how much room
+    the workers started beside a candidate's run may take. None where no CUDA device was used."""
+    import torch
+
+    if not torch.cuda.is_initialized():
+        return None
+    return {"peak_reserved": torch.cuda.max_memory_reserved(), "total": torch.cuda.mem_get_info()[1]}
 
 
 def _buffer(value):

@@ -871,13 +871,23 @@ TRUTH_KEPT_BYTES = 2 << 30
 # Inputs a worker places on the GPU above this: on a GPU no trial and no timing worker starts ahead of the
 # program run, and the replay, the sanitizers and the timing take turns instead of running side by side.
 AHEAD_INPUTS_BYTES = 1 << 30
+# Beside a candidate's program run: the replay worker, two sanitizer workers and two timing workers, each
+# holding a CUDA context with torch and Triton loaded besides its trial's inputs.
+BESIDE_WORKERS = 5
+WORKER_CONTEXT_BYTES = 1 << 30  # a context, Triton's compiled kernels and torch's workspace, rounded up
 
 
 def _fits_beside(reference: ReferenceRun) -> bool:
     """Whether the first trial's inputs (about what each replay, sanitizer or timing worker places on the
-    GPU) are small enough for those workers to hold them side by side, and beside the program run."""
+    GPU) are small enough for those workers to hold them side by side, and beside the program run; and,
+    where the reference's run said how much GPU memory it held at most, whether the program and those
+    workers fit on the device together (a candidate run out of memory because of intelliperf's own workers
+    would be rejected for nothing)."""
     placed = [reference.inputs / f"{mode}-0.pt" for mode in ("launcher", "kernel")]
-    return max((path.stat().st_size for path in placed if path.exists()), default=0) <= AHEAD_INPUTS_BYTES
+    largest = max((path.stat().st_size for path in placed if path.exists()), default=0)
+    memory = reference.manifest.get("gpu_memory")
+    beside = BESIDE_WORKERS * (largest + WORKER_CONTEXT_BYTES)
+    return largest <= AHEAD_INPUTS_BYTES and (not memory or memory["peak_reserved"] + beside <= 0.9 * memory["total"])
 
 
 def _time_ahead(
