@@ -42,6 +42,8 @@ def worker_mib(wrap: list[str]) -> int:
     )
     assert proc.stdout is not None and proc.stdin is not None
     line = proc.stdout.readline()
+    while line and not line.startswith("ready"):  # compute-sanitizer's banner comes first
+        line = proc.stdout.readline()
     time.sleep(0.5)
     during = used_mib()
     proc.stdin.close()

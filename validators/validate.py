@@ -874,7 +874,9 @@ AHEAD_INPUTS_BYTES = 1 << 30
 # Beside a candidate's program run: the replay worker, two sanitizer workers and two timing workers, each
 # holding a CUDA context with torch and Triton loaded besides its trial's inputs.
 BESIDE_WORKERS = 5
-WORKER_CONTEXT_BYTES = 1 << 30  # a context, Triton's compiled kernels and torch's workspace, rounded up
+# A worker's own: 549 MiB measured on the H100 (torch, Triton, one kernel launched), 783 MiB under
+# compute-sanitizer memcheck, 659 MiB under racecheck (benchmarks/worker_memory.py); rounded up.
+WORKER_CONTEXT_BYTES = 1 << 30
 
 
 def _fits_beside(reference: ReferenceRun) -> bool:
