@@ -25,6 +25,14 @@ SCRIPT = textwrap.dedent(
     import triton
     import triton.language as tl
 
+    try:
+        import numpy as np  # an optional dependency the launcher reads: kept, whichever branch binds it
+    except ImportError:
+        np = None
+    if torch.cuda.is_available():  # binds what the launcher reads: kept
+        DEVICE = "cuda"
+    else:
+        DEVICE = "cpu"
     os.environ.setdefault("SCRIPT_FLAG", "1")  # configuration: kept
     torch.backends.cuda.matmul.allow_tf32 = False  # configuration: kept
     SCALE = 2.0  # read by the kernel's launcher: kept
@@ -45,6 +53,7 @@ SCRIPT = textwrap.dedent(
 
 
     def launch(x):
+        assert np is not None and DEVICE in ("cuda", "cpu")
         out = torch.empty_like(x)
         scale_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, out, x.numel(), SCALE)
         return out
@@ -74,6 +83,7 @@ def test_the_definitions_and_what_they_read_are_kept_and_the_work_is_not():
     assert 'os.environ.setdefault("SCRIPT_FLAG", "1")  # configuration: kept' in kept
     assert "torch.backends.cuda.matmul.allow_tf32 = False  # configuration: kept" in kept
     assert "def launch(x):" in kept and "CONFIGS = []" in kept
+    assert "try:" in kept and "if torch.cuda.is_available():  # binds what the launcher reads: kept" in kept
     for work in ("parser = argparse.ArgumentParser()", "args = parser.parse_args()", "x = torch.randn(args.n)"):
         assert work not in " ".join(kept)
     assert not any(line.startswith(("for _ in", "torch.testing", "print(", "REGISTRY[")) for line in kept), kept
