@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import builtins
 import symtable
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 
 ALWAYS_BOUND = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__builtins__"}
 
@@ -112,7 +112,7 @@ def _loads(nodes: list) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def _binds(stmt: ast.stmt, imported: set[str] = frozenset()) -> set[str]:  # type: ignore[assignment]
+def _binds(stmt: ast.stmt, imported: Set[str] = frozenset()) -> set[str]:
     """Names `stmt` binds at module level, or changes in place (`name.append(...)`, `name[k] = v`,
     `name.attr = v`; not an imported module's, which is configuration)."""
     names: set[str] = set()
@@ -138,7 +138,7 @@ def _root(node: ast.AST) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _configures(stmt: ast.stmt, imported: set[str]) -> bool:
+def _configures(stmt: ast.stmt, imported: Set[str]) -> bool:
     """A call on an imported module, or an assignment into one: settings the definitions may depend on."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         return _root(stmt.value.func) in imported
