@@ -40,6 +40,11 @@ SCRIPT = textwrap.dedent(
     for block in (64, 128):  # builds what the decorator reads: kept
         CONFIGS.append(triton.Config({"BLOCK": block}))
     REGISTRY = {}
+    WIDTH = 4  # read by a class's body, which runs when the class is defined: kept
+
+
+    class Settings:
+        width = WIDTH
 
 
     @triton.autotune(configs=CONFIGS, key=["n"])
@@ -59,19 +64,23 @@ SCRIPT = textwrap.dedent(
         return out
 
 
+    def main():  # defined, but nothing the replay needs calls it: what it reads is not run
+        x = torch.randn(args.n)
+        for _ in range(3):
+            out = launch(x)
+        torch.testing.assert_close(out, x * SCALE)
+        print("ran", file=sys.stderr)
+
+
     parser = argparse.ArgumentParser()
     parser.add_argument("n", type=int)
     args = parser.parse_args()  # the replay worker's argv is not the program's: dropped
-    x = torch.randn(args.n)
-    for _ in range(3):
-        out = launch(x)
-    torch.testing.assert_close(out, x * SCALE)  # reads the script's results: dropped
-    print("ran", file=sys.stderr)
+    main()
     '''
 )
 
 
-def _kept_lines(source: str, needs=()) -> list[str]:
+def _kept_lines(source: str, needs=("scale_kernel", "launch")) -> list[str]:
     lines = source.splitlines()
     return [lines[stmt.lineno - 1].strip() for stmt in definitions_only(source, "s.py", needs).body]
 
@@ -84,12 +93,16 @@ def test_the_definitions_and_what_they_read_are_kept_and_the_work_is_not():
     assert "torch.backends.cuda.matmul.allow_tf32 = False  # configuration: kept" in kept
     assert "def launch(x):" in kept and "CONFIGS = []" in kept
     assert "try:" in kept and "if torch.cuda.is_available():  # binds what the launcher reads: kept" in kept
-    for work in ("parser = argparse.ArgumentParser()", "args = parser.parse_args()", "x = torch.randn(args.n)"):
-        assert work not in " ".join(kept)
-    assert not any(line.startswith(("for _ in", "torch.testing", "print(", "REGISTRY[")) for line in kept), kept
+    assert "def main():  # defined, but nothing the replay needs calls it: what it reads is not run" in kept
+    for work in ("parser = argparse.ArgumentParser()", "args = parser.parse_args()", "main()"):
+        assert work not in kept
+    assert not any(line.startswith(("REGISTRY[", "parser.")) for line in kept), kept
     assert "REGISTRY = {}" not in kept
+    assert "WIDTH = 4  # read by a class's body, which runs when the class is defined: kept" in kept
     # a name the replay looks up is kept with what binds it, though no definition reads it
-    assert "REGISTRY = {}" in _kept_lines(SCRIPT, needs=("REGISTRY",))
+    assert "REGISTRY = {}" in _kept_lines(SCRIPT, needs=("scale_kernel", "REGISTRY"))
+    # what the launcher reads is kept only where the replay looks the launcher up
+    assert "SCALE = 2.0  # read by the kernel's launcher: kept" not in _kept_lines(SCRIPT, needs=("scale_kernel",))
 
 
 def test_a_script_is_imported_for_its_kernel_without_running_its_work(tmp_path):
@@ -106,8 +119,8 @@ def test_a_script_is_imported_for_its_kernel_without_running_its_work(tmp_path):
         untimed_autotune(autotuner)  # as a replay worker does under the interpreter
         sys.argv = ["replay", "serve", "run"]
         from intelliperf.validators.replay import load_module
-        module = load_module({str(tmp_path / "script.py")!r}, "_side", needs=("scale_kernel",))
-        assert not hasattr(module, "args") and not hasattr(module, "out"), "the script's work ran"
+        module = load_module({str(tmp_path / "script.py")!r}, "_side", needs=("scale_kernel", "launch"))
+        assert not hasattr(module, "args") and hasattr(module, "main"), "the script's work ran"
         assert [c.kwargs["BLOCK"] for c in module.scale_kernel.configs] == [64, 128]
         x = torch.arange(300, dtype=torch.float32)
         assert torch.equal(module.launch(x), x * 2.0)

@@ -6,10 +6,12 @@ exits). A replay needs only what the kernel and its launcher are made of. Of the
 statements this keeps
 
 * imports, function and class definitions;
-* every statement that binds or changes (`name.append(...)`, `name[k] = ...`) a name a kept one
-  reads, to a fixed point (a function reads its global names, as `symtable` finds them; its
-  decorators, defaults and annotations are read where it is defined), starting from the names
-  the replay looks up (the kernel, the launcher);
+* every statement that binds or changes (`name.append(...)`, `name[k] = ...`) a name that is
+  needed, to a fixed point: the names the replay looks up (the kernel, the launcher) are needed,
+  and so is what each definition reads when the file is imported (decorators, defaults,
+  annotations), what a needed function reads when it runs (its global names, as `symtable` finds
+  them) and what a kept statement reads; a `main()` nothing needed calls is defined, but what it
+  reads (`args = parser.parse_args()`) is not run;
 * configuration: a call on, or an assignment into, an imported module (`triton.set_allocator(f)`,
   `torch.backends.cuda.matmul.allow_tf32 = True`) whose names the kept statements all bind;
 
@@ -27,35 +29,43 @@ import builtins
 import symtable
 from collections.abc import Iterable, Set
 
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 ALWAYS_BOUND = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__builtins__"}
 
 
 def definitions_only(source: str, filename: str, needs: Iterable[str] = ()) -> ast.Module:
-    """The top-level statements of `source` that define what `needs` and the file's definitions use."""
+    """The top-level statements of `source` that define what `needs` uses, with every definition."""
     tree = ast.parse(source, filename)
-    imported = {name for stmt in tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom)) for name in _binds(stmt)}
-    reads = _function_reads(source, filename)
-    kept = [_defines(stmt) for stmt in tree.body]
-    needed = set(needs)
-    for stmt, keep in zip(tree.body, kept, strict=True):
-        if keep:
-            needed |= _reads(stmt, reads)
+    body = tree.body
+    imported = {name for stmt in body if isinstance(stmt, (ast.Import, ast.ImportFrom)) for name in _binds(stmt)}
+    function_reads = _function_reads(source, filename)
+    kept = [_defines(stmt) for stmt in body]
+    needed = set(needs).union(*(_outer_reads(stmt) for stmt in body if isinstance(stmt, DEFINITIONS)))
+    opened: set[int] = set()  # the definitions whose bodies are needed: what they read is needed too
     changed = True
-    while changed:  # a statement that binds a needed name is kept, and what it reads is needed in turn
+    while changed:  # to a fixed point: what binds a needed name is kept, and what it reads is needed
         changed = False
-        for i, stmt in enumerate(tree.body):
-            if not kept[i] and not _is_main_block(stmt) and _binds(stmt, imported) & needed:
-                kept[i], changed = True, True
-                needed |= _reads(stmt, reads)
-    bound = ALWAYS_BOUND | {n for stmt, keep in zip(tree.body, kept, strict=True) if keep for n in _binds(stmt)}
-    for i, stmt in enumerate(tree.body):
-        if not kept[i] and _configures(stmt, imported) and _reads(stmt, reads) <= bound:
+        for i, stmt in enumerate(body):
+            if i in opened or _is_main_block(stmt) or not _binds(stmt, imported) & needed:
+                continue
+            if isinstance(stmt, DEFINITIONS):
+                opened.add(i)
+                needed |= _body_reads(stmt, function_reads)
+            elif not kept[i]:
+                kept[i] = True
+                needed |= _loads([stmt])
+            else:
+                continue
+            changed = True
+    bound = ALWAYS_BOUND | {n for stmt, keep in zip(body, kept, strict=True) if keep for n in _binds(stmt)}
+    for i, stmt in enumerate(body):
+        if not kept[i] and _configures(stmt, imported) and _loads([stmt]) <= bound:
             kept[i] = True
-    return ast.Module(body=[stmt for stmt, keep in zip(tree.body, kept, strict=True) if keep], type_ignores=[])
+    return ast.Module(body=[stmt for stmt, keep in zip(body, kept, strict=True) if keep], type_ignores=[])
 
 
 def _defines(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    return isinstance(stmt, (ast.Import, ast.ImportFrom, *DEFINITIONS))
 
 
 def _is_main_block(stmt: ast.stmt) -> bool:
@@ -83,15 +93,22 @@ def _globals(table: symtable.SymbolTable) -> set[str]:
     return names
 
 
-def _reads(stmt: ast.stmt, function_reads: dict[int, set[str]]) -> set[str]:
-    """The module-level names `stmt` reads: a definition's body through its symbol table, the rest (and a
-    definition's decorators, defaults, annotations and bases) from its names."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        line = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
-        tables = [names for at, names in function_reads.items() if line <= at <= stmt.lineno]  # its own, and
-        outer = _loads([*stmt.decorator_list, *_signature_parts(stmt)])  # its decorators' comprehensions
-        return outer | (set().union(*tables) if tables else _loads(stmt.body))
-    return _loads([stmt])
+def _outer_reads(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> set[str]:
+    """What a definition reads when the file is imported: its decorators, defaults, annotations, bases, and
+    a class's body (its methods' bodies run only when called)."""
+    parts = _loads([*stmt.decorator_list, *_signature_parts(stmt)])
+    if not isinstance(stmt, ast.ClassDef):
+        return parts
+    inner = [s for s in stmt.body if not isinstance(s, DEFINITIONS)]
+    return parts | _loads(inner) | set().union(*(_outer_reads(s) for s in stmt.body if isinstance(s, DEFINITIONS)))
+
+
+def _body_reads(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, function_reads: dict) -> set[str]:
+    """The module-level names a definition's body reads when it runs, through its symbol table (and those of
+    the comprehensions in its decorators, which share its lines)."""
+    line = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
+    tables = [names for at, names in function_reads.items() if line <= at <= stmt.lineno]
+    return set().union(*tables) if tables else _loads(stmt.body)
 
 
 def _signature_parts(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[ast.AST]:
@@ -116,14 +133,14 @@ def _binds(stmt: ast.stmt, imported: Set[str] = frozenset()) -> set[str]:
     """Names `stmt` binds at module level, or changes in place (`name.append(...)`, `name[k] = v`,
     `name.attr = v`; not an imported module's, which is configuration)."""
     names: set[str] = set()
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if isinstance(stmt, DEFINITIONS):
         return {stmt.name}
     for node in ast.walk(stmt):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
         elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        elif isinstance(node, DEFINITIONS):
             names.add(node.name)
         elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(_root(node))

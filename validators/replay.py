@@ -82,6 +82,13 @@ def _execute(path: str, alias: str, code):
     return module
 
 
+def _looked_up(job: dict) -> tuple[str, ...]:
+    """The names a replay looks up in the kernel's file: the kernel, and the launcher where it lives there."""
+    side = job.get("launcher") or {}
+    here = "<" not in side.get("qualname", "<") and side.get("file") == job["kernel"]["file"]
+    return (job["kernel"]["name"], side["qualname"].split(".")[0]) if here else (job["kernel"]["name"],)
+
+
 def resolve(module, qualname: str):
     obj = module
     for part in qualname.split("."):
@@ -677,7 +684,7 @@ def _serve(mode: str, early_path: str | None) -> int:
         summary = _new_summary()
         mark = time.perf_counter()
         try:
-            module = load_module(job["kernel"]["file"], "_intelliperf_side", needs=(job["kernel"]["name"],))
+            module = load_module(job["kernel"]["file"], "_intelliperf_side", needs=_looked_up(job))
             first = early_mode(job["plan"])
             run_candidate(job, module, summary, modes=(first,) if first else ())
             summary["phases"]["early"] = round(time.perf_counter() - mark, 3)
@@ -705,7 +712,7 @@ def _work(mode: str, job: dict, module=None, summary: dict | None = None, fds: t
     mark = time.perf_counter()
     try:
         if module is None:
-            module = load_module(job["kernel"]["file"], "_intelliperf_side", needs=(job["kernel"]["name"],))
+            module = load_module(job["kernel"]["file"], "_intelliperf_side", needs=_looked_up(job))
         summary["phases"]["load"] = round(time.perf_counter() - mark, 3)
         if mode == "time":
             from .performance import serve_timing
