@@ -761,7 +761,7 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
                 side.stop()
 
 
-def test_nothing_runs_beside_a_program_that_leaves_no_room_on_the_gpu(axpy_reference):
+def test_nothing_runs_beside_a_program_that_leaves_no_room_on_the_gpu(axpy_reference, tmp_path, monkeypatch):
     """The workers started beside a candidate's run (replay, sanitizers, timing) each hold a CUDA context
     and a trial's inputs; a program whose own peak leaves no room for them would run out of memory in the
     candidate's run because of them, and the candidate would be rejected for nothing: they take turns after
@@ -772,10 +772,28 @@ def test_nothing_runs_beside_a_program_that_leaves_no_room_on_the_gpu(axpy_refer
     assert axpy_reference.manifest["gpu_memory"] is None  # no CUDA device in this run
     assert validate_module._fits_beside(axpy_reference)
     gib = 1 << 30
+    started: list[dict] = []
+
+    class Started:  # the worker that would have started: its environment and early job, kept
+        def __init__(self, *args, env, early=None, **kwargs):
+            started.append({"env": env, "early": early})
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(validate_module, "start_worker", Started)
+    settings = ValidationSettings(sanitizer=False, timing=False)
+    candidate = _candidate(tmp_path, [])
     for peak, fits in ((10 * gib, True), (70 * gib, False)):
         memory = {"peak_reserved": peak, "total": 80 * gib}
-        near = dataclasses.replace(axpy_reference, manifest={**axpy_reference.manifest, "gpu_memory": memory})
+        manifest = {**axpy_reference.manifest, "gpu_memory": memory}
+        near = dataclasses.replace(axpy_reference, manifest=manifest, interpret=False)  # as on a GPU
         assert validate_module._fits_beside(near) == fits, peak
+        started.clear()
+        validate_module._start_workers(near, candidate, tmp_path / f"w{peak}", settings)
+        # no room: the replay worker runs no trial before the program ends, nor makes its CUDA context
+        assert (started[0]["early"] is not None) == fits
+        assert (started[0]["env"].get("INTELLIPERF_CUDA_LATE") == "1") != fits
 
 
 def test_tampered_ground_truth_stops_the_verdict(axpy_reference):

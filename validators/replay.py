@@ -676,7 +676,9 @@ def _serve(mode: str, early_path: str | None) -> int:
     import torch
     import triton  # noqa: F401  (the import is the start-up this worker takes off the critical path)
 
-    if torch.cuda.is_available():
+    from intelliperf import env as names
+
+    if torch.cuda.is_available() and os.environ.get(names.CUDA_LATE) != "1":  # (late: no room beside the program)
         torch.cuda.init()
     early = None
     if early_path:

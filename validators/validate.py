@@ -829,6 +829,7 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
     # that memory, runs.
     beside = reference.interpret or _fits_beside(reference)
     early = expected if beside and reference.replay.get("runs") else None
+    late = {} if beside else {names.CUDA_LATE: "1"}  # no CUDA context either while the program runs
 
     def worker(folder: Path, early: dict | None = None, wrap: Sequence[str] = (), env: dict | None = None) -> Running:
         return start_worker(
@@ -838,7 +839,7 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
             cwd=Path(mapped["kernel"]["file"]).parent,
             home=work_dir / "home",
             seed=settings.seed,
-            env=_worker_env(reference.interpret, folder, settings, candidate.env | (env or {})),
+            env=_worker_env(reference.interpret, folder, settings, candidate.env | late | (env or {})),
             writable=(folder,),
             readable=(reference.inputs, candidate.root),
             early=early and {**early, "out_dir": str(folder)},
