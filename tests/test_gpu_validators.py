@@ -134,3 +134,24 @@ def test_a_sandboxed_process_uses_the_gpu_and_sees_nothing_else(tmp_path):
     print("sandboxed GPU probe:", done.stdout.strip(), done.stderr[-500:])
     total, processes = done.stdout.split()
     assert float(total) == 1 << 20 and int(processes) <= 3
+
+
+def test_a_program_that_fills_the_gpu_is_validated_with_nothing_beside_its_run(tmp_path):
+    """The program holds 88 % of the device: the capture records that peak, so the workers stay away from
+    the candidate's run (no trial and no CUDA context before it ends: five would need about 5 GiB more)
+    and the candidate is still replayed, sanitized and timed after it."""
+    import json
+
+    seed = "    torch.manual_seed(0)\n"
+    fill = "    held = torch.empty(int(0.88 * torch.cuda.mem_get_info()[1]), dtype=torch.uint8, device=device)\n" + seed
+    project = _copy(AXPY, "axpy.py", tmp_path, [(seed, fill)])
+    ref = capture_reference(Program(project, AXPY_COMMAND), "axpy_kernel", interpret=False, work_dir=tmp_path / "ref")
+    memory = ref.manifest["gpu_memory"]
+    print("recorded GPU memory:", memory)
+    assert memory["peak_reserved"] >= 0.88 * memory["total"]
+    candidate = copy_project(project, {}, tmp_path / "candidate")
+    verdict = validate(ref, Program(candidate, AXPY_COMMAND), work_dir=tmp_path / "v")
+    print("filled GPU:", verdict.reasons(), verdict.seconds)
+    assert verdict.correct and verdict.speedup is not None, verdict.reasons()
+    assert any(c.startswith("compute-sanitizer") and c.endswith("clean") for c in verdict.checks)
+    assert "early" not in json.loads((tmp_path / "v" / "replay" / "replay.json").read_text())["phases"]
