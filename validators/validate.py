@@ -825,8 +825,8 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
         "launches": ref["launches"],
     }
     expected = _candidate_job(reference, mapped, out)  # the candidate's job, if its run calls what the reference did
-    # Not where the inputs are large: the trials would hold them on the GPU while the program, which may need
-    # that memory, runs.
+    # Not where the inputs are large, or the program's recorded peak leaves no room (`_fits_beside`): the
+    # trials would hold GPU memory while the program, which may need it, runs.
     beside = reference.interpret or _fits_beside(reference)
     early = expected if beside and reference.replay.get("runs") else None
     late = {} if beside else {names.CUDA_LATE: "1"}  # no CUDA context either while the program runs
