@@ -41,22 +41,16 @@ def definitions_only(source: str, filename: str, needs: Iterable[str] = ()) -> a
     function_reads = _function_reads(source, filename)
     kept = [_defines(stmt) for stmt in body]
     needed = set(needs).union(*(_outer_reads(stmt) for stmt in body if isinstance(stmt, DEFINITIONS)))
-    opened: set[int] = set()  # the definitions whose bodies are needed: what they read is needed too
+    read: set[int] = set()  # the statements whose reads are needed (a definition's: its body's, when run)
     changed = True
     while changed:  # to a fixed point: what binds a needed name is kept, and what it reads is needed
         changed = False
         for i, stmt in enumerate(body):
-            if i in opened or _is_main_block(stmt) or not _binds(stmt, imported) & needed:
+            if i in read or _is_main_block(stmt) or not _binds(stmt, imported) & needed:
                 continue
-            if isinstance(stmt, DEFINITIONS):
-                opened.add(i)
-                needed |= _body_reads(stmt, function_reads)
-            elif not kept[i]:
-                kept[i] = True
-                needed |= _loads([stmt])
-            else:
-                continue
-            changed = True
+            read.add(i)
+            kept[i] = changed = True
+            needed |= _body_reads(stmt, function_reads) if isinstance(stmt, DEFINITIONS) else _loads([stmt])
     bound = ALWAYS_BOUND | {n for stmt, keep in zip(body, kept, strict=True) if keep for n in _binds(stmt)}
     for i, stmt in enumerate(body):
         if not kept[i] and _configures(stmt, imported) and _loads([stmt]) <= bound:

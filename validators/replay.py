@@ -85,8 +85,15 @@ def _execute(path: str, alias: str, code):
 def _looked_up(job: dict) -> tuple[str, ...]:
     """The names a replay looks up in the kernel's file: the kernel, and the launcher where it lives there."""
     side = job.get("launcher") or {}
-    here = "<" not in side.get("qualname", "<") and side.get("file") == job["kernel"]["file"]
-    return (job["kernel"]["name"], side["qualname"].split(".")[0]) if here else (job["kernel"]["name"],)
+    here = _top_name(side) if side.get("file") == job["kernel"]["file"] else None
+    return (job["kernel"]["name"], here) if here else (job["kernel"]["name"],)
+
+
+def _top_name(side: dict) -> str | None:
+    """The module-level name a launcher is reached by; None for a launch from module level (`<module>`) or a
+    function's local one (`<locals>`)."""
+    qualname = side.get("qualname", "<")
+    return None if "<" in qualname else qualname.split(".")[0]
 
 
 def resolve(module, qualname: str):
@@ -632,9 +639,9 @@ def _launcher_fn(job: dict, alias: str, summary: dict):
         summary["notes"].append(f"launcher replay not possible: {side['qualname']} takes *args/**kwargs")
         return None
     module = sys.modules[alias]
-    nested = "<" in side["qualname"]  # `<module>` (a launch from module level), or a function's `<locals>`
-    if side["file"] != module.__file__ and not nested:
-        module = load_module(side["file"], alias + "_launcher", needs=(side["qualname"].split(".")[0],))
+    top = _top_name(side)
+    if side["file"] != module.__file__ and top:
+        module = load_module(side["file"], alias + "_launcher", needs=(top,))
     fn = resolve(module, side["qualname"])
     if fn is None:
         summary["notes"].append(

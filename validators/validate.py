@@ -776,9 +776,7 @@ class _Warm:
     """The workers started before the candidate's program runs, each waiting for its job."""
 
     replay: Running
-    early: (
-        dict | None
-    )  # the job whose `early_mode` trials the replay worker runs while it waits (the sanitizers' first)
+    early: dict | None  # the job whose `early_mode` trials the workers run while they wait
     sanitizers: dict[str, Running]  # compute-sanitizer check -> its worker; empty when none runs
     unsanitized: str | None = None  # why none runs where they were due
     timing: dict[str, Any] = field(default_factory=dict)  # side -> timing worker started ahead (GPU)
@@ -929,9 +927,7 @@ def _stands(early: dict | None, job: dict, mode: str | None) -> bool:
     call) did what the candidate's own run called: for the launcher's trials, the same kernel file and
     launcher (file, name, arguments); for the kernel's own, the same kernel (file, name, parameters)
     launched the same way (grid, options, every scalar argument)."""
-    if early is None or mode not in ("launcher", "kernel") or (mode == "launcher" and not job["launcher"]):
-        return False
-    if mode == "launcher" and not early["launcher"]:
+    if early is None or mode is None or (mode == "launcher" and not (early["launcher"] and job["launcher"])):
         return False
 
     def key(j: dict) -> tuple:
