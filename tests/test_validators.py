@@ -404,6 +404,14 @@ sys.exit(rc)
 """
 
 
+def _use_fake_sanitizer(root, finds: bool, monkeypatch) -> None:
+    """The stand-in, inside the candidate's copy (the sandbox shows it, as it would /usr/local/cuda)."""
+    tool = root / "compute-sanitizer"
+    tool.write_text(FAKE_SANITIZER.format(python=sys.executable, finds=finds))
+    tool.chmod(0o755)
+    monkeypatch.setenv("INTELLIPERF_COMPUTE_SANITIZER", str(tool))
+
+
 @pytest.mark.parametrize(("finds", "turns"), [(False, False), (True, False), (True, True)])
 def test_compute_sanitizer_runs_beside_the_replay_and_a_finding_rejects(
     finds, turns, axpy_reference, tmp_path, monkeypatch
@@ -412,10 +420,7 @@ def test_compute_sanitizer_runs_beside_the_replay_and_a_finding_rejects(
     if turns:
         monkeypatch.setattr(sys.modules["intelliperf.validators.validate"], "AHEAD_INPUTS_BYTES", 1000)
     candidate = _candidate(tmp_path, [])
-    tool = candidate.root / "compute-sanitizer"  # inside the copy: the sandbox shows it (as /usr/local/cuda)
-    tool.write_text(FAKE_SANITIZER.format(python=sys.executable, finds=finds))
-    tool.chmod(0o755)
-    monkeypatch.setenv("INTELLIPERF_COMPUTE_SANITIZER", str(tool))
+    _use_fake_sanitizer(candidate.root, finds, monkeypatch)
     work = tmp_path / "v"
     verdict = validate(axpy_reference, candidate, work_dir=work, settings=ValidationSettings(sanitizer=True))
     for check in ("memcheck", "racecheck"):
@@ -581,10 +586,7 @@ def test_the_sanitizers_check_a_module_level_kernel_while_the_program_runs(
     candidate's launch, as test_a_module_level_launch_is_replayed_while_the_program_runs shows for the
     replay)."""
     project = copy_project(module_level_reference.program.root, {}, tmp_path / "c")
-    tool = project / "compute-sanitizer"
-    tool.write_text(FAKE_SANITIZER.format(python=sys.executable, finds=False))
-    tool.chmod(0o755)
-    monkeypatch.setenv("INTELLIPERF_COMPUTE_SANITIZER", str(tool))
+    _use_fake_sanitizer(project, False, monkeypatch)
     work = tmp_path / "v"
     settings = ValidationSettings(sanitizer=True)
     verdict = validate(module_level_reference, Program(project, COMMAND), work_dir=work, settings=settings)
