@@ -275,6 +275,12 @@ def optimize(
         "4x the original's own + 30 s, scaled by the machine's "
         "load; a timeout on a busy machine is retried once).",
     ),
+    head_start: bool | None = typer.Option(
+        None,
+        "--head-start/--no-head-start",
+        help="Start each candidate's Python (torch, Triton) ahead of its run, where the command is "
+        "`python script.py` importing torch first (default: on machines with 4 cores or more).",
+    ),
     output: Output = None,
     markdown: Markdown = None,
     sarif: Sarif = None,
@@ -340,6 +346,7 @@ def optimize(
         raise UsageError(f"--candidate-timeout must be a positive number of seconds, got {candidate_timeout:g}")
     validation = ValidationSettings(
         timeout_s=candidate_timeout,
+        head_start=head_start,
         sandbox=SandboxSettings(enabled=not no_sandbox, read=sandbox_read, env=sandbox_env, network=sandbox_network),
     )
     settings = OptimizeSettings(

@@ -56,12 +56,13 @@ def test_optimize_fixes_the_contended_sum_in_place_and_refuses_a_dirty_tree(tmp_
     subprocess.run(["git", "checkout", "-q", "_harness.py"], cwd=project, check=True)
 
     out = tmp_path / "out"
-    done = run_cli("optimize", "--in-place", "--out-dir", str(out), "--", *SUM_CMD, cwd=project)
+    done = run_cli("optimize", "--in-place", "--head-start", "--out-dir", str(out), "--", *SUM_CMD, cwd=project)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "recipes then search (no model configured" in done.stderr
     opt = _report(out)["optimization"]
     assert opt["status"] == "won" and opt["winner"] == 1 and opt["applied"] is True
     first = opt["attempts"][0]
+    assert any("started ahead" in note for note in first["verdict"]["notes"])  # while the reference was captured
     assert (first["rewriter"], first["title"], first["status"]) == ("recipes", "reduce-then-atomic", "accepted")
     assert first["before"]["metric"] == 1024 and first["after"]["metric"] == 1 and first["after"]["metric_modelled"]
     assert first["verdict"]["correct"] and first["verdict"]["faster"] is None
@@ -151,6 +152,7 @@ def _answer(kernel: str, rationale: str) -> str:
 
 def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monkeypatch):
     import intelliperf
+    from intelliperf.validators import ValidationSettings
 
     monkeypatch.setenv("TEST_LLM_API_KEY", "sk-never-leaks")
     monkeypatch.chdir(EXAMPLES)
@@ -184,10 +186,14 @@ def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monk
                 "transcript": out / "transcript.json",
             },
             out_dir=out,
+            validation=ValidationSettings(head_start=True),
         )
         prompts = server.prompts()
     opt = report.optimization
     assert [a.status for a in opt.attempts] == ["invalid", "rejected", "rejected", "accepted"]
+    # Each validated one ran in a Python started ahead: the first while the reference was captured (kept
+    # through the invalid answer), each next one while the one before was replayed.
+    assert [any("started ahead" in n for n in a.verdict.notes) for a in opt.attempts[1:]] == [True, True, True]
     assert opt.winner == 4 and opt.attempts[3].after.metric == 1 and opt.tokens == 4 * 150
     # Each next prompt carries the concrete reason the previous answer failed.
     assert len(prompts) == 6

@@ -24,6 +24,7 @@ from .validate import (
     ValidationSettings,
     capture_reference,
     copy_project,
+    start_ahead,
     validate,
 )
 from .verdict import Problem, Speedup, Verdict
@@ -42,5 +43,6 @@ __all__ = [
     "copy_project",
     "judge",
     "speedup_interval",
+    "start_ahead",
     "validate",
 ]

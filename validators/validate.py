@@ -43,8 +43,9 @@ from intelliperf import env as names
 from intelliperf.errors import IntelliPerfError
 from intelliperf.redact import looks_secret, scrub
 from intelliperf.workload import sandbox as sandboxing
-from intelliperf.workload.runner import Running, TraceSettings, find_tool, workload_env
-from intelliperf.workload.workspace import Tail, confined, confined_env, copy_project, in_copy, within
+from intelliperf.workload.head_start import HeadStart
+from intelliperf.workload.runner import Running, Tail, TraceSettings, bootstrap_env, find_tool, workload_env
+from intelliperf.workload.workspace import confined, confined_env, copy_project, in_copy, within
 
 from .capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
 from .compare import UNCHANGED, Tolerances, compare_buffer, identical
@@ -121,6 +122,12 @@ class ValidationSettings(BaseModel):
         None,
         description="compute-sanitizer (memcheck, racecheck) on the candidate's replay, beside it; "
         "default: when the kernels run compiled",
+    )
+    head_start: bool | None = Field(
+        None,
+        description="start each candidate's Python (torch, Triton) ahead of its program run, where the program "
+        "allows (`python script.py` importing torch first); default: where the machine has 4 cores or more (on "
+        "fewer its start-up slows the run it overlaps about as much as it saves)",
     )
     timing_budget_s: float = 20.0
     secrets: list[str] = Field([], description="extra environment variables never handed to any program run")
@@ -450,12 +457,16 @@ def validate(
     work_dir: Path | None = None,
     settings: ValidationSettings | None = None,
     trace: TraceSettings | None = None,
+    ahead: HeadStart | None = None,
+    after_run: Callable[[], None] | None = None,
 ) -> Verdict:
     """Correctness (in-program + replay), then speed on a GPU. Never raises for a bad candidate.
 
     With `trace`, the candidate run also records the launch profile and the address trace into
     `work_dir/candidate` (load it with `load_recording`), so the optimize loop gets the formula's
-    metric for the candidate from the same single run of the program."""
+    metric for the candidate from the same single run of the program. `ahead` (`start_ahead`) is a
+    Python started for that run; `after_run` is called once the program has run (the loop starts the
+    next candidate's Python then)."""
     settings = settings or ValidationSettings()
     work_dir = Path(work_dir or tempfile.mkdtemp(prefix="intelliperf-validate-"))
     verdict = Verdict(correct=False)
@@ -482,10 +493,36 @@ def validate(
             seed=settings.seed,
             writable=(candidate.root, cand_dir),
             timeout_s=timeout,
+            ahead=ahead,
         )
+        if after_run is not None:
+            after_run()
         return _judge(verdict, reference, candidate, result, timeout, start, cand_dir, warm, work_dir, settings)
     finally:
         warm.stop()
+
+
+def start_ahead(
+    box: sandboxing.Sandbox,
+    python: str,
+    root: Path,
+    work_dir: Path,
+    *,
+    interpret: bool,
+    settings: ValidationSettings,
+    env: dict,
+) -> HeadStart:
+    """A Python started for the program run of a candidate not made yet, laid out as `validate` will have
+    it: its copy of the project in `root`, `work_dir` the validation's folder, `env` the candidate's own
+    (`Program.env`); both folders are made empty now. `validate(..., ahead=)` runs the program in it where
+    it fits the run (`HeadStart.fits`), else as usual."""
+    cand_dir, home = work_dir / "candidate", work_dir / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    # The bootstrap's variables only: the run's own (the recorder, the capture) are set when it comes.
+    env = confined_env(box, bootstrap_env(interpret, secrets=tuple(settings.secrets)) | env, home, settings.seed)
+    return HeadStart.start(
+        box, python, env=env, writable=(root, cand_dir, home), go_file=home / ".intelliperf-run.json"
+    )
 
 
 def _judge(
@@ -503,6 +540,11 @@ def _judge(
     """The candidate's run done: its captures compared, then its replay (already warm) and timing."""
     ref = reference.manifest
     verdict.seconds["candidate_run"] = round(time.perf_counter() - start, 3)
+    if result.ahead:
+        verdict.notes.append(
+            "the candidate's program ran in a Python started ahead of it (torch and Triton imported first; its "
+            "arguments, folder, environment and seeds as in a fresh `python` run)"
+        )
     failure = _process_problem("the candidate program", result, timeout)
     if failure:
         verdict.problems.append(failure)

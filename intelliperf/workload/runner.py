@@ -136,6 +136,16 @@ def uncompiled_note(modules: tuple[str, ...] = ("torch", "triton")) -> str | Non
     )
 
 
+class Tail:
+    """Collects a child's output without printing it: candidates are not the user's program."""
+
+    def write(self, text: str) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+
 def _tee(stream, sink, tail: deque) -> None:
     for raw in iter(stream.readline, b""):
         sink.write(raw.decode(errors="replace"))
@@ -149,6 +159,7 @@ class ProcessResult:
     returncode: int | None  # None: killed at the timeout
     duration_s: float
     tail: list[str]
+    ahead: bool = False  # run in a Python started ahead of it (head_start.HeadStart)
 
     @property
     def timed_out(self) -> bool:

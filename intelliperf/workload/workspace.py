@@ -7,7 +7,8 @@ import shutil
 from pathlib import Path
 
 from .. import env as names
-from .runner import spawn
+from .head_start import HeadStart
+from .runner import Tail, spawn
 from .sandbox import Sandbox
 
 IGNORED_IN_COPIES = (".git", "__pycache__", ".venv", "venv", "node_modules", ".pytest_cache", ".intelliperf")
@@ -33,15 +34,16 @@ def in_copy(command: list[str], root: Path, copy: Path) -> list[str]:
 
 
 def copy_project(root: Path, changes: dict[str, str], into: Path, exclude: tuple[Path, ...] = ()) -> Path:
-    """A copy of `root` in `into` with `changes` ({relative path: new text}) applied; the
-    folders in `exclude` (e.g. the tool's own output folder inside the project) are left out."""
+    """A copy of `root` in `into` (new, or an empty folder) with `changes` ({relative path: new text})
+    applied; the folders in `exclude` (e.g. the tool's own output folder inside the project) are left out."""
     patterns = shutil.ignore_patterns(*IGNORED_IN_COPIES)
     skipped = {Path(p).resolve() for p in exclude}
 
     def ignore(folder: str, names: list[str]) -> set[str]:
         return set(patterns(folder, names)) | {n for n in names if (Path(folder) / n).resolve() in skipped}
 
-    shutil.copytree(root, into, ignore=ignore, symlinks=True)
+    empty = into.is_dir() and not any(into.iterdir())  # made ahead for a started Python to bind (head_start)
+    shutil.copytree(root, into, ignore=ignore, symlinks=True, dirs_exist_ok=empty)
     for rel, text in changes.items():
         target = (into / rel).resolve()
         if into.resolve() not in target.parents:
@@ -61,9 +63,17 @@ def confined(
     writable: tuple[Path, ...] = (),
     readable: tuple[Path, ...] = (),
     timeout_s: float | None = None,
+    ahead: HeadStart | None = None,
 ):
-    """Run `command` in the sandbox with a fresh $HOME (Triton's cache, the program's dot-files)."""
+    """Run `command` in the sandbox with a fresh $HOME (Triton's cache, the program's dot-files); in the
+    Python `ahead` started for it where that fits the run (`HeadStart.fits`), else in a fresh one."""
     env = confined_env(box, env, home, seed)  # first: it creates $HOME, which wrap() binds only if it exists
+    if ahead is not None:
+        if ahead.fits(box, command, cwd, env, (*writable, home), readable) is None:
+            result = ahead.go(command, cwd, env, timeout_s)
+            if result is not None:
+                return result
+        ahead.stop()
     return spawn(
         box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable),
         cwd=str(cwd),
@@ -83,13 +93,3 @@ def confined_env(box: Sandbox, env: dict, home: Path, seed: int) -> dict:
         "PYTHONHASHSEED": str(seed),
         "TRITON_CACHE_DIR": str(home / "triton-cache"),
     }
-
-
-class Tail:
-    """Collects a child's output without printing it: candidates are not the user's program."""
-
-    def write(self, text: str) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass

@@ -8,7 +8,9 @@ interpreter, autotuned kernels run their first config (there is no device timer)
 INTELLIPERF_WINDOW (the ncu and region-timer passes), the program stops once the top kernels
 have had the launches the pass needs (profiling/window.py). Triton 3.9's notice that
 TRITON_DEFAULT_FP_FUSION is unset is not repeated in every run (the numerics stay Triton's
-default). Any sitecustomize the environment already had still runs afterwards.
+default). Any sitecustomize the environment already had still runs afterwards. A program's Python
+started ahead of its run (intelliperf_head_start.py) runs `per_run` again once its run's
+INTELLIPERF_* variables are set.
 """
 
 import importlib.machinery
@@ -187,10 +189,16 @@ def _quiet_fp_fusion_notice():
     warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION is unset", category=UserWarning)
 
 
+def per_run():
+    """The parts set by INTELLIPERF_* variables, which may differ from run to run: a Python started ahead
+    of its run (intelliperf_head_start.py) calls this again once it has the run's environment."""
+    _seed_generators()
+    _open_window()
+    _start_region_timers()
+    _install()
+
+
 _quiet_fp_fusion_notice()
-_seed_generators()
 _untimed_autotune()
-_open_window()
-_start_region_timers()
-_install()
+per_run()
 _chain_next_sitecustomize()

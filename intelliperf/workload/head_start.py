@@ -1,0 +1,144 @@
+"""A program's Python started ahead of its run, so that a candidate's run is not mostly start-up.
+
+Starting Python with torch and Triton takes seconds (2.9-3.0 s with a CUDA context on the H100
+here), and each candidate's validation runs the whole program once. A `HeadStart` is started in
+the sandbox the run will have (the same binds, $HOME, seeds and environment, less the run's own
+INTELLIPERF_* variables) before the candidate exists: while the reference is captured, or while
+the previous candidate is replayed and timed. Its folders are made empty then and filled later.
+When the run comes, `confined` hands it over (bootstrap/intelliperf_head_start.py becomes
+`python script.py ARGS`), and runs the program the usual way where the head start does not fit.
+
+Where the program allows: the command is `python script.py ARGS` (no interpreter options), and the
+script's statements before it imports torch or Triton are a docstring and imports of the standard
+library or numpy: nothing it does first could change how torch starts (an environment variable
+set, a path added, a local module's side effects). No CUDA context is made ahead (it would hold
+GPU memory beside the program whose room the memory rule counts).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .runner import BOOTSTRAP_DIR, ProcessResult, Running, Tail
+from .sandbox import Sandbox
+
+STARTER = BOOTSTRAP_DIR / "intelliperf_head_start.py"
+FAILED = 87  # the child's status when the run never started (intelliperf_head_start.FAILED)
+REFUSED = "could not take its run"  # and what it printed then
+PYTHON = re.compile(r"python(\d+(\.\d+)*)?")
+STARTED_WITH = ("torch", "triton")  # what the head start imports
+HARMLESS = ("numpy",)  # imported by torch anyway; nothing in it depends on what the program did first
+OURS = "INTELLIPERF_"  # the run's own variables, read by the bootstrap only once the run comes
+
+
+def script_of(command: list[str], cwd: Path) -> Path | None:
+    """The script of a `python script.py ARGS` command, where its start could have been made ahead."""
+    if len(command) < 2 or not PYTHON.fullmatch(Path(command[0]).name) or command[1].startswith("-"):
+        return None
+    script = Path(cwd) / command[1]
+    if script.suffix != ".py" or not script.is_file():
+        return None
+    return script if torch_comes_first(script.read_text(errors="replace")) else None
+
+
+def torch_comes_first(source: str) -> bool:
+    """Whether a script imports torch or Triton before it does anything but import the standard library."""
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return False
+    for i, stmt in enumerate(body):
+        if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # the docstring
+        roots = _imported(stmt)
+        if roots is None:
+            return False
+        if roots & set(STARTED_WITH):
+            return True
+        if not all(r == "__future__" or r in sys.stdlib_module_names or r in HARMLESS for r in roots):
+            return False
+    return False
+
+
+def _imported(stmt: ast.stmt) -> set[str] | None:
+    """The top-level modules an import statement imports; None for any other statement or a relative import."""
+    if isinstance(stmt, ast.Import):
+        return {alias.name.split(".")[0] for alias in stmt.names}
+    if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+        return {stmt.module.split(".")[0]}
+    return None
+
+
+@dataclass
+class HeadStart:
+    """A started Python waiting for its run; `confined` takes it (`fits`, `go`) or stops it."""
+
+    running: Running
+    box: Sandbox
+    python: str
+    env: dict  # the confined environment it started with
+    writable: tuple[Path, ...]
+    readable: tuple[Path, ...]
+    go_file: Path  # where the run's description is written (a folder the started Python can read)
+
+    @classmethod
+    def start(
+        cls,
+        box: Sandbox,
+        python: str,
+        *,
+        env: dict,
+        writable: tuple[Path, ...],
+        readable: tuple[Path, ...] = (),
+        go_file: Path,
+    ) -> HeadStart:
+        """`env` is the confined environment (`confined_env`); the `writable` folders are made now (empty)."""
+        for folder in writable:
+            folder.mkdir(parents=True, exist_ok=True)
+        command = box.wrap([python, str(STARTER)], cwd=writable[0], writable=writable, readable=readable)
+        running = Running(command, cwd=str(writable[0]), env=env, echo=Tail(), stdin=True)
+        return cls(running, box, python, env, writable, readable, go_file)
+
+    def fits(
+        self, box: Sandbox, command: list[str], cwd: Path, env: dict, writable: tuple[Path, ...], readable
+    ) -> str | None:
+        """Why this run cannot be handed to it (None: it can): another sandbox, interpreter or binds, an
+        environment that differs in more than the run's INTELLIPERF_* variables, a script that does something
+        before it imports torch, or the started Python no longer there."""
+        if box != self.box or _paths(writable) != _paths(self.writable) or _paths(readable) != _paths(self.readable):
+            return "its sandbox differs"
+        if not command or command[0] != self.python or script_of(command, cwd) is None:
+            return "the program is not `python script.py` importing torch first"
+        if _theirs(env) != _theirs(self.env):
+            return "its environment differs"
+        if self.running.proc.poll() is not None:
+            return "the started Python had ended"
+        return None
+
+    def go(self, command: list[str], cwd: Path, env: dict, timeout_s: float | None) -> ProcessResult | None:
+        """The run, to its end or its timeout; None when the started Python could not take it (run it afresh)."""
+        self.go_file.write_text(json.dumps({"argv": command, "cwd": str(cwd), "env": env}))
+        self.running.start = time.perf_counter()
+        self.running.send(str(self.go_file))
+        self.running.close()
+        result = self.running.wait(timeout_s)
+        refused = result.returncode == FAILED and any(REFUSED in line for line in self.running.tail)
+        return None if refused else replace(result, ahead=True)
+
+    def stop(self) -> None:
+        self.running.stop()
+
+
+def _paths(paths) -> set[str]:
+    return {str(Path(p).resolve()) for p in paths}
+
+
+def _theirs(env: dict) -> dict:
+    """The variables torch and Triton may read as they start: all but the run's own."""
+    return {k: v for k, v in env.items() if not k.startswith(OURS)}

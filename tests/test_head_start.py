@@ -1,0 +1,286 @@
+"""A candidate's Python started ahead of its program run (workload.head_start): where a program allows
+it, a run in it that the program cannot tell from a fresh `python script.py` (in the real sandbox), the
+fall-backs to a fresh run, and validation through it, right and wrong candidates alike."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import PROGRAMS
+
+from intelliperf.validators import Program, ValidationSettings, capture_reference, copy_project, start_ahead, validate
+from intelliperf.workload import sandbox as sandboxing
+from intelliperf.workload.head_start import REFUSED, script_of, torch_comes_first
+from intelliperf.workload.runner import TraceSettings, workload_env
+from intelliperf.workload.workspace import confined
+
+AXPY = PROGRAMS / "validation"
+SETTING = "PYTORCH_CUDA_ALLOC_CONF"  # read by torch as it starts (its allocator), and let into the sandbox
+
+# --- where a program allows it ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source, allowed",
+    [
+        ('"""Doc."""\nimport os\nimport sys\nimport torch\nos.environ["X"] = "1"\n', True),
+        ("from __future__ import annotations\nimport numpy as np\nfrom triton import language\n", True),
+        ("import argparse, json\nimport torch.nn.functional as F\n", True),
+        ('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n', False),  # changes how torch starts
+        ("import sys\nsys.path.insert(0, 'lib')\nimport torch\n", False),
+        ("import helpers\nimport torch\n", False),  # a local module may do anything first
+        ("from . import helpers\nimport torch\n", False),
+        ("try:\n    import torch\nexcept ImportError:\n    torch = None\n", False),
+        ("import os\nimport sys\n", False),  # no torch: nothing to start ahead
+        ("import torch(\n", False),
+    ],
+)
+def test_only_a_script_that_imports_torch_first_may_start_ahead(source, allowed):
+    assert torch_comes_first(source) is allowed
+
+
+def test_only_python_running_a_script_may_start_ahead(tmp_path):
+    (tmp_path / "run.py").write_text("import torch\n")
+    (tmp_path / "run.sh").write_text("python run.py\n")
+    python = sys.executable
+    assert script_of([python, "run.py", "--n", "3"], tmp_path) == tmp_path / "run.py"
+    assert script_of(["/usr/bin/python3.11", "run.py"], tmp_path) == tmp_path / "run.py"
+    for command in ([python, "-u", "run.py"], [python, "-m", "run"], ["bash", "run.sh"], [python, "missing.py"]):
+        assert script_of(command, tmp_path) is None, command
+
+
+# --- a run in it, as a fresh Python would have it -----------------------------------------------
+
+PROBE = '''"""What a program can see of how it was started."""
+import hashlib
+import json
+import os
+import random
+import sys
+
+import numpy
+import torch
+
+import __main__
+
+print(json.dumps({
+    "argv": sys.argv,
+    "path0": sys.path[0],
+    "name": __name__,
+    "file": __file__,
+    "main": __main__.__dict__ is globals(),
+    "cwd": os.getcwd(),
+    "env": {k: v for k, v in os.environ.items() if not k.startswith("INTELLIPERF_")},
+    "record_dir": os.environ.get("INTELLIPERF_RECORD_DIR"),
+    "hash": hash("intelliperf"),
+    "random": [random.random(), float(numpy.random.rand()), torch.rand(3).tolist()],
+    "stdin": sys.stdin.read(),
+    "hidden": os.path.exists(HIDDEN),
+}, sort_keys=True))
+open(os.path.join(sys.argv[2], "written.txt"), "w").write("from the run")
+sys.exit(3)
+'''
+
+
+def _layout(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A candidate's copy with the probe in a subfolder, and its validation folder (as `validate` lays them out)."""
+    root, work = tmp_path / name / "project", tmp_path / name / "validation"
+    return root, work
+
+
+def _run(box, root: Path, work: Path, hidden: Path, ahead=None):
+    (root / "app").mkdir(parents=True, exist_ok=True)
+    (root / "app" / "probe.py").write_text(PROBE.replace("HIDDEN", repr(str(hidden))))
+    cand = work / "candidate"
+    cand.mkdir(parents=True, exist_ok=True)
+    env = workload_env(cand, True, TraceSettings()) | {SETTING: "expandable_segments:True"}
+    return confined(
+        box,
+        [sys.executable, "probe.py", "first arg", str(cand)],
+        cwd=root / "app",
+        env=env,
+        home=work / "home",
+        seed=7,
+        writable=(root, cand),
+        timeout_s=120,
+        ahead=ahead,
+    )
+
+
+def _seen(result, root: Path) -> dict:
+    seen = json.loads(next(line for line in result.tail if line.startswith("{")))
+    return json.loads(json.dumps(seen).replace(str(root.parent), "<attempt>"))
+
+
+def test_a_run_in_a_head_start_is_a_fresh_runs_twin(tmp_path):
+    hidden = tmp_path / "users_secret.txt"
+    hidden.write_text("not for candidates")
+    box = sandboxing.make(enabled=True, hide=(tmp_path,))
+    fresh_root, fresh_work = _layout(tmp_path, "fresh")
+    fresh = _run(box, fresh_root, fresh_work, hidden)
+    root, work = _layout(tmp_path, "ahead")
+    head = start_ahead(
+        box,
+        sys.executable,
+        root,
+        work,
+        interpret=True,
+        settings=ValidationSettings(seed=7),
+        env={SETTING: "expandable_segments:True"},
+    )
+    assert root.is_dir() and not any(root.iterdir())  # made empty, filled once the candidate exists
+    warm = _run(box, root, work, hidden, ahead=head)
+    assert (fresh.returncode, warm.returncode) == (3, 3)
+    assert warm.ahead and not fresh.ahead
+    a, b = _seen(fresh, fresh_root), _seen(warm, root)
+    assert a == b, (a, b)
+    assert a["argv"] == ["probe.py", "first arg", "<attempt>/validation/candidate"] and a["name"] == "__main__"
+    assert (
+        a["path0"].endswith("/app")
+        and a["main"]
+        and a["env"][SETTING] == "expandable_segments:True"
+        and not a["hidden"]
+    )
+    assert b["record_dir"] == "<attempt>/validation/candidate" and b["stdin"] == ""
+    assert (work / "candidate" / "written.txt").read_text() == "from the run"
+
+
+def test_a_run_that_does_not_fit_its_head_start_runs_afresh(tmp_path):
+    box = sandboxing.make(enabled=True, hide=(tmp_path,))
+    hidden = tmp_path / "x"
+
+    def ahead(name: str, **env):
+        root, work = _layout(tmp_path, name)
+        settings = ValidationSettings(seed=7)
+        head = start_ahead(box, sys.executable, root, work, interpret=True, settings=settings, env=env)
+        return root, work, head
+
+    root, work, head = ahead(
+        "other-env", **{SETTING: "expandable_segments:False"}
+    )  # torch would have started with another environment
+    assert not _run(box, root, work, hidden, ahead=head).ahead and head.running.proc.poll() is not None
+    root, work, head = ahead("ended", **{SETTING: "expandable_segments:True"})
+    head.stop()
+    result = _run(box, root, work, hidden, ahead=head)
+    assert result.returncode == 3 and not result.ahead
+    root, work, head = ahead("other-box", **{SETTING: "expandable_segments:True"})
+    other = sandboxing.make(enabled=True, hide=(tmp_path, Path.home()), extra_env=("HOSTNAME",))
+    assert not _run(other, root, work, hidden, ahead=head).ahead
+    root, work, head = ahead("env-first", **{SETTING: "expandable_segments:True"})
+    (root / "first.py").write_text('import os\nos.environ["A"] = "1"\nimport torch\n')
+    result = confined(
+        box,
+        [sys.executable, "first.py"],
+        cwd=root,
+        env=workload_env(work / "candidate", True, TraceSettings()) | {SETTING: "expandable_segments:True"},
+        home=work / "home",
+        seed=7,
+        writable=(root, work / "candidate"),
+        ahead=head,
+    )
+    assert result.returncode == 0 and not result.ahead
+
+
+def test_a_program_that_fakes_the_head_starts_refusal_is_run_afresh_and_judged_on_that(tmp_path):
+    """The candidate that would fool the fall-back: it exits as the head start does when it cannot take a
+    run. It gains a second, fresh run, whose result is the one returned (ahead=False), nothing else."""
+    box = sandboxing.make(enabled=True, hide=(tmp_path,))
+    root, work = _layout(tmp_path, "faker")
+    head = start_ahead(box, sys.executable, root, work, interpret=True, settings=ValidationSettings(), env={})
+    (root / "fake.py").write_text(
+        "import sys\nimport torch\n"
+        "runs = open(sys.argv[1], 'a'); runs.write('run\\n'); runs.close()\n"
+        f"print({REFUSED!r}, file=sys.stderr)\nsys.exit(87)\n"
+    )
+    cand = work / "candidate"
+    result = confined(
+        box,
+        [sys.executable, "fake.py", str(cand / "runs.txt")],
+        cwd=root,
+        env=workload_env(cand, True, TraceSettings()),
+        home=work / "home",
+        seed=0,
+        writable=(root, cand),
+        ahead=head,
+    )
+    assert result.returncode == 87 and not result.ahead
+    assert (cand / "runs.txt").read_text() == "run\nrun\n"
+
+
+# --- validation through it ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def axpy(tmp_path_factory):
+    command = [sys.executable, "axpy.py", "4096"]
+    work = tmp_path_factory.mktemp("reference")
+    return capture_reference(Program(AXPY, command), "axpy_kernel", interpret=True, work_dir=work), command
+
+
+@pytest.mark.parametrize("edit, correct", [(None, True), ("alpha * x + y, mask=mask)", False)])
+def test_candidates_validated_in_a_head_start_are_judged_as_in_a_fresh_run(axpy, edit, correct, tmp_path):
+    reference, command = axpy
+    where = tmp_path / "attempt"
+    head = start_ahead(
+        reference.sandbox,
+        command[0],
+        where / "project",
+        where / "validation",
+        interpret=True,
+        settings=ValidationSettings(),
+        env={},
+    )
+    text = (AXPY / "axpy.py").read_text()
+    if edit:
+        text = text.replace(edit, "alpha * x + y + 1e-3, mask=mask)")
+    copy = copy_project(AXPY, {"axpy.py": text}, where / "project")
+    started = []
+    verdict = validate(
+        reference,
+        Program(copy, command),
+        work_dir=where / "validation",
+        ahead=head,
+        after_run=lambda: started.append(True),
+    )
+    assert any("started ahead" in note for note in verdict.notes), verdict.notes
+    assert started == [True]
+    assert verdict.correct is correct, verdict.reasons()
+    if correct:
+        assert any("4 of 4 dispatches" in c for c in verdict.checks)
+    else:
+        assert "mismatch" in {p.kind for p in verdict.problems}
+
+
+def test_a_head_start_never_sees_the_recorder_before_its_run(tmp_path):
+    """The bootstrap's recorder is installed only when the run comes, with the run's variables."""
+    text = textwrap.dedent(
+        """
+        import sys
+        import triton
+
+        from intelliperf.profiling import recorder
+        print("recorder", recorder.recorder() is not None)
+        """
+    )
+    box = sandboxing.make(enabled=True, hide=(tmp_path,))
+    root, work = _layout(tmp_path, "recorder")
+    head = start_ahead(box, sys.executable, root, work, interpret=True, settings=ValidationSettings(), env={})
+    (root / "show.py").write_text(text)
+    cand = work / "candidate"
+    result = confined(
+        box,
+        [sys.executable, "show.py"],
+        cwd=root,
+        env=workload_env(cand, True, TraceSettings()),
+        home=work / "home",
+        seed=0,
+        writable=(root, cand),
+        ahead=head,
+    )
+    assert result.ahead and result.returncode == 0, result.tail
+    assert "recorder True" in result.tail
+    assert len(list(cand.glob("started-*"))) == 1  # the run's process, once
