@@ -3,7 +3,8 @@
 # stage times of diagnose and one attempt on the programs that missed the 10 s attempt, and (TESTS=1)
 # the GPU tests. Prints a short table last.
 #   (device tool) run: bash benchmarks/attempt_gpu.sh      carry: [".whl"]
-#   PROGRAMS='regex' picks the stage-time programs; COST=0 / STAGES=0 / TESTS=1 choose the parts.
+#   PROGRAMS='regex' picks the stage-time programs; COST=0 / STAGES=0 / COLD=1 (the attempts again with
+#   --no-head-start) / TESTS=1 choose the parts.
 set -uo pipefail
 source "$(dirname "$0")/gpu_setup.sh"
 PROGRAMS=${PROGRAMS:-'contended_sum.py|contended_histogram|column_copy|vllm_bincount'}
@@ -20,6 +21,10 @@ if [ "${STAGES:-1}" = 1 ]; then
   python3 benchmarks/stage_times.py --suite all --only "$PROGRAMS" --optimize --timeout 110 --out "$OUT/stage.json" \
     >"$OUT/stage.log" 2>&1
 fi
+if [ "${COLD:-0}" = 1 ]; then  # the same attempts with each candidate's Python started fresh (A/B)
+  python3 benchmarks/stage_times.py --suite all --only "$PROGRAMS" --attempt-only --optimize-flag=--no-head-start \
+    --timeout 110 --out "$OUT/stage_cold.json" >"$OUT/stage_cold.log" 2>&1
+fi
 if [ "${TESTS:-0}" = 1 ]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider ${TEST_FILES:-tests/test_gpu_validators.py} >"$OUT/gpu_tests.log" 2>&1
 fi
@@ -29,14 +34,16 @@ cat "$OUT/device.txt"
 for f in "$OUT"/attempt_cost_*.txt; do
   [ -f "$f" ] && { echo "--- $(basename "$f")"; grep -E "^(verdict seconds|compare parts|replay worker|sanitizer/|problem)" "$f"; }
 done
-if [ -f "$OUT/stage.json" ]; then
-  sed -n '1,20p' "$OUT/stage.md"
-  python3 - "$OUT/stage.json" <<'PY'
+[ -f "$OUT/stage.json" ] && sed -n '1,20p' "$OUT/stage.md"
+for f in "$OUT/stage.json" "$OUT/stage_cold.json"; do
+  [ -f "$f" ] || continue
+  echo "--- $(basename "$f")"
+  python3 - "$f" <<'PY'
 import json, sys
 for name, r in json.load(open(sys.argv[1]))["programs"].items():
     o = r.get("optimize") or {}
-    print(f"{name}: {o.get('status')} {o.get('attempt')} {o.get('reasons', '')}"[:600])
+    print(f"{name}: {o.get('status')} ahead={o.get('ahead')} {o.get('attempt')} {o.get('reasons', '')}"[:600])
 PY
-fi
+done
 [ -f "$OUT/gpu_tests.log" ] && { grep -E "passed|failed|error" "$OUT/gpu_tests.log" | tail -3; }
 exit 0

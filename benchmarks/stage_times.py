@@ -135,7 +135,7 @@ def _ncu_alone(program: Path, kernel: str, timeout: float) -> dict:
     return {"wall_s": wall} if code == 0 else {"wall_s": wall, "error": tail}
 
 
-def _optimize(program: Path, formula: str, device: str, timeout: float) -> dict:
+def _optimize(program: Path, formula: str, device: str, timeout: float, flags: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         args = [
@@ -155,6 +155,7 @@ def _optimize(program: Path, formula: str, device: str, timeout: float) -> dict:
             str(out),
             "--project",
             str(program.parent),
+            *flags,
             "--",
             sys.executable,
             program.name,
@@ -172,6 +173,8 @@ def _optimize(program: Path, formula: str, device: str, timeout: float) -> dict:
         "attempt": attempts[0]["seconds"] if attempts else None,
         "status": attempts[0]["status"] if attempts else (opt.get("status") or "nothing to optimize"),
         "reasons": attempts[0]["reasons"][:600] if attempts else "",  # why it was not accepted
+        # its program run in a Python started ahead (workload.head_start)
+        "ahead": bool(attempts) and any("started ahead" in n for n in (attempts[0]["verdict"] or {}).get("notes", [])),
     }
 
 
@@ -214,6 +217,8 @@ def main() -> None:
     parser.add_argument("--before", action="store_true", help="also diagnose with --full-run")
     parser.add_argument("--ncu-alone", action="store_true")
     parser.add_argument("--optimize", action="store_true", help="also one optimize attempt")
+    parser.add_argument("--optimize-flag", action="append", default=[], help="passed to optimize (repeatable)")
+    parser.add_argument("--attempt-only", action="store_true", help="no plain run and no diagnose, only the attempt")
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "stage_times.json")
     args = parser.parse_args()
@@ -224,16 +229,17 @@ def main() -> None:
     device = torch.cuda.get_device_name() if args.device == "gpu" else "cpu (Triton interpreter: not GPU times)"
     results = {"device": device, "command": " ".join(sys.argv), "programs": {}}
     for name, program, formula in _cases(args.suite, args.only):
-        r: dict = {"formula": formula}
-        code, wall, tail = _timed([sys.executable, program.name], program.parent, args.timeout)
-        r["plain"] = {"wall_s": wall} if code == 0 else {"wall_s": wall, "error": tail}
-        r["after"] = _diagnose(program, args.device, args.timeout, full_run=False)
+        r: dict = {"formula": formula, "plain": {}}
+        if not args.attempt_only:
+            code, wall, tail = _timed([sys.executable, program.name], program.parent, args.timeout)
+            r["plain"] = {"wall_s": wall} if code == 0 else {"wall_s": wall, "error": tail}
+            r["after"] = _diagnose(program, args.device, args.timeout, full_run=False)
         if args.before:
             r["before"] = _diagnose(program, args.device, args.timeout, full_run=True)
-        if args.ncu_alone and r["after"].get("top"):
+        if args.ncu_alone and (r.get("after") or {}).get("top"):
             r["ncu"] = _ncu_alone(program, r["after"]["top"], args.timeout)
-        if args.optimize:
-            r["optimize"] = _optimize(program, formula, args.device, args.timeout * 2)
+        if args.optimize or args.attempt_only:
+            r["optimize"] = _optimize(program, formula, args.device, args.timeout * 2, args.optimize_flag)
         results["programs"][name] = r
         print(name, json.dumps(r), flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -78,6 +78,7 @@ print(json.dumps({
     "record_dir": os.environ.get("INTELLIPERF_RECORD_DIR"),
     "hash": hash("intelliperf"),
     "random": [random.random(), float(numpy.random.rand()), torch.rand(3).tolist()],
+    "cuda": torch.rand(3, device="cuda").tolist() if torch.cuda.is_available() else None,
     "stdin": sys.stdin.read(),
     "hidden": os.path.exists(HIDDEN),
 }, sort_keys=True))
@@ -92,12 +93,12 @@ def _layout(tmp_path: Path, name: str) -> tuple[Path, Path]:
     return root, work
 
 
-def _run(box, root: Path, work: Path, hidden: Path, ahead=None):
+def _run(box, root: Path, work: Path, hidden: Path, ahead=None, interpret: bool = True):
     (root / "app").mkdir(parents=True, exist_ok=True)
     (root / "app" / "probe.py").write_text(PROBE.replace("HIDDEN", repr(str(hidden))))
     cand = work / "candidate"
     cand.mkdir(parents=True, exist_ok=True)
-    env = workload_env(cand, True, TraceSettings()) | {SETTING: "expandable_segments:True"}
+    env = workload_env(cand, interpret, TraceSettings()) | {SETTING: "expandable_segments:True"}
     return confined(
         box,
         [sys.executable, "probe.py", "first arg", str(cand)],
@@ -116,24 +117,25 @@ def _seen(result, root: Path) -> dict:
     return json.loads(json.dumps(seen).replace(str(root.parent), "<attempt>"))
 
 
-def test_a_run_in_a_head_start_is_a_fresh_runs_twin(tmp_path):
+@pytest.mark.parametrize("interpret", [True, pytest.param(False, marks=pytest.mark.gpu)])
+def test_a_run_in_a_head_start_is_a_fresh_runs_twin(tmp_path, interpret):
     hidden = tmp_path / "users_secret.txt"
     hidden.write_text("not for candidates")
     box = sandboxing.make(enabled=True, hide=(tmp_path,))
     fresh_root, fresh_work = _layout(tmp_path, "fresh")
-    fresh = _run(box, fresh_root, fresh_work, hidden)
+    fresh = _run(box, fresh_root, fresh_work, hidden, interpret=interpret)
     root, work = _layout(tmp_path, "ahead")
     head = start_ahead(
         box,
         sys.executable,
         root,
         work,
-        interpret=True,
+        interpret=interpret,
         settings=ValidationSettings(seed=7),
         env={SETTING: "expandable_segments:True"},
     )
     assert root.is_dir() and not any(root.iterdir())  # made empty, filled once the candidate exists
-    warm = _run(box, root, work, hidden, ahead=head)
+    warm = _run(box, root, work, hidden, ahead=head, interpret=interpret)
     assert (fresh.returncode, warm.returncode) == (3, 3)
     assert warm.ahead and not fresh.ahead
     a, b = _seen(fresh, fresh_root), _seen(warm, root)
@@ -147,6 +149,7 @@ def test_a_run_in_a_head_start_is_a_fresh_runs_twin(tmp_path):
     )
     assert b["record_dir"] == "<attempt>/validation/candidate" and b["stdin"] == ""
     assert (work / "candidate" / "written.txt").read_text() == "from the run"
+    assert interpret or a["cuda"] is not None  # on the GPU: the same draws on the device too
 
 
 def test_a_run_that_does_not_fit_its_head_start_runs_afresh(tmp_path):
@@ -284,3 +287,33 @@ def test_a_head_start_never_sees_the_recorder_before_its_run(tmp_path):
     assert result.ahead and result.returncode == 0, result.tail
     assert "recorder True" in result.tail
     assert len(list(cand.glob("started-*"))) == 1  # the run's process, once
+
+
+def test_a_script_that_fails_reads_as_it_would_in_a_fresh_run(tmp_path):
+    """Its status and its traceback (the script's frames only) are a fresh run's: they are the reasons the
+    rewriter is given."""
+    box = sandboxing.make(enabled=True, hide=(tmp_path,))
+    tails = []
+    for name in ("fresh", "ahead"):
+        root, work = _layout(tmp_path, name)
+        head = None
+        if name == "ahead":
+            head = start_ahead(box, sys.executable, root, work, interpret=True, settings=ValidationSettings(), env={})
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "fails.py").write_text("import torch\n\n\ndef check():\n    raise ValueError('boom')\n\n\ncheck()\n")
+        cand = work / "candidate"
+        cand.mkdir(parents=True, exist_ok=True)
+        result = confined(
+            box,
+            [sys.executable, "fails.py"],
+            cwd=root,
+            env=workload_env(cand, True, TraceSettings()),
+            home=work / "home",
+            seed=0,
+            writable=(root, cand),
+            ahead=head,
+        )
+        assert result.returncode == 1 and result.ahead is (head is not None)
+        tails.append([line.replace(str(root), "<copy>") for line in result.tail])
+    assert tails[0] == tails[1] and tails[0][-1] == "ValueError: boom"
+    assert 'File "<copy>/fails.py", line 8, in <module>' in "\n".join(tails[0])

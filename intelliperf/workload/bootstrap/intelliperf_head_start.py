@@ -51,12 +51,13 @@ def _run_as_main(path: str) -> None:
         __loader__=importlib.machinery.SourceFileLoader("__main__", path),
     )
     sys.modules["__main__"] = main
-    with open(path, "rb") as f:
-        code = compile(f.read(), path, "exec")
     try:
-        exec(code, main.__dict__)
+        with open(path, "rb") as f:
+            exec(compile(f.read(), path, "exec"), main.__dict__)
     except Exception as exc:  # noqa: BLE001  (SystemExit and KeyboardInterrupt end the run as they would)
-        sys.excepthook(type(exc), exc, exc.__traceback__.tb_next)
+        ours = exc.__traceback__  # this frame first; a syntax error has no frame of the script's
+        exc = exc.with_traceback(ours.tb_next if ours else None)  # Python prints the exception's own
+        sys.excepthook(type(exc), exc, exc.__traceback__)
         sys.exit(1)
 
 
