@@ -27,6 +27,7 @@ from .profiling.window import tuned_configs
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
 from .rewriters.source import NotPython, ScopeError, check_scope, code_unit, launch_unit, splice, unified_diff
 from .validators import (
+    Ahead,
     Program,
     ReferenceRun,
     ValidationSettings,
@@ -39,7 +40,6 @@ from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
 from .validators.validate import busy
 from .workload.devices import pinned_env, spread_over
-from .workload.head_start import HeadStart
 from .workload.runner import TraceSettings
 from .workload.sandbox import Sandbox
 from .workload.workspace import in_copy, within
@@ -89,7 +89,7 @@ class Session:
     started: float = field(default_factory=time.perf_counter)
     originals: dict[str, str] = field(default_factory=dict)  # the files a candidate may change, as the run began
     sandbox: Sandbox | None = None  # every program run of the loop goes through it
-    ahead: tuple[Path, HeadStart] | None = None  # the next attempt's folder, and a Python started for its run
+    ahead: tuple[Path, Ahead] | None = None  # the next attempt's folder, and the Pythons started for it
 
 
 def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
@@ -458,11 +458,12 @@ def _validated(
     where: Path,
     device: str | None,
     settings: ValidationSettings,
-    ahead: HeadStart | None = None,
+    ahead: Ahead | None = None,
     work: Path | None = None,
 ) -> tuple[Program, Verdict]:
-    """The candidate's copy of the project, and the validators' verdict on it: its program run in `ahead`
-    where that fits; once it has run, with `work`, the next candidate's Python starts."""
+    """The candidate's copy of the project, and the validators' verdict on it: its program and workers in
+    the Pythons `ahead` started for them where they fit; once it has run, with `work`, the next candidate's
+    start."""
     copy = copy_project(s.root, changes, where / "project", exclude=(s.out_dir,))
     program = Program(
         copy,
@@ -488,9 +489,9 @@ def _device(s: Session) -> str | None:
 
 
 def _start_ahead(s: Session, work: Path) -> None:
-    """A Python started for the next candidate's program run (`HeadStart`), in a folder of its own, where
-    the settings want one (`ValidationSettings.head_start`); not where candidates are spread over several
-    GPUs, nor twice."""
+    """The Pythons for the next candidate's program run and workers (`start_ahead`), in a folder of its own,
+    where the settings want them (`ValidationSettings.head_start`); not where candidates are spread over
+    several GPUs, nor twice."""
     wanted = s.validation.head_start
     if wanted is None:
         wanted = (os.cpu_count() or 1) >= HEAD_START_CPUS
@@ -502,6 +503,7 @@ def _start_ahead(s: Session, work: Path) -> None:
         s.report.run.command[0],
         where / "project",
         where / "validation",
+        inputs=work / "reference" / "inputs",  # where `_reference` has them (capture_reference's layout)
         interpret=s.report.run.mode == "interpreter",
         settings=s.validation,
         env=pinned_env(_device(s)),

@@ -87,6 +87,23 @@ sys.exit(3)
 '''
 
 
+def _program_ahead(box, root: Path, work: Path, *, interpret: bool = True, seed: int = 0, env: dict | None = None):
+    """The program's Python of `start_ahead` (its workers' are not needed here)."""
+    ahead = start_ahead(
+        box,
+        sys.executable,
+        root,
+        work,
+        inputs=work.parent / "inputs",
+        interpret=interpret,
+        settings=ValidationSettings(seed=seed),
+        env=env or {},
+    )
+    for worker in ahead.workers.values():
+        worker.stop()
+    return ahead.program
+
+
 def _layout(tmp_path: Path, name: str) -> tuple[Path, Path]:
     """A candidate's copy with the probe in a subfolder, and its validation folder (as `validate` lays them out)."""
     root, work = tmp_path / name / "project", tmp_path / name / "validation"
@@ -125,15 +142,7 @@ def test_a_run_in_a_head_start_is_a_fresh_runs_twin(tmp_path, interpret):
     fresh_root, fresh_work = _layout(tmp_path, "fresh")
     fresh = _run(box, fresh_root, fresh_work, hidden, interpret=interpret)
     root, work = _layout(tmp_path, "ahead")
-    head = start_ahead(
-        box,
-        sys.executable,
-        root,
-        work,
-        interpret=interpret,
-        settings=ValidationSettings(seed=7),
-        env={SETTING: "expandable_segments:True"},
-    )
+    head = _program_ahead(box, root, work, interpret=interpret, seed=7, env={SETTING: "expandable_segments:True"})
     assert root.is_dir() and not any(root.iterdir())  # made empty, filled once the candidate exists
     warm = _run(box, root, work, hidden, ahead=head, interpret=interpret)
     assert (fresh.returncode, warm.returncode) == (3, 3)
@@ -158,8 +167,7 @@ def test_a_run_that_does_not_fit_its_head_start_runs_afresh(tmp_path):
 
     def ahead(name: str, **env):
         root, work = _layout(tmp_path, name)
-        settings = ValidationSettings(seed=7)
-        head = start_ahead(box, sys.executable, root, work, interpret=True, settings=settings, env=env)
+        head = _program_ahead(box, root, work, seed=7, env=env)
         return root, work, head
 
     root, work, head = ahead(
@@ -193,7 +201,7 @@ def test_a_program_that_fakes_the_head_starts_refusal_is_run_afresh_and_judged_o
     run. It gains a second, fresh run, whose result is the one returned (ahead=False), nothing else."""
     box = sandboxing.make(enabled=True, hide=(tmp_path,))
     root, work = _layout(tmp_path, "faker")
-    head = start_ahead(box, sys.executable, root, work, interpret=True, settings=ValidationSettings(), env={})
+    head = _program_ahead(box, root, work)
     (root / "fake.py").write_text(
         "import sys\nimport torch\n"
         "runs = open(sys.argv[1], 'a'); runs.write('run\\n'); runs.close()\n"
@@ -224,19 +232,26 @@ def axpy(tmp_path_factory):
     return capture_reference(Program(AXPY, command), "axpy_kernel", interpret=True, work_dir=work), command
 
 
-@pytest.mark.parametrize("edit, correct", [(None, True), ("alpha * x + y, mask=mask)", False)])
-def test_candidates_validated_in_a_head_start_are_judged_as_in_a_fresh_run(axpy, edit, correct, tmp_path):
+@pytest.mark.parametrize(
+    "edit, correct, inputs",
+    [(None, True, "reference's"), ("alpha * x + y, mask=mask)", False, "reference's"), (None, True, "elsewhere")],
+)
+def test_candidates_validated_in_a_head_start_are_judged_as_in_a_fresh_run(axpy, edit, correct, inputs, tmp_path):
+    """Right and wrong candidates alike; a worker started with other binds (here: another inputs folder) is
+    not handed its run, which starts afresh."""
     reference, command = axpy
     where = tmp_path / "attempt"
-    head = start_ahead(
+    ahead = start_ahead(
         reference.sandbox,
         command[0],
         where / "project",
         where / "validation",
+        inputs=reference.inputs if inputs == "reference's" else tmp_path / "elsewhere",
         interpret=True,
         settings=ValidationSettings(),
         env={},
     )
+    assert set(ahead.workers) == {"replay"}  # no compute-sanitizer under the interpreter
     text = (AXPY / "axpy.py").read_text()
     if edit:
         text = text.replace(edit, "alpha * x + y + 1e-3, mask=mask)")
@@ -246,14 +261,16 @@ def test_candidates_validated_in_a_head_start_are_judged_as_in_a_fresh_run(axpy,
         reference,
         Program(copy, command),
         work_dir=where / "validation",
-        ahead=head,
+        ahead=ahead,
         after_run=lambda: started.append(True),
     )
-    assert any("started ahead" in note for note in verdict.notes), verdict.notes
+    (note,) = [n for n in verdict.notes if "started ahead of the candidate" in n]
+    assert ("its program, replay worker" in note) is (inputs == "reference's") and "its program" in note
     assert started == [True]
     assert verdict.correct is correct, verdict.reasons()
     if correct:
         assert any("4 of 4 dispatches" in c for c in verdict.checks)
+        assert any(c.startswith("replay through the launcher") for c in verdict.checks), verdict.checks
     else:
         assert "mismatch" in {p.kind for p in verdict.problems}
 
@@ -271,7 +288,7 @@ def test_a_head_start_never_sees_the_recorder_before_its_run(tmp_path):
     )
     box = sandboxing.make(enabled=True, hide=(tmp_path,))
     root, work = _layout(tmp_path, "recorder")
-    head = start_ahead(box, sys.executable, root, work, interpret=True, settings=ValidationSettings(), env={})
+    head = _program_ahead(box, root, work)
     (root / "show.py").write_text(text)
     cand = work / "candidate"
     result = confined(
@@ -298,7 +315,7 @@ def test_a_script_that_fails_reads_as_it_would_in_a_fresh_run(tmp_path):
         root, work = _layout(tmp_path, name)
         head = None
         if name == "ahead":
-            head = start_ahead(box, sys.executable, root, work, interpret=True, settings=ValidationSettings(), env={})
+            head = _program_ahead(box, root, work)
         root.mkdir(parents=True, exist_ok=True)
         (root / "fails.py").write_text("import torch\n\n\ndef check():\n    raise ValueError('boom')\n\n\ncheck()\n")
         cand = work / "candidate"

@@ -18,6 +18,7 @@ if __name__ != "intelliperf.validators":  # this folder imported from the reposi
 from .compare import Tolerances, compare_buffer
 from .performance import judge, speedup_interval
 from .validate import (
+    Ahead,
     Program,
     ReferenceRun,
     SandboxSettings,
@@ -30,6 +31,7 @@ from .validate import (
 from .verdict import Problem, Speedup, Verdict
 
 __all__ = [
+    "Ahead",
     "Problem",
     "Program",
     "ReferenceRun",

@@ -457,7 +457,7 @@ def validate(
     work_dir: Path | None = None,
     settings: ValidationSettings | None = None,
     trace: TraceSettings | None = None,
-    ahead: HeadStart | None = None,
+    ahead: Ahead | None = None,
     after_run: Callable[[], None] | None = None,
 ) -> Verdict:
     """Correctness (in-program + replay), then speed on a GPU. Never raises for a bad candidate.
@@ -481,7 +481,7 @@ def validate(
         )
         | candidate.env
     )
-    warm = _start_workers(reference, candidate, work_dir, settings)
+    warm = _start_workers(reference, candidate, work_dir, settings, ahead)
     reference.prefetch()
     try:
         result = confined(
@@ -493,13 +493,38 @@ def validate(
             seed=settings.seed,
             writable=(candidate.root, cand_dir),
             timeout_s=timeout,
-            ahead=ahead,
+            ahead=ahead.program if ahead else None,
         )
         if after_run is not None:
             after_run()
+        started = (["its program"] if result.ahead else []) + warm.started_ahead()
+        if started:
+            verdict.notes.append(
+                f"started ahead of the candidate, with torch and Triton imported: {', '.join(started)} (each run's "
+                "arguments, folder, environment and seeds as in a fresh start)"
+            )
         return _judge(verdict, reference, candidate, result, timeout, start, cand_dir, warm, work_dir, settings)
     finally:
         warm.stop()
+        if ahead is not None:
+            ahead.stop()  # what nothing took
+
+
+@dataclass
+class Ahead:
+    """Pythons started for a candidate not made yet (`start_ahead`): its program's and its workers' (the
+    replay's, and each compute-sanitizer check's where they will run). `validate` hands each its run where
+    it fits (`HeadStart.fits`) and starts the others afresh; what nothing took is stopped."""
+
+    program: HeadStart
+    workers: dict[str, HeadStart]  # "replay", and each sanitizer check
+
+    def take(self, name: str) -> HeadStart | None:
+        return self.workers.pop(name, None)
+
+    def stop(self) -> None:
+        for head in (self.program, *self.workers.values()):
+            head.stop()
 
 
 def start_ahead(
@@ -508,21 +533,37 @@ def start_ahead(
     root: Path,
     work_dir: Path,
     *,
+    inputs: Path,
     interpret: bool,
     settings: ValidationSettings,
     env: dict,
-) -> HeadStart:
-    """A Python started for the program run of a candidate not made yet, laid out as `validate` will have
-    it: its copy of the project in `root`, `work_dir` the validation's folder, `env` the candidate's own
-    (`Program.env`); both folders are made empty now. `validate(..., ahead=)` runs the program in it where
-    it fits the run (`HeadStart.fits`), else as usual."""
+) -> Ahead:
+    """Pythons started for a candidate not made yet, laid out as `validate` will have it: its copy of the
+    project in `root`, `work_dir` the validation's folder, `inputs` the reference's replay inputs (made now
+    where the reference is not captured yet), `env` the candidate's own (`Program.env`); the folders are
+    made empty now."""
     cand_dir, home = work_dir / "candidate", work_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
     # The bootstrap's variables only: the run's own (the recorder, the capture) are set when it comes.
-    env = confined_env(box, bootstrap_env(interpret, secrets=tuple(settings.secrets)) | env, home, settings.seed)
-    return HeadStart.start(
-        box, python, env=env, writable=(root, cand_dir, home), go_file=home / ".intelliperf-run.json"
+    program_env = confined_env(
+        box, bootstrap_env(interpret, secrets=tuple(settings.secrets)) | env, home, settings.seed
     )
+    program = HeadStart.start(
+        box, python, env=program_env, writable=(root, cand_dir, home), go_file=home / ".intelliperf-run.json"
+    )
+    workers = {}
+    for name, (wrap, extra) in _worker_kinds(interpret, settings)[0].items():
+        folder = _worker_folder(work_dir, name)
+        workers[name] = HeadStart.start(
+            box,
+            WORKER[0],
+            env=confined_env(box, _worker_env(interpret, folder, settings, env | extra), home, settings.seed),
+            writable=(folder, home),
+            readable=(inputs, root),
+            go_file=folder / ".intelliperf-run.json",
+            wrap=tuple(wrap),
+        )
+    return Ahead(program, workers)
 
 
 def _judge(
@@ -540,11 +581,6 @@ def _judge(
     """The candidate's run done: its captures compared, then its replay (already warm) and timing."""
     ref = reference.manifest
     verdict.seconds["candidate_run"] = round(time.perf_counter() - start, 3)
-    if result.ahead:
-        verdict.notes.append(
-            "the candidate's program ran in a Python started ahead of it (torch and Triton imported first; its "
-            "arguments, folder, environment and seeds as in a fresh `python` run)"
-        )
     failure = _process_problem("the candidate program", result, timeout)
     if failure:
         verdict.problems.append(failure)
@@ -794,16 +830,23 @@ def start_worker(
     readable: tuple[Path, ...],
     early: dict | None = None,
     wrap: Sequence[str] = (),
+    ahead: HeadStart | None = None,
 ) -> Running:
     """A replay worker started ahead of its job (the program it waits for still runs): it takes the
     start-up of Python, torch and Triton off the critical path, and runs `early` meanwhile. Its
     job's path goes to it with `send`; `stop` ends it when no job comes. `wrap` goes before Python
-    (a tool that runs the worker as its child, e.g. compute-sanitizer)."""
+    (a tool that runs the worker as its child, e.g. compute-sanitizer). In `ahead`, a Python started for
+    it before the candidate existed, where that fits (`HeadStart.fits`)."""
+    out.mkdir(parents=True, exist_ok=True)
     command = [*wrap, *WORKER, "serve", mode]
     if early is not None:
         (out / "early.json").write_text(json.dumps(early))
         command.append(str(out / "early.json"))
     env = confined_env(box, env, home, seed)
+    if ahead is not None:
+        if ahead.fits(box, command, cwd, env, (*writable, home), readable) is None:
+            return ahead.hand_over(command, cwd, env)
+        ahead.stop()
     return Running(
         box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable),
         cwd=str(cwd),
@@ -825,6 +868,11 @@ class _Warm:
     timed: dict | None = None  # the job the candidate's timing worker was started with
     timed_mode: str | None = None  # what it times: the launcher, or the kernel's own launch
 
+    def started_ahead(self) -> list[str]:
+        """The workers that run in a Python started before the candidate existed (`start_ahead`)."""
+        workers = {"replay worker": self.replay, **self.sanitizers}
+        return [name for name, running in workers.items() if running.ahead]
+
     def stop(self) -> None:
         for worker in (self.replay, *self.sanitizers.values(), *self.timing.values()):
             worker.stop()
@@ -843,17 +891,17 @@ class _Warm:
 SANITIZER_CHECKS = ("memcheck", "racecheck")  # out-of-bounds and invalid accesses; shared-memory hazards
 
 
-def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings) -> _Warm:
+def _start_workers(
+    reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings, ahead: Ahead | None
+) -> _Warm:
     """The candidate's replay worker and, on a GPU, its compute-sanitizer workers, started before its
-    program runs: their start-up (Python, torch, Triton; under the sanitizer an instrumented CUDA
-    context, seconds) overlaps the program's run. The trials of `early_mode` start at once too (the
-    sanitizers' first one), on the reference's description in the candidate's copy: the launcher's (the
-    candidate may change its body, not where it is or what it takes), or where the kernel is launched from
-    module level its own at the reference's recorded launch; when the candidate's own run says it called
-    something else (`_stands`), they run again. On a GPU not where the inputs are large
-    (`AHEAD_INPUTS_BYTES`)."""
-    out = work_dir / "replay"
-    out.mkdir(parents=True, exist_ok=True)
+    program runs (in the Pythons `ahead` started for them where they fit): their start-up (Python, torch,
+    Triton; under the sanitizer an instrumented CUDA context, seconds) overlaps the program's run. The
+    trials of `early_mode` start at once too (the sanitizers' first one), on the reference's description in
+    the candidate's copy: the launcher's (the candidate may change its body, not where it is or what it
+    takes), or where the kernel is launched from module level its own at the reference's recorded launch;
+    when the candidate's own run says it called something else (`_stands`), they run again. On a GPU not
+    where the inputs are large (`AHEAD_INPUTS_BYTES`)."""
     ref = reference.manifest
     mapped = {
         "kernel": {
@@ -864,14 +912,19 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
         and {**ref["launcher"], "file": in_copy([ref["launcher"]["file"]], reference.program.root, candidate.root)[0]},
         "launches": ref["launches"],
     }
-    expected = _candidate_job(reference, mapped, out)  # the candidate's job, if its run calls what the reference did
+    # the candidate's job, if its run calls what the reference did
+    expected = _candidate_job(reference, mapped, _worker_folder(work_dir, "replay"))
     # Not where the inputs are large, or the program's recorded peak leaves no room (`_fits_beside`): the
     # trials would hold GPU memory while the program, which may need it, runs.
     beside = reference.interpret or _fits_beside(reference)
     early = expected if beside and reference.replay.get("runs") else None
     late = {} if beside else {names.CUDA_LATE: "1"}  # no CUDA context either while the program runs
+    kinds, unsanitized = _worker_kinds(reference.interpret, settings)
 
-    def worker(folder: Path, early: dict | None = None, wrap: Sequence[str] = (), env: dict | None = None) -> Running:
+    def worker(name: str) -> Running:
+        folder = _worker_folder(work_dir, name)
+        wrap, extra = kinds[name]
+        job = early and {**(early if name == "replay" else _first_trials(early)), "out_dir": str(folder)}
         return start_worker(
             reference.sandbox,
             "run",
@@ -879,31 +932,43 @@ def _start_workers(reference: ReferenceRun, candidate: Program, work_dir: Path, 
             cwd=Path(mapped["kernel"]["file"]).parent,
             home=work_dir / "home",
             seed=settings.seed,
-            env=_worker_env(reference.interpret, folder, settings, candidate.env | late | (env or {})),
+            env=_worker_env(reference.interpret, folder, settings, candidate.env | late | extra),
             writable=(folder,),
             readable=(reference.inputs, candidate.root),
-            early=early and {**early, "out_dir": str(folder)},
+            early=job,
             wrap=wrap,
+            ahead=ahead.take(name) if ahead else None,
         )
 
-    warm = _Warm(worker(out, early), early, {})
+    warm = _Warm(worker("replay"), early, {}, unsanitized)
     _time_ahead(warm, reference, expected, candidate, work_dir, settings)
-    if not (settings.sanitizer if settings.sanitizer is not None else not reference.interpret):
-        return warm
+    for check in kinds.keys() - {"replay"}:
+        warm.sanitizers[check] = worker(check)
+    return warm
+
+
+def _worker_folder(work_dir: Path, name: str) -> Path:
+    """Where a candidate's worker writes: the replay's, or a compute-sanitizer check's."""
+    return work_dir / "replay" if name == "replay" else work_dir / "sanitizer" / name
+
+
+def _worker_kinds(
+    interpret: bool, settings: ValidationSettings
+) -> tuple[dict[str, tuple[list[str], dict]], str | None]:
+    """The workers a candidate gets, each with the tool it runs under and its own variables: the replay's,
+    and on a GPU each compute-sanitizer check's; and why those are not run where they were due."""
+    kinds: dict[str, tuple[list[str], dict]] = {"replay": ([], {})}
+    if not (settings.sanitizer if settings.sanitizer is not None else not interpret):
+        return kinds, None
     tool = find_tool(names.COMPUTE_SANITIZER, "compute-sanitizer", "CUDA_HOME", "/usr/local/cuda")
     if tool is None:
-        warm.unsanitized = "compute-sanitizer not run: it was not found (PATH, $CUDA_HOME/bin)"
-        return warm
+        return kinds, "compute-sanitizer not run: it was not found (PATH, $CUDA_HOME/bin)"
     for check in SANITIZER_CHECKS:
-        folder = work_dir / "sanitizer" / check
-        folder.mkdir(parents=True, exist_ok=True)
         wrap = [tool, "--tool", check, "--error-exitcode", "86", "--print-limit", "8", "--show-backtrace", "device"]
         # Each tensor its own allocation: inside torch's cached blocks an access past a tensor's end is not one
         # past an allocation's, and memcheck would not see it.
-        warm.sanitizers[check] = worker(
-            folder, early and _first_trials(early), wrap=wrap, env={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
-        )
-    return warm
+        kinds[check] = (wrap, {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+    return kinds, None
 
 
 # The ground truth's outputs the parent keeps in memory, read while the first candidate's program runs.

@@ -1,18 +1,20 @@
-"""A program's Python started ahead of its run, so that a candidate's run is not mostly start-up.
+"""A Python started ahead of its run, so that a candidate's validation is not mostly start-up.
 
 Starting Python with torch and Triton takes seconds (2.9-3.0 s with a CUDA context on the H100
-here), and each candidate's validation runs the whole program once. A `HeadStart` is started in
-the sandbox the run will have (the same binds, $HOME, seeds and environment, less the run's own
-INTELLIPERF_* variables) before the candidate exists: while the reference is captured, or while
-the previous candidate is replayed and timed. Its folders are made empty then and filled later.
-When the run comes, `confined` hands it over (bootstrap/intelliperf_head_start.py becomes
-`python script.py ARGS`), and runs the program the usual way where the head start does not fit.
+here), and each candidate's validation starts several: its program's, its replay worker's, a
+compute-sanitizer worker's per check. A `HeadStart` is started in the sandbox its run will have
+(the same binds, $HOME, seeds, wrapper and environment, less the run's own INTELLIPERF_*
+variables) before the candidate exists: while the reference is captured, or while the previous
+candidate is replayed and timed. Its folders are made empty then and filled later. When the run
+comes it is handed over (bootstrap/intelliperf_head_start.py becomes the run); where the run does
+not fit the head start (`fits`), it starts in a fresh Python as before.
 
-Where the program allows: the command is `python script.py ARGS` (no interpreter options), and the
-script's statements before it imports torch or Triton are a docstring and imports of the standard
-library or numpy: nothing it does first could change how torch starts (an environment variable
-set, a path added, a local module's side effects). No CUDA context is made ahead (it would hold
-GPU memory beside the program whose room the memory rule counts).
+Which runs: the program where it allows it, that is `python script.py ARGS` (no interpreter
+options) whose script's statements before it imports torch or Triton are a docstring and imports
+of the standard library or numpy: nothing it does first could change how torch starts (an
+environment variable set, a path added, a local module's side effects); and intelliperf's own
+workers (`python -m intelliperf.…`), which import torch first. No CUDA context is made ahead (it
+would hold GPU memory beside the program whose room the memory rule counts).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import json
 import re
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from .runner import BOOTSTRAP_DIR, ProcessResult, Running, Tail
@@ -77,7 +79,8 @@ def _imported(stmt: ast.stmt) -> set[str] | None:
 
 @dataclass
 class HeadStart:
-    """A started Python waiting for its run; `confined` takes it (`fits`, `go`) or stops it."""
+    """A started Python waiting for its run: a program's (`confined` calls `fits`, `go`) or a worker's
+    (`hand_over`); stopped where nothing takes it."""
 
     running: Running
     box: Sandbox
@@ -86,6 +89,7 @@ class HeadStart:
     writable: tuple[Path, ...]
     readable: tuple[Path, ...]
     go_file: Path  # where the run's description is written (a folder the started Python can read)
+    wrap: tuple[str, ...] = ()  # a tool the Python runs under (compute-sanitizer)
 
     @classmethod
     def start(
@@ -97,23 +101,30 @@ class HeadStart:
         writable: tuple[Path, ...],
         readable: tuple[Path, ...] = (),
         go_file: Path,
+        wrap: tuple[str, ...] = (),
     ) -> HeadStart:
-        """`env` is the confined environment (`confined_env`); the `writable` folders are made now (empty)."""
-        for folder in writable:
+        """`env` is the confined environment (`confined_env`); the `writable` and `readable` folders are
+        made now (empty where new)."""
+        for folder in (*writable, *readable):
             folder.mkdir(parents=True, exist_ok=True)
-        command = box.wrap([python, str(STARTER)], cwd=writable[0], writable=writable, readable=readable)
+        command = box.wrap([*wrap, python, str(STARTER)], cwd=writable[0], writable=writable, readable=readable)
         running = Running(command, cwd=str(writable[0]), env=env, echo=Tail(), stdin=True)
-        return cls(running, box, python, env, writable, readable, go_file)
+        return cls(running, box, python, env, writable, readable, go_file, wrap)
 
     def fits(
         self, box: Sandbox, command: list[str], cwd: Path, env: dict, writable: tuple[Path, ...], readable
     ) -> str | None:
-        """Why this run cannot be handed to it (None: it can): another sandbox, interpreter or binds, an
-        environment that differs in more than the run's INTELLIPERF_* variables, a script that does something
-        before it imports torch, or the started Python no longer there."""
+        """Why this run cannot be handed to it (None: it can): another sandbox, binds, wrapper or interpreter,
+        an environment that differs in more than the run's INTELLIPERF_* variables, a program that does
+        something before it imports torch, or the started Python no longer there."""
         if box != self.box or _paths(writable) != _paths(self.writable) or _paths(readable) != _paths(self.readable):
             return "its sandbox differs"
-        if not command or command[0] != self.python or script_of(command, cwd) is None:
+        head = [*self.wrap, self.python]
+        if command[: len(head)] != head or not Path(cwd).is_dir():
+            return "another interpreter or wrapper"
+        rest = command[len(head) - 1 :]
+        ours = len(rest) > 2 and rest[1] == "-m" and rest[2].startswith("intelliperf.")
+        if not ours and script_of(rest, cwd) is None:
             return "the program is not `python script.py` importing torch first"
         if _theirs(env) != _theirs(self.env):
             return "its environment differs"
@@ -121,15 +132,21 @@ class HeadStart:
             return "the started Python had ended"
         return None
 
-    def go(self, command: list[str], cwd: Path, env: dict, timeout_s: float | None) -> ProcessResult | None:
-        """The run, to its end or its timeout; None when the started Python could not take it (run it afresh)."""
-        self.go_file.write_text(json.dumps({"argv": command, "cwd": str(cwd), "env": env}))
-        self.running.start = time.perf_counter()
+    def hand_over(self, command: list[str], cwd: Path, env: dict) -> Running:
+        """The run given to the started Python (`fits` said it can take it); its stdin stays open for a worker."""
+        argv = command[len(self.wrap) :]
+        self.go_file.write_text(json.dumps({"argv": argv, "cwd": str(cwd), "env": env}))
+        self.running.start, self.running.ahead = time.perf_counter(), True
         self.running.send(str(self.go_file))
-        self.running.close()
+        return self.running
+
+    def go(self, command: list[str], cwd: Path, env: dict, timeout_s: float | None) -> ProcessResult | None:
+        """A program's run, to its end or its timeout; None when the started Python could not take it (run
+        it afresh)."""
+        self.hand_over(command, cwd, env).close()
         result = self.running.wait(timeout_s)
         refused = result.returncode == FAILED and any(REFUSED in line for line in self.running.tail)
-        return None if refused else replace(result, ahead=True)
+        return None if refused else result
 
     def stop(self) -> None:
         self.running.stop()

@@ -173,6 +173,7 @@ class Running:
     def __init__(self, command: list[str], *, cwd: str, env: dict, echo=None, stdin: bool = False):
         self.tail: deque[str] = deque(maxlen=40)
         self.start = time.perf_counter()
+        self.ahead = False  # started before its run was known, and handed it later (head_start.HeadStart)
         merge = echo is not None and echo is not sys.stderr
         try:
             self.proc = subprocess.Popen(
@@ -222,7 +223,7 @@ class Running:
         for reader in self.readers:
             reader.join(timeout=5)
         self.close()
-        return ProcessResult(returncode, time.perf_counter() - self.start, list(self.tail))
+        return ProcessResult(returncode, time.perf_counter() - self.start, list(self.tail), self.ahead)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

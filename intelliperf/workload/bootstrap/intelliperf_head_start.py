@@ -1,14 +1,18 @@
-"""A program's Python started ahead of its run (intelliperf.workload.head_start, the parent's side).
+"""A Python started ahead of its run (intelliperf.workload.head_start is the parent's side).
 
-Started in the program's sandbox with the program's environment less the run's INTELLIPERF_*
-variables (the sitecustomize in this folder has run: seeds set, no recorder yet), it imports torch
-and Triton, which is most of a Python program's start-up, then waits for its run on stdin: the
-path of a JSON file with the run's argv (`python script.py ARGS`), working folder and whole
-environment. It then becomes that run: the environment replaced, stdin from /dev/null, the
-script's folder first on sys.path, the bootstrap's per-run parts (seeds again, the recorder),
-and the script run as a fresh __main__. Its exit status is the script's. Before the script starts, a
-failure exits with FAILED, which tells the parent to run the program the usual way instead.
-End of input without a run: nothing to do.
+Started in the sandbox its run will have, with the run's environment less the run's own
+INTELLIPERF_* variables (for a program, the sitecustomize in this folder has run: seeds set, no
+recorder yet), it imports torch and Triton, which is most of a Python process's start-up, then
+waits for its run on stdin: the path of a JSON file with the run's argv, working folder and whole
+environment. It then becomes that run, as Python would have started it:
+
+* `python script.py ARGS` (a program): stdin from /dev/null, the script's folder first on sys.path,
+  the bootstrap's per-run parts (seeds again, the recorder), the script run as a fresh __main__;
+* `python -m intelliperf.MODULE ARGS` (a replay worker): the module run as __main__, stdin kept
+  (the worker reads its job from it).
+
+Its exit status is the run's. Before the run starts, a failure exits with FAILED, and the parent
+runs it in a fresh Python instead. End of input without a run: nothing to do.
 
 Imports only the standard library before the run (torch and Triton are the point).
 """
@@ -17,23 +21,31 @@ import json
 import os
 import sys
 
-FAILED = 87  # the run never started: the parent runs the program in a fresh Python instead
+FAILED = 87  # the run never started: the parent runs it in a fresh Python instead
 
 
-def _become(go: dict) -> str:
-    """This process as `python script.py ARGS` would have started it; the script's absolute path."""
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)  # the run line came through stdin; the program reads nothing from us
-    os.close(null)
+def _become(go: dict) -> list[str]:
+    """This process given the run's environment, folder and arguments (after the interpreter's own)."""
     env = dict(go["env"])
     if "PWD" in os.environ:  # set by what started us (bwrap --chdir) for our folder: it would have been the run's
         env.setdefault("PWD", go["cwd"])
     os.environ.clear()
     os.environ.update(env)
     os.chdir(go["cwd"])
-    sys.argv = list(go["argv"][1:])
-    sys.path[0] = os.path.dirname(os.path.realpath(sys.argv[0]))  # what Python puts first for a script
-    return os.path.abspath(sys.argv[0])
+    return list(go["argv"][1:])
+
+
+def _as_script(args: list[str]) -> str:
+    """`python script.py ARGS`: what Python sets up for a script; its absolute path."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)  # the run line came through stdin; the program reads nothing from us
+    os.close(null)
+    sys.argv = args
+    sys.path[0] = os.path.dirname(os.path.realpath(args[0]))  # what Python puts first for a script
+    per_run = getattr(sys.modules.get("sitecustomize"), "per_run", None)  # this folder's, on the run's PYTHONPATH
+    if per_run is not None:
+        per_run()  # the run's variables are set now
+    return os.path.abspath(args[0])
 
 
 def _run_as_main(path: str) -> None:
@@ -62,7 +74,7 @@ def _run_as_main(path: str) -> None:
 
 
 def main() -> None:
-    import torch  # noqa: F401  (the start-up this process takes off the program's run)
+    import torch  # noqa: F401  (the start-up this process takes off its run)
     import triton  # noqa: F401
 
     line = sys.stdin.readline().strip()
@@ -70,14 +82,22 @@ def main() -> None:
         sys.exit(0)
     try:
         with open(line) as f:
-            script = _become(json.load(f))
-        import sitecustomize  # this folder's: the variables of the run are set now
-
-        sitecustomize.per_run()
-    except Exception as exc:  # noqa: BLE001  (anything before the script: the parent runs it afresh)
-        print(f"intelliperf: the program's Python started ahead could not take its run: {exc}", file=sys.stderr)
+            args = _become(json.load(f))
+        module = args[1] if args[0] == "-m" else None
+        if module:
+            sys.argv = [module, *args[2:]]  # runpy puts the module's file first
+            sys.path[0] = os.getcwd()  # as `python -m` has it
+        else:
+            script = _as_script(args)
+    except Exception as exc:  # noqa: BLE001  (anything before the run: the parent starts it afresh)
+        print(f"intelliperf: the Python started ahead could not take its run: {exc}", file=sys.stderr)
         sys.exit(FAILED)
-    _run_as_main(script)
+    if module:
+        import runpy
+
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    else:
+        _run_as_main(script)
 
 
 if __name__ == "__main__":
