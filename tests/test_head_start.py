@@ -14,9 +14,9 @@ from conftest import PROGRAMS
 
 from intelliperf.validators import Program, ValidationSettings, capture_reference, copy_project, start_ahead, validate
 from intelliperf.workload import sandbox as sandboxing
-from intelliperf.workload.head_start import REFUSED, script_of, torch_comes_first
-from intelliperf.workload.runner import TraceSettings, workload_env
-from intelliperf.workload.workspace import confined
+from intelliperf.workload.head_start import REFUSED, HeadStart, script_of, torch_comes_first
+from intelliperf.workload.runner import TraceSettings, bootstrap_env, workload_env
+from intelliperf.workload.workspace import confined, confined_env
 
 AXPY = PROGRAMS / "validation"
 SETTING = "PYTORCH_CUDA_ALLOC_CONF"  # read by torch as it starts (its allocator), and let into the sandbox
@@ -334,3 +334,21 @@ def test_a_script_that_fails_reads_as_it_would_in_a_fresh_run(tmp_path):
         tails.append([line.replace(str(root), "<copy>") for line in result.tail])
     assert tails[0] == tails[1] and tails[0][-1] == "ValueError: boom"
     assert 'File "<copy>/fails.py", line 8, in <module>' in "\n".join(tails[0])
+
+
+def test_what_the_tool_it_runs_under_sets_survives_the_hand_over(tmp_path):
+    """compute-sanitizer starts a worker's Python with its injection variables set, which CUDA reads when it
+    starts; a head start that replaced its whole environment at the hand-over dropped them, and on the H100
+    the sanitizer then waited for its target forever. What was set after the parent gave the environment
+    stays (here by `env`, standing in for the tool)."""
+    box = sandboxing.make(enabled=True, hide=(tmp_path,))
+    root, work = _layout(tmp_path, "wrapped")
+    home = work / "home"
+    env = confined_env(box, bootstrap_env(True), home, 0)
+    wrap = ("env", "SET_BY_THE_TOOL=yes")
+    head = HeadStart.start(box, sys.executable, env=env, writable=(root, home), go_file=home / "go.json", wrap=wrap)
+    (root / "show.py").write_text("import os\nimport torch\nprint('tool:', os.environ.get('SET_BY_THE_TOOL'))\n")
+    command = [*wrap, sys.executable, "show.py"]
+    assert head.fits(box, command, root, env, (root, home), ()) is None
+    result = head.hand_over(command, root, env).wait(120)
+    assert result.returncode == 0 and result.ahead and "tool: yes" in result.tail, result.tail

@@ -135,7 +135,7 @@ class HeadStart:
     def hand_over(self, command: list[str], cwd: Path, env: dict) -> Running:
         """The run given to the started Python (`fits` said it can take it); its stdin stays open for a worker."""
         argv = command[len(self.wrap) :]
-        self.go_file.write_text(json.dumps({"argv": argv, "cwd": str(cwd), "env": env}))
+        self.go_file.write_text(json.dumps({"argv": argv, "cwd": str(cwd), "env": env, "given": self.env}))
         self.running.start, self.running.ahead = time.perf_counter(), True
         self.running.send(str(self.go_file))
         return self.running

@@ -25,10 +25,13 @@ FAILED = 87  # the run never started: the parent runs it in a fresh Python inste
 
 
 def _become(go: dict) -> list[str]:
-    """This process given the run's environment, folder and arguments (after the interpreter's own)."""
-    env = dict(go["env"])
-    if "PWD" in os.environ:  # set by what started us (bwrap --chdir) for our folder: it would have been the run's
-        env.setdefault("PWD", go["cwd"])
+    """This process given the run's environment, folder and arguments (after the interpreter's own). What
+    set variables after the parent gave us ours stays: the tool we run under (compute-sanitizer's injection
+    variables, read when CUDA starts), bwrap (PWD, which becomes the run's folder) and torch's import."""
+    given = go["given"]
+    env = go["env"] | {k: v for k, v in os.environ.items() if given.get(k) != v}
+    if "PWD" in env and "PWD" not in go["env"]:
+        env["PWD"] = go["cwd"]
     os.environ.clear()
     os.environ.update(env)
     os.chdir(go["cwd"])
