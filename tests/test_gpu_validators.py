@@ -8,7 +8,15 @@ from conftest import EXAMPLES, PROGRAMS
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
-from intelliperf.validators import Program, capture_reference, compare_buffer, copy_project, validate  # noqa: E402
+from intelliperf.validators import (  # noqa: E402
+    Program,
+    ValidationSettings,
+    capture_reference,
+    compare_buffer,
+    copy_project,
+    start_ahead,
+    validate,
+)
 from intelliperf.validators.compare import Tolerances  # noqa: E402
 
 AXPY = PROGRAMS / "validation"
@@ -55,19 +63,36 @@ def test_identical_candidate_is_correct_and_not_faster(axpy_reference, tmp_path)
     assert any(c.startswith("compute-sanitizer") and c.endswith("clean") for c in verdict.checks)
 
 
-def test_a_write_past_the_end_that_no_output_shows_is_rejected_by_compute_sanitizer(tmp_path):
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_write_past_the_end_that_no_output_shows_is_rejected_by_compute_sanitizer(tmp_path, ahead):
     """1000 floats: the store's 8 extra lanes land in the allocator's padding, so no output, in the
-    program or in a replay, changes; only memcheck (each tensor its own allocation) sees them."""
+    program or in a replay, changes; only memcheck (each tensor its own allocation) sees them. Also with
+    the program and the sanitizer workers in Pythons started before the candidate existed (start_ahead)."""
     command = [sys.executable, "axpy.py", "1000"]
     ref = capture_reference(Program(AXPY, command), "axpy_kernel", interpret=False, work_dir=tmp_path / "ref")
     store = "tl.store(out_ptr + offs, alpha * x + y, mask=mask)"
     past = "tl.store(out_ptr + offs, alpha * x + y, mask=offs < n + 8)"
-    verdict = validate(
-        ref, Program(_copy(AXPY, "axpy.py", tmp_path, [(store, past)]), command), work_dir=tmp_path / "v"
-    )
-    print("write past the end:", verdict.reasons(), verdict.seconds)
+    work, started = tmp_path / "v", None
+    if ahead:
+        settings = ValidationSettings()
+        started = start_ahead(
+            ref.sandbox,
+            command[0],
+            tmp_path / "copy",
+            work,
+            inputs=ref.inputs,
+            interpret=False,
+            settings=settings,
+            env={},
+        )
+        assert set(started.workers) == {"replay", "memcheck", "racecheck"}
+    copy = _copy(AXPY, "axpy.py", tmp_path, [(store, past)])
+    verdict = validate(ref, Program(copy, command), work_dir=work, ahead=started)
+    print("write past the end:", verdict.reasons(), verdict.seconds, verdict.notes)
     assert not verdict.accepted and [p.kind for p in verdict.problems] == ["sanitizer"]
     assert "memcheck" in verdict.problems[0].message
+    if ahead:
+        assert any("its program, replay worker, memcheck, racecheck" in n for n in verdict.notes), verdict.notes
 
 
 def test_contended_sum_fix_is_accepted_and_faster(tmp_path):

@@ -942,7 +942,7 @@ def _start_workers(
 
     warm = _Warm(worker("replay"), early, {}, unsanitized)
     _time_ahead(warm, reference, expected, candidate, work_dir, settings)
-    for check in kinds.keys() - {"replay"}:
+    for check in [name for name in kinds if name != "replay"]:
         warm.sanitizers[check] = worker(check)
     return warm
 
