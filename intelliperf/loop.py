@@ -504,6 +504,7 @@ def _start_ahead(s: Session, work: Path) -> None:
         where / "project",
         where / "validation",
         inputs=work / "reference" / "inputs",  # where `_reference` has them (capture_reference's layout)
+        reference_root=work / "reference" / "project",
         interpret=s.report.run.mode == "interpreter",
         settings=s.validation,
         env=pinned_env(_device(s)),

@@ -72,20 +72,8 @@ def test_a_write_past_the_end_that_no_output_shows_is_rejected_by_compute_saniti
     ref = capture_reference(Program(AXPY, command), "axpy_kernel", interpret=False, work_dir=tmp_path / "ref")
     store = "tl.store(out_ptr + offs, alpha * x + y, mask=mask)"
     past = "tl.store(out_ptr + offs, alpha * x + y, mask=offs < n + 8)"
-    work, started = tmp_path / "v", None
-    if ahead:
-        settings = ValidationSettings()
-        started = start_ahead(
-            ref.sandbox,
-            command[0],
-            tmp_path / "copy",
-            work,
-            inputs=ref.inputs,
-            interpret=False,
-            settings=settings,
-            env={},
-        )
-        assert set(started.workers) == {"replay", "memcheck", "racecheck"}
+    work = tmp_path / "v"
+    started = _ahead(ref, command, tmp_path / "copy", work) if ahead else None
     copy = _copy(AXPY, "axpy.py", tmp_path, [(store, past)])
     verdict = validate(ref, Program(copy, command), work_dir=work, ahead=started)
     print("write past the end:", verdict.reasons(), verdict.seconds, verdict.notes)
@@ -95,15 +83,38 @@ def test_a_write_past_the_end_that_no_output_shows_is_rejected_by_compute_saniti
         assert any("its program, replay worker, memcheck, racecheck" in n for n in verdict.notes), verdict.notes
 
 
-def test_contended_sum_fix_is_accepted_and_faster(tmp_path):
+@pytest.mark.parametrize("ahead", [False, True])
+def test_contended_sum_fix_is_accepted_and_faster(tmp_path, ahead):
     ref = capture_reference(
         Program(EXAMPLES, SUM_COMMAND), "contended_sum_kernel", interpret=False, work_dir=tmp_path / "ref"
     )
+    started = _ahead(ref, SUM_COMMAND, tmp_path / "copy", tmp_path / "v") if ahead else None
     fix = _copy(EXAMPLES, "contended_sum.py", tmp_path, [(ATOMIC, "tl.atomic_add(out_ptr, tl.sum(x, 0))")])
-    verdict = validate(ref, Program(fix, SUM_COMMAND), work_dir=tmp_path / "v")
-    print("contended sum fix:", verdict.speedup, verdict.seconds, verdict.checks)
+    verdict = validate(ref, Program(fix, SUM_COMMAND), work_dir=tmp_path / "v", ahead=started)
+    print("contended sum fix:", verdict.speedup, verdict.seconds, verdict.checks, verdict.notes)
     assert verdict.accepted, verdict.reasons()
     assert verdict.speedup.low > 10
+    if ahead:  # every Python it started, the timing workers' too
+        timing = "reference's timing worker, candidate's timing worker"
+        assert any(f"its program, replay worker, memcheck, racecheck, {timing}" in n for n in verdict.notes)
+
+
+def _ahead(ref, command, copy, work):
+    """The Pythons `start_ahead` starts for a candidate whose copy will be `copy`, validated in `work`."""
+    started = start_ahead(
+        ref.sandbox,
+        command[0],
+        copy,
+        work,
+        inputs=ref.inputs,
+        reference_root=ref.program.root,
+        interpret=False,
+        settings=ValidationSettings(),
+        env={},
+    )
+    assert set(started.workers) == {"replay", "memcheck", "racecheck"}
+    assert set(started.timing) == {"reference", "candidate"}
+    return started
 
 
 def test_reordered_atomic_sum_of_16m_floats_passes_and_a_dropped_block_fails():

@@ -497,13 +497,14 @@ def validate(
         )
         if after_run is not None:
             after_run()
+        verdict = _judge(verdict, reference, candidate, result, timeout, start, cand_dir, warm, work_dir, settings)
         started = (["its program"] if result.ahead else []) + warm.started_ahead()
         if started:
             verdict.notes.append(
                 f"started ahead of the candidate, with torch and Triton imported: {', '.join(started)} (each run's "
                 "arguments, folder, environment and seeds as in a fresh start)"
             )
-        return _judge(verdict, reference, candidate, result, timeout, start, cand_dir, warm, work_dir, settings)
+        return verdict
     finally:
         warm.stop()
         if ahead is not None:
@@ -518,6 +519,7 @@ class Ahead:
 
     program: HeadStart
     workers: dict[str, HeadStart]  # "replay", and each sanitizer check
+    timing: dict[str, _TimingHead] = field(default_factory=dict)  # "reference", "candidate" (GPU)
 
     def take(self, name: str) -> HeadStart | None:
         return self.workers.pop(name, None)
@@ -525,6 +527,18 @@ class Ahead:
     def stop(self) -> None:
         for head in (self.program, *self.workers.values()):
             head.stop()
+        for timer in self.timing.values():
+            timer.side.stop()
+
+
+@dataclass
+class _TimingHead:
+    """A timing worker's Python started ahead (`start_ahead`): its parent's end (`performance.started`), and
+    the numbers of the pipe ends it inherited (commands in, answers out), which its `time` command names."""
+
+    head: HeadStart
+    side: Any
+    fds: tuple[int, int]
 
 
 def start_ahead(
@@ -534,14 +548,16 @@ def start_ahead(
     work_dir: Path,
     *,
     inputs: Path,
+    reference_root: Path,
     interpret: bool,
     settings: ValidationSettings,
     env: dict,
 ) -> Ahead:
     """Pythons started for a candidate not made yet, laid out as `validate` will have it: its copy of the
-    project in `root`, `work_dir` the validation's folder, `inputs` the reference's replay inputs (made now
-    where the reference is not captured yet), `env` the candidate's own (`Program.env`); the folders are
-    made empty now."""
+    project in `root`, `work_dir` the validation's folder, `inputs` the reference's replay inputs and
+    `reference_root` its copy of the project (both made now where the reference is not captured yet), `env`
+    the candidate's own (`Program.env`); the folders are made empty now. On a GPU the two timing workers'
+    too (they inherit their pipes now)."""
     cand_dir, home = work_dir / "candidate", work_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
     # The bootstrap's variables only: the run's own (the recorder, the capture) are set when it comes.
@@ -563,7 +579,34 @@ def start_ahead(
             go_file=folder / ".intelliperf-run.json",
             wrap=tuple(wrap),
         )
-    return Ahead(program, workers)
+    ahead = Ahead(program, workers)
+    if not interpret and settings.timing:
+        for name, project in (("reference", reference_root), ("candidate", root)):
+            ahead.timing[name] = _timing_ahead(box, project, inputs, work_dir / f"timing-{name}", settings, env)
+    return ahead
+
+
+def _timing_ahead(
+    box: sandboxing.Sandbox, project: Path, inputs: Path, out: Path, settings: ValidationSettings, env: dict
+) -> _TimingHead:
+    """One side's timing worker started ahead: `_timer`'s sandbox, environment and pipes, no job yet."""
+    held: dict = {}
+
+    def start(cmd_fd: int, out_fd: int):
+        held["head"] = HeadStart.start(
+            box,
+            WORKER[0],
+            env=_timing_env(box, False, out, settings, env),
+            writable=(out,),
+            readable=(inputs, project),
+            go_file=out / ".intelliperf-run.json",
+            pass_fds=(cmd_fd, out_fd),
+        )
+        held["fds"] = (cmd_fd, out_fd)
+        return held["head"].running.proc
+
+    side = started(start)
+    return _TimingHead(held["head"], side, held["fds"])
 
 
 def _judge(
@@ -867,15 +910,19 @@ class _Warm:
     timing: dict[str, Any] = field(default_factory=dict)  # side -> timing worker started ahead (GPU)
     timed: dict | None = None  # the job the candidate's timing worker was started with
     timed_mode: str | None = None  # what it times: the launcher, or the kernel's own launch
+    timing_heads: dict[str, _TimingHead] = field(default_factory=dict)  # timing workers' Pythons started ahead
+    timed_ahead: list[str] = field(default_factory=list)  # the timing workers handed their job in those
 
     def started_ahead(self) -> list[str]:
-        """The workers that run in a Python started before the candidate existed (`start_ahead`)."""
+        """The workers that ran in a Python started before the candidate existed (`start_ahead`)."""
         workers = {"replay worker": self.replay, **self.sanitizers}
-        return [name for name, running in workers.items() if running.ahead]
+        return [name for name, running in workers.items() if running.ahead] + self.timed_ahead
 
     def stop(self) -> None:
         for worker in (self.replay, *self.sanitizers.values(), *self.timing.values()):
             worker.stop()
+        for timer in self.timing_heads.values():
+            timer.side.stop()
 
     def take_timing(self) -> dict[str, Any]:
         """The timing workers started ahead, now the caller's to time or stop."""
@@ -941,6 +988,8 @@ def _start_workers(
         )
 
     warm = _Warm(worker("replay"), early, {}, unsanitized)
+    if ahead is not None:
+        warm.timing_heads, ahead.timing = ahead.timing, {}
     _time_ahead(warm, reference, expected, candidate, work_dir, settings)
     for check in [name for name in kinds if name != "replay"]:
         warm.sanitizers[check] = worker(check)
@@ -1015,9 +1064,7 @@ def _time_ahead(
     warm.timed, warm.timed_mode = job, _timed_mode(reference, job)
     for name in ("reference", "candidate") if warm.timed_mode else ("reference",):
         side, folder = jobs[name]
-        warm.timing[name] = started(
-            _timer(reference, side, folder, work_dir / f"timing-{name}", settings, candidate.env)
-        )
+        warm.timing[name] = _timing_side(reference, name, side, folder, work_dir, settings, candidate.env, warm)
 
 
 def _timed_mode(reference: ReferenceRun, job: dict) -> str | None:
@@ -1098,7 +1145,7 @@ def _start_timing(
     jobs = _timing_jobs(reference, job, root)
     for name in jobs.keys() - sides.keys():
         side, folder = jobs[name]
-        sides[name] = started(_timer(reference, side, folder, work_dir / f"timing-{name}", settings, env))
+        sides[name] = _timing_side(reference, name, side, folder, work_dir, settings, env, warm)
     return sides
 
 
@@ -1144,13 +1191,43 @@ def _judge_speed(
     verdict.accepted = verdict.correct and verdict.faster and not any(flags)
 
 
+def _timing_side(
+    reference: ReferenceRun,
+    name: str,
+    job: dict,
+    root: Path,
+    work_dir: Path,
+    settings: ValidationSettings,
+    env: dict,
+    warm: _Warm,
+):
+    """One side's timing worker ("reference" or "candidate") with its job (`performance.started`): in the
+    Python started for it ahead (`warm.timing_heads`) where that fits, else started now (`_timer`)."""
+    out = work_dir / f"timing-{name}"
+    ahead = warm.timing_heads.pop(name, None)
+    if ahead is not None:
+        command = [*WORKER, "time", _write_job(job, out), *map(str, ahead.fds)]
+        folder = Path(job["kernel"]["file"]).parent
+        full_env = _timing_env(reference.sandbox, reference.interpret, out, settings, env)
+        if ahead.head.fits(reference.sandbox, command, folder, full_env, (out,), (reference.inputs, root)) is None:
+            ahead.head.hand_over(command, folder, full_env).close()  # its commands come through the pipes
+            warm.timed_ahead.append(f"{name}'s timing worker")
+            return ahead.side
+        ahead.side.stop()
+    return started(_timer(reference, job, root, out, settings, env))
+
+
+def _timing_env(box: sandboxing.Sandbox, interpret: bool, out: Path, settings: ValidationSettings, env: dict) -> dict:
+    return confined_env(box, _worker_env(interpret, out, settings, env), out / "home", settings.seed)
+
+
 def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: ValidationSettings, env: dict):
     """Starts one side's timing worker in the sandbox, talking over two inherited pipes."""
     out.mkdir(parents=True, exist_ok=True)
     path = _write_job(job, out)
     folder = Path(job["kernel"]["file"]).parent
     box = reference.sandbox
-    full_env = confined_env(box, _worker_env(reference.interpret, out, settings, env), out / "home", settings.seed)
+    full_env = _timing_env(box, reference.interpret, out, settings, env)
 
     def start(cmd_fd: int, out_fd: int):
         command = box.wrap(

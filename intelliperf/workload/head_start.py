@@ -102,13 +102,14 @@ class HeadStart:
         readable: tuple[Path, ...] = (),
         go_file: Path,
         wrap: tuple[str, ...] = (),
+        pass_fds: tuple[int, ...] = (),
     ) -> HeadStart:
         """`env` is the confined environment (`confined_env`); the `writable` and `readable` folders are
-        made now (empty where new)."""
+        made now (empty where new); `pass_fds` are inherited (a timing worker's pipes)."""
         for folder in (*writable, *readable):
             folder.mkdir(parents=True, exist_ok=True)
         command = box.wrap([*wrap, python, str(STARTER)], cwd=writable[0], writable=writable, readable=readable)
-        running = Running(command, cwd=str(writable[0]), env=env, echo=Tail(), stdin=True)
+        running = Running(command, cwd=str(writable[0]), env=env, echo=Tail(), stdin=True, pass_fds=pass_fds)
         return cls(running, box, python, env, writable, readable, go_file, wrap)
 
     def fits(

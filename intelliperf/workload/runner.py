@@ -170,7 +170,9 @@ class Running:
     """A started process: its output is being collected; `wait` ends it. With `stdin=True` it reads
     lines from us (`send`), and ends its input when we `close` it."""
 
-    def __init__(self, command: list[str], *, cwd: str, env: dict, echo=None, stdin: bool = False):
+    def __init__(
+        self, command: list[str], *, cwd: str, env: dict, echo=None, stdin: bool = False, pass_fds: tuple[int, ...] = ()
+    ):
         self.tail: deque[str] = deque(maxlen=40)
         self.start = time.perf_counter()
         self.ahead = False  # started before its run was known, and handed it later (head_start.HeadStart)
@@ -183,6 +185,7 @@ class Running:
                 stderr=subprocess.PIPE,
                 stdin=subprocess.PIPE if stdin else None,
                 stdout=subprocess.PIPE if merge else None,
+                pass_fds=pass_fds,
             )
         except OSError as exc:  # e.g. not executable, bad interpreter line
             raise CommandNotFoundError(f"{command[0]} ({exc.strerror})") from None
