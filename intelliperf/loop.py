@@ -114,7 +114,7 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
         s.sandbox = s.validation.sandbox.build((s.root, s.out_dir, work, Path(s.report.run.cwd)), s.validation.secrets)
         opt.sandbox = s.sandbox.describe()
         try:
-            _start_ahead(s, work)  # the first candidate's Python starts while the reference is captured
+            _start_ahead(s, work, 0)  # the first candidate's Pythons start while the reference is captured
             reference, kernel, launcher = _reference(s, work, opt)
             opt.hardware = _hardware(s.report.run.mode == "interpreter").model_dump()
             s.write()
@@ -405,7 +405,7 @@ def _attempt(
     attempt.device = device
     s.progress(f"attempt {number}: validating {cand.rewriter} candidate ({cand.title})")
     try:
-        program, verdict = _validated(s, reference, changes, where, device, s.validation, ahead and ahead[1], work)
+        program, verdict = _validated(s, reference, changes, where, device, s.validation, ahead and ahead[1])
     except KeyboardInterrupt:  # the report keeps the attempt whose folder is already there
         attempt.status, attempt.reasons = (
             "interrupted",
@@ -435,6 +435,7 @@ def _attempt(
             f"validated a second time after a timeout on a busy machine (load {load:.1f} on "
             f"{os.cpu_count()} cores), with twice the time"
         )
+    _start_ahead(s, work, number)  # not earlier: they would take CPU from this candidate's timing
     attempt.verdict = verdict
     attempt.seconds.update(verdict.seconds)
     begin = time.perf_counter()
@@ -459,11 +460,9 @@ def _validated(
     device: str | None,
     settings: ValidationSettings,
     ahead: Ahead | None = None,
-    work: Path | None = None,
 ) -> tuple[Program, Verdict]:
     """The candidate's copy of the project, and the validators' verdict on it: its program and workers in
-    the Pythons `ahead` started for them where they fit; once it has run, with `work`, the next candidate's
-    start."""
+    the Pythons `ahead` started for them where they fit."""
     copy = copy_project(s.root, changes, where / "project", exclude=(s.out_dir,))
     program = Program(
         copy,
@@ -478,7 +477,6 @@ def _validated(
         settings=settings,
         trace=s.trace,
         ahead=ahead,
-        after_run=(lambda: _start_ahead(s, work)) if work else None,
     )
     return program, verdict
 
@@ -488,14 +486,16 @@ def _device(s: Session) -> str | None:
     return s.budget.devices[0] if s.budget.devices else None
 
 
-def _start_ahead(s: Session, work: Path) -> None:
+def _start_ahead(s: Session, work: Path, done: int) -> None:
     """The Pythons for the next candidate's program run and workers (`start_ahead`), in a folder of its own,
-    where the settings want them (`ValidationSettings.head_start`); not where candidates are spread over
-    several GPUs, nor twice."""
+    after attempt `done` (0: while the reference is captured), where the settings want them
+    (`ValidationSettings.head_start`); not after the budget's last attempt, not where candidates are spread
+    over several GPUs, nor twice."""
     wanted = s.validation.head_start
     if wanted is None:
         wanted = (os.cpu_count() or 1) >= HEAD_START_CPUS
-    if not wanted or s.ahead is not None or len(s.budget.devices) > 1 or s.sandbox is None:
+    last = done >= s.budget.max_attempts  # attempt `done` was the budget's last
+    if last or not wanted or s.ahead is not None or len(s.budget.devices) > 1 or s.sandbox is None:
         return
     where = Path(tempfile.mkdtemp(prefix="attempt-", dir=work))
     head = start_ahead(

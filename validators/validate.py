@@ -458,15 +458,13 @@ def validate(
     settings: ValidationSettings | None = None,
     trace: TraceSettings | None = None,
     ahead: Ahead | None = None,
-    after_run: Callable[[], None] | None = None,
 ) -> Verdict:
     """Correctness (in-program + replay), then speed on a GPU. Never raises for a bad candidate.
 
     With `trace`, the candidate run also records the launch profile and the address trace into
     `work_dir/candidate` (load it with `load_recording`), so the optimize loop gets the formula's
-    metric for the candidate from the same single run of the program. `ahead` (`start_ahead`) is a
-    Python started for that run; `after_run` is called once the program has run (the loop starts the
-    next candidate's Python then)."""
+    metric for the candidate from the same single run of the program. `ahead` (`start_ahead`) holds
+    the Pythons started for its program and workers before it existed."""
     settings = settings or ValidationSettings()
     work_dir = Path(work_dir or tempfile.mkdtemp(prefix="intelliperf-validate-"))
     verdict = Verdict(correct=False)
@@ -495,8 +493,6 @@ def validate(
             timeout_s=timeout,
             ahead=ahead.program if ahead else None,
         )
-        if after_run is not None:
-            after_run()
         verdict = _judge(verdict, reference, candidate, result, timeout, start, cand_dir, warm, work_dir, settings)
         started = (["its program"] if result.ahead else []) + warm.started_ahead()
         if started:
@@ -939,7 +935,11 @@ SANITIZER_CHECKS = ("memcheck", "racecheck")  # out-of-bounds and invalid access
 
 
 def _start_workers(
-    reference: ReferenceRun, candidate: Program, work_dir: Path, settings: ValidationSettings, ahead: Ahead | None
+    reference: ReferenceRun,
+    candidate: Program,
+    work_dir: Path,
+    settings: ValidationSettings,
+    ahead: Ahead | None = None,
 ) -> _Warm:
     """The candidate's replay worker and, on a GPU, its compute-sanitizer workers, started before its
     program runs (in the Pythons `ahead` started for them where they fit): their start-up (Python, torch,
