@@ -111,23 +111,30 @@ def _layout(tmp_path: Path, name: str) -> tuple[Path, Path]:
     return root, work
 
 
-def _run(box, root: Path, work: Path, hidden: Path, ahead=None, interpret: bool = True):
-    (root / "app").mkdir(parents=True, exist_ok=True)
-    (root / "app" / "probe.py").write_text(PROBE.replace("HIDDEN", repr(str(hidden))))
+def _script(box, root: Path, work: Path, args: list, *, ahead=None, cwd=None, seed=0, interpret=True, extra=None):
+    """`python ARGS` as `validate` runs a candidate's program: in the sandbox, in the copy `root`, capturing
+    into `work/candidate`; in the started Python `ahead` where it fits."""
     cand = work / "candidate"
     cand.mkdir(parents=True, exist_ok=True)
-    env = workload_env(cand, interpret, TraceSettings()) | {SETTING: "expandable_segments:True"}
     return confined(
         box,
-        [sys.executable, "probe.py", "first arg", str(cand)],
-        cwd=root / "app",
-        env=env,
+        [sys.executable, *args],
+        cwd=cwd or root,
+        env=workload_env(cand, interpret, TraceSettings()) | (extra or {}),
         home=work / "home",
-        seed=7,
+        seed=seed,
         writable=(root, cand),
         timeout_s=120,
         ahead=ahead,
     )
+
+
+def _run(box, root: Path, work: Path, hidden: Path, ahead=None, interpret: bool = True):
+    (root / "app").mkdir(parents=True, exist_ok=True)
+    (root / "app" / "probe.py").write_text(PROBE.replace("HIDDEN", repr(str(hidden))))
+    extra = {SETTING: "expandable_segments:True"}
+    args = ["probe.py", "first arg", str(work / "candidate")]
+    return _script(box, root, work, args, ahead=ahead, cwd=root / "app", seed=7, interpret=interpret, extra=extra)
 
 
 def _seen(result, root: Path) -> dict:
@@ -184,16 +191,7 @@ def test_a_run_that_does_not_fit_its_head_start_runs_afresh(tmp_path):
     assert not _run(other, root, work, hidden, ahead=head).ahead
     root, work, head = ahead("env-first", **{SETTING: "expandable_segments:True"})
     (root / "first.py").write_text('import os\nos.environ["A"] = "1"\nimport torch\n')
-    result = confined(
-        box,
-        [sys.executable, "first.py"],
-        cwd=root,
-        env=workload_env(work / "candidate", True, TraceSettings()) | {SETTING: "expandable_segments:True"},
-        home=work / "home",
-        seed=7,
-        writable=(root, work / "candidate"),
-        ahead=head,
-    )
+    result = _script(box, root, work, ["first.py"], ahead=head, seed=7, extra={SETTING: "expandable_segments:True"})
     assert result.returncode == 0 and not result.ahead
 
 
@@ -209,16 +207,7 @@ def test_a_program_that_fakes_the_head_starts_refusal_is_run_afresh_and_judged_o
         f"print({REFUSED!r}, file=sys.stderr)\nsys.exit(87)\n"
     )
     cand = work / "candidate"
-    result = confined(
-        box,
-        [sys.executable, "fake.py", str(cand / "runs.txt")],
-        cwd=root,
-        env=workload_env(cand, True, TraceSettings()),
-        home=work / "home",
-        seed=0,
-        writable=(root, cand),
-        ahead=head,
-    )
+    result = _script(box, root, work, ["fake.py", str(cand / "runs.txt")], ahead=head)
     assert result.returncode == 87 and not result.ahead
     assert (cand / "runs.txt").read_text() == "run\nrun\n"
 
@@ -285,16 +274,7 @@ def test_a_head_start_never_sees_the_recorder_before_its_run(tmp_path):
     head = _program_ahead(box, root, work)
     (root / "show.py").write_text(text)
     cand = work / "candidate"
-    result = confined(
-        box,
-        [sys.executable, "show.py"],
-        cwd=root,
-        env=workload_env(cand, True, TraceSettings()),
-        home=work / "home",
-        seed=0,
-        writable=(root, cand),
-        ahead=head,
-    )
+    result = _script(box, root, work, ["show.py"], ahead=head)
     assert result.ahead and result.returncode == 0, result.tail
     assert "recorder True" in result.tail
     assert len(list(cand.glob("started-*"))) == 1  # the run's process, once
@@ -312,18 +292,7 @@ def test_a_script_that_fails_reads_as_it_would_in_a_fresh_run(tmp_path):
             head = _program_ahead(box, root, work)
         root.mkdir(parents=True, exist_ok=True)
         (root / "fails.py").write_text("import torch\n\n\ndef check():\n    raise ValueError('boom')\n\n\ncheck()\n")
-        cand = work / "candidate"
-        cand.mkdir(parents=True, exist_ok=True)
-        result = confined(
-            box,
-            [sys.executable, "fails.py"],
-            cwd=root,
-            env=workload_env(cand, True, TraceSettings()),
-            home=work / "home",
-            seed=0,
-            writable=(root, cand),
-            ahead=head,
-        )
+        result = _script(box, root, work, ["fails.py"], ahead=head)
         assert result.returncode == 1 and result.ahead is (head is not None)
         tails.append([line.replace(str(root), "<copy>") for line in result.tail])
     assert tails[0] == tails[1] and tails[0][-1] == "ValueError: boom"
