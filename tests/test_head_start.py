@@ -14,7 +14,7 @@ from conftest import PROGRAMS
 
 from intelliperf.validators import Program, ValidationSettings, capture_reference, copy_project, start_ahead, validate
 from intelliperf.workload import sandbox as sandboxing
-from intelliperf.workload.head_start import REFUSED, HeadStart, script_of, torch_comes_first
+from intelliperf.workload.head_start import REFUSED, HeadStart, is_python, script_of, torch_comes_first
 from intelliperf.workload.runner import TraceSettings, bootstrap_env, workload_env
 from intelliperf.workload.workspace import confined, confined_env
 
@@ -33,6 +33,8 @@ SETTING = "PYTORCH_CUDA_ALLOC_CONF"  # read by torch as it starts (its allocator
         ('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n', False),  # changes how torch starts
         ("import sys\nsys.path.insert(0, 'lib')\nimport torch\n", False),
         ("import helpers\nimport torch\n", False),  # a local module may do anything first
+        ("import helpers, torch\n", False),
+        ("import sys, torch, triton\n", True),
         ("from . import helpers\nimport torch\n", False),
         ("try:\n    import torch\nexcept ImportError:\n    torch = None\n", False),
         ("import os\nimport sys\n", False),  # no torch: nothing to start ahead
@@ -51,6 +53,7 @@ def test_only_python_running_a_script_may_start_ahead(tmp_path):
     assert script_of(["/usr/bin/python3.11", "run.py"], tmp_path) == tmp_path / "run.py"
     for command in ([python, "-u", "run.py"], [python, "-m", "run"], ["bash", "run.sh"], [python, "missing.py"]):
         assert script_of(command, tmp_path) is None, command
+    assert is_python("python3") and is_python("/opt/venv/bin/python3.12") and not is_python("/usr/bin/bash")
 
 
 # --- a run in it, as a fresh Python would have it -----------------------------------------------

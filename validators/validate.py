@@ -43,7 +43,7 @@ from intelliperf import env as names
 from intelliperf.errors import IntelliPerfError
 from intelliperf.redact import looks_secret, scrub
 from intelliperf.workload import sandbox as sandboxing
-from intelliperf.workload.head_start import HeadStart
+from intelliperf.workload.head_start import HeadStart, is_python
 from intelliperf.workload.runner import Running, Tail, TraceSettings, bootstrap_env, find_tool, workload_env
 from intelliperf.workload.workspace import confined, confined_env, copy_project, in_copy, within
 
@@ -513,7 +513,7 @@ class Ahead:
     replay's, and each compute-sanitizer check's where they will run). `validate` hands each its run where
     it fits (`HeadStart.fits`) and starts the others afresh; what nothing took is stopped."""
 
-    program: HeadStart
+    program: HeadStart | None  # None where the command is no Python's
     workers: dict[str, HeadStart]  # "replay", and each sanitizer check
     timing: dict[str, _TimingHead] = field(default_factory=dict)  # "reference", "candidate" (GPU)
 
@@ -522,7 +522,8 @@ class Ahead:
 
     def stop(self) -> None:
         for head in (self.program, *self.workers.values()):
-            head.stop()
+            if head is not None:
+                head.stop()
         for timer in self.timing.values():
             timer.side.stop()
 
@@ -560,9 +561,12 @@ def start_ahead(
     program_env = confined_env(
         box, bootstrap_env(interpret, secrets=tuple(settings.secrets)) | env, home, settings.seed
     )
-    program = HeadStart.start(
-        box, python, env=program_env, writable=(root, cand_dir, home), go_file=home / ".intelliperf-run.json"
-    )
+    program = None
+    if is_python(python):
+        writable = (root, cand_dir, home)
+        program = HeadStart.start(
+            box, python, env=program_env, writable=writable, go_file=home / ".intelliperf-run.json"
+        )
     workers = {}
     for name, (wrap, extra) in _worker_kinds(interpret, settings)[0].items():
         folder = _worker_folder(work_dir, name)
@@ -592,7 +596,7 @@ def _timing_ahead(
         held["head"] = HeadStart.start(
             box,
             WORKER[0],
-            env=_timing_env(box, False, out, settings, env),
+            env=_timing_env(box, False, out, settings, env),  # (timing: compiled kernels only)
             writable=(out,),
             readable=(inputs, project),
             go_file=out / ".intelliperf-run.json",

@@ -39,9 +39,14 @@ HARMLESS = ("numpy",)  # imported by torch anyway; nothing in it depends on what
 OURS = "INTELLIPERF_"  # the run's own variables, read by the bootstrap only once the run comes
 
 
+def is_python(program: str) -> bool:
+    """Whether a command's first word names a Python interpreter (python, python3, python3.12, a path to one)."""
+    return PYTHON.fullmatch(Path(program).name) is not None
+
+
 def script_of(command: list[str], cwd: Path) -> Path | None:
     """The script of a `python script.py ARGS` command, where its start could have been made ahead."""
-    if len(command) < 2 or not PYTHON.fullmatch(Path(command[0]).name) or command[1].startswith("-"):
+    if len(command) < 2 or not is_python(command[0]) or command[1].startswith("-"):
         return None
     script = Path(cwd) / command[1]
     if script.suffix != ".py" or not script.is_file():
@@ -59,12 +64,10 @@ def torch_comes_first(source: str) -> bool:
         if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue  # the docstring
         roots = _imported(stmt)
-        if roots is None:
-            return False
+        if roots is None or not all(r in sys.stdlib_module_names or r in (*HARMLESS, *STARTED_WITH) for r in roots):
+            return False  # (`import helpers, torch` imports helpers first)
         if roots & set(STARTED_WITH):
             return True
-        if not all(r == "__future__" or r in sys.stdlib_module_names or r in HARMLESS for r in roots):
-            return False
     return False
 
 
