@@ -278,8 +278,9 @@ def optimize(
     head_start: bool | None = typer.Option(
         None,
         "--head-start/--no-head-start",
-        help="Start each candidate's Python (torch, Triton) ahead of its run, where the command is "
-        "`python script.py` importing torch first (default: on machines with 4 cores or more).",
+        help="Start each candidate's Pythons (program, replay, sanitizer and timing workers; torch and Triton "
+        "imported) before it exists; the program's only for `python script.py` importing torch first "
+        "(default: on machines with 4 cores or more).",
     ),
     output: Output = None,
     markdown: Markdown = None,

@@ -125,9 +125,10 @@ class ValidationSettings(BaseModel):
     )
     head_start: bool | None = Field(
         None,
-        description="start each candidate's Python (torch, Triton) ahead of its program run, where the program "
-        "allows (`python script.py` importing torch first); default: where the machine has 4 cores or more (on "
-        "fewer its start-up slows the run it overlaps about as much as it saves)",
+        description="start each candidate's Pythons (program, replay, sanitizer and timing workers; torch and "
+        "Triton imported) before it exists (`start_ahead`); the program's only where it allows (`python script.py` "
+        "importing torch first); default: where the machine has 4 cores or more (on fewer their start-up slows "
+        "the run it overlaps about as much as it saves)",
     )
     timing_budget_s: float = 20.0
     secrets: list[str] = Field([], description="extra environment variables never handed to any program run")
