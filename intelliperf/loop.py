@@ -470,15 +470,9 @@ def _validated(
         copy / Path(s.report.run.cwd).resolve().relative_to(s.root),
         env=pinned_env(device),
     )
-    verdict = validate(
-        reference,
-        program,
-        work_dir=where / "validation",
-        settings=settings,
-        trace=s.trace,
-        ahead=ahead,
+    return program, validate(
+        reference, program, work_dir=where / "validation", settings=settings, trace=s.trace, ahead=ahead
     )
-    return program, verdict
 
 
 def _device(s: Session) -> str | None:

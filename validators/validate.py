@@ -590,7 +590,7 @@ def start_ahead(
 def _timing_ahead(
     box: sandboxing.Sandbox, project: Path, inputs: Path, out: Path, settings: ValidationSettings, env: dict
 ) -> _TimingHead:
-    """One side's timing worker started ahead: `_timer`'s sandbox, environment and pipes, no job yet."""
+    """One side's timing worker started ahead: `_timing_side`'s sandbox, environment and pipes, no job yet."""
     held: dict = {}
 
     def start(cmd_fd: int, out_fd: int):
@@ -887,10 +887,9 @@ def start_worker(
         (out / "early.json").write_text(json.dumps(early))
         command.append(str(out / "early.json"))
     env = confined_env(box, env, home, seed)
-    if ahead is not None:
-        if ahead.fits(box, command, cwd, env, (*writable, home), readable) is None:
-            return ahead.hand_over(command, cwd, env)
-        ahead.stop()
+    taken = ahead.take(box, command, cwd, env, (*writable, home), readable) if ahead is not None else None
+    if taken is not None:
+        return taken
     return Running(
         box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable),
         cwd=str(cwd),
@@ -1206,40 +1205,29 @@ def _timing_side(
     env: dict,
     warm: _Warm,
 ):
-    """One side's timing worker ("reference" or "candidate") with its job (`performance.started`): in the
-    Python started for it ahead (`warm.timing_heads`) where that fits, else started now (`_timer`)."""
+    """One side's timing worker ("reference" or "candidate") with its job (`performance.started`), talking over
+    two inherited pipes: in the Python started for it ahead (`warm.timing_heads`) where that fits, else
+    started now in the sandbox."""
     out = work_dir / f"timing-{name}"
-    ahead = warm.timing_heads.pop(name, None)
-    if ahead is not None:
-        command = [*WORKER, "time", _write_job(job, out), *map(str, ahead.fds)]
-        folder = Path(job["kernel"]["file"]).parent
-        full_env = _timing_env(reference.sandbox, reference.interpret, out, settings, env)
-        if ahead.head.fits(reference.sandbox, command, folder, full_env, (out,), (reference.inputs, root)) is None:
-            ahead.head.hand_over(command, folder, full_env).close()  # its commands come through the pipes
-            warm.timed_ahead.append(f"{name}'s timing worker")
-            return ahead.side
-        ahead.side.stop()
-    return started(_timer(reference, job, root, out, settings, env))
-
-
-def _timing_env(box: sandboxing.Sandbox, interpret: bool, out: Path, settings: ValidationSettings, env: dict) -> dict:
-    return confined_env(box, _worker_env(interpret, out, settings, env), out / "home", settings.seed)
-
-
-def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: ValidationSettings, env: dict):
-    """Starts one side's timing worker in the sandbox, talking over two inherited pipes."""
     out.mkdir(parents=True, exist_ok=True)
     path = _write_job(job, out)
     folder = Path(job["kernel"]["file"]).parent
     box = reference.sandbox
     full_env = _timing_env(box, reference.interpret, out, settings, env)
+    readable = (reference.inputs, root)
+    ahead = warm.timing_heads.pop(name, None)
+    if ahead is not None:
+        command = [*WORKER, "time", path, *map(str, ahead.fds)]
+        taken = ahead.head.take(box, command, folder, full_env, (out,), readable)
+        if taken is not None:
+            taken.close()  # its commands come through the pipes
+            warm.timed_ahead.append(f"{name}'s timing worker")
+            return ahead.side
+        ahead.side.stop()  # (the pipes' parent ends)
 
     def start(cmd_fd: int, out_fd: int):
         command = box.wrap(
-            [*WORKER, "time", path, str(cmd_fd), str(out_fd)],
-            cwd=folder,
-            writable=(out,),
-            readable=(reference.inputs, root),
+            [*WORKER, "time", path, str(cmd_fd), str(out_fd)], cwd=folder, writable=(out,), readable=readable
         )
         return subprocess.Popen(
             command,
@@ -1250,7 +1238,11 @@ def _timer(reference: ReferenceRun, job: dict, root: Path, out: Path, settings: 
             stderr=subprocess.DEVNULL,
         )
 
-    return start
+    return started(start)
+
+
+def _timing_env(box: sandboxing.Sandbox, interpret: bool, out: Path, settings: ValidationSettings, env: dict) -> dict:
+    return confined_env(box, _worker_env(interpret, out, settings, env), out / "home", settings.seed)
 
 
 def _bytes_touched(ref: dict) -> int:

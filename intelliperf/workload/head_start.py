@@ -2,10 +2,10 @@
 
 Starting Python with torch and Triton takes seconds (2.9-3.0 s with a CUDA context on the H100
 here), and each candidate's validation starts several: its program's, its replay worker's, a
-compute-sanitizer worker's per check. A `HeadStart` is started in the sandbox its run will have
+compute-sanitizer worker's per check, two timing workers'. A `HeadStart` is started in the sandbox its run will have
 (the same binds, $HOME, seeds, wrapper and environment, less the run's own INTELLIPERF_*
-variables) before the candidate exists: while the reference is captured, or while the previous
-candidate is replayed and timed. Its folders are made empty then and filled later. When the run
+variables) before the candidate exists: while the reference is captured, or once the previous
+candidate's verdict is in. Its folders are made empty then and filled later. When the run
 comes it is handed over (bootstrap/intelliperf_head_start.py becomes the run); where the run does
 not fit the head start (`fits`), it starts in a fresh Python as before.
 
@@ -82,8 +82,8 @@ def _imported(stmt: ast.stmt) -> set[str] | None:
 
 @dataclass
 class HeadStart:
-    """A started Python waiting for its run: a program's (`confined` calls `fits`, `go`) or a worker's
-    (`hand_over`); stopped where nothing takes it."""
+    """A started Python waiting for its run: a program's (`confined` calls `go`) or a worker's (`take`);
+    stopped where its run does not fit it, or nothing takes it."""
 
     running: Running
     box: Sandbox
@@ -144,12 +144,27 @@ class HeadStart:
         self.running.send(str(self.go_file))
         return self.running
 
-    def go(self, command: list[str], cwd: Path, env: dict, timeout_s: float | None) -> ProcessResult | None:
-        """A program's run, to its end or its timeout; None when the started Python could not take it (run
-        it afresh)."""
-        self.hand_over(command, cwd, env).close()
-        result = self.running.wait(timeout_s)
-        refused = result.returncode == FAILED and any(REFUSED in line for line in self.running.tail)
+    def take(
+        self, box: Sandbox, command: list[str], cwd: Path, env: dict, writable: tuple[Path, ...], readable
+    ) -> Running | None:
+        """The run handed over where it `fits`; else None, and this Python stopped (the caller starts the run
+        afresh)."""
+        if self.fits(box, command, cwd, env, writable, readable) is None:
+            return self.hand_over(command, cwd, env)
+        self.stop()
+        return None
+
+    def go(
+        self, box: Sandbox, command: list[str], cwd: Path, env: dict, writable: tuple[Path, ...], readable, timeout_s
+    ) -> ProcessResult | None:
+        """A program's run (`take`), to its end or its timeout; None where it did not fit or the started Python
+        could not take it (run it afresh)."""
+        running = self.take(box, command, cwd, env, writable, readable)
+        if running is None:
+            return None
+        running.close()
+        result = running.wait(timeout_s)
+        refused = result.returncode == FAILED and any(REFUSED in line for line in running.tail)
         return None if refused else result
 
     def stop(self) -> None:

@@ -68,12 +68,9 @@ def confined(
     """Run `command` in the sandbox with a fresh $HOME (Triton's cache, the program's dot-files); in the
     Python `ahead` started for it where that fits the run (`HeadStart.fits`), else in a fresh one."""
     env = confined_env(box, env, home, seed)  # first: it creates $HOME, which wrap() binds only if it exists
-    if ahead is not None:
-        if ahead.fits(box, command, cwd, env, (*writable, home), readable) is None:
-            result = ahead.go(command, cwd, env, timeout_s)
-            if result is not None:
-                return result
-        ahead.stop()
+    result = ahead.go(box, command, cwd, env, (*writable, home), readable, timeout_s) if ahead is not None else None
+    if result is not None:
+        return result
     return spawn(
         box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable),
         cwd=str(cwd),
