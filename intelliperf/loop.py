@@ -404,8 +404,9 @@ def _attempt(
     where = ahead[0] if ahead else work / f"attempt-{number}"
     attempt.device = device
     s.progress(f"attempt {number}: validating {cand.rewriter} candidate ({cand.title})")
+    settings = s.validation.model_copy(update={"screen": True}) if cand.sweep else s.validation
     try:
-        program, verdict = _validated(s, reference, changes, where, device, s.validation, ahead and ahead[1])
+        program, verdict = _validated(s, reference, changes, where, device, settings, ahead and ahead[1])
     except KeyboardInterrupt:  # the report keeps the attempt whose folder is already there
         attempt.status, attempt.reasons = (
             "interrupted",
@@ -429,7 +430,7 @@ def _attempt(
             changes,
             where,
             device,
-            s.validation.model_copy(update={"patience": 2 * s.validation.patience}),
+            settings.model_copy(update={"patience": 2 * settings.patience}),
         )
         verdict.notes.append(
             f"validated a second time after a timeout on a busy machine (load {load:.1f} on "

@@ -101,6 +101,34 @@ def test_search_times_every_correct_config(tmp_path):
             assert a["verdict"]["speedup"]["low"] > 1.03
 
 
+def test_a_sweep_screens_the_configs_and_its_choice_is_validated_in_full(tmp_path):
+    """bankConflict sweeps first: attempt 1 is a screen (its outputs compared, its autotuner's choice read,
+    no replay, sanitizer or timing); attempt 2 pins that choice and gets every check and a timing."""
+    result = _optimize(
+        tmp_path, "-f", "bankConflict", "--rewriter", "search", "--max-attempts", "2",
+        program="column_sums.py", folder="bank_conflict",
+    )  # fmt: skip
+    assert result["exit"] in (0, 6), result["stderr"][-3000:]
+    sweep, pinned = result["opt"]["attempts"]
+    assert sweep["title"].startswith("sweep: num_warps x num_stages (20 configs)"), sweep["reasons"]
+    assert (
+        sweep["status"] == "rejected"
+        and "[sweep] a screen, not a fix: its autotuner chose num_warps=" in (sweep["reasons"])
+    )
+    assert sweep["verdict"]["correct"] and any("a screen" in n for n in sweep["verdict"]["notes"])
+    assert not {"replay", "sanitizer", "timing"} & set(sweep["seconds"]) and sweep["verdict"]["speedup"] is None
+    # The choice is pinned next, unless it is the launch's own config (then the next knob move comes).
+    chosen = sweep["chosen"]
+    own = {"num_warps": 4, "num_stages": 3}  # the launch's: Triton's defaults (column_sums.py passes neither)
+    moved = [f"{k}={chosen[k]}" for k in own if chosen[k] != own[k]]
+    assert all(m in pinned["title"] for m in moved) and not pinned["title"].startswith("sweep"), pinned["title"]
+    assert "replay" in pinned["seconds"], pinned["reasons"]  # validated in full
+    if pinned["verdict"]["correct"]:
+        assert pinned["verdict"]["speedup"] is not None
+        assert any("compute-sanitizer" in c for c in pinned["verdict"]["checks"])
+    print("sweep seconds:", sweep["seconds"], "chose", chosen, "; pinned:", pinned["title"], pinned["seconds"])
+
+
 def test_a_correct_but_slower_answer_is_rejected_with_its_timing_then_the_fix_wins(tmp_path):
     source = (REPO / "examples/atomic_contention/contended_sum.py").read_text()
     kernel = "@triton.jit\n" + source.split("@triton.jit\n")[1].split("\n\n\n")[0] + "\n"

@@ -364,10 +364,11 @@ def test_a_program_named_by_a_relative_path_runs_in_the_copies_too(tmp_path):
 
 def test_a_sweep_runs_through_the_loop_and_is_never_the_winner(tmp_path, monkeypatch):
     """The search's sweep end to end on the CPU: the kernel under @triton.autotune (written outputs
-    restored) and the launch's own num_warps/num_stages dropped pass the policy and scope checks,
-    run correctly in the candidate's sandboxed program and replays, and the attempt is a screen,
-    not a win. The interpreter has no timer to tune with, so the GPU is faked at the loop's
-    hardware facts and the autotuner's choice cannot be read (it is on the H100)."""
+    restored, a short benchmark per config) and the launch's own num_warps/num_stages dropped pass
+    the policy and scope checks and run correctly in the candidate's sandboxed program; the attempt
+    is a screen, not a win: its outputs are compared, and no replay, sanitizer or timing runs. The
+    interpreter has no timer to tune with, so the GPU is faked at the loop's hardware facts and the
+    autotuner's choice cannot be read (it is on the H100)."""
     import intelliperf
     from intelliperf import loop
     from intelliperf.rewriters import HardwareFacts, search
@@ -378,10 +379,12 @@ def test_a_sweep_runs_through_the_loop_and_is_never_the_winner(tmp_path, monkeyp
         SUM_CMD, cwd=str(EXAMPLES), device="cpu", rewriter="search", max_attempts=1, out_dir=tmp_path / "out"
     )
     (attempt,) = report.optimization.attempts
-    assert attempt.title == search.SWEEP and attempt.verdict.correct, attempt.reasons
+    assert attempt.title == search.sweep_title(False) and attempt.verdict.correct, attempt.reasons
     assert attempt.status == "rejected" and report.optimization.winner is None
     assert "[sweep] a screen, not a fix" in attempt.reasons and attempt.chosen == {}
     assert "@triton.autotune(configs=" in attempt.diff and "restore_value=['out_ptr']" in attempt.diff
+    assert any("a screen" in n for n in attempt.verdict.notes) and "replay" not in attempt.seconds
+    assert attempt.verdict.checks and all(c.startswith("in-program") for c in attempt.verdict.checks)
 
 
 def test_settings_objects_and_keywords_are_one_checked_input():

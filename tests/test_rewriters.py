@@ -281,15 +281,21 @@ def test_search_pipelines_kernel_loops(sum_request):
 
 
 def test_search_sweeps_warps_and_stages_jointly_then_pins_the_autotuners_choice(sum_request):
-    from intelliperf.rewriters.search import SWEEP, sweep_kernel, unpinned
+    from intelliperf.rewriters.search import sweep_kernel, sweep_title, unpinned
 
     overlap = sum_request.model_copy(update={"formula": "overlap", "launch": {"written": ["out_ptr"]}})
     sweep = SearchRewriter().rewrite(overlap)
-    assert sweep.sweep and sweep.title == SWEEP
+    # The contended sum has no loop: num_stages would compile the same code four times over.
+    assert sweep.sweep and sweep.title == sweep_title(False) and "(5 configs; no loop to pipeline)" in sweep.title
     decorator = ast.parse(sweep.kernel).body[0].decorator_list[0]
     assert ast.unparse(decorator.func) == "triton.autotune"
-    assert "restore_value=['out_ptr']" in sweep.kernel  # an accumulating kernel does not add up the benchmark runs
+    tuned = {k.arg: ast.unparse(k.value) for k in decorator.keywords}
+    assert "num_stages" not in tuned["configs"] and "for w in (1, 2, 4, 8, 16)" in tuned["configs"]
+    assert tuned["restore_value"] == "['out_ptr']"  # an accumulating kernel does not add up the benchmark runs
+    assert "warmup=5, rep=25" in tuned["do_bench"]  # a screen's short benchmark per config
     _applied(sum_request, kernel=sweep.kernel, launcher=sweep.launcher)
+    looped = "@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    for i in range(0, n, BLOCK):\n        pass\n"
+    assert "for s in (1, 2, 3, 4)" in sweep_kernel(looped, [])
     # The launch's own num_warps/num_stages would collide with the configs' in Triton's autotuner.
     launcher = (
         "def run(x, cfg):\n    k[(1,)](\n        x,\n        BLOCK=128,\n        num_warps=4,\n"
@@ -309,7 +315,7 @@ def test_search_sweeps_warps_and_stages_jointly_then_pins_the_autotuners_choice(
         PastAttempt(
             number=1,
             rewriter="search",
-            title=SWEEP,
+            title=sweep_title(True),
             outcome="rejected",
             chosen={"num_warps": 8, "num_stages": 2, "kwargs": {}},
         )
@@ -323,6 +329,10 @@ def test_search_sweeps_warps_and_stages_jointly_then_pins_the_autotuners_choice(
         "num_warps": "8",
         "num_stages": "2",
     }
+    # A sweep over warps alone chose no pipelining depth: only its warps are pinned.
+    history[0].title = sweep_title(False)
+    pinned = SearchRewriter().rewrite(overlap.model_copy(update={"history": history}))
+    assert pinned.title.startswith("num_warps=8 (was ") and "num_stages" not in pinned.title
     # No sweep under the interpreter (no device timer to tune with), and for contention only after
     # every single knob move: warps and stages do not change how many lanes share an address.
     cpu = overlap.model_copy(update={"hardware": HardwareFacts(device="no GPU (Triton interpreter on the CPU)")})

@@ -82,6 +82,59 @@ def test_autotunings_benchmark_launches_are_not_the_programs():
     assert Autotuner()._bench(window._autotuning) is True and window._autotuning() is False
 
 
+def test_an_autotuners_configs_are_compiled_together_before_it_times_them(monkeypatch):
+    """Triton's own Autotuner (a subclass, so the patch stays in this test): each pruned config is
+    compiled once, with the launch's arguments and the config's knobs, all inside one
+    AsyncCompileMode (a thread pool); the configs it times are unchanged; a compile that fails is
+    left to the autotuner, which compiles it again and reports it; nothing under the interpreter.
+    The kernel is a stand-in: compiling for a GPU needs one (benchmarks/sweep_cost.py times it)."""
+    import triton
+    from triton import knobs
+    from triton.runtime import autotuner
+    from triton.runtime._async_compile import active_mode
+
+    class Tuner(autotuner.Autotuner):
+        pass
+
+    problems: list[str] = []
+    window.compile_together(SimpleNamespace(Autotuner=Tuner), problems)
+    window.compile_together(SimpleNamespace(Autotuner=Tuner), problems)  # once: not wrapped twice
+
+    class Kernel:
+        def __init__(self, fail: bool = False) -> None:
+            self.compiled: list[tuple] = []
+            self.fail = fail
+            self.fn = textwrap.dedent  # any Python function: what the Autotuner unwraps the kernel to
+
+        def warmup(self, *args, grid, **kwargs):
+            assert active_mode.get() is not None and grid == (1,) and "warmup" not in kwargs
+            self.compiled.append((args, kwargs["SCALE"], kwargs["BLOCK"], kwargs["num_warps"], kwargs["num_stages"]))
+            if self.fail:
+                raise RuntimeError("ptxas failed")
+
+    configs = [triton.Config({"BLOCK": 64}, num_warps=w, num_stages=s) for w in (1, 4) for s in (2, 3)]
+    # What Autotuner.run passes on: the launch's keywords, with the grid and warmup flag Triton adds.
+    launch = {"grid": (4,), "warmup": False, "SCALE": 2}
+    names = ["x_ptr", "n", "SCALE", "BLOCK"]
+    kernel = Kernel()
+    tuner = Tuner(kernel, names, configs, [], None, None)
+    tuner.nargs = {"x_ptr": "X", "n": 100}
+    assert tuner.prune_configs(launch) == configs
+    assert sorted(kernel.compiled) == sorted((("X", 100), 2, 64, w, s) for w in (1, 4) for s in (2, 3))
+    failing = Kernel(fail=True)
+    tuner = Tuner(failing, names, configs, [], None, None)
+    tuner.nargs = {"x_ptr": "X", "n": 100}
+    assert tuner.prune_configs(launch) == configs and failing.compiled and active_mode.get() is None
+    assert problems == [
+        "autotuning: compiling its configs together failed (RuntimeError: ptxas failed); Triton compiled them"
+    ]
+    monkeypatch.setattr(knobs.runtime, "interpret", True)
+    quiet = Kernel()
+    tuner = Tuner(quiet, names, configs, [], None, None)
+    tuner.nargs = {"x_ptr": "X", "n": 100}
+    assert tuner.prune_configs(launch) == configs and quiet.compiled == []
+
+
 TUNED = textwrap.dedent("""
     import torch, triton, triton.language as tl
 

@@ -130,6 +130,11 @@ class ValidationSettings(BaseModel):
         "importing torch first); default: where the machine has 4 cores or more (on fewer their start-up slows "
         "the run it overlaps about as much as it saves)",
     )
+    screen: bool = Field(
+        False,
+        description="a screen (the search's sweep, never a fix): only the program run and its outputs compared; "
+        "what it finds is validated in full as a candidate of its own",
+    )
     timing_budget_s: float = 20.0
     secrets: list[str] = Field([], description="extra environment variables never handed to any program run")
     sandbox: SandboxSettings = SandboxSettings()
@@ -480,7 +485,7 @@ def validate(
         )
         | candidate.env
     )
-    warm = _start_workers(reference, candidate, work_dir, settings, ahead)
+    warm = None if settings.screen else _start_workers(reference, candidate, work_dir, settings, ahead)
     reference.prefetch()
     try:
         result = confined(
@@ -495,7 +500,7 @@ def validate(
             ahead=ahead.program if ahead else None,
         )
         verdict = _judge(verdict, reference, candidate, result, timeout, start, cand_dir, warm, work_dir, settings)
-        started = (["its program"] if result.ahead else []) + warm.started_ahead()
+        started = (["its program"] if result.ahead else []) + (warm.started_ahead() if warm else [])
         if started:
             verdict.notes.append(
                 f"started ahead of the candidate, with torch and Triton imported: {', '.join(started)} (each run's "
@@ -503,7 +508,8 @@ def validate(
             )
         return verdict
     finally:
-        warm.stop()
+        if warm is not None:
+            warm.stop()
         if ahead is not None:
             ahead.stop()  # what nothing took
 
@@ -618,11 +624,12 @@ def _judge(
     timeout: float,
     start: float,
     cand_dir: Path,
-    warm: _Warm,
+    warm: _Warm | None,
     work_dir: Path,
     settings: ValidationSettings,
 ) -> Verdict:
-    """The candidate's run done: its captures compared, then its replay (already warm) and timing."""
+    """The candidate's run done: its captures compared, then its replay (already warm) and timing; a
+    screen's (no workers) ends after the comparison."""
     ref = reference.manifest
     verdict.seconds["candidate_run"] = round(time.perf_counter() - start, 3)
     failure = _process_problem("the candidate program", result, timeout)
@@ -649,6 +656,13 @@ def _judge(
     verdict.notes += (cand or {}).get("notes", [])
     verdict.seconds["compare"] = round(time.perf_counter() - begin, 3)
     if cand is None or any(p.kind in GUARDS for p in verdict.problems):
+        return verdict
+    if warm is None:
+        verdict.correct = not verdict.problems
+        verdict.notes.append(
+            "a screen: its program's outputs were compared, nothing more (no replay, compute-sanitizer or "
+            "timing); what it finds is validated in full as a candidate of its own"
+        )
         return verdict
     # Even after a mismatch: the poisoned and refilled replays say *why* (unwritten, stale).
     job = _candidate_job(reference, cand, work_dir / "replay")

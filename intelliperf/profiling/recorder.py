@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from .. import env
 from ..files import write_json
-from .window import TUNING, launch_info, track_tuning
+from .window import TUNING, compile_together, launch_info, track_tuning
 
 
 class OutputCapture(Protocol):
@@ -563,8 +563,13 @@ def install_compiler(compiler_module) -> None:
 
 
 def install_autotuner(autotuner_module) -> None:
-    """Patch triton.runtime.autotuner: count the launches its benchmarking makes, per signature."""
+    """Patch triton.runtime.autotuner: count the launches its benchmarking makes, per signature; compile
+    its configs together before it times them (not in the region-timer pass, whose compiles Proton
+    instruments)."""
+    rec = _ensure()
     track_tuning(autotuner_module)
+    if not os.environ.get(env.REGIONS):
+        compile_together(autotuner_module, rec.problems)
 
 
 def install_interpreter(interpreter_module) -> None:

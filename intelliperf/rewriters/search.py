@@ -11,9 +11,10 @@ adding into each output is the fix itself.
 
 Knobs interact, so on a GPU the search also screens them jointly: a *sweep* candidate puts the
 kernel under `@triton.autotune` over num_warps x num_stages (the space of
-benchmarks/autotune_baseline.py), the loop runs it like any candidate and reads from the run's
-recording which config the autotuner chose; the sweep itself is never the fix, its choice is
-the next candidate, pinned and validated. The sweep comes first where the formula's metric moves
+benchmarks/autotune_baseline.py; num_warps alone for a kernel without a loop), the loop runs its
+program as a screen (its outputs compared, nothing more) and reads from the run's recording which
+config the autotuner chose; the sweep itself is never the fix, its choice is the next candidate,
+pinned and validated in full. The sweep comes first where the formula's metric moves
 with pipelining and warps (overlap, bankConflict), else after the single knob moves.
 
 The patch pins the value in the launcher: a literal is replaced; a launcher parameter is
@@ -278,16 +279,34 @@ def widen_autotune(kernel: str) -> str | None:
 
 
 SWEEP_WARPS = (1, 2, 4, 8, 16)
-SWEEP_STAGES = (1, 2, 3, 4)
-SWEEP = f"sweep: num_warps x num_stages ({len(SWEEP_WARPS) * len(SWEEP_STAGES)} configs) through triton.autotune"
+SWEEP_STAGES = (1, 2, 3, 4)  # pipelining depths: swept only where the kernel has a loop to pipeline
+SWEEP = "sweep: "  # how every sweep's title starts
 SWEEP_FIRST = ("overlap", "bankConflict")  # formulas whose metric moves with pipelining depth and warps
+# A screen's benchmark, not the measurement a choice is judged by (the pinned choice is timed with
+# statistics): each config 25 ms after 5 ms of warm-up, against Triton's 100 and 25 (0.12 s a config
+# on the H100, benchmarks/sweep_cost.py).
+SWEEP_BENCH = (
+    "lambda kernel_call, quantiles: triton.testing.do_bench(kernel_call, warmup=5, rep=25, quantiles=quantiles)"
+)
+
+
+def sweep_title(stages: bool) -> str:
+    if stages:
+        return f"sweep: num_warps x num_stages ({len(SWEEP_WARPS) * len(SWEEP_STAGES)} configs) through triton.autotune"
+    return f"sweep: num_warps ({len(SWEEP_WARPS)} configs; no loop to pipeline) through triton.autotune"
+
+
+def has_loop(kernel: str) -> bool:
+    """Whether the kernel has a loop, the only code num_stages changes (software pipelining)."""
+    return any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(_function(kernel)))
 
 
 def sweep_kernel(kernel: str, written: list[str]) -> str:
-    """The kernel under `@triton.autotune` over num_warps x num_stages, a screen the loop runs to
-    learn which config the autotuner picks on this device (the launch's own num_warps/num_stages
-    are overridden by the config's). Outputs the kernel writes are restored after each config's
-    benchmark, so accumulating kernels do not add up the benchmark runs."""
+    """The kernel under `@triton.autotune` over num_warps x num_stages (num_warps alone where it has no
+    loop), a screen the loop runs to learn which config the autotuner picks on this device (the
+    launch's own num_warps/num_stages are overridden by the config's), each config benchmarked
+    briefly (SWEEP_BENCH). Outputs the kernel writes are restored after each config's benchmark, so
+    accumulating kernels do not add up the benchmark runs."""
     fn = _function(kernel)
     jit = next(
         (
@@ -304,9 +323,14 @@ def sweep_kernel(kernel: str, written: list[str]) -> str:
     first = min(fn.decorator_list, key=lambda d: d.lineno)
     lines = kernel.splitlines()
     indent = indent_of(lines[first.lineno - 1])
+    configs = (
+        f"[triton.Config({{}}, num_warps=w, num_stages=s) for w in {SWEEP_WARPS} for s in {SWEEP_STAGES}]"
+        if has_loop(kernel)
+        else f"[triton.Config({{}}, num_warps=w) for w in {SWEEP_WARPS}]"
+    )
     decorator = (
-        f"{indent}@triton.autotune(configs=[triton.Config({{}}, num_warps=w, num_stages=s) "
-        f"for w in {SWEEP_WARPS} for s in {SWEEP_STAGES}], key=[], restore_value={sorted(written)!r})"
+        f"{indent}@triton.autotune(configs={configs}, key=[], restore_value={sorted(written)!r}, "
+        f"do_bench={SWEEP_BENCH})"
     )
     lines.insert(first.lineno - 1, decorator)
     return "\n".join(lines) + "\n"
@@ -339,8 +363,11 @@ def _launcher_source(request: RewriteRequest) -> str:
 
 
 def _swept(request: RewriteRequest) -> dict | None:
-    """The config an earlier sweep's autotuner chose, if one ran."""
-    return next((a.chosen for a in request.history if a.rewriter == "search" and a.title == SWEEP and a.chosen), None)
+    """The config an earlier sweep's autotuner chose, if one ran (its num_stages only where it swept them)."""
+    for a in request.history:
+        if a.rewriter == "search" and a.title.startswith(SWEEP) and a.chosen:
+            return a.chosen if "num_stages" in a.title else {k: v for k, v in a.chosen.items() if k != "num_stages"}
+    return None
 
 
 class SearchRewriter(Rewriter):
@@ -391,7 +418,7 @@ class SearchRewriter(Rewriter):
         with), for a kernel the search can pin warps and stages of, first for formulas that
         pipelining and warps move, else once every single knob move was tried."""
         pinnable = any(k.name == "num_warps" and not k.loop_line for k in found)
-        if SWEEP in tried or not pinnable or request.hardware.device.startswith("no GPU"):
+        if any(t.startswith(SWEEP) for t in tried) or not pinnable or request.hardware.device.startswith("no GPU"):
             return None
         singles = {_title(request, k, v) for k in found for v in k.values()}
         if request.formula not in SWEEP_FIRST and not singles <= tried:
@@ -404,11 +431,12 @@ class SearchRewriter(Rewriter):
             return None
         return Candidate(
             rewriter=self.name,
-            title=SWEEP,
+            title=sweep_title(has_loop(request.kernel.source)),
             kernel=kernel,
             launcher=launcher,
             sweep=True,
-            rationale="let Triton's autotuner time every num_warps x num_stages config on this device; "
+            rationale="let Triton's autotuner time every num_warps x num_stages config on this device (num_warps "
+            "alone where the kernel has no loop to pipeline); "
             "its choice is then validated as a pinned config",
         )
 
