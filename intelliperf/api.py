@@ -17,7 +17,8 @@ from .delivery.publish import Ready, deliver, prepare
 from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
 from .formulas import Registry, default_registry
 from .models import KernelDiagnosis, KernelProfile, OptimizationStatus, Report, RunInfo
-from .profiling.aggregate import Recording, load_recording
+from .profiling.aggregate import Recording, collect_evidence, load_recording
+from .profiling.trace_worker import LaterTraces
 from .settings import DiagnoseSettings, OptimizeSettings, settled
 from .workload.devices import parse_devices
 from .workload.runner import TraceSettings, check_command, run_workload, uncompiled_note
@@ -40,6 +41,7 @@ def _logged(stage: str) -> None:
 # several: a 4096^3 GEMM's sampled programs take minutes in the interpreter (the atomics it looks for
 # show in the first programs; the trace says how many it ran). On the CPU it is the evidence: 60 s.
 GPU_TRACE_BUDGET_S = 10.0
+LATER_TRACE_START_S = 60.0  # a deferred trace's worker: its start and imports, before each launch's budget
 
 
 def diagnose(
@@ -87,7 +89,7 @@ def _diagnose(
     timer_dir: str | Path | None = None,
 ) -> tuple[Report, Recording]:
     """Profile, rank and diagnose: the report without an optimization, and the recording."""
-    pattern = _kernel_pattern(s.kernel)
+    _kernel_pattern(s.kernel)  # a bad filter is said before anything runs
     if s.top_n < 1:
         raise UsageError(f"--top-n must be at least 1, got {s.top_n}")
     if s.sample_programs < 1:
@@ -100,7 +102,37 @@ def _diagnose(
         trace.budget_s = GPU_TRACE_BUDGET_S
     backend, counter_note = _counter_backend(s.counters, the_formula, registry, interpret)
     trace.sass_lines = backend == "ncu" and trace.pattern is not None
+    # On a GPU, where another pass follows, the trace runs after the program, beside that pass.
+    later = LaterTraces() if _trace_later(trace, interpret, backend, the_formula, registry) else None
+    try:
+        return _diagnosed(command, the_formula, registry, s, trace, backend, counter_note, later, progress, timer_dir)
+    finally:
+        if later is not None:
+            later.discard()
 
+
+def _trace_later(trace: TraceSettings, interpret: bool, backend: str | None, the_formula, registry: Registry) -> bool:
+    """Whether the interpreter trace runs after the program (trace_worker): on a GPU, where the ncu or
+    region-timer pass follows for it to run beside (alone it would only add its worker's start-up)."""
+    return not interpret and trace.pattern is not None and (backend is not None or the_formula.wants_regions(registry))
+
+
+def _diagnosed(
+    command: list[str],
+    the_formula,
+    registry: Registry,
+    s: DiagnoseSettings,
+    trace: TraceSettings,
+    backend: str | None,
+    counter_note: str | None,
+    later: LaterTraces | None,
+    progress: Progress,
+    timer_dir: str | Path | None,
+) -> tuple[Report, Recording]:
+    """_diagnose's work, with its trace deferred to `later` where it is given."""
+    pattern = _kernel_pattern(s.kernel)
+    interpret = _interpret(s.device)
+    trace.later_dir = str(later.folder) if later is not None else None
     stages: dict[str, float] = {}
     started = time.perf_counter()
     progress("profiling: running the command with the launch recorder")
@@ -108,6 +140,8 @@ def _diagnose(
         run = run_workload(command, Path(tmp), interpret=interpret, trace=trace, timeout_s=s.timeout_s, cwd=s.cwd)
         recording = load_recording(Path(tmp))
     stages["profile"] = time.perf_counter() - started
+    if later is not None:
+        later.start(run.cwd)
 
     progress("diagnosing the top kernels")
     started = time.perf_counter()
@@ -141,6 +175,13 @@ def _diagnose(
         counter_notes += notes
         stages["region_timers"] = time.perf_counter() - started_timers
         started += stages["region_timers"]
+    if later is not None:
+        started_traces = time.perf_counter()
+        traced, notes = later.finish(LATER_TRACE_START_S + trace.budget_s * later.jobs())
+        recording.evidence = collect_evidence(recording.records + traced)
+        counter_notes += notes
+        stages["trace_wait"] = time.perf_counter() - started_traces
+        started += stages["trace_wait"]
     diagnoses = []
     for rank, profile in enumerate(top, start=1):
         # best first: hardware counters, region timers, then the interpreter model, then the static view

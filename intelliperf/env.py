@@ -18,6 +18,7 @@ TRACE = "INTELLIPERF_TRACE"  # regex of kernel names to trace; unset: no trace
 SAMPLE_PROGRAMS = "INTELLIPERF_SAMPLE_PROGRAMS"
 TRACE_LAUNCHES = "INTELLIPERF_TRACE_LAUNCHES"
 TRACE_BUDGET = "INTELLIPERF_TRACE_BUDGET_S"
+TRACE_LATER = "INTELLIPERF_TRACE_LATER"  # a folder: traced launches' inputs saved there for trace_worker
 STATIC_TARGETS = "INTELLIPERF_STATIC"  # comma-separated targets (cuda:90,hip:gfx942) for traced kernels
 SASS_LINES = "INTELLIPERF_SASS_LINES"  # "1": keep the SASS line table of traced kernels (for ncu's counters)
 TIME_FRACTION = "INTELLIPERF_TIME_FRACTION"  # share of launches the recorder times with device events

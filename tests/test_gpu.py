@@ -83,3 +83,27 @@ def test_torch_compile_kernels_are_ranked_with_their_generated_source():
     assert not any("interpreter-trace" in (f.evidence_backend or "").split("+") for f in findings)
     assert all("no interpreter-trace evidence" in f.explanation for f in findings if f.formula == "atomicContention")
     assert not any(f.present for f in findings if f.formula == "overlap")
+
+
+def test_the_trace_deferred_beside_the_counter_pass_is_the_one_taken_in_the_program(monkeypatch):
+    """Where ncu follows, the interpreter trace runs after the program (trace_worker), beside that pass:
+    the evidence is the same as the trace taken inside the program, and the report says where it ran."""
+    from intelliperf import api
+
+    command = py(EXAMPLES / "contended_sum.py", "--n", str(N), "--repeat", "2")
+    deferred = intelliperf.diagnose(command, formula="diagnoseOnly", device="gpu")
+    assert any("traced after the run, beside the next passes" in n for n in deferred.notes), deferred.notes
+    monkeypatch.setattr(api, "_trace_later", lambda *args: False)
+    inline = intelliperf.diagnose(command, formula="diagnoseOnly", device="gpu")
+    assert not any("traced after the run" in n for n in inline.notes)
+
+    def trace(report):
+        (d,) = [d for d in report.diagnoses if d.kernel == "contended_sum_kernel"]
+        (ev,) = [e for e in d.evidence if e.backend == "interpreter-trace"]
+        return ev.model_dump()
+
+    assert trace(deferred) == trace(inline) and trace(inline)["sites"]
+    assert [f.present for d in deferred.diagnoses for f in d.findings] == [
+        f.present for d in inline.diagnoses for f in d.findings
+    ]
+    print("stages deferred", deferred.stages, "inline", inline.stages)

@@ -200,3 +200,70 @@ def test_scalar_loop_bounds_trace_with_one_element_scalars():
         60,
     )
     assert result["notes"] == [] and _sites(result)["load"]["calls"] == 4  # n / BLOCK iterations
+
+
+DEFERRED = """
+import torch, triton, triton.language as tl
+
+@triton.jit
+def gather(x_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    i = tl.load(idx_ptr + offs, mask=offs < n, other=0)
+    tl.atomic_add(out_ptr + i % 4, tl.load(x_ptr + i * 3, mask=offs < n, other=0.0), mask=offs < n)
+
+def launch_nested(x, out):
+    @triton.jit
+    def nested(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs * 2))
+    nested[(2,)](x, out, BLOCK=64)
+
+torch.manual_seed(0)
+x, idx, out = torch.rand(3 * 1000), torch.randint(0, 1000, (1000,)), torch.zeros(4)
+gather[(8,)](x, idx, out, 1000, BLOCK=128)
+launch_nested(x, torch.zeros(128))
+print("done", out.sum().item())
+"""
+
+
+def test_a_trace_deferred_to_its_worker_records_what_the_program_would_have(tmp_path):
+    """On a GPU, `diagnose` defers the trace of a module-level kernel to trace_worker, beside the next
+    passes (Recorder.trace_later): the launch's host copies are saved and traced after the run, by the
+    same trace_launch. The evidence must be the program's own: same sites, programs and notes as the
+    trace taken in the program, here under the interpreter on both sides. A kernel defined inside a
+    function cannot be imported again by name: it is traced in the program. The user's tensors are
+    not touched either way (the program prints the same sum)."""
+    import subprocess
+    import sys
+
+    from intelliperf.profiling.aggregate import collect_evidence, load_recording
+    from intelliperf.profiling.trace_worker import LaterTraces
+    from intelliperf.workload.runner import TraceSettings, workload_env
+
+    script = tmp_path / "program.py"
+    script.write_text(DEFERRED)
+
+    def run(name: str, later: LaterTraces | None) -> tuple[str, dict]:
+        record = tmp_path / name
+        record.mkdir()
+        trace = TraceSettings(pattern=".", sample_programs=4, later_dir=str(later.folder) if later else None)
+        env = workload_env(record, True, trace)
+        done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+        recording = load_recording(record)
+        if later is not None:
+            assert later.jobs() == 1  # gather's launch; the nested kernel was traced in the program
+            later.start(str(tmp_path))
+            traced, notes = later.finish(120)
+            assert notes and "traced after the run" in notes[0], notes
+            recording.evidence = collect_evidence(recording.records + traced)
+        return done.stdout, {k: [e.model_dump() for e in v] for k, v in recording.evidence.items()}
+
+    here_out, here = run("here", None)
+    later = LaterTraces()
+    later_out, deferred = run("later", later)
+    assert later_out == here_out and not later.folder.exists()
+    assert deferred == here
+    traces = [e for v in here.values() for e in v if e["backend"] == "interpreter-trace"]
+    assert len(traces) == 2 and all(t["sites"] and t["programs_sampled"] for t in traces)
+    assert {t["kernel"] for t in traces} == {"gather", "nested"}

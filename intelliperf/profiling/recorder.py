@@ -57,6 +57,8 @@ def attach_capture(make: Callable[[], OutputCapture | None]) -> None:
 ENV_DIR, ENV_TRACE, ENV_SAMPLE = env.RECORD_DIR, env.TRACE, env.SAMPLE_PROGRAMS
 ENV_TRACE_LAUNCHES, ENV_TRACE_BUDGET = env.TRACE_LAUNCHES, env.TRACE_BUDGET
 ENV_STATIC, ENV_SASS = env.STATIC_TARGETS, env.SASS_LINES
+ENV_TRACE_LATER = env.TRACE_LATER
+TRACE_LATER_BYTES = 2 << 30  # above this, a launch's inputs are traced in the program, not saved for later
 
 MAX_SIGNATURES = 32
 ENV_TIME_FRACTION = env.TIME_FRACTION
@@ -213,6 +215,8 @@ class Recorder:
         self.trace_launches = int(os.environ.get(ENV_TRACE_LAUNCHES, "1"))
         self.sample = int(os.environ.get(ENV_SAMPLE, "32"))
         self.trace_budget = float(os.environ.get(ENV_TRACE_BUDGET, "60"))
+        self.later_dir = os.environ.get(ENV_TRACE_LATER)  # traces deferred to trace_worker go here
+        self.deferred: dict[int, int] = {}  # id(_Kernel) -> launches saved for a later trace
         self.static_targets = tuple(t for t in os.environ.get(ENV_STATIC, "").split(",") if t)
         self.sass = os.environ.get(ENV_SASS) == "1"
         self.exit_registered = False
@@ -299,28 +303,45 @@ class Recorder:
         return info
 
     def maybe_trace(self, kernel: _Kernel, info: _FnInfo, bound: dict, grid) -> None:
-        if kernel.traced is not None and kernel.traced["launches_traced"] >= self.trace_launches:
+        done = (kernel.traced or {}).get("launches_traced", 0) + self.deferred.get(id(kernel), 0)
+        if done >= self.trace_launches:
             return
-        from .trace import trace_launch
+        if self.later_dir and self.trace_later(kernel, info, bound, grid):
+            return
+        from .trace import merge_traces, trace_launch
 
         self.busy = True
         try:
             result = trace_launch(info.py_fn, bound, grid, self.sample, self.trace_budget)  # never raises
         finally:
             self.busy = False
-        merged = kernel.traced or {
-            "launches_traced": 0,
-            "programs_total": 0,
-            "programs_sampled": 0,
-            "sites": [],
-            "notes": [],
-        }
-        merged["launches_traced"] += 1
-        merged["programs_total"] += result["programs_total"]
-        merged["programs_sampled"] += result["programs_sampled"]
-        merged["sites"].extend(result["sites"])
-        merged["notes"].extend(result["notes"])
-        kernel.traced = merged
+        kernel.traced = merge_traces(kernel.traced, result)
+
+    def trace_later(self, kernel: _Kernel, info: _FnInfo, bound: dict, grid) -> bool:
+        """Save the launch's inputs (host copies) for a trace after the run, in its own Python (trace_worker),
+        where the kernel can be found again at its file's top level; False: trace it here, now."""
+        qualname = getattr(info.py_fn, "__qualname__", "")
+        if "<" in qualname or not kernel.file or not os.path.isfile(kernel.file):
+            return False
+        try:
+            import torch
+
+            from .trace import host_copies
+
+            copies, buffers = host_copies(bound)
+            if sum(end - start for _, start, end in buffers) > TRACE_LATER_BYTES:
+                return False
+            number = sum(self.deferred.values())
+            inputs = os.path.join(self.later_dir, f"trace-{os.getpid()}-{number}.pt")
+            torch.save({"bound": copies, "grid": list(grid)}, inputs)
+            job = {"name": kernel.name, "file": kernel.file, "line": kernel.line, "qualname": qualname}
+            job |= {"inputs": inputs, "sample": self.sample, "budget_s": self.trace_budget}
+            write_json(inputs[: -len(".pt")] + ".json", job)
+        except Exception as exc:  # inputs torch cannot save: traced here instead
+            self.problems.append(f"trace of {kernel.name} not deferred: {type(exc).__name__}: {exc}")
+            return False
+        self.deferred[id(kernel)] = self.deferred.get(id(kernel), 0) + 1
+        return True
 
     def static_view(self, kernel: _Kernel, info: _FnInfo, bound: dict, options: dict) -> None:
         """The kernel compiled for each static target, read line by line (once per kernel)."""

@@ -401,3 +401,14 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
             site.as_dict(result["programs_total"], result["programs_sampled"]) for site in tracer.sites.values()
         ]
     return result
+
+
+def merge_traces(merged: dict | None, result: dict) -> dict:
+    """One launch's `trace_launch` result added to a kernel's trace so far (None: the first)."""
+    merged = merged or {"launches_traced": 0, "programs_total": 0, "programs_sampled": 0, "sites": [], "notes": []}
+    merged["launches_traced"] += 1
+    merged["programs_total"] += result["programs_total"]
+    merged["programs_sampled"] += result["programs_sampled"]
+    merged["sites"].extend(result["sites"])
+    merged["notes"].extend(result["notes"])
+    return merged

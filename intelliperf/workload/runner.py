@@ -42,6 +42,7 @@ class TraceSettings:
     budget_s: float = 60.0
     static_targets: tuple[str, ...] = ()  # also compile the traced kernels for these (static view)
     sass_lines: bool = False  # keep the traced kernels' SASS line tables (the ncu backend's line mapping)
+    later_dir: str | None = None  # save the traced launches' inputs here, traced after the run (trace_worker)
 
 
 @dataclass
@@ -105,6 +106,8 @@ def workload_env(
         env[names.STATIC_TARGETS] = ",".join(trace.static_targets)
     if trace.pattern is not None and trace.sass_lines:
         env[names.SASS_LINES] = "1"
+    if trace.pattern is not None and trace.later_dir:
+        env[names.TRACE_LATER] = trace.later_dir
     return env
 
 
