@@ -222,17 +222,30 @@ torch.manual_seed(0)
 x, idx, out = torch.rand(3 * 1000), torch.randint(0, 1000, (1000,)), torch.zeros(4)
 gather[(8,)](x, idx, out, 1000, BLOCK=128)
 launch_nested(x, torch.zeros(128))
+from pkg.kern import scaled
+scaled[(4,)](x, torch.zeros(256), BLOCK=64)
 print("done", out.sum().item())
 """
+PACKAGE = {  # a kernel in a package's module, with a relative import: imported again by its name
+    "pkg/__init__.py": "",
+    "pkg/consts.py": "STRIDE = 5\n",
+    "pkg/kern.py": (
+        "import triton, triton.language as tl\nfrom .consts import STRIDE\n\n@triton.jit\n"
+        "def scaled(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs * STRIDE) * 2)\n"
+    ),
+}
 
 
 def test_a_trace_deferred_to_its_worker_records_what_the_program_would_have(tmp_path):
     """On a GPU, `diagnose` defers the trace of a module-level kernel to trace_worker, beside the next
     passes (Recorder.trace_later): the launch's host copies are saved and traced after the run, by the
     same trace_launch. The evidence must be the program's own: same sites, programs and notes as the
-    trace taken in the program, here under the interpreter on both sides. A kernel defined inside a
-    function cannot be imported again by name: it is traced in the program. The user's tensors are
-    not touched either way (the program prints the same sum)."""
+    trace taken in the program, here under the interpreter on both sides, for a script's kernel (its
+    file imported for its definitions only) and a package module's kernel with a relative import
+    (imported by its name). A kernel defined inside a function cannot be imported again by name: it is
+    traced in the program. The user's tensors are not touched either way (same output)."""
     import subprocess
     import sys
 
@@ -242,6 +255,9 @@ def test_a_trace_deferred_to_its_worker_records_what_the_program_would_have(tmp_
 
     script = tmp_path / "program.py"
     script.write_text(DEFERRED)
+    for name, text in PACKAGE.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
 
     def run(name: str, later: LaterTraces | None) -> tuple[str, dict]:
         record = tmp_path / name
@@ -252,7 +268,7 @@ def test_a_trace_deferred_to_its_worker_records_what_the_program_would_have(tmp_
         assert done.returncode == 0, done.stderr[-2000:]
         recording = load_recording(record)
         if later is not None:
-            assert later.jobs() == 1  # gather's launch; the nested kernel was traced in the program
+            assert later.jobs() == 2  # gather's and scaled's launches; the nested kernel was traced in the program
             later.start(str(tmp_path))
             traced, notes = later.finish(120)
             assert notes and "traced after the run" in notes[0], notes
@@ -265,5 +281,5 @@ def test_a_trace_deferred_to_its_worker_records_what_the_program_would_have(tmp_
     assert later_out == here_out and not later.folder.exists()
     assert deferred == here
     traces = [e for v in here.values() for e in v if e["backend"] == "interpreter-trace"]
-    assert len(traces) == 2 and all(t["sites"] and t["programs_sampled"] for t in traces)
-    assert {t["kernel"] for t in traces} == {"gather", "nested"}
+    assert len(traces) == 3 and all(t["sites"] and t["programs_sampled"] for t in traces)
+    assert {t["kernel"] for t in traces} == {"gather", "nested", "scaled"}

@@ -6,9 +6,9 @@ pass follows (ncu, region timers), `diagnose` sets $INTELLIPERF_TRACE_LATER: the
 traced launch's host copies and grid there (`Recorder.trace_later`) instead, and `LaterTraces` runs
 this worker on them while those passes run. It calls the same `trace_launch` on the same copies as
 the program would have, and writes what the program would have recorded (traced-PID.json, read by
-`aggregate.collect_evidence`). The kernel is imported from its file as the replay does (its
-definitions only), by its qualified name; a kernel not reachable so (one defined in a function) is
-traced in the program as before.
+`aggregate.collect_evidence`). The kernel is found by its qualified name in its module, imported by
+name (a package's module) or from its file as the replay does (a script: its definitions only); a
+kernel not reachable so (one defined in a function) is traced in the program as before.
 
     python -m intelliperf.profiling.trace_worker FOLDER
 
@@ -17,6 +17,7 @@ Imports torch, triton and numpy (as the replay worker does).
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import io
 import json
@@ -54,13 +55,23 @@ def main(folder: Path) -> int:
 
 
 def _python_function(job: dict, modules: dict):
-    """The kernel's plain Python function, from its file imported for its definitions only."""
+    """The kernel's plain Python function: from its module imported by name where it is a module of a
+    package or an installed one (its relative imports need that), else from its file imported for its
+    definitions only (a script: its work does not run again)."""
     from ..validators.replay import load_module, resolve
 
     top = job["qualname"].split(".")[0]
     module = modules.get(job["file"])
+    if module is None and job.get("module") not in (None, "__main__"):
+        try:
+            module = importlib.import_module(job["module"])
+            if os.path.realpath(getattr(module, "__file__", "") or "") != os.path.realpath(job["file"]):
+                module = None  # another file of that name first on this path
+        except Exception:  # noqa: BLE001  # not importable by name from here: by its file, below
+            module = None
     if module is None:
-        module = modules[job["file"]] = load_module(job["file"], f"_intelliperf_traced_{len(modules)}", (top,))
+        module = load_module(job["file"], f"_intelliperf_traced_{len(modules)}", (top,))
+    modules[job["file"]] = module
     found = resolve(module, job["qualname"])
     while found is not None and not inspect.isfunction(found):
         found = getattr(found, "fn", None)  # an Autotuner or Heuristics wraps a JITFunction, which wraps it
