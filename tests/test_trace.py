@@ -220,16 +220,19 @@ def launch_nested(x, out):
 
 torch.manual_seed(0)
 x, idx, out = torch.rand(3 * 1000), torch.randint(0, 1000, (1000,)), torch.zeros(4)
-gather[(8,)](x, idx, out, 1000, BLOCK=128)
-launch_nested(x, torch.zeros(128))
+# First, so that its trace is the worker's first: no other module has put libs/ on its path yet.
+import os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "libs"))  # where only the program looks
 from pkg.kern import scaled
 scaled[(4,)](x, torch.zeros(256), BLOCK=64)
+gather[(8,)](x, idx, out, 1000, BLOCK=128)
+launch_nested(x, torch.zeros(128))
 print("done", out.sum().item())
 """
 PACKAGE = {  # a kernel in a package's module, with a relative import: imported again by its name
-    "pkg/__init__.py": "",
-    "pkg/consts.py": "STRIDE = 5\n",
-    "pkg/kern.py": (
+    "libs/pkg/__init__.py": "",
+    "libs/pkg/consts.py": "STRIDE = 5\n",
+    "libs/pkg/kern.py": (
         "import triton, triton.language as tl\nfrom .consts import STRIDE\n\n@triton.jit\n"
         "def scaled(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
         "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
@@ -244,8 +247,9 @@ def test_a_trace_deferred_to_its_worker_records_what_the_program_would_have(tmp_
     same trace_launch. The evidence must be the program's own: same sites, programs and notes as the
     trace taken in the program, here under the interpreter on both sides, for a script's kernel (its
     file imported for its definitions only) and a package module's kernel with a relative import
-    (imported by its name). A kernel defined inside a function cannot be imported again by name: it is
-    traced in the program. The user's tensors are not touched either way (same output)."""
+    (imported by its name, on the program's own sys.path). A kernel defined inside a function cannot
+    be imported again by name: it is traced in the program. The user's tensors are not touched
+    either way (same output)."""
     import subprocess
     import sys
 
@@ -256,7 +260,7 @@ def test_a_trace_deferred_to_its_worker_records_what_the_program_would_have(tmp_
     script = tmp_path / "program.py"
     script.write_text(DEFERRED)
     for name, text in PACKAGE.items():
-        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
 
     def run(name: str, later: LaterTraces | None) -> tuple[str, dict]:

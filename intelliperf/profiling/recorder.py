@@ -335,7 +335,7 @@ class Recorder:
             inputs = os.path.join(self.later_dir, f"trace-{os.getpid()}-{number}.pt")
             torch.save({"bound": copies, "grid": list(grid)}, inputs)
             job = {"name": kernel.name, "file": kernel.file, "line": kernel.line, "qualname": qualname}
-            job["module"] = getattr(info.py_fn, "__module__", None)
+            job |= {"module": getattr(info.py_fn, "__module__", None), "sys_path": list(sys.path)}
             job |= {"inputs": inputs, "sample": self.sample, "budget_s": self.trace_budget}
             write_json(inputs[: -len(".pt")] + ".json", job)
         except Exception as exc:  # inputs torch cannot save: traced here instead

@@ -61,6 +61,9 @@ def _python_function(job: dict, modules: dict):
     from ..validators.replay import load_module, resolve
 
     top = job["qualname"].split(".")[0]
+    for entry in reversed(job.get("sys_path", [])):  # where the program found its modules, first
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
     module = modules.get(job["file"])
     if module is None and job.get("module") not in (None, "__main__"):
         try:
