@@ -97,9 +97,7 @@ def _diagnose(
     check_command(command)
     command = _absolute_program(command, s.cwd)
     interpret = _interpret(s.device)
-    trace = trace_settings(the_formula, registry, s.kernel, s.sample_programs, s.trace_launches)
-    if not interpret:  # the interpreter trace runs on the host beside a GPU run: bound it like the other passes
-        trace.budget_s = GPU_TRACE_BUDGET_S
+    trace = trace_settings(the_formula, registry, s.kernel, s.sample_programs, s.trace_launches, interpret)
     backend, counter_note = _counter_backend(s.counters, the_formula, registry, interpret)
     trace.sass_lines = backend == "ncu" and trace.pattern is not None
     # On a GPU, where another pass follows, the trace runs after the program, beside that pass.
@@ -114,7 +112,8 @@ def _diagnose(
 def _trace_later(trace: TraceSettings, interpret: bool, backend: str | None, the_formula, registry: Registry) -> bool:
     """Whether the interpreter trace runs after the program (trace_worker): on a GPU, where the ncu or
     region-timer pass follows for it to run beside (alone it would only add its worker's start-up)."""
-    return not interpret and trace.pattern is not None and (backend is not None or the_formula.wants_regions(registry))
+    traced = trace.pattern is not None and trace.sample_programs > 0
+    return not interpret and traced and (backend is not None or the_formula.wants_regions(registry))
 
 
 def _diagnosed(
@@ -354,17 +353,25 @@ def _region_timers(
 
 
 def trace_settings(
-    the_formula, registry: Registry, kernel: str | None, sample_programs: int = 32, launches: int = 1
+    the_formula,
+    registry: Registry,
+    kernel: str | None,
+    sample_programs: int = 32,
+    launches: int = 1,
+    interpret: bool = True,
 ) -> TraceSettings:
-    """The address trace and static view a formula needs (none when it reads neither)."""
+    """The address trace and static view a formula needs (none when it reads neither; no program traced
+    where it reads the static view only: bankConflict, overlap). Beside a GPU run the trace is bounded
+    like the other passes (GPU_TRACE_BUDGET_S)."""
     from .profiling.static import DEFAULT_TARGETS
 
     needs = the_formula.needs(registry)
     wanted = bool(needs & {TRACE_BACKEND, STATIC_BACKEND})
     return TraceSettings(
         pattern=(kernel or ".") if wanted else None,
-        sample_programs=sample_programs,
+        sample_programs=sample_programs if TRACE_BACKEND in needs else 0,
         launches=launches,
+        budget_s=TraceSettings.budget_s if interpret else GPU_TRACE_BUDGET_S,
         static_targets=DEFAULT_TARGETS if STATIC_BACKEND in needs else (),
     )
 
@@ -570,7 +577,9 @@ def optimize(
         registry=registry,
         root=root,
         out_dir=out,
-        trace=trace_settings(the_formula, registry, re.escape(profile.name), s.sample_programs),
+        trace=trace_settings(
+            the_formula, registry, re.escape(profile.name), s.sample_programs, interpret=report.run.mode != "compiled"
+        ),
         validation=validation,
         budget=budget,
         write=write,

@@ -322,3 +322,23 @@ def test_a_module_python_may_not_compile_is_named_with_the_command_that_compiles
     assert command[-1] == str(package)
     subprocess.run([sys.executable if c == "python" else c for c in command], check=True, timeout=60)
     assert uncompiled_note(("heavy_dependency",)) is None
+
+
+def test_formulas_that_read_the_static_view_only_get_no_address_trace():
+    """bankConflict and overlap read the static view, never the interpreter trace: no program is traced
+    for them (on a GPU the trace took 10 s of a 14 s profile run), and the verdict is the one the static
+    view gives. atomicContention reads both, and gets both."""
+    import intelliperf
+    from intelliperf.api import trace_settings
+    from intelliperf.formulas import default_registry
+
+    registry = default_registry()
+    for name, sample in (("bankConflict", 0), ("overlap", 0), ("atomicContention", 32), ("diagnoseOnly", 32)):
+        settings = trace_settings(registry.create(name), registry, None, 32, interpret=False)
+        assert settings.pattern == "." and settings.static_targets and settings.sample_programs == sample, name
+        assert settings.budget_s == 10.0  # beside a GPU run, bounded like the other passes
+    program = REPO / "examples" / "bank_conflict" / "column_sums.py"
+    report = intelliperf.diagnose([sys.executable, str(program)], formula="bankConflict", device="cpu")
+    (diagnosis,) = report.diagnoses
+    assert [ev.backend for ev in diagnosis.evidence] == ["static"]
+    assert diagnosis.findings[0].present and diagnosis.findings[0].evidence_backend == "static"

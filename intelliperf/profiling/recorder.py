@@ -304,7 +304,7 @@ class Recorder:
 
     def maybe_trace(self, kernel: _Kernel, info: _FnInfo, bound: dict, grid) -> None:
         done = (kernel.traced or {}).get("launches_traced", 0) + self.deferred.get(id(kernel), 0)
-        if done >= self.trace_launches:
+        if done >= self.trace_launches or self.sample < 1:  # sample 0: the static view only, no address trace
             return
         if self.later_dir and self.trace_later(kernel, info, bound, grid):
             return
