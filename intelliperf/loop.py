@@ -442,7 +442,7 @@ def _attempt(
     begin = time.perf_counter()
     if verdict.correct:  # the candidate's own (validation) run, recorded
         recording = load_recording(where / "validation" / "candidate")
-        attempt.after = _measure_candidate(s, recording, program)
+        attempt.after = _measure_candidate(s, recording, program, regions=not cand.sweep)
         if cand.sweep:
             mine = [p for p in recording.kernels if p.name == s.profile.name]
             attempt.chosen = tuned_configs(mine).get(s.profile.name, {})
@@ -528,14 +528,15 @@ def _baseline(s: Session) -> Measure:
     return _measure_in(s, s.recording, s.profile, s.report.run.time_source, timed)
 
 
-def _measure_candidate(s: Session, recording: Recording, program: Program) -> Measure:
+def _measure_candidate(s: Session, recording: Recording, program: Program, regions: bool = True) -> Measure:
     """The formula's metric and the kernel time in the candidate's own (validation) run; region
-    timers, when the formula reads them, in one more run of the candidate's copy."""
+    timers, when the formula reads them, in one more run of the candidate's copy (not for a screen,
+    `regions=False`: its choice is measured when it is tried)."""
     profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
     if profile is None:
         return Measure()
     timed = []
-    if s.report.run.mode == "compiled" and s.formula.wants_regions(s.registry):
+    if regions and s.report.run.mode == "compiled" and s.formula.wants_regions(s.registry):
         from .profiling import region_timers
 
         s.progress("region timers: the candidate once more, instrumented")
