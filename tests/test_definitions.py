@@ -1,4 +1,4 @@
-"""What a replay imports of a kernel's file: its definitions, not the script's work (validators/definitions.py)."""
+"""What a replay imports of a kernel's file: its definitions, not the script's work (workload/definitions.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import textwrap
 import pytest
 from conftest import REPO
 
-from intelliperf.validators.definitions import definitions_only
 from intelliperf.validators.replay import load_module
+from intelliperf.workload.definitions import definitions_only
 
 SCRIPT = textwrap.dedent(
     '''

@@ -32,7 +32,6 @@ Imports only torch, triton, numpy (and pydantic through the package).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -42,44 +41,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from intelliperf.workload.definitions import load_module, resolve
+
 from .compare import INT_POISON, UNCHANGED, identical
 from .correctness import load_tensors
-from .definitions import definitions_only
 
 REGIMES = ("negative", "wide", "nonfinite")  # inputs beyond the captured range, at the recorded shape
-
-
-def load_module(path: str, alias: str, needs: tuple[str, ...] = ()):
-    """Import a file under a private name, with its folder first on sys.path (for its siblings): its
-    definitions only (`definitions_only`: a script's work at module level does not run again in every
-    replay, nor its argument parsing); the whole file where that fails or lacks a name in `needs`."""
-    folder = os.path.dirname(path)
-    sys.path.insert(0, folder)
-    try:
-        try:
-            source = Path(path).read_text()
-            module = _execute(path, alias, compile(definitions_only(source, path, needs), path, "exec"))
-            if all(hasattr(module, name) for name in needs):
-                return module
-        except (Exception, SystemExit):
-            pass
-        return _execute(path, alias, None)
-    finally:
-        sys.path.remove(folder)
-
-
-def _execute(path: str, alias: str, code):
-    """A fresh module for `path` under `alias`, running `code` (None: the file as it is)."""
-    spec = importlib.util.spec_from_file_location(alias, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"{path} cannot be imported as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[alias] = module
-    if code is None:
-        spec.loader.exec_module(module)
-    else:
-        exec(code, module.__dict__)
-    return module
 
 
 def _looked_up(job: dict) -> tuple[str, ...]:
@@ -94,17 +61,6 @@ def _top_name(side: dict) -> str | None:
     function's local one (`<locals>`)."""
     qualname = side.get("qualname", "<")
     return None if "<" in qualname else qualname.split(".")[0]
-
-
-def resolve(module, qualname: str):
-    obj = module
-    for part in qualname.split("."):
-        if part == "<locals>":
-            return None
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return None
-    return obj
 
 
 class ReplayUnsupported(Exception):

@@ -306,7 +306,7 @@ class Recorder:
         done = (kernel.traced or {}).get("launches_traced", 0) + self.deferred.get(id(kernel), 0)
         if done >= self.trace_launches or self.sample < 1:  # sample 0: the static view only, no address trace
             return
-        if self.later_dir and self.trace_later(kernel, info, bound, grid):
+        if self.later_dir and self.trace_later(self.later_dir, kernel, info, bound, grid):
             return
         from .trace import merge_traces, trace_launch
 
@@ -317,9 +317,9 @@ class Recorder:
             self.busy = False
         kernel.traced = merge_traces(kernel.traced, result)
 
-    def trace_later(self, kernel: _Kernel, info: _FnInfo, bound: dict, grid) -> bool:
-        """Save the launch's inputs (host copies) for a trace after the run, in its own Python (trace_worker),
-        where the kernel can be found again at its file's top level; False: trace it here, now."""
+    def trace_later(self, folder: str, kernel: _Kernel, info: _FnInfo, bound: dict, grid) -> bool:
+        """Save the launch's inputs (host copies) into `folder` for a trace after the run, in its own Python
+        (trace_worker), where the kernel can be found again by its qualified name; False: trace it here, now."""
         qualname = getattr(info.py_fn, "__qualname__", "")
         if "<" in qualname or not kernel.file or not os.path.isfile(kernel.file):
             return False
@@ -332,7 +332,7 @@ class Recorder:
             if sum(end - start for _, start, end in buffers) > TRACE_LATER_BYTES:
                 return False
             number = sum(self.deferred.values())
-            inputs = os.path.join(self.later_dir, f"trace-{os.getpid()}-{number}.pt")
+            inputs = os.path.join(folder, f"trace-{os.getpid()}-{number}.pt")
             torch.save({"bound": copies, "grid": list(grid)}, inputs)
             job = {"name": kernel.name, "file": kernel.file, "line": kernel.line, "qualname": qualname}
             job |= {"module": getattr(info.py_fn, "__module__", None), "sys_path": list(sys.path)}

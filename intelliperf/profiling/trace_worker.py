@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 
 from ..files import write_json
+from ..workload.definitions import load_module, resolve
+from ..workload.runner import Running
 
 
 def main(folder: Path) -> int:
@@ -58,8 +60,6 @@ def _python_function(job: dict, modules: dict):
     """The kernel's plain Python function: from its module imported by name where it is a module of a
     package or an installed one (its relative imports need that), else from its file imported for its
     definitions only (a script: its work does not run again)."""
-    from ..validators.replay import load_module, resolve
-
     top = job["qualname"].split(".")[0]
     for entry in reversed(job.get("sys_path", [])):  # where the program found its modules, first
         if entry not in sys.path:
@@ -88,14 +88,12 @@ class LaterTraces:
 
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="intelliperf-traces-"))
-        self.worker = None
+        self.worker: Running | None = None
         self.started = 0.0
         self.output = io.StringIO()
 
     def start(self, cwd: str) -> None:
         """The worker, if the run saved a launch for it; it runs beside whatever the caller does next."""
-        from ..workload.runner import Running
-
         if not any(self.folder.glob("trace-*.json")):
             return
         self.started = time.perf_counter()

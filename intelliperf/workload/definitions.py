@@ -1,4 +1,4 @@
-"""A kernel's file without the script's work: what a replay imports.
+"""A kernel's file without the script's work: what a replay and a deferred trace import.
 
 Many programs launch their kernels from module level, so importing the file runs the whole program:
 its inputs, its launches, its checks, its argument parsing (which, given a replay worker's argv,
@@ -19,6 +19,9 @@ and drops the rest: `kernel[grid](...)` in a loop, `main()`, `assert torch.equal
 `if __name__ == "__main__":` blocks (which never run under a replay's alias anyway). Line numbers
 stay the file's, so tracebacks and compiled kernels point at the user's lines.
 
+`load_module` imports a file so, under a private name; `resolve` finds a qualified name in it. Used
+by the replay workers (validators/replay.py) and the deferred trace (profiling/trace_worker.py).
+
 Imports only the standard library.
 """
 
@@ -26,8 +29,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib.util
+import os
 import symtable
+import sys
 from collections.abc import Iterable, Set
+from pathlib import Path
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 ALWAYS_BOUND = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__builtins__"}
@@ -157,3 +164,48 @@ def _configures(stmt: ast.stmt, imported: Set[str]) -> bool:
     return bool(targets) and all(
         isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in imported for t in targets
     )
+
+
+def load_module(path: str, alias: str, needs: tuple[str, ...] = ()):
+    """Import a file under a private name, with its folder first on sys.path (for its siblings): its
+    definitions only (`definitions_only`: a script's work at module level does not run again in every
+    replay, nor its argument parsing); the whole file where that fails or lacks a name in `needs`."""
+    folder = os.path.dirname(path)
+    sys.path.insert(0, folder)
+    try:
+        try:
+            source = Path(path).read_text()
+            module = _execute(path, alias, compile(definitions_only(source, path, needs), path, "exec"))
+            if all(hasattr(module, name) for name in needs):
+                return module
+        except (Exception, SystemExit):
+            pass
+        return _execute(path, alias, None)
+    finally:
+        sys.path.remove(folder)
+
+
+def _execute(path: str, alias: str, code):
+    """A fresh module for `path` under `alias`, running `code` (None: the file as it is)."""
+    spec = importlib.util.spec_from_file_location(alias, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[alias] = module
+    if code is None:
+        spec.loader.exec_module(module)
+    else:
+        exec(code, module.__dict__)
+    return module
+
+
+def resolve(module, qualname: str):
+    """`qualname` (`Class.method`) in `module`; None where it is not there or is a function's local one."""
+    obj = module
+    for part in qualname.split("."):
+        if part == "<locals>":
+            return None
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
