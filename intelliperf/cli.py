@@ -107,7 +107,14 @@ CountersOption = Annotated[
         help="Hardware counters: auto (when a GPU and its profiler are there), ncu, rocprofv3 or off.",
     ),
 ]
-SamplePrograms = Annotated[int, typer.Option("--sample-programs", help="Programs per launch the address trace runs.")]
+SamplePrograms = Annotated[
+    int,
+    typer.Option(
+        "--sample-programs",
+        help="Programs per launch the address trace runs (for formulas that read it: atomicContention, "
+        "memoryAccess; bankConflict and overlap read the static view only).",
+    ),
+]
 ProfileDir = Annotated[
     Path | None,
     typer.Option("--profile-dir", help="Keep the profiler's files here (the .ncu-rep opens in Nsight Compute)."),
