@@ -184,10 +184,11 @@ def track_tuning(autotuner_module) -> None:
 
 def compile_together(autotuner_module, problems: list[str] | None = None) -> None:
     """Before triton.autotune times its configs, compile them all at once on a thread pool (Triton's
-    AsyncCompileMode, where Triton has it: 3.6 and 3.9 do): one after another, the compiles were most of a 20-config
-    sweep's seconds on the H100 (3.6-4.5 s; 1.5-1.6 s together, benchmarks/sweep_cost.py). Only when the host
-    compiles changes: each config is then timed and launched as Triton does; one that fails to compile
-    here fails again where Triton reports it, and `problems` says so. Not under the interpreter."""
+    AsyncCompileMode, where Triton has it: 3.6 and 3.9 do): one after another, the compiles were most
+    of a 20-config sweep's seconds on the H100 (3.6-4.5 s; 1.5-1.6 s together, benchmarks/sweep_cost.py).
+    Only when the host compiles them changes: each config is then timed and launched as Triton does;
+    one that fails to compile here fails again where Triton reports it, and `problems` says so. Not
+    under the interpreter."""
     cls = autotuner_module.Autotuner
     original = cls.prune_configs
     if hasattr(original, "__intelliperf_together__"):
