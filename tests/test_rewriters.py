@@ -342,6 +342,27 @@ def test_search_sweeps_warps_and_stages_jointly_then_pins_the_autotuners_choice(
         sweep_kernel("@jit\ndef k(x):\n    pass\n", [])
 
 
+def test_a_sweep_leaves_out_warps_whose_threads_cannot_hold_the_tile():
+    """A 128x128 float32 accumulator is 16,384 registers a program: on one warp 512 a thread, on two 256,
+    over the 255 a thread may hold (all of it spills; ptxas took 23 s and 4.7 s on those configs against
+    1-2 s on four warps). The sweep tries 4, 8 and 16 warps there, and says what it left out; a small
+    tile, or one whose shape the launch does not give, keeps every value."""
+    from intelliperf.rewriters.search import sweep_kernel, sweep_title, sweep_warps
+
+    gemm = (
+        "@triton.jit\ndef g(a_ptr, c_ptr, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):\n"
+        "    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n"
+        "    for k in range(0, K, 64):\n        acc += 1.0\n"
+    )
+    assert sweep_warps(gemm, {"BLOCK_M": 128, "BLOCK_N": 128}) == (4, 8, 16)
+    assert sweep_warps(gemm, {"BLOCK_M": 64, "BLOCK_N": 64}) == (1, 2, 4, 8, 16)  # 4,096: 128 a thread on one
+    assert sweep_warps(gemm, {"BLOCK_M": 256, "BLOCK_N": 256}) == (16,)  # 65,536: 128 a thread on 16 warps
+    assert sweep_warps(gemm, {}) == (1, 2, 4, 8, 16)  # shape unknown: nothing left out
+    assert "for w in (4, 8, 16) for s in (1, 2, 3, 4)" in sweep_kernel(gemm, ["c_ptr"], (4, 8, 16))
+    title = sweep_title(True, (4, 8, 16))
+    assert title.startswith("sweep: num_warps x num_stages (12 configs; num_warps 1, 2 left out")
+
+
 def test_a_sweep_is_never_the_fix_even_when_correct_and_faster():
     from intelliperf.loop import _decide
     from intelliperf.models import Attempt, Measure, Metric

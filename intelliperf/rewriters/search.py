@@ -25,6 +25,7 @@ is what a pinned config means); a missing `num_warps`/`num_stages` keyword is ad
 from __future__ import annotations
 
 import ast
+import math
 import re
 import textwrap
 from dataclasses import dataclass
@@ -290,10 +291,43 @@ SWEEP_BENCH = (
 )
 
 
-def sweep_title(stages: bool) -> str:
+# Registers a thread may hold on NVIDIA GPUs: a config whose tile accumulator alone needs more spills all
+# of it (never the autotuner's choice) and is the slowest to compile: a 128x128 GEMM tile on one warp
+# took ptxas 23 s, on two 4.7 s, on four 1-2 s (sm_90, Triton 3.9 on the CPU machine).
+REGISTERS_PER_THREAD = 255
+
+
+def sweep_warps(kernel: str, constexprs: dict) -> tuple[int, ...]:
+    """The num_warps values a sweep tries: those whose threads can hold the kernel's largest tile
+    accumulator (`tl.zeros`/`tl.full` of a shape the launch's constexprs give) in registers."""
+    elements = _largest_tile(kernel, constexprs)
+    fits = tuple(w for w in SWEEP_WARPS if elements <= REGISTERS_PER_THREAD * 32 * w)
+    return fits or SWEEP_WARPS[-1:]
+
+
+def _largest_tile(kernel: str, constexprs: dict) -> int:
+    """Elements of the largest tile the kernel allocates with a shape known at the launch (0: none)."""
+    largest = 0
+    for node in ast.walk(_function(kernel)):
+        if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], (ast.Tuple, ast.List))):
+            continue
+        if ast.unparse(node.func).split(".")[-1] not in ("zeros", "full"):
+            continue
+        dims = [
+            e.value if isinstance(e, ast.Constant) else constexprs.get(e.id) if isinstance(e, ast.Name) else None
+            for e in node.args[0].elts
+        ]
+        if all(isinstance(d, int) and d > 0 for d in dims):
+            largest = max(largest, math.prod(dims))  # type: ignore[arg-type]  # ints, checked above
+    return largest
+
+
+def sweep_title(stages: bool, warps: tuple[int, ...] = SWEEP_WARPS) -> str:
+    left_out = [w for w in SWEEP_WARPS if w not in warps]
+    why = f"; num_warps {', '.join(map(str, left_out))} left out: its threads cannot hold the tile" if left_out else ""
     if stages:
-        return f"sweep: num_warps x num_stages ({len(SWEEP_WARPS) * len(SWEEP_STAGES)} configs) through triton.autotune"
-    return f"sweep: num_warps ({len(SWEEP_WARPS)} configs; no loop to pipeline) through triton.autotune"
+        return f"sweep: num_warps x num_stages ({len(warps) * len(SWEEP_STAGES)} configs{why}) through triton.autotune"
+    return f"sweep: num_warps ({len(warps)} configs; no loop to pipeline{why}) through triton.autotune"
 
 
 def has_loop(kernel: str) -> bool:
@@ -301,7 +335,7 @@ def has_loop(kernel: str) -> bool:
     return any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(_function(kernel)))
 
 
-def sweep_kernel(kernel: str, written: list[str]) -> str:
+def sweep_kernel(kernel: str, written: list[str], warps: tuple[int, ...] = SWEEP_WARPS) -> str:
     """The kernel under `@triton.autotune` over num_warps x num_stages (num_warps alone where it has no
     loop), a screen the loop runs to learn which config the autotuner picks on this device (the
     launch's own num_warps/num_stages are overridden by the config's), each config benchmarked
@@ -324,9 +358,9 @@ def sweep_kernel(kernel: str, written: list[str]) -> str:
     lines = kernel.splitlines()
     indent = indent_of(lines[first.lineno - 1])
     configs = (
-        f"[triton.Config({{}}, num_warps=w, num_stages=s) for w in {SWEEP_WARPS} for s in {SWEEP_STAGES}]"
+        f"[triton.Config({{}}, num_warps=w, num_stages=s) for w in {warps} for s in {SWEEP_STAGES}]"
         if has_loop(kernel)
-        else f"[triton.Config({{}}, num_warps=w) for w in {SWEEP_WARPS}]"
+        else f"[triton.Config({{}}, num_warps=w) for w in {warps}]"
     )
     decorator = (
         f"{indent}@triton.autotune(configs={configs}, key=[], restore_value={sorted(written)!r}, "
@@ -423,15 +457,16 @@ class SearchRewriter(Rewriter):
         singles = {_title(request, k, v) for k in found for v in k.values()}
         if request.formula not in SWEEP_FIRST and not singles <= tried:
             return None
+        warps = sweep_warps(request.kernel.source, request.constexprs())
         try:
-            kernel = sweep_kernel(request.kernel.source, request.launch.get("written") or [])
+            kernel = sweep_kernel(request.kernel.source, request.launch.get("written") or [], warps)
             launcher = unpinned(_launcher_source(request), request.kernel.name)
         except ValueError as exc:
             reasons.append(str(exc))
             return None
         return Candidate(
             rewriter=self.name,
-            title=sweep_title(has_loop(request.kernel.source)),
+            title=sweep_title(has_loop(request.kernel.source), warps),
             kernel=kernel,
             launcher=launcher,
             sweep=True,
