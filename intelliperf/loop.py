@@ -570,7 +570,7 @@ def _decide(s: Session, attempt: Attempt) -> None:
     assert verdict is not None  # decided after validation
     reasons = [verdict.reasons()] if verdict.problems else []
     metric = s.formula.metric
-    if verdict.correct:
+    if verdict.correct and attempt.chosen is None:  # a sweep's metric is not measured: its choice's will be
         before = attempt.before.metric if attempt.before else None
         after = attempt.after.metric if attempt.after else None
         better = s.finding.metric.better if s.finding.metric else "lower"

@@ -384,11 +384,12 @@ def test_a_sweep_is_never_the_fix_even_when_correct_and_faster():
             status="invalid",
             verdict=fast,
             before=Measure(metric=10),
-            after=Measure(metric=5),
+            after=Measure(metric=10),  # as good as not measured: a screen's metric is not judged
             chosen=chosen,
         )
         _decide(session, attempt)
         assert attempt.status == "rejected" and said in attempt.reasons
+        assert "[metric]" not in attempt.reasons  # a screen's metric is not judged: its choice's will be
     plain = Attempt(
         number=2,
         rewriter="search",
