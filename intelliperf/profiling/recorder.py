@@ -89,7 +89,7 @@ class _Signature(_Counts):
 
 
 class _Kernel(_Counts):
-    __slots__ = ("name", "file", "line", "signatures", "dropped", "traced", "static", "sass_lines")
+    __slots__ = ("name", "file", "line", "signatures", "dropped", "traced", "deferred", "static", "sass_lines")
 
     def __init__(self, name: str, file: str | None, line: int | None) -> None:
         super().__init__()
@@ -97,6 +97,7 @@ class _Kernel(_Counts):
         self.signatures: dict[tuple, _Signature] = {}
         self.dropped = 0
         self.traced: dict | None = None
+        self.deferred = 0  # launches whose inputs were saved for a trace after the run (trace_worker)
         self.static: dict | None = None
         self.sass_lines: list | None = None
 
@@ -216,7 +217,7 @@ class Recorder:
         self.sample = int(os.environ.get(ENV_SAMPLE, "32"))
         self.trace_budget = float(os.environ.get(ENV_TRACE_BUDGET, "60"))
         self.later_dir = os.environ.get(ENV_TRACE_LATER)  # traces deferred to trace_worker go here
-        self.deferred: dict[int, int] = {}  # id(_Kernel) -> launches saved for a later trace
+        self.deferred = 0  # launches saved for a later trace, all kernels: their files' numbers
         self.static_targets = tuple(t for t in os.environ.get(ENV_STATIC, "").split(",") if t)
         self.sass = os.environ.get(ENV_SASS) == "1"
         self.exit_registered = False
@@ -303,7 +304,7 @@ class Recorder:
         return info
 
     def maybe_trace(self, kernel: _Kernel, info: _FnInfo, bound: dict, grid) -> None:
-        done = (kernel.traced or {}).get("launches_traced", 0) + self.deferred.get(id(kernel), 0)
+        done = (kernel.traced or {}).get("launches_traced", 0) + kernel.deferred
         if done >= self.trace_launches or self.sample < 1:  # sample 0: the static view only, no address trace
             return
         if self.later_dir and self.trace_later(self.later_dir, kernel, info, bound, grid):
@@ -331,8 +332,7 @@ class Recorder:
             copies, buffers = host_copies(bound)
             if sum(end - start for _, start, end in buffers) > TRACE_LATER_BYTES:
                 return False
-            number = sum(self.deferred.values())
-            inputs = os.path.join(folder, f"trace-{os.getpid()}-{number}.pt")
+            inputs = os.path.join(folder, f"trace-{os.getpid()}-{self.deferred}.pt")
             torch.save({"bound": copies, "grid": list(grid)}, inputs)
             job = {"name": kernel.name, "file": kernel.file, "line": kernel.line, "qualname": qualname}
             job |= {"module": getattr(info.py_fn, "__module__", None), "sys_path": list(sys.path)}
@@ -341,7 +341,8 @@ class Recorder:
         except Exception as exc:  # inputs torch cannot save: traced here instead
             self.problems.append(f"trace of {kernel.name} not deferred: {type(exc).__name__}: {exc}")
             return False
-        self.deferred[id(kernel)] = self.deferred.get(id(kernel), 0) + 1
+        kernel.deferred += 1
+        self.deferred += 1
         return True
 
     def static_view(self, kernel: _Kernel, info: _FnInfo, bound: dict, options: dict) -> None:
