@@ -86,7 +86,8 @@ def test_an_autotuners_configs_are_compiled_together_before_it_times_them(monkey
     """Triton's own Autotuner (a subclass, so the patch stays in this test): each pruned config is
     compiled once, with the launch's arguments and the config's knobs, all inside one
     AsyncCompileMode (a thread pool); the configs it times are unchanged; a compile that fails is
-    left to the autotuner, which compiles it again and reports it; nothing under the interpreter.
+    left to the autotuner, which compiles it again and reports it; nothing where the autotuner keeps its
+    results on disk (a hit needs the chosen config only) or under the interpreter.
     The kernel is a stand-in: compiling for a GPU needs one (benchmarks/sweep_cost.py times it)."""
     import triton
     from triton import knobs
@@ -128,6 +129,10 @@ def test_an_autotuners_configs_are_compiled_together_before_it_times_them(monkey
     assert problems == [
         "autotuning: compiling its configs together failed (RuntimeError: ptxas failed); Triton compiled them"
     ]
+    cached = Kernel()  # results kept on disk: a hit compiles the chosen config only, so nothing here
+    tuner = Tuner(cached, names, configs, [], None, None, cache_results=True)
+    tuner.nargs = {"x_ptr": "X", "n": 100}
+    assert tuner.prune_configs(launch) == configs and cached.compiled == []
     monkeypatch.setattr(knobs.runtime, "interpret", True)
     quiet = Kernel()
     tuner = Tuner(quiet, names, configs, [], None, None)

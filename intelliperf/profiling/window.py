@@ -188,7 +188,8 @@ def compile_together(autotuner_module, problems: list[str] | None = None) -> Non
     of a 20-config sweep's seconds on the H100 (3.6-4.5 s; 1.5-1.6 s together, benchmarks/sweep_cost.py).
     Only when the host compiles them changes: each config is then timed and launched as Triton does;
     one that fails to compile here fails again where Triton reports it, and `problems` says so. Not
-    under the interpreter."""
+    under the interpreter, nor where the autotuner keeps its results on disk (`cache_results`): a hit
+    there needs only the chosen config compiled."""
     cls = autotuner_module.Autotuner
     original = cls.prune_configs
     if hasattr(original, "__intelliperf_together__"):
@@ -197,7 +198,7 @@ def compile_together(autotuner_module, problems: list[str] | None = None) -> Non
     def prune_configs(self, *args, **kwargs):
         configs = original(self, *args, **kwargs)
         launch = args[0] if args and isinstance(args[0], dict) else kwargs.get("kwargs", {})
-        if len(configs) > 1:
+        if len(configs) > 1 and not getattr(self, "cache_results", False):
             failed = _compile_all(self, configs, launch)
             if failed and problems is not None and failed not in problems:
                 problems.append(failed)
