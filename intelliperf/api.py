@@ -170,6 +170,7 @@ def _diagnosed(
             timer_dir or s.profile_dir,
             s.stop_early,
             loops_only=not isinstance(the_formula, _RegionsOnly),
+            all_warps=s.all_warps,
         )
         counter_notes += notes
         stages["region_timers"] = time.perf_counter() - started_timers
@@ -248,10 +249,12 @@ def regions(
     cwd: str | None = None,
     progress: Progress | None = None,
     stop_early: bool = True,
+    all_warps: bool = False,
 ) -> Report:
     """Time the regions of the top kernel (or the top one matching `kernel`) with compiler-inserted
     timers, without a formula: per-region cycles, overlap, the timeline (Perfetto JSON, PNG) in
-    `out_dir`. Without a GPU, the regions and what the static view compiled in each."""
+    `out_dir`. Without a GPU, the regions and what the static view compiled in each. `all_warps`:
+    record every warp of each CTA (default: the first of each warp group)."""
     from .delivery.report import write_reports
     from .profiling.region_timers import static_regions
 
@@ -266,6 +269,7 @@ def regions(
         cwd=cwd,
         counters="off",
         stop_early=stop_early,
+        all_warps=all_warps,
     )
     report, recording = _diagnose(
         list(command), _RegionsOnly(), default_registry(), settings, progress=progress or _logged, timer_dir=out
@@ -327,6 +331,7 @@ def _region_timers(
     keep: str | Path | None,
     stop_early: bool = True,
     loops_only: bool = True,
+    all_warps: bool = False,
 ) -> tuple[dict, list[str]]:
     """One instrumented run over the top kernels (GPU only): evidence per kernel id, and notes.
     `loops_only`: only kernels whose timers could change the verdict (a loop with a dot)."""
@@ -346,6 +351,7 @@ def _region_timers(
         pictures=keep is not None,
         stop_early=stop_early,
         loops_only=loops_only,
+        all_warps=all_warps,
     )
     if keep is None and run.evidence:
         run.notes.append("the timeline (Perfetto JSON, PNG) is kept with --profile-dir DIR")

@@ -426,6 +426,13 @@ def regions(
             help="Time every launch to the program's end (default: the first launch, then the program is stopped).",
         ),
     ] = False,
+    all_warps: Annotated[
+        bool,
+        typer.Option(
+            "--all-warps",
+            help="Record every warp of each CTA (default: the first warp of each warp group; a smaller trace).",
+        ),
+    ] = False,
 ) -> None:
     """Time the regions of the top kernel with compiler-inserted timers (Proton) and draw its timeline."""
     from .api import regions as run_regions
@@ -439,6 +446,7 @@ def regions(
         timeout_s=timeout,
         progress=_progress,
         stop_early=not full_run,
+        all_warps=all_warps,
     )
     print_report(report, out)
     err.print(f"[dim]report and timeline written to {out_dir}[/dim]")

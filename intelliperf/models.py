@@ -222,7 +222,11 @@ class Regions(_Model):
     kernel: str
     launches: int = 0
     ctas: int = 0
-    warps_per_cta: int = 0
+    warps_per_cta: int = Field(0, description="warps recorded per CTA")
+    recorded_warps: list[int] = Field(
+        default_factory=list,
+        description="the warps recorded in each CTA when Proton sampled the first of each warp group; empty: all",
+    )
     kernel_cycles_per_warp: float | None = None
     loop_line: int | None = None
     loop_cycles_per_warp: float | None = None
@@ -239,7 +243,7 @@ class Regions(_Model):
     )
     overlap: float | None = Field(
         None,
-        description="per CTA, time some warp is in a memory region while "
+        description="per CTA, time some recorded warp is in a memory region while "
         "another is in a compute region over the time either is",
     )
     overlap_per_cta: dict[int, float] = Field(default_factory=dict, description="first 64 CTAs")

@@ -36,6 +36,7 @@ class DiagnoseSettings(BaseModel):
     markdown: Path | None = Field(None, description="write the Markdown report here")
     sarif: Path | None = Field(None, description="write the findings as SARIF 2.1.0 here")
     stop_early: bool = Field(True, description="profiler passes stop the program after the launches they need")
+    all_warps: bool = Field(False, description="region timers record every warp (default: the first of each group)")
 
 
 class OptimizeSettings(DiagnoseSettings):

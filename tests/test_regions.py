@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from intelliperf.delivery import report
 from intelliperf.formulas.overlap import Overlap
-from intelliperf.models import Evidence, KernelProfile, StaticFact
-from intelliperf.profiling import timeline
+from intelliperf.models import Evidence, KernelProfile, LaunchSignature, StaticFact
+from intelliperf.profiling import region_timers, timeline
 from intelliperf.profiling.regions import Region, instrument
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,6 +151,48 @@ def test_launches_are_told_apart():
     intervals = timeline.parse_trace(json.dumps({"traceEvents": data["traceEvents"] + moved}))
     per_launch = [{iv.cta for iv in intervals if iv.launch == n} for n in (0, 1)]
     assert {iv.launch for iv in intervals} == {0, 1} and per_launch[0] == per_launch[1]
+
+
+def test_the_event_pattern_reads_what_json_reads():
+    """Proton's traces are read by a pattern over its fixed key order; a trace it does not read in
+    full (keys in another order, a quote in a scope name) is read as JSON, with the same intervals."""
+    for name in ("gemm", "gemm_pipelined", "attention", "attention_dropped"):
+        text = (FIXTURES / f"{name}.chrome_trace").read_text()
+        events = json.loads(text)["traceEvents"]
+        reordered = json.dumps({"traceEvents": [dict(reversed(list(e.items()))) for e in events]})
+        assert len(timeline._EVENT.findall(text)) == len(events) and not timeline._EVENT.findall(reordered)
+        assert timeline.parse_trace(reordered) == timeline.parse_trace(text) != []
+    events = json.loads((FIXTURES / "gemm.chrome_trace").read_text())["traceEvents"]
+    events[5]["name"] = 'load "a"'
+    intervals = timeline.parse_trace(json.dumps({"traceEvents": events}))
+    assert len(intervals) == len(events) and intervals[5].region == 'load "a"'
+
+
+def _with_warps(*warps: int | None) -> KernelProfile:
+    sig = dict(grid=[64, 1, 1], num_stages=3, args=[], launches=1, total_time_s=1e-3)
+    return _profile("gemm.py").model_copy(update={"signatures": [LaunchSignature(num_warps=w, **sig) for w in warps]})
+
+
+def test_region_timers_record_the_first_warp_of_each_warp_group():
+    mode = region_timers.DEFAULT_MODE
+    text = {"gemm.py": (EXAMPLES / "gemm.py").read_text()}
+    sampled = lambda *warps: region_timers.sampling(mode, [_with_warps(*warps)], text, False)  # noqa: E731
+    assert sampled(4) == (f"{mode}:sampling_strategy=selective:sampling_options=0", [0])
+    assert sampled(8, 16)[1] == [0, 4] and sampled(16)[1] == [0, 4, 8, 12] and sampled(2)[1] == [0]
+    assert sampled(None)[1] == [0]  # warp 0 exists in every kernel
+    assert sampled(1) == (mode, [])  # one warp: nothing to leave out
+    assert region_timers.sampling(mode, [_with_warps(8)], text, True) == (mode, [])
+    own = f"{mode}:sampling_strategy=selective:sampling_options=1"
+    assert region_timers.sampling(own, [_with_warps(8)], text, False) == (own, [])
+    # warp specialisation adds warps beyond num_warps that run the other partition's statements
+    specialised = {
+        "k.py": text["gemm.py"].replace("range(0, tl.cdiv(K, BLOCK_K))", "tl.range(0, 8, warp_specialize=True)")
+    }
+    assert specialised["k.py"] != text["gemm.py"]
+    assert region_timers.sampling(mode, [_with_warps(8)], specialised, False) == (mode, [])
+    _, analysed = _analysed("gemm")
+    analysed.recorded_warps = [0, 4]
+    assert "warp 0, 4 (the first of each warp group)" in "\n".join(report.regions_markdown(analysed))
 
 
 def test_timeline_files(tmp_path):

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..models import Finding, Optimization, Report
-from .report import format_time, measure_text, speedup_text
+from .report import format_time, measure_text, speedup_text, warps_recorded
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "none": "green"}
 
@@ -125,7 +125,7 @@ def _finding_panel(kernel: str, finding: Finding) -> Panel:
 
 def regions_table(r) -> Table:
     """Per-region cycles of one kernel (region timers)."""
-    title = f"Regions of {r.kernel} (cycles per warp, {r.ctas} CTAs x {r.warps_per_cta} warps)"
+    title = f"Regions of {r.kernel} (cycles per warp, {r.ctas} CTAs x {warps_recorded(r)})"
     if r.iteration_cycles:
         title += (
             f"; loop: {r.iteration_cycles:,.0f} cycles/iteration, {r.exposed_memory_share:.0%} memory, "

@@ -165,11 +165,18 @@ def optimization_markdown(opt: Optimization) -> list[str]:
     return out
 
 
+def warps_recorded(r: Regions) -> str:
+    """How many warps of each CTA the timers recorded, and which when Proton sampled them."""
+    if not r.recorded_warps:
+        return f"{r.warps_per_cta} warps"
+    return f"warp {', '.join(map(str, r.recorded_warps))} (the first of each warp group)"
+
+
 def regions_markdown(r: Regions) -> list[str]:
     """The `regions` section: what the region timers measured in one launch of a kernel."""
     out = [
         "",
-        f"#### Regions of `{r.kernel}` (region timers, {r.ctas} CTAs x {r.warps_per_cta} warps, cycles per warp)",
+        f"#### Regions of `{r.kernel}` (region timers, {r.ctas} CTAs x {warps_recorded(r)}, cycles per warp)",
         "",
     ]
     if r.iteration_cycles:
@@ -177,7 +184,7 @@ def regions_markdown(r: Regions) -> list[str]:
             f"Main loop (line {r.loop_line}): {r.loop_iterations:g} iterations, {r.iteration_cycles:,.0f} "
             f"cycles each; {r.exposed_memory_share:.0%} in memory statements, {r.compute_share:.0%} in "
             f"compute, {r.unattributed_share:.0%} between statements. Overlap of memory and compute regions "
-            f"across a CTA's warps: {r.overlap or 0:.0%}."
+            f"across a CTA's recorded warps: {r.overlap or 0:.0%}."
         )
     if r.overhead is not None:
         out.append(f"Instrumentation overhead (measured): {r.overhead:+.1%} kernel time.")

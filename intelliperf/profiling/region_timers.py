@@ -70,13 +70,15 @@ def collect(
     sandbox=None,
     stop_early: bool = True,
     loops_only: bool = False,
+    all_warps: bool = False,
 ) -> TimerRun:
     """Run the program once with timers in `kernels` (files under `root`; `changes` are a
     candidate's rewritten files, relative to root). `keep`: write the trace, timeline and PNG there.
     `env`: variables added to the program's environment (e.g. the GPU it runs on). `sandbox`: run
     it confined (a candidate's copy). `stop_early`: the program stops after the first launch of
     each kernel (profiling/window.py). `loops_only`: leave out kernels whose timers
-    could not change a verdict (no loop with a dot to overlap its loads with)."""
+    could not change a verdict (no loop with a dot to overlap its loads with). `all_warps`: record
+    every warp of each CTA (default: the first of each warp group, `recorded_warps`)."""
     from ..workload.workspace import copy_project, in_copy, within
 
     out = TimerRun()
@@ -131,7 +133,7 @@ def collect(
             extra |= window.settings(
                 dict.fromkeys((p.name for p in timed), 0), 1, str(folder), configs=window.tuned_configs(timed)
             )
-        mode = mode or DEFAULT_MODE
+        mode, recorded = sampling(mode or DEFAULT_MODE, timed, files, all_warps)
         workdir = copy / Path(cwd).resolve().relative_to(root)
 
         def run(mode: str):
@@ -160,6 +162,7 @@ def collect(
             regions = done.regions or timeline.regions_from_names(sorted({iv.region for iv in intervals}))
             report = timeline.analyse(intervals, regions, profile.name)
             report.loop_line = done.loop_line
+            report.recorded_warps = recorded
             if dropped:
                 report.problems.append(dropped)
             if keep:
@@ -176,6 +179,30 @@ def collect(
         f"{mode})"
     )
     return out
+
+
+def sampling(mode: str, kernels: list[KernelProfile], files: dict[str, str], all_warps: bool) -> tuple[str, list]:
+    """Proton's mode for the pass, and the warps it records in each CTA (empty: all). Every warp
+    where asked, where the mode samples already, or where a file uses warp specialisation (its extra
+    warps, beyond num_warps, run other statements than the first of each group)."""
+    specialised = any("warp_specialize" in text for text in files.values())
+    recorded = None if all_warps or specialised or "sampling_strategy=" in mode else recorded_warps(kernels)
+    if not recorded:
+        return mode, []
+    return f"{mode}:sampling_strategy=selective:sampling_options={','.join(map(str, recorded))}", recorded
+
+
+def recorded_warps(kernels: list[KernelProfile]) -> list[int] | None:
+    """The warps Proton records in each CTA: the first of each warp group (of the kernel with the
+    fewest warps, so every id exists in each), or None where that is every warp.
+
+    Warps outside a warp-specialised group run the same statements on other data, so one per group
+    gives the same per-warp figures (benchmarks/regions_sampling.py) with a fraction of the events:
+    a 4096^3 GEMM's trace was 140 MB and Proton took 8.6 s to write it at exit."""
+    counts = [sig.num_warps for k in kernels for sig in k.signatures if sig.num_warps]
+    fewest = min(counts, default=timeline.WARPS_PER_GROUP)
+    warps = list(range(0, fewest, timeline.WARPS_PER_GROUP))
+    return warps if len(warps) < fewest else None
 
 
 class _Filtered:
