@@ -146,35 +146,13 @@ def _diagnosed(
     started = time.perf_counter()
     _check_recording(recording, command)
     top = _select(recording.kernels, pattern, s.kernel, s.top_n)
-    measured, counter_notes = {}, [counter_note] if counter_note else []
-    if backend is not None:
-        progress(f"counters: running the command under {backend} for the top {len(top)} kernel(s)")
-        started_counters = time.perf_counter()
-        measured, notes = _counters(
-            backend, command, top, the_formula, registry, recording, s.timeout_s, s.cwd, s.profile_dir, s.stop_early
-        )
-        counter_notes += notes
-        stages["counters"] = time.perf_counter() - started_counters
-        started += stages["counters"]
-    timed: dict = {}
-    if the_formula.wants_regions(registry):
-        if not interpret:
-            progress("region timers: running the command with the top kernels instrumented (Proton)")
-        started_timers = time.perf_counter()
-        timed, notes = _region_timers(
-            command,
-            top,
-            interpret,
-            s.cwd,
-            s.timeout_s,
-            timer_dir or s.profile_dir,
-            s.stop_early,
-            loops_only=not isinstance(the_formula, _RegionsOnly),
-            all_warps=s.all_warps,
-        )
-        counter_notes += notes
-        stages["region_timers"] = time.perf_counter() - started_timers
-        started += stages["region_timers"]
+    counter_notes = [counter_note] if counter_note else []
+    passes_started = time.perf_counter()
+    (measured, timed), notes = _profiler_passes(
+        command, top, the_formula, registry, recording, s, backend, interpret, timer_dir, stages, progress
+    )
+    counter_notes += notes
+    started += time.perf_counter() - passes_started
     if later is not None:
         started_traces = time.perf_counter()
         traced, notes = later.finish(LATER_TRACE_START_S + trace.budget_s * later.jobs())
@@ -218,6 +196,82 @@ def _diagnosed(
         notes=_notes(registry, recording, interpret) + counter_notes,
     )
     return report, recording
+
+
+def _profiler_passes(
+    command: list[str],
+    top: list[KernelProfile],
+    the_formula,
+    registry: Registry,
+    recording: Recording,
+    s: DiagnoseSettings,
+    backend: str | None,
+    interpret: bool,
+    timer_dir: str | Path | None,
+    stages: dict[str, float],
+    progress: Progress,
+) -> tuple[tuple[dict, dict], list[str]]:
+    """The counter pass (ncu, rocprofv3) and the region-timer pass: (counter evidence, timer evidence)
+    per kernel id, and notes; each pass's seconds in `stages`. Where both run on a GPU and stop the
+    program early they run side by side, taking turns on the GPU (profiling/window.py): one's start-up
+    and trace writing beside the other's kernels, never two programs' kernels at once. Each then may
+    wait for the other's turn, so its limit (--timeout) is the two passes' together."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    wants_timers = the_formula.wants_regions(registry)
+    side_by_side = backend is not None and wants_timers and not interpret and s.stop_early
+    limit = s.timeout_s * 2 if side_by_side and s.timeout_s else s.timeout_s
+
+    def timed_stage(name: str, run: Callable[[dict[str, str]], tuple[dict, list[str]]], turn: dict[str, str]):
+        begin = time.perf_counter()
+        try:
+            return run(turn)
+        finally:
+            stages[name] = time.perf_counter() - begin
+
+    def counter_pass(turn: dict[str, str]) -> tuple[dict, list[str]]:
+        if backend is None:
+            return {}, []
+        progress(f"counters: running the command under {backend} for the top {len(top)} kernel(s)")
+        return _counters(
+            backend, command, top, the_formula, registry, recording, limit, s.cwd, s.profile_dir, s.stop_early, turn
+        )
+
+    def timer_pass(turn: dict[str, str]) -> tuple[dict, list[str]]:
+        if not wants_timers:
+            return {}, []
+        if not interpret:
+            progress("region timers: running the command with the top kernels instrumented (Proton)")
+        return _region_timers(
+            command,
+            top,
+            interpret,
+            s.cwd,
+            limit,
+            timer_dir or s.profile_dir,
+            s.stop_early,
+            loops_only=not isinstance(the_formula, _RegionsOnly),
+            all_warps=s.all_warps,
+            turn=turn,
+        )
+
+    stages |= {"counters": 0.0, "region_timers": 0.0}  # in this order, whichever ends first
+    with tempfile.TemporaryDirectory(prefix="intelliperf-turns-") as folder:
+        turn = {env.GPU_TURN: str(Path(folder) / "gpu.lock")} if side_by_side else {}
+        with ThreadPoolExecutor(max_workers=2 if side_by_side else 1) as pool:
+            counted = pool.submit(timed_stage, "counters", counter_pass, turn)
+            timers = pool.submit(timed_stage, "region_timers", timer_pass, turn)
+            (measured, notes), (timed, more) = counted.result(), timers.result()
+    for name, ran in (("counters", backend is not None), ("region_timers", wants_timers)):
+        if not ran:
+            stages.pop(name, None)
+    if side_by_side:
+        notes.append(
+            "the counter and region-timer passes ran side by side, taking turns on the GPU "
+            f"({stages['counters'] + stages['region_timers']:.1f} s of passes in "
+            f"{max(stages['counters'], stages['region_timers']):.1f} s or more)"
+        )
+    return (measured, timed), notes + more
 
 
 class _RegionsOnly:
@@ -301,8 +355,10 @@ def _counters(
     cwd: str | None,
     keep: str | Path | None,
     stop_early: bool = True,
+    turn: dict[str, str] | None = None,
 ):
-    """One profiler pass over the top kernels: evidence per kernel id, and notes."""
+    """One profiler pass over the top kernels: evidence per kernel id, and notes. `turn`: the GPU turn
+    it takes (_profiler_passes)."""
     from .profiling import counters, window
 
     names = {p.id: p.id.split("@", 1)[0] for p in top}
@@ -318,6 +374,7 @@ def _counters(
         keep=Path(keep) if keep else None,
         stop_early=stop_early,
         configs=window.tuned_configs(top),
+        env=turn,
     )
     return {pid: evidence[name] for pid, name in names.items() if name in evidence}, notes
 
@@ -332,6 +389,7 @@ def _region_timers(
     stop_early: bool = True,
     loops_only: bool = True,
     all_warps: bool = False,
+    turn: dict[str, str] | None = None,
 ) -> tuple[dict, list[str]]:
     """One instrumented run over the top kernels (GPU only): evidence per kernel id, and notes.
     `loops_only`: only kernels whose timers could change the verdict (a loop with a dot)."""
@@ -352,6 +410,7 @@ def _region_timers(
         stop_early=stop_early,
         loops_only=loops_only,
         all_warps=all_warps,
+        env=turn,
     )
     if keep is None and run.evidence:
         run.notes.append("the timeline (Perfetto JSON, PNG) is kept with --profile-dir DIR")

@@ -23,6 +23,7 @@ STATIC_TARGETS = "INTELLIPERF_STATIC"  # comma-separated targets (cuda:90,hip:gf
 SASS_LINES = "INTELLIPERF_SASS_LINES"  # "1": keep the SASS line table of traced kernels (for ncu's counters)
 TIME_FRACTION = "INTELLIPERF_TIME_FRACTION"  # share of launches the recorder times with device events
 WINDOW = "INTELLIPERF_WINDOW"  # JSON: the launches a profiler pass looks at, then the program stops
+GPU_TURN = "INTELLIPERF_GPU_TURN"  # a lock file: passes run side by side take turns on the GPU
 REGIONS = "INTELLIPERF_REGIONS"  # the folder of instrumented kernel sources (region timers)
 REGIONS_MODE = "INTELLIPERF_REGIONS_MODE"  # Proton's mode string for the region-timer pass
 SEED = "INTELLIPERF_SEED"  # validation runs: every generator seeded with it

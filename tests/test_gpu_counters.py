@@ -70,3 +70,19 @@ def test_counters_off_keeps_the_model():
     finding = report.diagnoses[0].findings[0]
     assert finding.present and finding.modelled
     assert "ncu" not in finding.evidence_backend
+
+
+def test_the_counter_and_timer_passes_take_turns_side_by_side():
+    """diagnoseOnly on a GEMM: ncu and the region timers run side by side, each program's own code
+    in its GPU turn; the timers measure what they measure alone (no ncu pass beside them)."""
+    gemm = [sys.executable, str(REPO / "examples/overlap/gemm.py"), "--m", "1024", "--n", "1024", "--k", "4096"]
+    both = intelliperf.diagnose(gemm, formula="diagnoseOnly", top_n=1, device="gpu")
+    alone = intelliperf.diagnose(gemm, formula="diagnoseOnly", top_n=1, device="gpu", counters="off")
+    print("\n".join(n for n in both.notes if "side by side" in n or "GPU" in n), both.stages, alone.stages)
+    assert any("ran side by side, taking turns on the GPU" in n for n in both.notes)
+    assert sum("for the GPU, which the other pass had" in n for n in both.notes) == 2  # both programs took a turn
+    evidence = both.diagnoses[0].evidence
+    assert any(e.backend == "ncu" and e.metrics for e in evidence)
+    timed, timed_alone = (next(e.regions for e in r.diagnoses[0].evidence if e.regions) for r in (both, alone))
+    assert timed.problems == [] and timed.exposed_memory_share > 0.3
+    assert abs(timed.exposed_memory_share - timed_alone.exposed_memory_share) < 0.05

@@ -25,7 +25,7 @@ def _regions(tmp_path, example: str, *args: str, full_run: bool = False) -> dict
         "gpu",
         "--out-dir",
         str(tmp_path),
-        *(["--full-run"] if full_run else []),
+        *(["--full-run", "--all-warps"] if full_run else []),
         "--",
         sys.executable,
         f"examples/overlap/{example}",
@@ -39,8 +39,10 @@ def _regions(tmp_path, example: str, *args: str, full_run: bool = False) -> dict
 def test_timers_are_complete_and_launches_told_apart(tmp_path):
     first = _regions(tmp_path / "w", "gemm.py", *GEMM, "--repeat", "2")  # the launch window: one launch, then stop
     assert first["launches"] == 1 and first["loop_iterations"] == 32 and first["problems"] == []
-    r = _regions(tmp_path / "a", "gemm.py", *GEMM, "--repeat", "2", full_run=True)
+    assert first["recorded_warps"] == [0] and first["warps_per_cta"] == 1  # the first warp of its one group
+    r = _regions(tmp_path / "a", "gemm.py", *GEMM, "--repeat", "2", full_run=True)  # and every warp
     assert r["launches"] == 2 and r["ctas"] == 16 and r["warps_per_cta"] == 4  # (512 / 128)^2 CTAs
+    assert r["recorded_warps"] == [] and abs(r["exposed_memory_share"] - first["exposed_memory_share"]) < 0.1
     assert r["problems"] == [] and r["loop_iterations"] == 32  # 2048 / BLOCK_K, every event kept
     assert r["exposed_memory_share"] > 0.3 and r["loop_line"] == 35
     assert json.loads((tmp_path / "a" / "timeline-gemm_kernel.json").read_text())["traceEvents"]

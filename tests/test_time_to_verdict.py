@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 from conftest import REPO, run_cli
 
+from intelliperf import env as intelliperf_env
 from intelliperf.models import Attempt, KernelProfile, LaunchSignature, Measure
 from intelliperf.profiling import ncu, region_timers, window
 from intelliperf.profiling.regions import layout_of, untimed
@@ -59,6 +60,46 @@ def test_the_window_stops_the_program_after_the_chosen_launches(tmp_path):
     assert marker["launches"] == {"add_one": 3} and marker["problems"] == []
     assert (tmp_path / "seen.txt").read_text() == "3"  # exit handlers ran, after the device work of launch 3
     assert "stopped once the top kernels had the launches" in window.notes(marks, "ncu")[0]
+
+
+TURNS = textwrap.dedent("""
+    import subprocess, sys, time
+    import torch, triton, triton.language as tl
+
+    @triton.jit
+    def add_one(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+    open(sys.argv[1], "w").write(str(time.time()))  # the program's own code begins: its GPU turn
+    # A Python it starts must not wait for the turn its parent holds (it would wait forever).
+    subprocess.run([sys.executable, "-c", "pass"], check=True, timeout=60)
+    time.sleep(1.5)
+    add_one[(1,)](torch.zeros(16), BLOCK=16)
+    print("ran to the end", flush=True)
+""")
+
+
+def test_passes_side_by_side_take_turns_on_the_gpu(tmp_path):
+    """Two programs with one GPU-turn file: each one's own code runs only once the other's window
+    closed (no kernel of one beside a kernel the other measures); their start-up runs side by side."""
+    script = tmp_path / "prog.py"
+    script.write_text(TURNS)
+    runs = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        env = bootstrap_env(interpret=True) | window.settings({"add_one": 0}, 1, str(tmp_path / name))
+        env[intelliperf_env.GPU_TURN] = str(tmp_path / "gpu.lock")
+        cmd = [sys.executable, str(script), str(tmp_path / name / "began")]
+        runs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for run in runs:
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0 and "ran to the end" not in out, err[-2000:]
+    began = sorted(float((tmp_path / name / "began").read_text()) for name in ("a", "b"))
+    assert began[1] - began[0] >= 1.4  # the second began after the first's window closed
+    waits = sorted(window.stopped(tmp_path / name)[0]["gpu_wait_s"] for name in ("a", "b"))
+    assert waits[0] < 1.0 <= waits[1]
+    assert any("waited" in n and "for the GPU" in n for name in ("a", "b") for n in window.notes(tmp_path / name, "x"))
 
 
 def test_a_kernel_that_never_launches_lets_the_program_run_to_its_end(tmp_path):

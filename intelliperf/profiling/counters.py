@@ -76,12 +76,14 @@ def collect(
     keep: Path | None = None,
     stop_early: bool = True,
     configs: dict[str, dict] | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[dict[str, Evidence], list[str]]:
     """One pass of the program under the profiler: evidence per kernel name, and notes. With
     `keep`, the profiler's files stay there (an .ncu-rep opens in Nsight Compute). With
     `stop_early`, the program stops once each kernel had `launches` launches (profiling/window.py);
     ncu then profiles exactly those (an NVTX range marks them), and autotuned kernels run the
-    `configs` the recorded run chose (window.tuned_configs) instead of benchmarking them again."""
+    `configs` the recorded run chose (window.tuned_configs) instead of benchmarking them again.
+    `env`: variables added to the program's environment where it has a window (its GPU turn)."""
     with tempfile.TemporaryDirectory(prefix=f"intelliperf-{backend}-") as tmp:
         folder = Path(keep) if keep else Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -89,6 +91,7 @@ def collect(
         marks.mkdir()
         extra = (
             window.settings(dict.fromkeys(kernels, 0), launches, str(marks), nvtx=backend == "ncu", configs=configs)
+            | (env or {})
             if stop_early
             else {}
         )

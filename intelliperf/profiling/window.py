@@ -12,6 +12,12 @@ handlers (Proton writes its trace there) and ends the process with exit code 0, 
 marker file that says so. A kernel the program never launches leaves the program running to
 its end, as without the window.
 
+Two passes may run side by side (api: ncu and region timers): each program takes its GPU turn
+(`take_gpu_turn`, an exclusive lock on the file $INTELLIPERF_GPU_TURN names) once Python, torch and
+Proton are imported, before the program's own code runs, and gives it back when the window closes
+(or at exit): their start-up, Proton's trace writing and ncu's report run beside the other's GPU
+work, and no kernel of one runs beside a kernel the other measures.
+
 Only the standard library here (torch is imported lazily, only for the device wait and NVTX).
 """
 
@@ -29,6 +35,7 @@ ENV = env.WINDOW  # JSON: {"kernels": {name: skip}, "count": C, "nvtx": name or 
 #                                    "configs": {name: autotune config the recorded run chose}}
 NVTX_RANGE = "intelliperf"  # ncu --nvtx --nvtx-include intelliperf/
 MARKER = "stopped-{pid}.json"
+_TURN: dict = {}  # "fd": the held lock, "waited_s": how long taking it took
 
 
 def settings(
@@ -58,19 +65,26 @@ def stopped(out_dir: str | os.PathLike) -> list[dict]:
 
 
 def notes(out_dir: str | os.PathLike, what: str) -> list[str]:
-    """For the report: whether the pass stopped the program early, and after which launches."""
+    """For the report: whether the pass stopped the program early, and after which launches (and
+    what its bootstrap could not do there)."""
+    from pathlib import Path
+
     out = []
     for marker in stopped(out_dir):
         seen = ", ".join(f"{name} {n}" for name, n in sorted(marker["launches"].items()))
         warm = max(marker["skip"].values(), default=0)
+        waited = marker.get("gpu_wait_s")
         out.append(
             f"{what}: the program (process {marker['pid']}) was stopped once the top kernels had the launches "
             f"this pass looks at ({seen}: {marker['count']} of each"
             + (f" after {warm} warm-up" if warm else "")
             + ", autotuning's benchmark launches not counted; its exit handlers took "
-            f"{marker.get('exit_handlers_s', 0):g} s); --full-run lets it run to its end"
+            f"{marker.get('exit_handlers_s', 0):g} s"
+            + (f"; it waited {waited:g} s for the GPU, which the other pass had" if waited is not None else "")
+            + "); --full-run lets it run to its end"
         )
         out += [f"{what}: {problem}" for problem in marker["problems"]]
+    out += [f"{what}: {p.read_text().strip()}" for p in sorted(Path(out_dir).glob("error-*.txt"))]
     return out
 
 
@@ -122,6 +136,7 @@ class Window:
                 torch.cuda.synchronize()
         except Exception as exc:
             self.problems.append(f"device wait failed: {type(exc).__name__}: {exc}")
+        give_back_gpu_turn()  # the exit handlers (Proton's trace) use no GPU: the other pass may start
         begin = time.perf_counter()
         atexit._run_exitfuncs()  # Proton's finalize (the trace), anything the program registered
         marker = {
@@ -132,6 +147,8 @@ class Window:
             "exit_handlers_s": round(time.perf_counter() - begin, 2),
             "problems": self.problems,
         }
+        if "waited_s" in _TURN:
+            marker["gpu_wait_s"] = _TURN["waited_s"]
         try:
             with open(os.path.join(self.dir, MARKER.format(pid=os.getpid())), "w") as f:
                 json.dump(marker, f)
@@ -143,6 +160,30 @@ class Window:
             except Exception:
                 pass
         _exit(0)
+
+
+def take_gpu_turn() -> None:
+    """Wait for the GPU turn of $INTELLIPERF_GPU_TURN, if set, and hold it. Only this process takes it:
+    the variable is removed, so a Python the program starts cannot wait on its own parent."""
+    path = os.environ.pop(env.GPU_TURN, None)
+    if not path:
+        return
+    import fcntl
+
+    try:
+        import torch  # noqa: F401  (its import uses no GPU: done before waiting, beside the other pass)
+    except ImportError:
+        pass
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    begin = time.perf_counter()
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _TURN.update(fd=fd, waited_s=round(time.perf_counter() - begin, 2))
+
+
+def give_back_gpu_turn() -> None:
+    fd = _TURN.pop("fd", None)
+    if fd is not None:
+        os.close(fd)  # closing the only descriptor releases the lock
 
 
 def _exit(code: int) -> None:

@@ -6,7 +6,8 @@ With INTELLIPERF_SEED (validation runs), Python's, NumPy's and torch's generator
 they are imported, so every run of the program draws the same "random" inputs. Under the
 interpreter, autotuned kernels run their first config (there is no device timer). With
 INTELLIPERF_WINDOW (the ncu and region-timer passes), the program stops once the top kernels
-have had the launches the pass needs (profiling/window.py). Triton 3.9's notice that
+have had the launches the pass needs (profiling/window.py); with INTELLIPERF_GPU_TURN it first waits
+for its turn on the GPU, which a pass beside it may hold. Triton 3.9's notice that
 TRITON_DEFAULT_FP_FUSION is unset is not repeated in every run (the numerics stay Triton's
 default). Any sitecustomize the environment already had still runs afterwards. A program's Python
 started ahead of its run (intelliperf_head_start.py) runs `per_run` again once its run's
@@ -34,13 +35,19 @@ def _note_error(out_dir, exc):
         pass
 
 
+def _profiling(part):
+    """intelliperf.profiling.<part>, from INTELLIPERF_HOME when the program's Python is not the one
+    intelliperf is installed in."""
+    try:
+        import intelliperf.profiling  # noqa: F401
+    except ImportError:
+        sys.path.append(os.environ["INTELLIPERF_HOME"])
+    return importlib.import_module(f"intelliperf.profiling.{part}")
+
+
 def _patch(name, module, out_dir, part="recorder", function=None):
     try:
-        try:
-            import intelliperf.profiling  # noqa: F401
-        except ImportError:  # the program's Python is not the one intelliperf is installed in
-            sys.path.append(os.environ["INTELLIPERF_HOME"])
-        patcher = importlib.import_module(f"intelliperf.profiling.{part}")
+        patcher = _profiling(part)
         if part == "recorder" and os.environ.get("INTELLIPERF_CAPTURE"):  # a validation run
             from intelliperf.validators.capture import from_env
 
@@ -152,18 +159,33 @@ def _install():
     _watch({name: (lambda module, name=name: _patch(name, module, out_dir)) for name in _WATCHED})
 
 
-def _open_window():
-    """A profiling pass (ncu, region timers): count the top kernels' launches, stop after the chosen ones."""
-    raw = os.environ.get("INTELLIPERF_WINDOW")
-    if not raw:
-        return
+def _window_dir():
+    """The folder of the profiling pass's window ($INTELLIPERF_WINDOW), or None."""
     try:
         import json
 
-        out_dir = json.loads(raw)["dir"]
-    except (ValueError, KeyError):
+        return json.loads(os.environ.get("INTELLIPERF_WINDOW") or "{}").get("dir")
+    except (ValueError, AttributeError):
+        return None
+
+
+def _open_window():
+    """A profiling pass (ncu, region timers): count the top kernels' launches, stop after the chosen ones."""
+    out_dir = _window_dir()
+    if not out_dir:
         return
     _watch({name: (lambda module, name=name: _patch(name, module, out_dir, "window")) for name in _WATCHED})
+
+
+def _take_gpu_turn():
+    """Two profiling passes side by side: wait until the other is done with the GPU (profiling/window.py)."""
+    out_dir = _window_dir()
+    if not os.environ.get("INTELLIPERF_GPU_TURN") or not out_dir:
+        return
+    try:
+        _profiling("window").take_gpu_turn()
+    except Exception as exc:  # the passes then share the GPU as two programs would; the parent says so
+        _note_error(out_dir, exc)
 
 
 def _seed_generators():
@@ -196,6 +218,7 @@ def per_run():
     _open_window()
     _start_region_timers()
     _install()
+    _take_gpu_turn()
 
 
 _quiet_fp_fusion_notice()
