@@ -13,10 +13,10 @@ marker file that says so. A kernel the program never launches leaves the program
 its end, as without the window.
 
 Two passes may run side by side (api: ncu and region timers): each program takes its GPU turn
-(`take_gpu_turn`, an exclusive lock on the file $INTELLIPERF_GPU_TURN names) once Python, torch and
-Proton are imported, before the program's own code runs, and gives it back when the window closes
-(or at exit): their start-up, Proton's trace writing and ncu's report run beside the other's GPU
-work, and no kernel of one runs beside a kernel the other measures.
+(`take_gpu_turn`, an exclusive lock on the file $INTELLIPERF_GPU_TURN names) once torch or Triton is
+imported, before either can start GPU work, and gives it back when the window closes (or at exit):
+their start-up, Proton's trace writing and ncu's report run beside the other's GPU work, and no
+kernel of one runs beside a kernel the other measures.
 
 Only the standard library here (torch is imported lazily, only for the device wait and NVTX).
 """
@@ -162,28 +162,24 @@ class Window:
         _exit(0)
 
 
-def take_gpu_turn() -> None:
-    """Wait for the GPU turn of $INTELLIPERF_GPU_TURN, if set, and hold it. Only this process takes it:
-    the variable is removed, so a Python the program starts cannot wait on its own parent."""
+def take_gpu_turn(_module=None) -> None:
+    """Wait for the GPU turn of $INTELLIPERF_GPU_TURN, if set, and hold it: the bootstrap calls this once
+    torch or Triton is imported (their imports use no GPU), so a Python that never imports them (ncu
+    runs its own, which loads the bootstrap too) never takes it. Only one process takes it: the variable
+    is removed, so a Python the program starts cannot wait on its own parent."""
     path = os.environ.pop(env.GPU_TURN, None)
     if not path:
         return
-    import fcntl
-
-    try:
-        import torch  # noqa: F401  (its import uses no GPU: done before waiting, beside the other pass)
-    except ImportError:
-        pass
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     begin = time.perf_counter()
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.lockf(fd, os.F_LOCK, 0)  # a POSIX lock: released when the process closes the file or ends
     _TURN.update(fd=fd, waited_s=round(time.perf_counter() - begin, 2))
 
 
 def give_back_gpu_turn() -> None:
     fd = _TURN.pop("fd", None)
     if fd is not None:
-        os.close(fd)  # closing the only descriptor releases the lock
+        os.close(fd)
 
 
 def _exit(code: int) -> None:

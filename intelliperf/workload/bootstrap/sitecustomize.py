@@ -6,8 +6,8 @@ With INTELLIPERF_SEED (validation runs), Python's, NumPy's and torch's generator
 they are imported, so every run of the program draws the same "random" inputs. Under the
 interpreter, autotuned kernels run their first config (there is no device timer). With
 INTELLIPERF_WINDOW (the ncu and region-timer passes), the program stops once the top kernels
-have had the launches the pass needs (profiling/window.py); with INTELLIPERF_GPU_TURN it first waits
-for its turn on the GPU, which a pass beside it may hold. Triton 3.9's notice that
+have had the launches the pass needs (profiling/window.py); with INTELLIPERF_GPU_TURN it waits, once
+torch or Triton is imported, for its turn on the GPU, which a pass beside it may hold. Triton 3.9's notice that
 TRITON_DEFAULT_FP_FUSION is unset is not repeated in every run (the numerics stay Triton's
 default). Any sitecustomize the environment already had still runs afterwards. A program's Python
 started ahead of its run (intelliperf_head_start.py) runs `per_run` again once its run's
@@ -178,14 +178,19 @@ def _open_window():
 
 
 def _take_gpu_turn():
-    """Two profiling passes side by side: wait until the other is done with the GPU (profiling/window.py)."""
+    """Two profiling passes side by side: once torch or Triton is imported, wait until the other pass is
+    done with the GPU (profiling/window.py)."""
     out_dir = _window_dir()
     if not os.environ.get("INTELLIPERF_GPU_TURN") or not out_dir:
         return
-    try:
-        _profiling("window").take_gpu_turn()
-    except Exception as exc:  # the passes then share the GPU as two programs would; the parent says so
-        _note_error(out_dir, exc)
+
+    def take(module):
+        try:
+            _profiling("window").take_gpu_turn(module)
+        except Exception as exc:  # the passes then share the GPU as two programs would; the parent says so
+            _note_error(out_dir, exc)
+
+    _watch({"torch": take, "triton": take})
 
 
 def _seed_generators():
