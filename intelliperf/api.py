@@ -103,6 +103,8 @@ def _diagnose(
     # On a GPU, where another pass follows, the trace runs after the program, beside that pass.
     later = LaterTraces() if _trace_later(trace, interpret, backend, the_formula, registry) else None
     try:
+        if later is not None:
+            later.warm(s.cwd or os.getcwd())  # its imports beside the profile run
         return _diagnosed(command, the_formula, registry, s, trace, backend, counter_note, later, progress, timer_dir)
     finally:
         if later is not None:

@@ -268,6 +268,8 @@ def test_a_trace_deferred_to_its_worker_records_what_the_program_would_have(tmp_
         record.mkdir()
         trace = TraceSettings(pattern=".", sample_programs=4, later_dir=str(later.folder) if later else None)
         env = workload_env(record, True, trace)
+        if later is not None:
+            later.warm(str(tmp_path))  # as diagnose does: its imports beside the program's run
         done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-2000:]
         recording = load_recording(record)
@@ -287,3 +289,7 @@ def test_a_trace_deferred_to_its_worker_records_what_the_program_would_have(tmp_
     traces = [e for v in here.values() for e in v if e["backend"] == "interpreter-trace"]
     assert len(traces) == 3 and all(t["sites"] and t["programs_sampled"] for t in traces)
     assert {t["kernel"] for t in traces} == {"gather", "nested", "scaled"}
+    idle = LaterTraces()  # a warm worker with nothing saved for it is stopped, not waited for
+    idle.warm(str(tmp_path))
+    idle.start(str(tmp_path))
+    assert idle.worker is None and idle.finish(1) == ([], [])

@@ -10,9 +10,12 @@ the program would have, and writes what the program would have recorded (traced-
 name (a package's module) or from its file as the replay does (a script: its definitions only); a
 kernel not reachable so (one defined in a function) is traced in the program as before.
 
-    python -m intelliperf.profiling.trace_worker FOLDER
+    python -m intelliperf.profiling.trace_worker FOLDER [--when-told]
 
-Imports torch, triton and numpy (as the replay worker does).
+`--when-told`: the worker is started with the program's profile run (`LaterTraces.warm`), imports
+torch and Triton beside it, and reads a line from its input before it looks at FOLDER: its start-up
+is not in the time the passes after the run wait for it. Imports torch, triton and numpy (as the
+replay worker does).
 """
 
 from __future__ import annotations
@@ -33,11 +36,13 @@ from ..workload.definitions import load_module, resolve
 from ..workload.runner import Running
 
 
-def main(folder: Path) -> int:
+def main(folder: Path, when_told: bool = False) -> int:
     import torch
 
     from .trace import merge_traces, trace_launch
 
+    if when_told and sys.stdin.readline().strip() != "go":  # no job: the run saved nothing, or ended
+        return 0
     kernels: dict[tuple, dict] = {}
     modules: dict[str, object] = {}
     for path in sorted(folder.glob("trace-*.json")):
@@ -92,13 +97,28 @@ class LaterTraces:
         self.started = 0.0
         self.output = io.StringIO()
 
+    def warm(self, cwd: str) -> None:
+        """Start the worker now, beside the program's run: it imports torch and Triton, then waits to be told."""
+        command = [sys.executable, "-m", "intelliperf.profiling.trace_worker", str(self.folder), "--when-told"]
+        self.worker = Running(command, cwd=cwd, env=dict(os.environ), echo=self.output, stdin=True)
+
     def start(self, cwd: str) -> None:
-        """The worker, if the run saved a launch for it; it runs beside whatever the caller does next."""
+        """The worker on the launches the run saved (none: it is stopped); it runs beside whatever the
+        caller does next."""
         if not any(self.folder.glob("trace-*.json")):
+            self.discard_worker()
             return
         self.started = time.perf_counter()
-        command = [sys.executable, "-m", "intelliperf.profiling.trace_worker", str(self.folder)]
-        self.worker = Running(command, cwd=cwd, env=dict(os.environ), echo=self.output)
+        if self.worker is None:
+            self.warm(cwd)
+        assert self.worker is not None  # started just above
+        self.worker.send("go")
+        self.worker.close()
+
+    def discard_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
 
     def jobs(self) -> int:
         return len(list(self.folder.glob("trace-*.json")))
@@ -121,10 +141,9 @@ class LaterTraces:
             shutil.rmtree(self.folder, ignore_errors=True)
 
     def discard(self) -> None:
-        if self.worker is not None:
-            self.worker.stop()
+        self.discard_worker()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1])))
+    sys.exit(main(Path(sys.argv[1]), when_told="--when-told" in sys.argv[2:]))
