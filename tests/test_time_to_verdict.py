@@ -101,7 +101,7 @@ def test_passes_side_by_side_take_turns_on_the_gpu(tmp_path):
     assert began[1] - began[0] >= 1.4  # the second began after the first's window closed
     waits = sorted(window.stopped(tmp_path / name)[0]["gpu_wait_s"] for name in ("a", "b"))
     assert waits[0] < 1.0 <= waits[1]
-    assert any("waited" in n and "for the GPU" in n for name in ("a", "b") for n in window.notes(tmp_path / name, "x"))
+    assert any("for its GPU turn" in n for name in ("a", "b") for n in window.notes(tmp_path / name, "x"))
 
 
 def test_a_kernel_that_never_launches_lets_the_program_run_to_its_end(tmp_path):

@@ -80,7 +80,7 @@ def notes(out_dir: str | os.PathLike, what: str) -> list[str]:
             + (f" after {warm} warm-up" if warm else "")
             + ", autotuning's benchmark launches not counted; its exit handlers took "
             f"{marker.get('exit_handlers_s', 0):g} s"
-            + (f"; it waited {waited:g} s for the GPU, which the other pass had" if waited is not None else "")
+            + (f"; it waited {waited:g} s for its GPU turn" if waited is not None else "")
             + "); --full-run lets it run to its end"
         )
         out += [f"{what}: {problem}" for problem in marker["problems"]]
