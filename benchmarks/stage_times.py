@@ -11,7 +11,9 @@ the program once each top kernel had the launches they look at), with --before t
 with --optimize one attempt of `intelliperf optimize` for the program's labelled formula
 (examples: its case; corpus: its first positive label). The JSON is rewritten after every
 program; a Markdown table goes beside it. On the CPU the numbers are the interpreter's (the
-corpus at its small sizes) and are labelled so; the targets are for a GPU.
+corpus at its small sizes) and are labelled so; the targets are for a GPU. Where both run, the ncu
+and region-timer passes run side by side (api._profiler_passes): their seconds overlap, and the
+diagnose wall is less than the stages' sum.
 """
 
 from __future__ import annotations
