@@ -6,8 +6,9 @@ Runs `intelliperf regions` (api.regions: the first launch of the top kernel, ins
 program twice in this process, with every warp recorded (`all_warps=True`) and with Proton's
 selective sampling of the first warp of each warp group (the default). Prints, per run, the pass's
 seconds (the program with Proton's exit, and the trace read and analysed), the trace's size, and the
-figures the formulas and the report read; then the parse of each kept trace timed both ways (the
-event pattern, and json.loads as before). Writes OUT_DIR/regions_sampling.json.
+figures the formulas and the report read; for the every-warp run, the same figures from its first
+warp of each group only (sampling's bias, apart from run-to-run change); then the parse of each kept
+trace timed both ways (the event pattern, and json.loads as before). Writes OUT_DIR/regions_sampling.json.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from intelliperf import api
 from intelliperf.profiling import timeline
+from intelliperf.profiling.regions import instrument
 
 FIGURES = (
     "ctas",
@@ -58,8 +60,19 @@ def one(program: str, out: Path, all_warps: bool) -> dict:
         events = timeline._complete_events(text)
         t2 = time.perf_counter()
         row["parse_s"] = {"json_loads": round(t1 - t0, 2), "pattern": round(t2 - t1, 2), "events": len(events)}
+        if all_warps and regions is not None:  # the same run, its first warp of each group only: sampling's bias
+            row["first_of_group_in_this_run"] = _first_of_group(report, text, regions.kernel)
     print(json.dumps(row, default=str)[:1500], flush=True)
     return row
+
+
+def _first_of_group(report, text: str, kernel: str) -> dict:
+    """The figures of an every-warp trace analysed on the first warp of each warp group only."""
+    profile = next(k for k in report.kernels if k.name == kernel)
+    done = instrument(Path(profile.file).read_text(), kernel, profile.line)
+    intervals = [iv for iv in timeline.parse_trace(text, kernel) if iv.warp % timeline.WARPS_PER_GROUP == 0]
+    figures = timeline.analyse(intervals, done.regions, kernel)
+    return {k: getattr(figures, k) for k in FIGURES if k != "recorded_warps"}
 
 
 def main() -> int:
@@ -71,6 +84,13 @@ def main() -> int:
             rows.append(one(program, out / f"{name}-{'all' if all_warps else 'sampled'}", all_warps))
     (out / "regions_sampling.json").write_text(json.dumps(rows, indent=1, default=str))
     print("\nprogram | warps | pass s | trace MB | exposed | compute | iteration cycles | overlap | problems")
+    for r in rows:
+        if "first_of_group_in_this_run" in r:
+            f = r["first_of_group_in_this_run"]
+            print(
+                f"{Path(r['program']).stem} | every-warp run, first of each group only | - | - | "
+                f"{f['exposed_memory_share']} | {f['compute_share']} | {f['iteration_cycles']} | {f['overlap']} | -"
+            )
     for r in rows:
         warps = "all" if r["all_warps"] else f"sampled {r.get('recorded_warps')}"
         print(
