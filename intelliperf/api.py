@@ -103,7 +103,7 @@ def _diagnose(
     # On a GPU, where another pass follows, the trace runs after the program, beside that pass.
     later = LaterTraces() if _trace_later(trace, interpret, backend, the_formula, registry) else None
     try:
-        if later is not None:
+        if later is not None and Path(s.cwd or os.getcwd()).is_dir():  # else the program run says what is wrong
             later.warm(s.cwd or os.getcwd())  # its imports beside the profile run
         return _diagnosed(command, the_formula, registry, s, trace, backend, counter_note, later, progress, timer_dir)
     finally:
