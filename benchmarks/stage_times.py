@@ -8,7 +8,8 @@ Per program: `plain` (the program itself), `after` (diagnose as it is: the profi
 the program once each top kernel had the launches they look at), with --before the same with
 --full-run (the program runs to its end under every pass, as before the launch window), with
 --ncu-alone `ncu -k <top kernel> -c 1 --metrics <the formulas' metrics>` on the program, and
-with --optimize one attempt of `intelliperf optimize` for the program's labelled formula
+with --optimize one attempt of `intelliperf optimize` for the program's labelled formula (more with
+`--optimize-flag=--max-attempts --optimize-flag=N`: each is recorded)
 (examples: its case; corpus: its first positive label). The JSON is rewritten after every
 program; a Markdown table goes beside it. On the CPU the numbers are the interpreter's (the
 corpus at its small sizes) and are labelled so; the targets are for a GPU. Where both run, the ncu
@@ -177,6 +178,8 @@ def _optimize(program: Path, formula: str, device: str, timeout: float, flags: l
         "reasons": attempts[0]["reasons"][:600] if attempts else "",  # why it was not accepted
         # its program run in a Python started ahead (workload.head_start)
         "ahead": bool(attempts) and any("started ahead" in n for n in (attempts[0]["verdict"] or {}).get("notes", [])),
+        # every attempt, where --optimize-flag=--max-attempts asked for more (a sweep, then its pinned choice)
+        "attempts": [{"title": a["title"], "status": a["status"], "seconds": a["seconds"]} for a in attempts],
     }
 
 
@@ -201,9 +204,13 @@ def markdown(results: dict) -> str:
     for name, r in results["programs"].items():
         after, before = r.get("after"), r.get("before")
         attempt = r.get("optimize") or {}
-        one = attempt.get("attempt")
-        # `total` is the attempt's wall time; older results have only its (partly overlapping) stages
-        one = f"{one.get('total', sum(one.values())):.1f} ({attempt['status']})" if one else attempt.get("status", "-")
+        # `total` is an attempt's wall time; older results have only its (partly overlapping) stages, and the first
+        tried = attempt.get("attempts") or (
+            [{"seconds": attempt["attempt"], "status": attempt["status"]}] if attempt.get("attempt") else []
+        )
+        one = "; ".join(
+            f"{a['seconds'].get('total', sum(a['seconds'].values())):.1f} ({a['status']})" for a in tried
+        ) or attempt.get("status", "-")
         rows.append(
             f"| {name} | {(after or {}).get('launches', '-')} | {r['plain'].get('wall_s', '-')} | "
             f"{stages(after)} | {stages(before)} | {(r.get('ncu') or {}).get('wall_s', '-')} | {one} |"
