@@ -57,7 +57,7 @@ def one(program: str, out: Path, all_warps: bool) -> dict:
         t0 = time.perf_counter()
         json.loads(text)
         t1 = time.perf_counter()
-        events = timeline._complete_events(text)
+        events = timeline.complete_events(text)
         t2 = time.perf_counter()
         row["parse_s"] = {"json_loads": round(t1 - t0, 2), "pattern": round(t2 - t1, 2), "events": len(events)}
         if all_warps and regions is not None:  # the same run, its first warp of each group only: sampling's bias

@@ -156,9 +156,10 @@ def collect(
             return out
         ran = time.perf_counter() - started
         text = trace.read_text()
+        events = timeline.complete_events(text)
         for profile in timed:
             done = tables[profile.id]
-            intervals = timeline.parse_trace(text, profile.name)
+            intervals = timeline.intervals(events, profile.name)
             regions = done.regions or timeline.regions_from_names(sorted({iv.region for iv in intervals}))
             report = timeline.analyse(intervals, regions, profile.name)
             report.loop_line = done.loop_line

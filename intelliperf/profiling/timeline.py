@@ -48,7 +48,7 @@ _EVENT = re.compile(
 _COMPLETE = re.compile(r'"ph":\s*"X"')
 
 
-def _complete_events(text: str) -> list[tuple[str, str, str, str, str, str]]:
+def complete_events(text: str) -> list[tuple[str, str, str, str, str, str]]:
     """(cat, dur, name, pid, tid, ts) of each complete event, as written. A trace the pattern does not
     read in full (another key order, escapes in a name) is read as JSON instead."""
     found = _EVENT.findall(text)
@@ -72,10 +72,15 @@ def _complete_events(text: str) -> list[tuple[str, str, str, str, str, str]]:
 
 def parse_trace(text: str, kernel: str | None = None) -> list[Interval]:
     """The intervals of a Proton chrome trace (of `kernel` only, when given)."""
+    return intervals(complete_events(text), kernel)
+
+
+def intervals(events: list[tuple[str, str, str, str, str, str]], kernel: str | None = None) -> list[Interval]:
+    """The intervals of a trace's complete events (`complete_events`; read once for all its kernels)."""
     out: list[Interval] = []
     launch, seen, last = 0, set(), None
     pids, tids = {}, {}  # a trace has millions of events but few distinct CTA and warp names: match each once
-    for cat, dur, name, raw_pid, raw_tid, ts in _complete_events(text):
+    for cat, dur, name, raw_pid, raw_tid, ts in events:
         if cat in ("call_path", "flow"):
             continue
         if raw_pid not in pids:
