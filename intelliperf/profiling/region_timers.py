@@ -146,10 +146,10 @@ def collect(
             out.notes.append(f"region timers: {dropped}; ran again with {bigger}")
             mode, (result, counts) = bigger, run(bigger)
             dropped = _dropped(counts, mode)
-        out.notes += window.notes(folder, "region timers")
+        out.notes += window.notes(folder, "region timers")  # and what the bootstrap wrote there (Proton's start)
         trace = prefix.with_suffix(".chrome_trace")
         if result.returncode != 0 or not trace.exists():
-            why = _errors(folder) or " | ".join(result.tail[-3:])
+            why = " | ".join(result.tail[-3:])
             out.notes.append(
                 f"region timers: the instrumented run produced no trace (exit {result.returncode}): {why[:400]}"
             )
@@ -291,10 +291,6 @@ def _bigger_buffer(dropped: list[tuple[int, int]], mode: str, kernels: list[Kern
         if "buffer_size=" in mode
         else f"{mode}:buffer_size={needed}"
     )
-
-
-def _errors(folder: Path) -> str:
-    return " ".join(p.read_text().strip() for p in folder.glob("error-*.txt"))
 
 
 def _pictures(intervals, regions, folder: Path, kernel: str, png: bool) -> dict[str, str]:
