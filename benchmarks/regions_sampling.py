@@ -38,11 +38,14 @@ FIGURES = (
 )
 
 
-def one(program: str, out: Path, all_warps: bool) -> dict:
+def one(program: list[str], out: Path, all_warps: bool) -> dict:
+    """`intelliperf regions` on `program` (a script and its arguments): what it cost and measured, printed."""
     started = time.perf_counter()
-    report = api.regions([sys.executable, program], out_dir=out, all_warps=all_warps)
+    report = api.regions([sys.executable, *program], out_dir=out, all_warps=all_warps)
     wall = time.perf_counter() - started
-    row: dict = {"program": program, "all_warps": all_warps, "wall_s": round(wall, 2), "stages": report.stages}
+    row: dict = {"program": program[0], "args": program[1:], "out": str(out), "all_warps": all_warps}
+    row["wall_s"] = round(wall, 2)
+    row["stages"] = report.stages
     row["pass_note"] = next((n for n in report.notes if n.startswith("region timers: one instrumented run")), None)
     row["other_notes"] = [n[:200] for n in report.notes if "region timers" in n and n != row["pass_note"]]
     regions = next((e.regions for d in report.diagnoses for e in d.evidence if e.regions), None)
@@ -61,16 +64,16 @@ def one(program: str, out: Path, all_warps: bool) -> dict:
         t2 = time.perf_counter()
         row["parse_s"] = {"json_loads": round(t1 - t0, 2), "pattern": round(t2 - t1, 2), "events": len(events)}
         if all_warps and regions is not None:  # the same run, its first warp of each group only: sampling's bias
-            row["first_of_group_in_this_run"] = _first_of_group(report, text, regions.kernel)
+            row["first_of_group_in_this_run"] = _first_of_group(report, events, regions.kernel)
     print(json.dumps(row, default=str)[:1500], flush=True)
     return row
 
 
-def _first_of_group(report, text: str, kernel: str) -> dict:
+def _first_of_group(report, events: list, kernel: str) -> dict:
     """The figures of an every-warp trace analysed on the first warp of each warp group only."""
     profile = next(k for k in report.kernels if k.name == kernel)
     done = instrument(Path(profile.file).read_text(), kernel, profile.line)
-    intervals = [iv for iv in timeline.parse_trace(text, kernel) if iv.warp % timeline.WARPS_PER_GROUP == 0]
+    intervals = [iv for iv in timeline.intervals(events, kernel) if iv.warp % timeline.WARPS_PER_GROUP == 0]
     figures = timeline.analyse(intervals, done.regions, kernel)
     return {k: getattr(figures, k) for k in FIGURES if k != "recorded_warps"}
 
@@ -81,7 +84,7 @@ def main() -> int:
     for program in programs:
         name = Path(program).stem
         for all_warps in (True, False):
-            rows.append(one(program, out / f"{name}-{'all' if all_warps else 'sampled'}", all_warps))
+            rows.append(one([program], out / f"{name}-{'all' if all_warps else 'sampled'}", all_warps))
     (out / "regions_sampling.json").write_text(json.dumps(rows, indent=1, default=str))
     print("\nprogram | warps | pass s | trace MB | exposed | compute | iteration cycles | overlap | problems")
     for r in rows:
