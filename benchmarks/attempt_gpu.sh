@@ -4,7 +4,8 @@
 # the GPU tests. Prints a short table last.
 #   (device tool) run: bash benchmarks/attempt_gpu.sh      carry: [".whl"]
 #   PROGRAMS='regex' picks the stage-time programs; COST=0 / STAGES=0 / COLD=1 (the attempts again with
-#   --no-head-start) / TESTS=1 choose the parts.
+#   --no-head-start) / RACECHECK=1 (a GEMM's validation, racecheck capped and on every CTA) / TESTS=1 choose
+#   the parts.
 set -uo pipefail
 source "$(dirname "$0")/gpu_setup.sh"
 PROGRAMS=${PROGRAMS:-'contended_sum.py|contended_histogram|column_copy|vllm_bincount'}
@@ -16,6 +17,10 @@ if [ "${COST:-1}" = 1 ]; then
     python3 benchmarks/compare_cost.py --program benchmarks/corpus/vllm_bincount.py --kernel bincount_kernel \
       >"$OUT/attempt_cost_vllm_bincount.txt" 2>&1
   fi
+fi
+if [ "${RACECHECK:-0}" = 1 ]; then  # a 4096^3 GEMM: racecheck on one CTA per SM, then on every CTA
+  python3 benchmarks/compare_cost.py --program examples/overlap/gemm.py --kernel gemm_kernel --racecheck-every-cta \
+    >"$OUT/attempt_cost_gemm_racecheck.txt" 2>&1
 fi
 if [ "${STAGES:-1}" = 1 ]; then
   python3 benchmarks/stage_times.py --suite all --only "$PROGRAMS" --optimize --timeout 110 --out "$OUT/stage.json" \
@@ -32,7 +37,7 @@ fi
 echo "===== summary ====="
 cat "$OUT/device.txt"
 for f in "$OUT"/attempt_cost_*.txt; do
-  [ -f "$f" ] && { echo "--- $(basename "$f")"; grep -E "^(verdict seconds|compare parts|replay worker|sanitizer/|problem)" "$f"; }
+  [ -f "$f" ] && { echo "--- $(basename "$f")"; grep -E "^(verdict seconds|verdict notes|a second validation|compare parts|replay worker|sanitizer/|problem)" "$f"; }
 done
 [ -f "$OUT/stage.json" ] && sed -n '1,20p' "$OUT/stage.md"
 for f in "$OUT/stage.json" "$OUT/stage_cold.json"; do

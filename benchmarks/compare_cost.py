@@ -4,11 +4,13 @@ unchanged candidate with its stage seconds and its workers' phases, the timing's
 the workers to be ready, the pairs, the copy bandwidth), and what the candidate's program run is
 made of (Python, torch and Triton start-up; the recorder, the address trace, the static view).
 
-    python benchmarks/compare_cost.py [--interpret] [--turns] [--program FILE --kernel NAME]
+    python benchmarks/compare_cost.py [--interpret] [--turns] [--program FILE --kernel NAME] [--racecheck-every-cta]
     (GPU: on the device machine, after gpu_setup.sh; the program defaults to the README's example)
 
 --turns validates as for inputs over AHEAD_INPUTS_BYTES (1 GiB): nothing of the replay beside the program
-run, and the replay, the sanitizers and the timing one after another.
+run, and the replay, the sanitizers and the timing one after another. --racecheck-every-cta: the second
+validation with racecheck on every CTA of each launch (the first has the default, one CTA per SM where a
+race could only be the compiler's).
 """
 
 from __future__ import annotations
@@ -23,7 +25,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from intelliperf.validators import Program, capture_reference, copy_project, correctness, performance, validate
+from intelliperf.validators import (
+    Program,
+    ValidationSettings,
+    capture_reference,
+    copy_project,
+    correctness,
+    performance,
+    validate,
+)
 from intelliperf.validators.compare import Tolerances
 from intelliperf.validators.correctness import compare_captures, load_capture
 from intelliperf.workload.runner import TraceSettings, run_workload
@@ -85,6 +95,7 @@ def main() -> None:
     parser.add_argument("--turns", action="store_true", help="as for inputs over 1 GiB")
     parser.add_argument("--program", type=Path, default=EXAMPLE, help="a program run as `python FILE` in its folder")
     parser.add_argument("--kernel", default="contended_sum_kernel")
+    parser.add_argument("--racecheck-every-cta", action="store_true", help="the second validation's racecheck")
     args = parser.parse_args()
     if args.turns:
         validate_module.AHEAD_INPUTS_BYTES = 0
@@ -122,12 +133,16 @@ def main() -> None:
         "validate an unchanged candidate", lambda: validate(ref, Program(copy, program.command), work_dir=work / "v")
     )
     print("verdict seconds", verdict.seconds, "correct", verdict.correct, "speedup", verdict.speedup)
+    print("verdict notes", verdict.notes)
     for problem in verdict.problems:
         print("problem:", problem.message[:500])
     print("timing parts (readline: waiting for every answer, ready lines included)", parts)
     print("compare parts (load: the truth's files with digests; load_tensors: the candidate's)", compare)
-    again = validate(ref, Program(copy_project(project, {}, work / "copy2"), program.command), work_dir=work / "v2")
-    print("a second validation", again.seconds, "correct", again.correct)
+    settings = ValidationSettings(racecheck_ctas=0 if args.racecheck_every_cta else None)
+    copy2 = copy_project(project, {}, work / "copy2")
+    again = validate(ref, Program(copy2, program.command), work_dir=work / "v2", settings=settings)
+    every = " (racecheck on every CTA)" if args.racecheck_every_cta else ""
+    print(f"a second validation{every}", again.seconds, "correct", again.correct, "notes", again.notes)
     for side in ("replay", "sanitizer/memcheck", "sanitizer/racecheck", "timing-reference", "timing-candidate"):
         summary = work / "v" / side / "replay.json"
         if summary.exists():

@@ -282,6 +282,12 @@ def optimize(
         "4x the original's own + 30 s, scaled by the machine's "
         "load; a timeout on a busy machine is retried once).",
     ),
+    racecheck_ctas: int | None = typer.Option(
+        None,
+        "--racecheck-ctas",
+        help="CTAs of each launch compute-sanitizer's racecheck instruments, for kernels without inline assembly "
+        "or atomics (a shared-memory race is one CTA's; default: one per SM; 0: every CTA).",
+    ),
     head_start: bool | None = typer.Option(
         None,
         "--head-start/--no-head-start",
@@ -352,8 +358,11 @@ def optimize(
 
     if candidate_timeout is not None and candidate_timeout <= 0:
         raise UsageError(f"--candidate-timeout must be a positive number of seconds, got {candidate_timeout:g}")
+    if racecheck_ctas is not None and racecheck_ctas < 0:
+        raise UsageError(f"--racecheck-ctas must be 0 (every CTA) or a positive count, got {racecheck_ctas}")
     validation = ValidationSettings(
         timeout_s=candidate_timeout,
+        racecheck_ctas=racecheck_ctas,
         head_start=head_start,
         sandbox=SandboxSettings(enabled=not no_sandbox, read=sandbox_read, env=sandbox_env, network=sandbox_network),
     )

@@ -32,6 +32,7 @@ CAPTURE_DIR = "INTELLIPERF_CAPTURE_DIR"
 CAPTURE_ARGS = "INTELLIPERF_CAPTURE_ARGS"  # comma-separated extra argument names to capture
 CAPTURE_LIMITS = "INTELLIPERF_CAPTURE_LIMITS"  # "first,last,sample"
 CAPTURE_EXPECTED = "INTELLIPERF_CAPTURE_EXPECTED"  # the reference's dispatch count, for a candidate run
+RACECHECK_CTAS = "INTELLIPERF_RACECHECK_CTAS"  # CTAs a launch runs on under racecheck: N, "sm" (one per SM), "0" (all)
 CUDA_LATE = "INTELLIPERF_CUDA_LATE"  # "1": a warm worker makes its CUDA context only once its job comes
 
 # --- what a user may set -------------------------------------------------------------------------

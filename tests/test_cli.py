@@ -141,6 +141,8 @@ def test_help_is_fast_and_lists_commands():
         (["diagnose", "--top-n", "0", "--", "true"], 2, "--top-n must be at least 1"),
         (["diagnose", "--device", "tpu", "--", "true"], 2, "'tpu' is not one of 'auto', 'cpu', 'gpu'"),
         (["optimize", "--counters", "perf", "--", "true"], 2, "'perf' is not one of 'auto', 'ncu', 'rocprofv3', 'off'"),
+        (["optimize", "--racecheck-ctas", "-1", "--", "true"], 2, "--racecheck-ctas must be 0 (every CTA)"),
+        (["optimize", "--racecheck-ctas", "all", "--", "true"], 2, "Invalid value for '--racecheck-ctas'"),
     ],
 )
 def test_user_errors_are_clear_and_without_traceback(args, code, message):

@@ -1,5 +1,6 @@
 """GPU truth for the validators (marker `gpu`; run on the device machine with `pytest -m gpu`)."""
 
+import re
 import sys
 
 import pytest
@@ -61,6 +62,9 @@ def test_identical_candidate_is_correct_and_not_faster(axpy_reference, tmp_path)
     print("identical:", verdict.speedup, verdict.seconds)
     assert verdict.correct and verdict.faster is False and not verdict.accepted
     assert any(c.startswith("compute-sanitizer") and c.endswith("clean") for c in verdict.checks)
+    # 2^22 elements in blocks of 128: 32,768 CTAs; racecheck ran the first one per SM of them
+    first = [n for n in verdict.notes if re.match(r"racecheck ran axpy_kernel on its first \d+ of 32,768 CTAs", n)]
+    assert first and int(first[0].split()[6]) == torch.cuda.get_device_properties(0).multi_processor_count
 
 
 @pytest.mark.parametrize("ahead", [False, True])
@@ -81,6 +85,28 @@ def test_a_write_past_the_end_that_no_output_shows_is_rejected_by_compute_saniti
     assert "memcheck" in verdict.problems[0].message
     if ahead:
         assert any("its program, replay worker, memcheck, racecheck" in n for n in verdict.notes), verdict.notes
+
+
+RACY_STORE = """    junk = tl.inline_asm_elementwise(
+        "{ .shared .align 4 .b32 slot; st.shared.b32 [slot], $1; ld.shared.b32 $0, [slot]; }",
+        "=r,r", [offs], dtype=tl.int32, is_pure=False, pack=1)
+    tl.store(out_ptr + offs, alpha * x + y + (junk * 0).to(tl.float32), mask=mask)"""
+
+
+@pytest.mark.parametrize("ctas", [None, 0])
+def test_a_shared_memory_race_that_no_output_shows_is_rejected_by_racecheck(tmp_path, ctas):
+    """Inline assembly in which every thread of a CTA writes one shared word and reads it back with no
+    barrier: every output is right, only racecheck sees the race. A kernel with inline assembly runs on
+    every CTA under racecheck, whatever `racecheck_ctas` says (its race may be in any CTA)."""
+    command = [sys.executable, "axpy.py", "100000"]  # 782 CTAs
+    ref = capture_reference(Program(AXPY, command), "axpy_kernel", interpret=False, work_dir=tmp_path / "ref")
+    copy = _copy(AXPY, "axpy.py", tmp_path, [("    tl.store(out_ptr + offs, alpha * x + y, mask=mask)", RACY_STORE)])
+    settings = ValidationSettings(racecheck_ctas=ctas)
+    verdict = validate(ref, Program(copy, command), work_dir=tmp_path / "v", settings=settings)
+    print("shared-memory race:", verdict.reasons(), verdict.seconds, verdict.notes)
+    assert not verdict.accepted and [p.kind for p in verdict.problems] == ["sanitizer"]
+    assert "racecheck" in verdict.problems[0].message and "hazard" in verdict.problems[0].message.lower()
+    assert "racecheck ran axpy_kernel on every CTA (inline assembly)" in verdict.notes
 
 
 @pytest.mark.parametrize("ahead", [False, True])

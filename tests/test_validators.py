@@ -78,6 +78,63 @@ def test_in_place_kernel_writes_its_input():
     assert access.written == {"x_ptr"} and access.read == {"x_ptr"} and not access.accumulated
 
 
+@triton.jit
+def _racy_asm(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Every thread of a CTA writes one shared-memory word and reads it back, no barrier: a race racecheck
+    reports; the output is x + 1 all the same."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    junk = tl.inline_asm_elementwise(
+        "{ .shared .align 4 .b32 slot; st.shared.b32 [slot], $1; ld.shared.b32 $0, [slot]; }",
+        "=r,r",
+        [offs],
+        dtype=tl.int32,
+        is_pure=False,
+        pack=1,
+    )
+    tl.store(out_ptr + offs, x + 1.0 + (junk * 0).to(tl.float32), mask=offs < n)
+
+
+def test_racecheck_runs_the_first_ctas_only_where_a_race_would_be_the_compilers():
+    """racecheck's grid cap: x, then y, then z, at most the limit; a kernel with atomics or inline assembly
+    keeps its full grid (checked on the Triton IR compiled for sm_90 here, as the worker reads it there)."""
+    from intelliperf.validators.racecheck import capped, why_full_grid
+
+    assert capped((1024,), 132) == (132,) and capped((1024, 8, 2), 132) == (132, 1, 1)
+    assert capped((4, 1000, 3), 132) == (4, 33, 1) and capped((7, 1, 1), 132) == (7, 1, 1)
+    assert capped((0, 5), 132) == (1, 5)  # an empty launch stays one (Triton launches none of either)
+    plain = _ttir(_in_place, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 64})
+    atomic = _ttir(
+        _gather_add,
+        {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32", "n": "i32", "step": "i32", "BLOCK": "constexpr"},
+        {"BLOCK": 64},
+    )
+    asm = _ttir(_racy_asm, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 256})
+    assert why_full_grid(plain) is None
+    assert why_full_grid(atomic) == "atomics" and why_full_grid(asm) == "inline assembly"
+
+
+def test_only_the_racecheck_workers_own_notes_reach_the_verdict(tmp_path, monkeypatch):
+    """The racecheck worker's replay.json is the candidate's to write: only short notes of the worker's form
+    get through, scrubbed; anything else (not JSON, not a dict, other notes) adds nothing."""
+    from intelliperf.validators.validate import _racecheck_notes
+
+    folder = tmp_path / "racecheck"
+    folder.mkdir()
+    assert _racecheck_notes(folder) == []
+    (folder / "replay.json").write_text("[1, 2")
+    assert _racecheck_notes(folder) == []
+    (folder / "replay.json").write_text(json.dumps(["racecheck ran k on every CTA (atomics)"]))
+    assert _racecheck_notes(folder) == []
+    secret = "hf_racecheck_secret_3"
+    monkeypatch.setenv("HF_TOKEN", secret)
+    notes = ["accepted: 10x faster", 7, f"racecheck ran k on its first 132 of 1,024 CTAs {secret}" + "x" * 500]
+    (folder / "replay.json").write_text(json.dumps({"notes": notes * 5}))
+    said = _racecheck_notes(folder)
+    assert len(said) == 5 and all(n.startswith("racecheck ran k on its first 132") for n in said)
+    assert all(secret not in n and "[redacted HF_TOKEN]" in n and len(n) <= 310 for n in said)
+
+
 # --- the comparator ----------------------------------------------------------------------------
 
 

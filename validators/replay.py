@@ -41,8 +41,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from intelliperf import env as names
 from intelliperf.workload.definitions import load_module, resolve
 
+from . import racecheck
 from .compare import INT_POISON, UNCHANGED, identical
 from .correctness import load_tensors
 
@@ -620,6 +622,9 @@ def main(mode: str, *args: str) -> int:
         from intelliperf.profiling.window import untimed_autotune
 
         untimed_autotune(autotuner, run_each=sanitized)
+    racecheck_ctas = os.environ.get(names.RACECHECK_CTAS, "0")
+    if racecheck_ctas != "0":
+        racecheck.cap_grids(None if racecheck_ctas == "sm" else int(racecheck_ctas))
     if mode == "serve":
         return _serve(args[0], args[1] if len(args) > 1 else None)
     _work(mode, json.loads(Path(args[0]).read_text()), fds=tuple(int(fd) for fd in args[1:]))
@@ -638,8 +643,6 @@ def _serve(mode: str, early_path: str | None) -> int:
     (`early_done`: the mode whose early trials ran what the candidate's own run called)."""
     import torch
     import triton  # noqa: F401  (the import is the start-up this worker takes off the critical path)
-
-    from intelliperf import env as names
 
     if torch.cuda.is_available() and os.environ.get(names.CUDA_LATE) != "1":  # (late: no room beside the program)
         torch.cuda.init()
@@ -692,6 +695,7 @@ def _work(mode: str, job: dict, module=None, summary: dict | None = None, fds: t
     except (Exception, SystemExit) as exc:  # the parent makes it a reason; the traceback helps the rewriter
         summary["error"] = f"{type(exc).__name__}: {str(exc)[:1000]}"
         summary["traceback"] = traceback.format_exc()[-3000:]
+    summary["notes"] += racecheck.notes()
     (out / "replay.json").write_text(json.dumps(summary))
 
 

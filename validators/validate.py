@@ -123,6 +123,13 @@ class ValidationSettings(BaseModel):
         description="compute-sanitizer (memcheck, racecheck) on the candidate's replay, beside it; "
         "default: when the kernels run compiled",
     )
+    racecheck_ctas: int | None = Field(
+        None,
+        ge=0,
+        description="CTAs of each launch racecheck instruments, for kernels with no inline assembly or atomics "
+        "(a shared-memory race is one CTA's; Triton's own accesses are the same code in every CTA); "
+        "default: one per SM of the device; 0: every CTA",
+    )
     head_start: bool | None = Field(
         None,
         description="start each candidate's Pythons (program, replay, sanitizer and timing workers; torch and "
@@ -706,7 +713,7 @@ def _replay_and_time(
         if verdict.correct:  # a failed candidate waits for nothing more: its sanitizers end with `warm`
             if not beside:
                 _send_sanitizers(warm, firsts, out.parent)
-            _sanitized(verdict, warm, firsts, settings.timeout_s or 4 * replay_timeout, start)
+            _sanitized(verdict, warm, out.parent, firsts, settings.timeout_s or 4 * replay_timeout, start)
         if verdict.correct and not beside:
             timing = _start_timing(reference, job, candidate.root, out.parent, settings, candidate.env, warm)
         return _timed(verdict, reference, job, timing, settings)
@@ -741,10 +748,10 @@ def _write_job(job: dict, out: Path) -> str:
     return str(out / "job.json")
 
 
-def _sanitized(verdict: Verdict, warm: _Warm, job: dict, timeout: float, start: float) -> None:
+def _sanitized(verdict: Verdict, warm: _Warm, work_dir: Path, job: dict, timeout: float, start: float) -> None:
     """The sanitizers' findings into the verdict of a candidate its replay found correct, before it is
     timed (their instrumented kernels would disturb the timing): a finding, a crash or a timeout rejects
-    it (every check must have run); clean, it is one more check passed."""
+    it (every check must have run); clean, it is one more check passed, saying which CTAs racecheck ran."""
     if warm.unsanitized:
         verdict.notes.append(warm.unsanitized)
     if not warm.sanitizers:
@@ -758,12 +765,25 @@ def _sanitized(verdict: Verdict, warm: _Warm, job: dict, timeout: float, start: 
     verdict.seconds["sanitizer"] = round(time.perf_counter() - start, 3)
     ran = ", ".join(run["mode"] for run in job["plan"])
     done = f"compute-sanitizer ({', '.join(warm.sanitizers)}) on the candidate's replay ({ran})"
+    verdict.notes += _racecheck_notes(work_dir / "sanitizer" / "racecheck")
     if found:
         verdict.problems += found
         verdict.notes.append(done)
         verdict.correct = False
     else:
         verdict.checks.append(done + ": clean")
+
+
+def _racecheck_notes(folder: Path) -> list[str]:
+    """Which CTAs the racecheck worker ran of each kernel (`racecheck.notes`). Its file is the candidate's to
+    write: only notes of that form, short and scrubbed."""
+    try:
+        said = json.loads((folder / "replay.json").read_text())
+    except (OSError, ValueError):
+        return []
+    notes = said.get("notes") if isinstance(said, dict) else None
+    ours = [n for n in notes or [] if isinstance(n, str) and n.startswith("racecheck ran ")]
+    return [scrub(note[:300]) for note in ours[:8]]
 
 
 def _sanitizer_problem(check: str, tail: list[str]) -> Problem:
@@ -1034,7 +1054,11 @@ def _worker_kinds(
         wrap = [tool, "--tool", check, "--error-exitcode", "86", "--print-limit", "8", "--show-backtrace", "device"]
         # Each tensor its own allocation: inside torch's cached blocks an access past a tensor's end is not one
         # past an allocation's, and memcheck would not see it.
-        kinds[check] = (wrap, {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+        extra = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
+        if check == "racecheck" and not interpret:  # (the interpreter's launches have no CTAs to cap)
+            ctas = settings.racecheck_ctas
+            extra[names.RACECHECK_CTAS] = "sm" if ctas is None else str(ctas)
+        kinds[check] = (wrap, extra)
     return kinds, None
 
 
