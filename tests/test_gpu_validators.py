@@ -106,7 +106,8 @@ def test_a_shared_memory_race_that_no_output_shows_is_rejected_by_racecheck(tmp_
     print("shared-memory race:", verdict.reasons(), verdict.seconds, verdict.notes)
     assert not verdict.accepted and [p.kind for p in verdict.problems] == ["sanitizer"]
     assert "racecheck" in verdict.problems[0].message and "hazard" in verdict.problems[0].message.lower()
-    assert "racecheck ran axpy_kernel on every CTA (inline assembly)" in verdict.notes
+    said = [n for n in verdict.notes if n.startswith("racecheck ran ")]  # capping on: what it kept whole, and why
+    assert said == (["racecheck ran axpy_kernel on every CTA (inline assembly)"] if ctas is None else [])
 
 
 @pytest.mark.parametrize("ahead", [False, True])
