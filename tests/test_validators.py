@@ -102,7 +102,7 @@ def test_racecheck_runs_the_first_ctas_only_where_a_race_would_be_the_compilers(
 
     assert capped((1024,), 132) == (132,) and capped((1024, 8, 2), 132) == (132, 1, 1)
     assert capped((4, 1000, 3), 132) == (4, 33, 1) and capped((7, 1, 1), 132) == (7, 1, 1)
-    assert capped((0, 5), 132) == (1, 5)  # an empty launch stays one (Triton launches none of either)
+    assert capped((0, 5), 132) == (0, 5) and capped((1, 1, 500), 132) == (1, 1, 132)  # an empty launch stays empty
     plain = _ttir(_in_place, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 64})
     atomic = _ttir(
         _gather_add,

@@ -26,9 +26,9 @@ def capped(grid: tuple[int, ...], limit: int) -> tuple[int, ...]:
     """The first CTAs of `grid` (x, then y, then z), at most `limit` of them."""
     out, room = [], limit
     for size in grid:
-        take = max(1, min(size, room))
+        take = min(size, room)  # an empty launch stays empty
         out.append(take)
-        room = max(1, room // take)
+        room = max(1, room // max(1, take))
     return tuple(out)
 
 
