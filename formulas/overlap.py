@@ -101,16 +101,21 @@ class Overlap(Formula["Overlap.Options"]):
             better="lower",
         )
         common = dict(evidence_backend=self.backends(evidence), modelled=False, metric=metric)
-        figures = (
-            (
-                f"per warp the loop takes {r.iteration_cycles:,.0f} cycles per iteration; "
-                f"{exposed:.0%} in memory statements, {r.compute_share or 0:.0%} in compute, "
-                f"{r.unattributed_share or 0:.0%} between statements; overlap of memory and compute regions "
+        shares = (
+            f"{exposed:.0%} in memory statements, {r.compute_share or 0:.0%} in compute, "
+            f"{r.unattributed_share or 0:.0%} between statements"
+        )
+        if r.iteration_cycles:
+            loop_time = f"{r.iteration_cycles:,.0f} cycles per iteration"
+            figures = (
+                f"per warp the loop takes {loop_time}; {shares}; overlap of memory and compute regions "
                 f"across warps {r.overlap or 0:.0%}"
             )
-            if r.iteration_cycles
-            else "the loop was not timed"
-        )
+        elif r.loop_cycles_per_warp:  # Proton's per-scope totals: no counts, no intervals
+            loop_time = f"{r.loop_cycles_per_warp:,.0f} cycles per warp"
+            figures = f"per warp the loop takes {loop_time} (Proton's per-scope totals); {shares}"
+        else:
+            loop_time, figures = "", "the loop was not timed"
         if r.problems:
             figures += ". Caution: " + "; ".join(r.problems)
         pipelined = total and sync == 0
@@ -121,19 +126,16 @@ class Overlap(Formula["Overlap.Options"]):
                 else (f"below the {self.options.min_exposed:.0%} threshold")
             )
             return self.finding(False, f"{kernel.name}: {figures}; {why}.", **common)
-        lines = [
-            _line(kernel, layout.loop_line, f"the main loop: {r.iteration_cycles:,.0f} cycles per iteration (measured)")
-        ]
+        lines = [_line(kernel, layout.loop_line, f"the main loop: {loop_time} (measured)")]
         for stat in sorted(r.regions, key=lambda s: -(s.share_of_loop or 0)):
             if stat.share_of_loop and stat.first_line and stat.side in ("memory", "compute"):
-                lines.append(
-                    _line(
-                        kernel,
-                        stat.first_line,
-                        f"{stat.name}: {stat.share_of_loop:.0%} of the loop, "
-                        f"{stat.cycles_per_execution:,.0f} cycles per iteration ({stat.side}, measured)",
-                    )
+                each = (
+                    f"{stat.cycles_per_execution:,.0f} cycles per iteration"
+                    if stat.cycles_per_execution is not None
+                    else f"{stat.cycles_per_warp:,.0f} cycles per warp"
                 )
+                said = f"{stat.name}: {stat.share_of_loop:.0%} of the loop, {each} ({stat.side}, measured)"
+                lines.append(_line(kernel, stat.first_line, said))
         severity = "high" if exposed >= 0.3 else "medium"
         return self.finding(
             True,

@@ -254,6 +254,7 @@ def _profiler_passes(
             s.stop_early,
             loops_only=not isinstance(the_formula, _RegionsOnly),
             all_warps=s.all_warps,
+            data=s.region_data,
             turn=turn,
         )
 
@@ -326,6 +327,7 @@ def regions(
         counters="off",
         stop_early=stop_early,
         all_warps=all_warps,
+        region_data="trace",  # the timeline is what this command is for
     )
     report, recording = _diagnose(
         list(command), _RegionsOnly(), default_registry(), settings, progress=progress or _logged, timer_dir=out
@@ -391,6 +393,7 @@ def _region_timers(
     stop_early: bool = True,
     loops_only: bool = True,
     all_warps: bool = False,
+    data: str = "auto",
     turn: dict[str, str] | None = None,
 ) -> tuple[dict, list[str]]:
     """One instrumented run over the top kernels (GPU only): evidence per kernel id, and notes.
@@ -412,6 +415,7 @@ def _region_timers(
         stop_early=stop_early,
         loops_only=loops_only,
         all_warps=all_warps,
+        data=data,
         env=turn,
     )
     if keep is None and run.evidence:

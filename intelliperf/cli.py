@@ -77,6 +77,12 @@ class Counters(str, Enum):
     off = "off"
 
 
+class RegionData(str, Enum):
+    auto = "auto"
+    trace = "trace"
+    tree = "tree"
+
+
 # Options several commands take, declared once (typer's Annotated style).
 Command = Annotated[
     list[str] | None, typer.Argument(metavar="-- CMD [ARGS]...", help="The program to run.", show_default=False)
@@ -105,6 +111,16 @@ CountersOption = Annotated[
         "--counters",
         case_sensitive=False,
         help="Hardware counters: auto (when a GPU and its profiler are there), ncu, rocprofv3 or off.",
+    ),
+]
+RegionDataOption = Annotated[
+    RegionData,
+    typer.Option(
+        "--region-data",
+        case_sensitive=False,
+        help="What the region timers read: Proton's trace (per-iteration figures, overlap, timeline), its "
+        "per-scope totals (tree: the loop's shares only, seconds faster on large grids), or auto (totals past "
+        "1,024 CTAs x recorded warps).",
     ),
 ]
 SamplePrograms = Annotated[
@@ -198,6 +214,7 @@ def diagnose(
     profile_dir: ProfileDir = None,
     timeout: Timeout = None,
     full_run: FullRun = False,
+    region_data: RegionDataOption = RegionData.auto,
     output: Output = None,
     markdown: Markdown = None,
     sarif: Sarif = None,
@@ -222,6 +239,7 @@ def diagnose(
         markdown=markdown,
         sarif=sarif,
         stop_early=not full_run,
+        region_data=region_data.value,
     )
     report = run_diagnose(command or [], settings, progress=_progress)
     print_report(report, out)
@@ -275,6 +293,7 @@ def optimize(
     out_dir: Path = typer.Option(Path("intelliperf-out"), "--out-dir", help="Reports, patches and attempts go here."),
     timeout: Timeout = None,
     full_run: FullRun = False,
+    region_data: RegionDataOption = RegionData.auto,
     candidate_timeout: float | None = typer.Option(
         None,
         "--candidate-timeout",
@@ -396,6 +415,7 @@ def optimize(
         sarif=sarif,
         publish=publish,
         stop_early=not full_run,
+        region_data=region_data.value,
     )
     try:
         report = run_optimize(command or [], settings, progress=_progress)
@@ -678,6 +698,7 @@ METAVARS = {
     "--project": "DIR",
     "--out-dir": "DIR",
     "--candidate-timeout": "SECONDS",
+    "--racecheck-ctas": "N",
     "--branch-name": "NAME",
     "--base": "BRANCH",
     "--remote": "NAME",

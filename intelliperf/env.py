@@ -26,6 +26,7 @@ WINDOW = "INTELLIPERF_WINDOW"  # JSON: the launches a profiler pass looks at, th
 GPU_TURN = "INTELLIPERF_GPU_TURN"  # a lock file: passes run side by side take turns on the GPU
 REGIONS = "INTELLIPERF_REGIONS"  # the folder of instrumented kernel sources (region timers)
 REGIONS_MODE = "INTELLIPERF_REGIONS_MODE"  # Proton's mode string for the region-timer pass
+REGIONS_DATA = "INTELLIPERF_REGIONS_DATA"  # "tree": Proton writes per-scope totals, not its trace
 SEED = "INTELLIPERF_SEED"  # validation runs: every generator seeded with it
 CAPTURE_KERNEL = "INTELLIPERF_CAPTURE"  # the kernel whose outputs are captured (a regex, matched in full)
 CAPTURE_DIR = "INTELLIPERF_CAPTURE_DIR"

@@ -209,9 +209,9 @@ class RegionStat(_Model):
     side: Literal["memory", "compute", "other"]
     first_line: int | None = None
     last_line: int | None = None
-    executions: int = Field(description="over all warps")
+    executions: int | None = Field(None, description="over all warps; None from Proton's per-scope totals")
     cycles_per_warp: float = Field(description="SM cycles a warp spends in it per launch")
-    cycles_per_execution: float
+    cycles_per_execution: float | None = None
     share_of_kernel: float | None = None
     share_of_loop: float | None = None
 
@@ -226,6 +226,12 @@ class Regions(_Model):
     recorded_warps: list[int] = Field(
         default_factory=list,
         description="the warps recorded in each CTA when Proton sampled the first of each warp group; empty: all",
+    )
+    source: Literal["trace", "totals"] = Field(
+        "trace",
+        description="trace: Proton's trace, every event (per-iteration figures, overlap, critical path, the "
+        "timeline); totals: its per-scope totals (its tree), for grids whose trace would cost more than the "
+        "verdict needs: shares and cycles per warp only",
     )
     kernel_cycles_per_warp: float | None = None
     loop_line: int | None = None

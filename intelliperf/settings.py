@@ -8,7 +8,7 @@ are checked the same way. A wrong name or type is a UsageError naming the field.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -37,6 +37,11 @@ class DiagnoseSettings(BaseModel):
     sarif: Path | None = Field(None, description="write the findings as SARIF 2.1.0 here")
     stop_early: bool = Field(True, description="profiler passes stop the program after the launches they need")
     all_warps: bool = Field(False, description="region timers record every warp (default: the first of each group)")
+    region_data: Literal["auto", "trace", "tree"] = Field(
+        "auto",
+        description="what the region timers read: Proton's trace, its per-scope totals (tree), or auto "
+        "(totals where a launch has more than region_timers.TRACE_ROWS CTAs x recorded warps)",
+    )
 
 
 class OptimizeSettings(DiagnoseSettings):

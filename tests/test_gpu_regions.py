@@ -84,3 +84,28 @@ def test_search_fixes_the_unpipelined_gemm_and_the_timers_show_it(tmp_path):
     before, after = winner["before"], winner["after"]
     assert not before["metric_modelled"] and not after["metric_modelled"]  # both from the region timers
     assert after["metric"] < before["metric"] / 2 and winner["verdict"]["speedup"]["low"] > 1.2
+
+
+def test_a_large_grid_reads_protons_totals_with_the_traces_shares(tmp_path):
+    """examples/overlap/attention.py at its GPU default (4x16x4096: 2,048 CTAs, warp 0 of 4 recorded) is over
+    TRACE_ROWS: `diagnose` reads Proton's per-scope totals, `intelliperf regions` (whose output is the
+    timeline) its trace; the loop's shares agree, and the totals' pass takes seconds less."""
+    traced = _regions(tmp_path / "trace", "attention.py")
+    done = run_cli(
+        "diagnose", "-f", "overlap", "--device", "gpu", "--counters", "off", "--output", str(tmp_path / "d.json"),
+        "--", sys.executable, "examples/overlap/attention.py",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((tmp_path / "d.json").read_text())
+    totals = next(e["regions"] for d in report["diagnoses"] for e in d["evidence"] if e.get("regions"))
+    notes = " ".join(report["notes"])
+    print("trace:", {k: traced[k] for k in ("exposed_memory_share", "compute_share", "kernel_cycles_per_warp")})
+    print("totals:", {k: totals[k] for k in ("exposed_memory_share", "compute_share", "kernel_cycles_per_warp")})
+    print([n for n in report["notes"] if n.startswith("region timers")])
+    assert traced["source"] == "trace" and traced["ctas"] == 2048 and traced["iteration_cycles"]
+    assert totals["source"] == "totals" and totals["ctas"] == 2048 and totals["problems"] == []
+    assert totals["iteration_cycles"] is None and all(r["executions"] is None for r in totals["regions"])
+    assert abs(totals["exposed_memory_share"] - traced["exposed_memory_share"]) < 0.03
+    assert abs(totals["compute_share"] - traced["compute_share"]) < 0.03
+    assert abs(totals["kernel_cycles_per_warp"] / traced["kernel_cycles_per_warp"] - 1) < 0.1
+    assert "Proton's per-scope totals were read, not its trace (attention_kernel launches 2,048 rows" in notes

@@ -4,7 +4,9 @@ the timeline, and the overlap formula on timers and on the static view.
 tests/fixtures/proton: <example>.chrome_trace are `intelliperf regions`' own traces on an H200
 (Triton 3.6; 256x256x1024 GEMM, 1x1x512 attention: 4 CTAs x 4 warps, complete);
 attention_dropped.chrome_trace is an H100 probe with Proton's default shared buffer, whose
-earliest events were dropped (benchmarks/regions_gpu.sh makes the former)."""
+earliest events were dropped (benchmarks/regions_gpu.sh makes the former); attention.hatchet is
+Proton's per-scope totals (data="tree") of examples/overlap/attention.py at 4x16x4096 on the H100
+(Triton 3.6, warp 0 of 4 recorded), from `intelliperf regions` with that data."""
 
 import ast
 import json
@@ -261,6 +263,57 @@ def test_overlap_formula_on_timers():
         )
         .lines
     )
+
+
+def _attention_profile(ctas: int, warps: int = 4) -> KernelProfile:
+    sig = LaunchSignature(
+        grid=[ctas // 64, 64, 1], num_warps=warps, num_stages=1, args=[], launches=1, total_time_s=1.0
+    )
+    return _profile("gemm.py").model_copy(
+        update={"name": "attention_kernel", "file": str(EXAMPLES / "attention.py"), "signatures": [sig]}
+    )
+
+
+def test_large_grids_read_protons_per_scope_totals():
+    """Past TRACE_ROWS rows (CTAs x recorded warps) the pass reads Proton's per-scope totals, not its trace:
+    the same shares (the H100 attention run's trace said 13.6 % memory, 81.1 % compute; its totals, another
+    run, 13.3 % and 81.4 %), cycles per recorded warp (Proton divides by every warp the launch ran), and
+    no counts: no per-iteration figures. Reports and the overlap formula say so."""
+    big, small = _attention_profile(2048), _attention_profile(1024)
+    assert region_timers.data_kind("auto", [big], [0], True)[0] == "tree"
+    assert "attention_kernel launches 2,048 rows" in region_timers.data_kind("auto", [big], [0], True)[1]
+    assert region_timers.data_kind("auto", [small], [0], True) == ("trace", "")
+    assert region_timers.data_kind("auto", [small], [], True)[0] == "tree"  # every warp recorded: 4,096 rows
+    assert region_timers.data_kind("trace", [big], [0], True) == ("trace", "")
+    assert region_timers.data_kind("auto", [big], [0], False) == ("trace", "")  # a full run: its launches add up
+    assert region_timers.data_kind("tree", [small], [0], True)[0] == "tree"
+
+    totals = timeline.scope_totals(json.loads((FIXTURES / "attention.hatchet").read_text()), "attention_kernel")
+    assert set(totals) == {"kernel", "prologue", "loop", "load@30", "dot@32", "math@33", "dot@38", "epilogue"}
+    assert timeline.scope_totals(json.loads((FIXTURES / "attention.hatchet").read_text()), "other_kernel") == {}
+    r = timeline.analyse_totals(totals, _regions("attention"), "attention_kernel", num_warps=4, recorded=1)
+    assert r.source == "totals" and r.ctas == 2048 and r.warps_per_cta == 1
+    assert r.exposed_memory_share == pytest.approx(0.1331, abs=1e-4) and r.compute_share == pytest.approx(
+        0.8135, abs=1e-4
+    )
+    assert r.kernel_cycles_per_warp == pytest.approx(361_262, rel=1e-4)  # the trace's run: 361,806
+    assert r.iteration_cycles is None and r.loop_iterations is None and r.overlap is None
+    assert all(x.executions is None and x.cycles_per_execution is None for x in r.regions)
+    load = next(x for x in r.regions if x.name == "load@30")
+    assert load.side == "memory" and load.share_of_loop == pytest.approx(0.1331, abs=1e-4)
+
+    timed = Evidence(
+        backend="proton", modelled=False, kernel="attention_kernel", regions=r.model_copy(update={"loop_line": 28})
+    )
+    finding = Overlap().diagnose(big, [timed, _static("attention.py", "load", (30, 31))])
+    assert finding.present and finding.metric.value == pytest.approx(0.1331, abs=1e-4)
+    assert "cycles per warp (Proton's per-scope totals); 13% in memory statements" in finding.explanation
+    assert any(line.line == 30 and "cycles per warp (memory, measured)" in line.detail for line in finding.lines)
+    markdown = "\n".join(report.regions_markdown(r))
+    assert "Proton's per-scope totals: no per-iteration figures" in markdown and "| `load@30` | load |" in markdown
+    from intelliperf.delivery.console import regions_table
+
+    assert "Proton's totals" in str(regions_table(r).title)
 
 
 def test_overlap_reads_a_helper_loops_instructions_at_either_line_of_its_call():

@@ -131,6 +131,11 @@ def regions_table(r) -> Table:
             f"; loop: {r.iteration_cycles:,.0f} cycles/iteration, {r.exposed_memory_share:.0%} memory, "
             f"{r.compute_share:.0%} compute"
         )
+    elif r.loop_cycles_per_warp and r.exposed_memory_share is not None:
+        title += (
+            f"; loop: {r.loop_cycles_per_warp:,.0f} cycles/warp, {r.exposed_memory_share:.0%} memory, "
+            f"{r.compute_share or 0:.0%} compute (Proton's totals)"
+        )
     table = Table("region", "kind", "lines", "cycles/warp", "per execution", "of kernel", "of loop", title=title)
     for x in r.regions:
         table.add_row(
@@ -138,7 +143,7 @@ def regions_table(r) -> Table:
             x.kind,
             f"{x.first_line}-{x.last_line}" if x.first_line else "",
             f"{x.cycles_per_warp:,.0f}",
-            f"{x.cycles_per_execution:,.0f}",
+            f"{x.cycles_per_execution:,.0f}" if x.cycles_per_execution is not None else "",
             f"{x.share_of_kernel:.1%}" if x.share_of_kernel is not None else "",
             f"{x.share_of_loop:.1%}" if x.share_of_loop is not None else "",
         )

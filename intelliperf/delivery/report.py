@@ -172,6 +172,10 @@ def warps_recorded(r: Regions) -> str:
     return f"warp {', '.join(map(str, r.recorded_warps))} (the first of each warp group)"
 
 
+def _cycles(value: float | None) -> str:
+    return "" if value is None else f"{value:,.0f}"
+
+
 def regions_markdown(r: Regions) -> list[str]:
     """The `regions` section: what the region timers measured in one launch of a kernel."""
     out = [
@@ -186,6 +190,13 @@ def regions_markdown(r: Regions) -> list[str]:
             f"compute, {r.unattributed_share:.0%} between statements. Overlap of memory and compute regions "
             f"across a CTA's recorded warps: {r.overlap or 0:.0%}."
         )
+    elif r.loop_cycles_per_warp and r.exposed_memory_share is not None:
+        out.append(
+            f"Main loop (line {r.loop_line}): {r.loop_cycles_per_warp:,.0f} cycles per warp; "
+            f"{r.exposed_memory_share:.0%} in memory statements, {r.compute_share or 0:.0%} in compute, "
+            f"{r.unattributed_share or 0:.0%} between statements (Proton's per-scope totals: no per-iteration "
+            "figures, overlap or timeline; `intelliperf regions` writes the trace)."
+        )
     if r.overhead is not None:
         out.append(f"Instrumentation overhead (measured): {r.overhead:+.1%} kernel time.")
     out += [
@@ -196,7 +207,7 @@ def regions_markdown(r: Regions) -> list[str]:
     for x in r.regions:
         lines = f"{x.first_line}-{x.last_line}" if x.first_line else ""
         out.append(
-            f"| `{x.name}` | {x.kind} | {lines} | {x.cycles_per_warp:,.0f} | {x.cycles_per_execution:,.0f} | "
+            f"| `{x.name}` | {x.kind} | {lines} | {x.cycles_per_warp:,.0f} | {_cycles(x.cycles_per_execution)} | "
             f"{_pct(x.share_of_kernel)} | {_pct(x.share_of_loop)} |"
         )
     if r.critical_path:

@@ -9,6 +9,7 @@ trace is parsed into intervals and analysed per kernel (`timeline`); the timelin
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import tempfile
@@ -22,7 +23,7 @@ from . import timeline, window
 from .regions import instrument, layout_in, layout_of, untimed
 
 BACKEND = "proton"
-ENV_PREFIX, ENV_MODE = env.REGIONS, env.REGIONS_MODE
+ENV_PREFIX, ENV_MODE, ENV_DATA = env.REGIONS, env.REGIONS_MODE, env.REGIONS_DATA
 # Proton keeps events per CTA in a buffer of this many bytes (8 per event, shared by the CTA's warps);
 # a global buffer keeps it out of the kernel's shared memory, whose use would change occupancy.
 # clock32 and sched_stores cut the in-loop timers' cost on the H100 (GEMM +23 % -> +7 %) at the
@@ -71,6 +72,7 @@ def collect(
     stop_early: bool = True,
     loops_only: bool = False,
     all_warps: bool = False,
+    data: str = "auto",
 ) -> TimerRun:
     """Run the program once with timers in `kernels` (files under `root`; `changes` are a
     candidate's rewritten files, relative to root). `keep`: write the trace, timeline and PNG there.
@@ -78,7 +80,8 @@ def collect(
     it confined (a candidate's copy). `stop_early`: the program stops after the first launch of
     each kernel (profiling/window.py). `loops_only`: leave out kernels whose timers
     could not change a verdict (no loop with a dot to overlap its loads with). `all_warps`: record
-    every warp of each CTA (default: the first of each warp group, `recorded_warps`)."""
+    every warp of each CTA (default: the first of each warp group, `recorded_warps`). `data`: Proton's
+    trace, its per-scope totals ("tree"), or "auto" (`data_kind`)."""
     from ..workload.workspace import copy_project, in_copy, within
 
     out = TimerRun()
@@ -134,6 +137,10 @@ def collect(
                 dict.fromkeys((p.name for p in timed), 0), 1, str(folder), configs=window.tuned_configs(timed)
             )
         mode, recorded = sampling(mode or DEFAULT_MODE, timed, files, all_warps)
+        kind, why_totals = data_kind(data, timed, recorded, stop_early)
+        if kind == "tree":
+            extra[ENV_DATA] = "tree"
+            out.notes.append(why_totals)
         workdir = copy / Path(cwd).resolve().relative_to(root)
 
         def run(mode: str):
@@ -147,39 +154,126 @@ def collect(
             mode, (result, counts) = bigger, run(bigger)
             dropped = _dropped(counts, mode)
         out.notes += window.notes(folder, "region timers")  # and what the bootstrap wrote there (Proton's start)
-        trace = prefix.with_suffix(".chrome_trace")
-        if result.returncode != 0 or not trace.exists():
-            why = " | ".join(result.tail[-3:])
-            out.notes.append(
-                f"region timers: the instrumented run produced no trace (exit {result.returncode}): {why[:400]}"
-            )
-            return out
         ran = time.perf_counter() - started
-        text = trace.read_text()
-        events = timeline.complete_events(text)
-        for profile in timed:
-            done = tables[profile.id]
-            intervals = timeline.intervals(events, profile.name)
-            regions = done.regions or timeline.regions_from_names(sorted({iv.region for iv in intervals}))
-            report = timeline.analyse(intervals, regions, profile.name)
-            report.loop_line = done.loop_line
-            report.recorded_warps = recorded
-            if dropped:
-                report.problems.append(dropped)
-            if keep:
-                report.files = _pictures(intervals, regions, folder, profile.name, pictures) | {
-                    "proton_trace": str(trace)
-                }
-            out.evidence[profile.id] = Evidence(
-                backend=BACKEND, modelled=False, kernel=profile.name, launches_traced=report.launches, regions=report
-            )
+        read = _Read(timed, tables, recorded, dropped, folder if keep else None, pictures)
+        if kind == "tree":
+            size = _read_totals(out, prefix.with_suffix(".hatchet"), result, read)
+        else:
+            size = _read_trace(out, prefix.with_suffix(".chrome_trace"), result, read)
+    if size is None:
+        return out
     out.seconds = round(time.perf_counter() - started, 2)
     out.notes.append(
         f"region timers: one instrumented run, {out.seconds:.1f} s (the program {ran:.1f} s, its "
-        f"{len(text) / 1e6:.1f} MB trace read and analysed {out.seconds - ran:.1f} s; Proton, mode "
-        f"{mode})"
+        f"{size / 1e6:.1f} MB {'per-scope totals' if kind == 'tree' else 'trace'} read and analysed "
+        f"{out.seconds - ran:.1f} s; Proton, mode {mode})"
     )
     return out
+
+
+@dataclass
+class _Read:
+    """What reading a pass's output needs besides the file."""
+
+    timed: list[KernelProfile]
+    tables: dict  # kernel id -> its Instrumented
+    recorded: list[int]
+    dropped: str | None
+    keep: Path | None  # the folder for the timeline files, when kept
+    pictures: bool
+
+
+def _read_trace(out: TimerRun, trace: Path, result, read: _Read) -> int | None:
+    """Each timed kernel's figures from Proton's trace (`timeline.analyse`); its size, or None without one."""
+    if result.returncode != 0 or not trace.exists():
+        why = " | ".join(result.tail[-3:])
+        out.notes.append(
+            f"region timers: the instrumented run produced no trace (exit {result.returncode}): {why[:400]}"
+        )
+        return None
+    text = trace.read_text()
+    events = timeline.complete_events(text)
+    for profile in read.timed:
+        done = read.tables[profile.id]
+        intervals = timeline.intervals(events, profile.name)
+        regions = done.regions or timeline.regions_from_names(sorted({iv.region for iv in intervals}))
+        report = timeline.analyse(intervals, regions, profile.name)
+        report.loop_line, report.recorded_warps = done.loop_line, read.recorded
+        if read.dropped:
+            report.problems.append(read.dropped)
+        if read.keep:
+            pictures = _pictures(intervals, regions, read.keep, profile.name, read.pictures)
+            report.files = pictures | {"proton_trace": str(trace)}
+        out.evidence[profile.id] = Evidence(
+            backend=BACKEND, modelled=False, kernel=profile.name, launches_traced=report.launches, regions=report
+        )
+    return len(text)
+
+
+# Proton's trace costs ~30 us an event on the H100 machine (it wrote 532,480 in 7.5-8.5 s, intelliperf read and
+# analysed them in 7.2-7.4 s), and a row (a CTA's recorded warp) has a few regions times the loop's trips,
+# commonly 100-500 events: past about this many rows the trace alone would take the pass over its 10 s.
+TRACE_ROWS = 1024
+
+
+def data_kind(data: str, kernels: list[KernelProfile], recorded: list[int], stop_early: bool) -> tuple[str, str]:
+    """Proton's trace or its per-scope totals ("tree") for this pass, and why totals. "auto": totals where
+    a kernel's launch has more than TRACE_ROWS rows (CTAs times recorded warps); the trace where every
+    launch is smaller, where asked, or where the program runs to its end (totals would add its launches)."""
+    if data == "trace" or not stop_early:
+        return "trace", ""
+    rows = {k.name: _ctas(k) * (len(recorded) or _warps(k)) for k in kernels}
+    name = max(rows, key=lambda n: rows[n], default="")
+    if data != "tree" and rows.get(name, 0) <= TRACE_ROWS:
+        return "trace", ""
+    rows_said = f"{name} launches {rows.get(name, 0):,} rows (CTAs x recorded warps), over {TRACE_ROWS:,}"
+    why = "asked" if data == "tree" else rows_said
+    return "tree", (
+        f"region timers: Proton's per-scope totals were read, not its trace ({why}): the loop's shares and "
+        "cycles per warp; no per-iteration figures, overlap, critical path or timeline (`intelliperf regions` "
+        "writes the trace)"
+    )
+
+
+def _ctas(kernel: KernelProfile) -> int:
+    return max((math.prod(sig.grid) for sig in kernel.signatures if sig.grid), default=0)
+
+
+def _warps(kernel: KernelProfile) -> int:
+    return max((sig.num_warps or timeline.WARPS_PER_GROUP for sig in kernel.signatures), default=1)
+
+
+def _read_totals(out: TimerRun, path: Path, result, read: _Read) -> int | None:
+    """Each timed kernel's figures from Proton's per-scope totals (`timeline.analyse_totals`); the file's
+    size, or None without one."""
+    try:
+        text = path.read_text()
+        tree = json.loads(text)
+    except (OSError, ValueError):
+        why = " | ".join(result.tail[-3:])
+        out.notes.append(f"region timers: the instrumented run wrote no totals (exit {result.returncode}): {why[:400]}")
+        return None
+    for profile in read.timed:
+        done = read.tables[profile.id]
+        totals = timeline.scope_totals(tree, profile.name)
+        regions = done.regions or timeline.regions_from_names(sorted(totals))
+        warps = _warps(profile)
+        report = timeline.analyse_totals(totals, regions, profile.name, warps, len(read.recorded) or warps)
+        report.loop_line, report.recorded_warps = done.loop_line, read.recorded
+        grids = {math.prod(sig.grid) for sig in profile.signatures if sig.grid}
+        if report.ctas and grids and report.ctas not in grids:
+            report.problems.append(
+                f"Proton's totals imply {report.ctas:,} CTAs where the recorded launches had "
+                f"{', '.join(f'{g:,}' for g in sorted(grids))}: cycles per warp may be off (the shares are not)"
+            )
+        if read.dropped:
+            report.problems.append(read.dropped)
+        if read.keep:
+            report.files = {"proton_totals": str(path)}
+        out.evidence[profile.id] = Evidence(
+            backend=BACKEND, modelled=False, kernel=profile.name, launches_traced=report.launches, regions=report
+        )
+    return len(text)
 
 
 def sampling(mode: str, kernels: list[KernelProfile], files: dict[str, str], all_warps: bool) -> tuple[str, list]:

@@ -9,7 +9,8 @@ compare exactly; across CTAs only roughly, which is why overlap is computed per 
 
 The analysis (`analyse`) is plain arithmetic on those intervals, so it runs on any machine;
 `check` says when the intervals cannot be trusted (the compiler moved a timer, the buffer
-overflowed) instead of reporting nonsense.
+overflowed) instead of reporting nonsense. For a grid whose trace would cost more than the verdict
+needs, Proton writes its per-scope totals instead (its tree): `scope_totals`, `analyse_totals`.
 """
 
 from __future__ import annotations
@@ -227,7 +228,7 @@ def analyse(intervals: list[Interval], regions: list[Region], kernel: str) -> Re
                 share_of_loop=round(per / loop_cycles, 4) if loop_cycles and region.in_loop else None,
             )
         )
-    trips = max((s.executions for s in stats if by_name[s.name].in_loop), default=0) / len(warps)
+    trips = max((s.executions or 0 for s in stats if by_name[s.name].in_loop), default=0) / len(warps)
     memory = sum(s.cycles_per_warp for s in stats if s.side == "memory" and by_name[s.name].in_loop)
     compute = sum(s.cycles_per_warp for s in stats if s.side == "compute" and by_name[s.name].in_loop)
     out = Regions(
@@ -249,6 +250,78 @@ def analyse(intervals: list[Interval], regions: list[Region], kernel: str) -> Re
     out.critical_path = _critical_path(per_warp, by_name)
     out.warp_group_wait_cycles = _group_waits(per_warp, by_name)
     out.problems = check(intervals, list(by_name.values()))
+    return out
+
+
+def scope_totals(tree, kernel: str) -> dict[str, tuple[float, float]]:
+    """Proton's per-scope totals of `kernel` (its tree, `data="tree"`: ROOT, then a node per kernel, then its
+    scopes nested as they ran): scope name -> (cycles summed over every recorded warp and execution,
+    the same over every warp the launch ran: Proton's `normalized_cycles`). A scope nested in two
+    places is summed."""
+    out: dict[str, tuple[float, float]] = {}
+
+    def walk(node: dict, inside: bool) -> None:
+        name = node.get("frame", {}).get("name")
+        metrics = node.get("metrics", {})
+        if inside and "cycles" in metrics:
+            cycles, normalized = out.get(name, (0.0, 0.0))
+            out[name] = (cycles + float(metrics["cycles"]), normalized + float(metrics.get("normalized_cycles", 0)))
+        for child in node.get("children", []):
+            walk(child, inside or name == kernel)
+
+    for root in tree if isinstance(tree, list) else [tree]:
+        if isinstance(root, dict) and "frame" in root:
+            walk(root, False)
+    return out
+
+
+def analyse_totals(
+    totals: dict[str, tuple[float, float]], regions: list[Region], kernel: str, num_warps: int, recorded: int
+) -> Regions:
+    """`analyse` from per-scope totals (`scope_totals`) of one launch: cycles per recorded warp and the
+    loop's shares; no counts, so no per-iteration figures, and no intervals, so no overlap, critical
+    path or checks. Proton divides by every warp the launch ran (`num_warps` a CTA); `recorded` of them
+    a CTA were timed."""
+    if not totals:
+        return Regions(kernel=kernel, source="totals", problems=["Proton's totals have no region of this kernel"])
+    by_name = {r.name: r for r in regions}
+    for name in sorted(set(totals) - set(by_name)):  # scopes we did not insert
+        by_name[name] = regions_from_names([name])[0]
+    per_warp = {name: normalized * num_warps / max(1, recorded) for name, (_, normalized) in totals.items()}
+    kernel_cycles = sum(c for n, c in per_warp.items() if by_name[n].kind == "kernel")
+    loop_cycles = sum(c for n, c in per_warp.items() if by_name[n].kind == "loop")
+    if not kernel_cycles:  # no whole-kernel region: its top-level regions add up to about it
+        kernel_cycles = sum(c for n, c in per_warp.items() if not by_name[n].in_loop)
+    stats = [
+        RegionStat(
+            name=name,
+            kind=by_name[name].kind,
+            side=SIDE_OF.get(by_name[name].kind, "other"),
+            first_line=by_name[name].first_line or None,
+            last_line=by_name[name].last_line or None,
+            cycles_per_warp=round(cycles, 1),
+            share_of_kernel=round(cycles / kernel_cycles, 4) if kernel_cycles else None,
+            share_of_loop=round(cycles / loop_cycles, 4) if loop_cycles and by_name[name].in_loop else None,
+        )
+        for name, cycles in per_warp.items()
+    ]
+    memory = sum(s.cycles_per_warp for s in stats if s.side == "memory" and by_name[s.name].in_loop)
+    compute = sum(s.cycles_per_warp for s in stats if s.side == "compute" and by_name[s.name].in_loop)
+    cycles, normalized = totals.get(next((n for n in totals if by_name[n].kind == "kernel"), ""), (0.0, 0.0))
+    out = Regions(
+        kernel=kernel,
+        source="totals",
+        launches=1,
+        ctas=round(cycles / normalized / num_warps) if normalized and num_warps else 0,
+        warps_per_cta=recorded,
+        kernel_cycles_per_warp=round(kernel_cycles, 1),
+        loop_cycles_per_warp=round(loop_cycles, 1) or None,
+        regions=stats,
+    )
+    if loop_cycles:
+        out.exposed_memory_share = round(memory / loop_cycles, 4)
+        out.compute_share = round(compute / loop_cycles, 4)
+        out.unattributed_share = round(max(0.0, 1 - (memory + compute) / loop_cycles), 4)
     return out
 
 

@@ -117,7 +117,8 @@ def _chain_next_sitecustomize():
 
 def _start_region_timers():
     """The region-timer pass: a Proton instrumentation session for the whole program. Scopes in
-    plain @triton.jit code count only after enable_semantic("triton"); the trace is written at exit."""
+    plain @triton.jit code count only after enable_semantic("triton"); the trace (or with
+    INTELLIPERF_REGIONS_DATA=tree its per-scope totals) is written at exit."""
     prefix = os.environ.get("INTELLIPERF_REGIONS")
     if not prefix:
         return
@@ -129,7 +130,10 @@ def _start_region_timers():
 
         pl.enable_semantic("triton")
         proton.start(
-            prefix, backend="instrumentation", data="trace", mode=os.environ.get("INTELLIPERF_REGIONS_MODE") or None
+            prefix,
+            backend="instrumentation",
+            data=os.environ.get("INTELLIPERF_REGIONS_DATA") or "trace",
+            mode=os.environ.get("INTELLIPERF_REGIONS_MODE") or None,
         )
         atexit.register(proton.finalize)
     except Exception as exc:  # the parent finds no trace and reports this
