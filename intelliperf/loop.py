@@ -530,8 +530,8 @@ def _baseline(s: Session) -> Measure:
 
 def _measure_candidate(s: Session, recording: Recording, program: Program, regions: bool = True) -> Measure:
     """The formula's metric and the kernel time in the candidate's own (validation) run; region
-    timers, when the formula reads them, in one more run of the candidate's copy (not for a screen,
-    `regions=False`: its choice is measured when it is tried)."""
+    timers, when the formula reads them, in one more run of the candidate's copy, read as Proton's
+    per-scope totals (not for a screen, `regions=False`: its choice is measured when it is tried)."""
     profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
     if profile is None:
         return Measure()
@@ -550,6 +550,7 @@ def _measure_candidate(s: Session, recording: Recording, program: Program, regio
                 env=program.env,
                 sandbox=s.sandbox,
                 loops_only=True,
+                data="tree",  # the metric is a share, which Proton's per-scope totals give without its trace
             ).evidence.values()
         )
     return _measure_in(s, recording, profile, recording.first("time_source", "unknown"), timed)
