@@ -300,7 +300,20 @@ def test_large_grids_read_protons_per_scope_totals():
     assert r.iteration_cycles is None and r.loop_iterations is None and r.overlap is None
     assert all(x.executions is None and x.cycles_per_execution is None for x in r.regions)
     load = next(x for x in r.regions if x.name == "load@30")
-    assert load.side == "memory" and load.share_of_loop == pytest.approx(0.1331, abs=1e-4)
+    assert load.side == "memory" and load.share_of_loop == pytest.approx(0.1331, abs=1e-4) and r.problems == []
+    # a loop region Proton found outside the loop's scope (the pipeliner moved its timers) is said
+    tree = json.loads((FIXTURES / "attention.hatchet").read_text())
+    kernel_scope = tree[0]["children"][0]["children"][0]
+    loop = next(c for c in kernel_scope["children"] if c["frame"]["name"] == "loop")
+    moved = next(c for c in loop["children"] if c["frame"]["name"] == "load@30")
+    loop["children"].remove(moved)
+    kernel_scope["children"].append(moved)
+    wrong = timeline.analyse_totals(
+        timeline.scope_totals(tree, "attention_kernel"), _regions("attention"), "attention_kernel", 4, 1
+    )
+    assert wrong.problems == [
+        "loop regions ran outside the loop's own scope (load@30): the pipeliner moved timers out of the loop"
+    ]
 
     timed = Evidence(
         backend="proton", modelled=False, kernel="attention_kernel", regions=r.model_copy(update={"loop_line": 28})

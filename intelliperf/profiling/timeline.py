@@ -253,41 +253,49 @@ def analyse(intervals: list[Interval], regions: list[Region], kernel: str) -> Re
     return out
 
 
-def scope_totals(tree, kernel: str) -> dict[str, tuple[float, float]]:
-    """Proton's per-scope totals of `kernel` (its tree, `data="tree"`: ROOT, then a node per kernel, then its
-    scopes nested as they ran): scope name -> (cycles summed over every recorded warp and execution,
-    the same over every warp the launch ran: Proton's `normalized_cycles`). A scope nested in two
-    places is summed."""
-    out: dict[str, tuple[float, float]] = {}
+class ScopeTotal(NamedTuple):
+    cycles: float  # summed over every recorded warp and execution
+    normalized: float  # the same divided by every warp the launch ran (Proton's normalized_cycles)
+    parents: frozenset[str]  # the scopes it ran inside (Proton nests scopes as they ran)
 
-    def walk(node: dict, inside: bool) -> None:
+
+def scope_totals(tree, kernel: str) -> dict[str, ScopeTotal]:
+    """Proton's per-scope totals of `kernel` (its tree, `data="tree"`: ROOT, then a node per kernel, then its
+    scopes nested as they ran). A scope found in two places is summed."""
+    out: dict[str, ScopeTotal] = {}
+
+    def walk(node: dict, inside: bool, parent: str) -> None:
         name = node.get("frame", {}).get("name")
         metrics = node.get("metrics", {})
         if inside and "cycles" in metrics:
-            cycles, normalized = out.get(name, (0.0, 0.0))
-            out[name] = (cycles + float(metrics["cycles"]), normalized + float(metrics.get("normalized_cycles", 0)))
+            was = out.get(name, ScopeTotal(0.0, 0.0, frozenset()))
+            out[name] = ScopeTotal(
+                was.cycles + float(metrics["cycles"]),
+                was.normalized + float(metrics.get("normalized_cycles", 0)),
+                was.parents | {parent},
+            )
         for child in node.get("children", []):
-            walk(child, inside or name == kernel)
+            walk(child, inside or name == kernel, name if inside else "")
 
     for root in tree if isinstance(tree, list) else [tree]:
         if isinstance(root, dict) and "frame" in root:
-            walk(root, False)
+            walk(root, False, "")
     return out
 
 
 def analyse_totals(
-    totals: dict[str, tuple[float, float]], regions: list[Region], kernel: str, num_warps: int, recorded: int
+    totals: dict[str, ScopeTotal], regions: list[Region], kernel: str, num_warps: int, recorded: int
 ) -> Regions:
     """`analyse` from per-scope totals (`scope_totals`) of one launch: cycles per recorded warp and the
-    loop's shares; no counts, so no per-iteration figures, and no intervals, so no overlap, critical
-    path or checks. Proton divides by every warp the launch ran (`num_warps` a CTA); `recorded` of them
-    a CTA were timed."""
+    loop's shares; no counts, so no per-iteration figures, and no intervals, so no overlap or critical
+    path (`check_totals` says what the totals can show wrong). Proton divides by every warp the launch
+    ran (`num_warps` a CTA); `recorded` of them a CTA were timed."""
     if not totals:
         return Regions(kernel=kernel, source="totals", problems=["Proton's totals have no region of this kernel"])
     by_name = {r.name: r for r in regions}
     for name in sorted(set(totals) - set(by_name)):  # scopes we did not insert
         by_name[name] = regions_from_names([name])[0]
-    per_warp = {name: normalized * num_warps / max(1, recorded) for name, (_, normalized) in totals.items()}
+    per_warp = {name: total.normalized * num_warps / max(1, recorded) for name, total in totals.items()}
     kernel_cycles = sum(c for n, c in per_warp.items() if by_name[n].kind == "kernel")
     loop_cycles = sum(c for n, c in per_warp.items() if by_name[n].kind == "loop")
     if not kernel_cycles:  # no whole-kernel region: its top-level regions add up to about it
@@ -307,7 +315,8 @@ def analyse_totals(
     ]
     memory = sum(s.cycles_per_warp for s in stats if s.side == "memory" and by_name[s.name].in_loop)
     compute = sum(s.cycles_per_warp for s in stats if s.side == "compute" and by_name[s.name].in_loop)
-    cycles, normalized = totals.get(next((n for n in totals if by_name[n].kind == "kernel"), ""), (0.0, 0.0))
+    whole = totals.get(next((n for n in totals if by_name[n].kind == "kernel"), ""))
+    cycles, normalized = (whole.cycles, whole.normalized) if whole else (0.0, 0.0)
     out = Regions(
         kernel=kernel,
         source="totals",
@@ -322,7 +331,26 @@ def analyse_totals(
         out.exposed_memory_share = round(memory / loop_cycles, 4)
         out.compute_share = round(compute / loop_cycles, 4)
         out.unattributed_share = round(max(0.0, 1 - (memory + compute) / loop_cycles), 4)
+    out.problems = check_totals(totals, by_name, memory + compute, loop_cycles)
     return out
+
+
+def check_totals(totals: dict[str, ScopeTotal], by_name: dict[str, Region], looped: float, loop: float) -> list[str]:
+    """What per-scope totals can show wrong: a loop region that ran outside the loop's scope, or loop
+    regions adding up to more than the loop (`looped` and `loop`: their cycles per warp)."""
+    problems = []
+    loop_name = next((n for n in totals if by_name[n].kind == "loop"), None)
+    outside = sorted(n for n, t in totals.items() if loop_name and by_name[n].in_loop and loop_name not in t.parents)
+    if outside:
+        problems.append(
+            f"loop regions ran outside the loop's own scope ({', '.join(outside)}): the pipeliner moved timers "
+            "out of the loop"
+        )
+    if loop and looped > 1.05 * loop:
+        problems.append(
+            f"the loop's regions add up to {looped / loop:.0%} of the loop: timers overlap or the compiler moved one"
+        )
+    return problems
 
 
 def _per_warp_total(per_warp, keep) -> float:
