@@ -247,6 +247,8 @@ def _read_totals(out: TimerRun, path: Path, result, read: _Read) -> int | None:
     """Each timed kernel's figures from Proton's per-scope totals (`timeline.analyse_totals`); the file's
     size, or None without one."""
     try:
+        if result.returncode != 0:
+            raise OSError("the program failed")
         text = path.read_text()
         tree = json.loads(text)
     except (OSError, ValueError):
