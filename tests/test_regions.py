@@ -329,6 +329,29 @@ def test_large_grids_read_protons_per_scope_totals():
     assert "Proton's totals" in str(regions_table(r).title)
 
 
+def test_the_pass_reads_protons_totals_into_evidence_and_checks_its_grid(tmp_path):
+    """`_read_totals` on the H100 run's totals: evidence per timed kernel; a grid the totals do not imply
+    (another launch was recorded than the one timed) is said; a failed run gives no evidence, a note."""
+    from types import SimpleNamespace
+
+    from intelliperf.profiling.regions import Instrumented
+
+    table = Instrumented(text="", regions=_regions("attention"), loop_line=28, notes=[])
+    for ctas, said in ((2048, []), (4096, ["Proton's totals imply 2,048 CTAs where the recorded launches had 4,096"])):
+        out, profile = region_timers.TimerRun(), _attention_profile(ctas)
+        read = region_timers._Read([profile], {profile.id: table}, [0], None, tmp_path, False)
+        done = SimpleNamespace(returncode=0, tail=[])
+        assert region_timers._read_totals(out, FIXTURES / "attention.hatchet", done, read) == 5955
+        r = out.evidence[profile.id].regions
+        assert r.source == "totals" and r.loop_line == 28 and r.recorded_warps == [0]
+        assert [p.split(":")[0] for p in r.problems] == said
+        assert r.files == {"proton_totals": str(FIXTURES / "attention.hatchet")}
+    failed = region_timers.TimerRun()
+    crashed = SimpleNamespace(returncode=1, tail=["RuntimeError: out of memory"])
+    assert region_timers._read_totals(failed, FIXTURES / "attention.hatchet", crashed, read) is None
+    assert not failed.evidence and "wrote no totals (exit 1): RuntimeError: out of memory" in failed.notes[0]
+
+
 def test_overlap_reads_a_helper_loops_instructions_at_either_line_of_its_call():
     """Triton puts an inlined helper's instructions at a line of the call: its first line with 3.9
     (this machine), its last with 3.6 (the H100's static view put the attention helper's dots at
