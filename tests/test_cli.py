@@ -143,6 +143,7 @@ def test_help_is_fast_and_lists_commands():
         (["optimize", "--counters", "perf", "--", "true"], 2, "'perf' is not one of 'auto', 'ncu', 'rocprofv3', 'off'"),
         (["optimize", "--racecheck-ctas", "-1", "--", "true"], 2, "--racecheck-ctas must be 0 (every CTA)"),
         (["optimize", "--racecheck-ctas", "all", "--", "true"], 2, "Invalid value for '--racecheck-ctas'"),
+        (["diagnose", "--region-data", "foo", "--", "true"], 2, "'foo' is not one of 'auto', 'trace', 'tree'"),
     ],
 )
 def test_user_errors_are_clear_and_without_traceback(args, code, message):
