@@ -18,6 +18,8 @@ Imports only triton (and torch for the SM count), inside the worker.
 
 from __future__ import annotations
 
+import functools
+
 CAPPED: dict[str, list[int]] = {}  # kernel name -> [CTAs of its largest launch, CTAs run of it]
 FULL: dict[str, str] = {}  # kernel name -> why it ran on its full grid
 
@@ -46,10 +48,6 @@ def cap_grids(limit: int | None) -> None:
     unless `why_full_grid`; what was capped is kept in CAPPED and FULL for `notes`."""
     from triton.runtime.jit import JITFunction
 
-    if limit is None:
-        import torch
-
-        limit = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     run = JITFunction.run
 
     def run_capped(self, *args, grid, warmup, **kwargs):
@@ -65,7 +63,7 @@ def cap_grids(limit: int | None) -> None:
 
         def first_ctas(bound_args):
             full = tuple(grid(bound_args) if callable(grid) else grid)
-            small = capped(full, limit)
+            small = capped(full, limit or _sm_count())
             seen = CAPPED.setdefault(name, [0, 0])
             seen[0], seen[1] = max(seen[0], _size(full)), max(seen[1], _size(small))
             return small
@@ -84,6 +82,15 @@ def notes() -> list[str]:
         if ran < full
     ]
     return said + [f"racecheck ran {name} on every CTA ({why})" for name, why in sorted(FULL.items())]
+
+
+@functools.cache
+def _sm_count() -> int:
+    """The device's SMs, asked at the first launch: the worker may not make its CUDA context before its job
+    comes (INTELLIPERF_CUDA_LATE, no room beside the program run)."""
+    import torch
+
+    return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
 
 
 def _size(grid: tuple[int, ...]) -> int:
