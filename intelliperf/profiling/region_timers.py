@@ -4,7 +4,8 @@ The user's files are not touched: the project is copied, each kernel's file in t
 timers around its regions (`regions.instrument`), and the command runs there with Proton's
 instrumentation backend started by the bootstrap (no recorder, secrets stripped). The chrome
 trace is parsed into intervals and analysed per kernel (`timeline`); the timeline files
-(Perfetto JSON, PNG) are written next to the reports when asked.
+(Perfetto JSON, PNG) are written next to the reports when asked. Where a launch has too many
+CTAs for its trace to be cheap, Proton writes its per-scope totals instead (`data_kind`).
 """
 
 from __future__ import annotations
@@ -257,7 +258,7 @@ def _read_totals(out: TimerRun, path: Path, result, read: _Read) -> int | None:
         done = read.tables[profile.id]
         totals = timeline.scope_totals(tree, profile.name)
         regions = done.regions or timeline.regions_from_names(sorted(totals))
-        warps = _warps(profile)
+        warps = window.tuned_configs([profile]).get(profile.name, {}).get("num_warps") or _warps(profile)
         report = timeline.analyse_totals(totals, regions, profile.name, warps, len(read.recorded) or warps)
         report.loop_line, report.recorded_warps = done.loop_line, read.recorded
         grids = {math.prod(sig.grid) for sig in profile.signatures if sig.grid}
