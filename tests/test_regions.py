@@ -346,6 +346,18 @@ def test_the_pass_reads_protons_totals_into_evidence_and_checks_its_grid(tmp_pat
         assert r.source == "totals" and r.loop_line == 28 and r.recorded_warps == [0]
         assert [p.split(":")[0] for p in r.problems] == said
         assert r.files == {"proton_totals": str(FIXTURES / "attention.hatchet")}
+    # autotuned: its 8-warp config ran only in autotuning's benchmark; the program ran the 4-warp one
+    tuned = _attention_profile(2048)
+    sigs = [
+        tuned.signatures[0].model_copy(update={"num_warps": w, "launches": n, "tuning_launches": t})
+        for w, n, t in ((8, 5, 5), (4, 7, 2))
+    ]
+    tuned = tuned.model_copy(update={"signatures": sigs})
+    out = region_timers.TimerRun()
+    read = region_timers._Read([tuned], {tuned.id: table}, [0], None, None, False)
+    region_timers._read_totals(out, FIXTURES / "attention.hatchet", SimpleNamespace(returncode=0, tail=[]), read)
+    r = out.evidence[tuned.id].regions
+    assert r.problems == [] and r.kernel_cycles_per_warp == pytest.approx(361_262, rel=1e-4)
     failed = region_timers.TimerRun()
     crashed = SimpleNamespace(returncode=1, tail=["RuntimeError: out of memory"])
     assert region_timers._read_totals(failed, FIXTURES / "attention.hatchet", crashed, read) is None
