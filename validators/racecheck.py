@@ -19,6 +19,7 @@ Imports only triton (and torch for the SM count), inside the worker.
 from __future__ import annotations
 
 import functools
+import math
 
 CAPPED: dict[str, list[int]] = {}  # kernel name -> [CTAs of its largest launch, CTAs run of it]
 FULL: dict[str, str] = {}  # kernel name -> why it ran on its full grid
@@ -65,7 +66,7 @@ def cap_grids(limit: int | None) -> None:
             full = tuple(grid(bound_args) if callable(grid) else grid)
             small = capped(full, limit or _sm_count())
             seen = CAPPED.setdefault(name, [0, 0])
-            seen[0], seen[1] = max(seen[0], _size(full)), max(seen[1], _size(small))
+            seen[0], seen[1] = max(seen[0], math.prod(full)), max(seen[1], math.prod(small))
             return small
 
         return run(self, *args, grid=first_ctas, warmup=False, **kwargs)
@@ -91,10 +92,3 @@ def _sm_count() -> int:
     import torch
 
     return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-
-
-def _size(grid: tuple[int, ...]) -> int:
-    total = 1
-    for size in grid:
-        total *= size
-    return total

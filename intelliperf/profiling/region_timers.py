@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import env
-from ..models import Evidence, KernelProfile
+from ..models import Evidence, KernelProfile, Regions
 from . import timeline, window
 from .regions import instrument, layout_in, layout_of, untimed
 
@@ -199,16 +199,21 @@ def _read_trace(out: TimerRun, trace: Path, result, read: _Read) -> int | None:
         intervals = timeline.intervals(events, profile.name)
         regions = done.regions or timeline.regions_from_names(sorted({iv.region for iv in intervals}))
         report = timeline.analyse(intervals, regions, profile.name)
-        report.loop_line, report.recorded_warps = done.loop_line, read.recorded
-        if read.dropped:
-            report.problems.append(read.dropped)
         if read.keep:
             pictures = _pictures(intervals, regions, read.keep, profile.name, read.pictures)
             report.files = pictures | {"proton_trace": str(trace)}
-        out.evidence[profile.id] = Evidence(
-            backend=BACKEND, modelled=False, kernel=profile.name, launches_traced=report.launches, regions=report
-        )
+        _add_evidence(out, profile, report, read)
     return len(text)
+
+
+def _add_evidence(out: TimerRun, profile: KernelProfile, report: Regions, read: _Read) -> None:
+    """One timed kernel's figures (from either reader), with what the pass knows besides them."""
+    report.loop_line, report.recorded_warps = read.tables[profile.id].loop_line, read.recorded
+    if read.dropped:
+        report.problems.append(read.dropped)
+    out.evidence[profile.id] = Evidence(
+        backend=BACKEND, modelled=False, kernel=profile.name, launches_traced=report.launches, regions=report
+    )
 
 
 # Proton's trace costs ~30 us an event on the H100 machine (it wrote 532,480 in 7.5-8.5 s, intelliperf read and
@@ -260,20 +265,15 @@ def _read_totals(out: TimerRun, path: Path, result, read: _Read) -> int | None:
         regions = done.regions or timeline.regions_from_names(sorted(totals))
         warps = window.tuned_configs([profile]).get(profile.name, {}).get("num_warps") or _warps(profile)
         report = timeline.analyse_totals(totals, regions, profile.name, warps, len(read.recorded) or warps)
-        report.loop_line, report.recorded_warps = done.loop_line, read.recorded
         grids = {math.prod(sig.grid) for sig in profile.signatures if sig.grid}
         if report.ctas and grids and report.ctas not in grids:
             report.problems.append(
                 f"Proton's totals imply {report.ctas:,} CTAs where the recorded launches had "
                 f"{', '.join(f'{g:,}' for g in sorted(grids))}: cycles per warp may be off (the shares are not)"
             )
-        if read.dropped:
-            report.problems.append(read.dropped)
         if read.keep:
             report.files = {"proton_totals": str(path)}
-        out.evidence[profile.id] = Evidence(
-            backend=BACKEND, modelled=False, kernel=profile.name, launches_traced=report.launches, regions=report
-        )
+        _add_evidence(out, profile, report, read)
     return len(text)
 
 

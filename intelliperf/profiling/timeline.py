@@ -229,8 +229,6 @@ def analyse(intervals: list[Interval], regions: list[Region], kernel: str) -> Re
             )
         )
     trips = max((s.executions or 0 for s in stats if by_name[s.name].in_loop), default=0) / len(warps)
-    memory = sum(s.cycles_per_warp for s in stats if s.side == "memory" and by_name[s.name].in_loop)
-    compute = sum(s.cycles_per_warp for s in stats if s.side == "compute" and by_name[s.name].in_loop)
     out = Regions(
         kernel=kernel,
         launches=len(launches),
@@ -243,9 +241,7 @@ def analyse(intervals: list[Interval], regions: list[Region], kernel: str) -> Re
     )
     if loop_cycles and trips:
         out.iteration_cycles = round(loop_cycles / trips, 1)
-        out.exposed_memory_share = round(memory / loop_cycles, 4)
-        out.compute_share = round(compute / loop_cycles, 4)
-        out.unattributed_share = round(max(0.0, 1 - (memory + compute) / loop_cycles), 4)
+        _set_loop_shares(out, by_name, loop_cycles)
     out.overlap, out.overlap_per_cta = _overlap(ivs, by_name)
     out.critical_path = _critical_path(per_warp, by_name)
     out.warp_group_wait_cycles = _group_waits(per_warp, by_name)
@@ -313,8 +309,6 @@ def analyse_totals(
         )
         for name, cycles in per_warp.items()
     ]
-    memory = sum(s.cycles_per_warp for s in stats if s.side == "memory" and by_name[s.name].in_loop)
-    compute = sum(s.cycles_per_warp for s in stats if s.side == "compute" and by_name[s.name].in_loop)
     whole = totals.get(next((n for n in totals if by_name[n].kind == "kernel"), ""))
     cycles, normalized = (whole.cycles, whole.normalized) if whole else (0.0, 0.0)
     out = Regions(
@@ -327,12 +321,21 @@ def analyse_totals(
         loop_cycles_per_warp=round(loop_cycles, 1) or None,
         regions=stats,
     )
-    if loop_cycles:
-        out.exposed_memory_share = round(memory / loop_cycles, 4)
-        out.compute_share = round(compute / loop_cycles, 4)
-        out.unattributed_share = round(max(0.0, 1 - (memory + compute) / loop_cycles), 4)
-    out.problems = check_totals(totals, by_name, memory + compute, loop_cycles)
+    looped = _set_loop_shares(out, by_name, loop_cycles) if loop_cycles else 0.0
+    out.problems = check_totals(totals, by_name, looped, loop_cycles)
     return out
+
+
+def _set_loop_shares(out: Regions, by_name: dict[str, Region], loop_cycles: float) -> float:
+    """The loop's memory, compute and unattributed shares into `out` (from its regions' cycles per warp);
+    the cycles per warp its memory and compute regions add up to."""
+    looped = [s for s in out.regions if by_name[s.name].in_loop]
+    memory = sum(s.cycles_per_warp for s in looped if s.side == "memory")
+    compute = sum(s.cycles_per_warp for s in looped if s.side == "compute")
+    out.exposed_memory_share = round(memory / loop_cycles, 4)
+    out.compute_share = round(compute / loop_cycles, 4)
+    out.unattributed_share = round(max(0.0, 1 - (memory + compute) / loop_cycles), 4)
+    return memory + compute
 
 
 def check_totals(totals: dict[str, ScopeTotal], by_name: dict[str, Region], looped: float, loop: float) -> list[str]:
