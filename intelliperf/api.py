@@ -17,7 +17,7 @@ from .delivery.publish import Ready, deliver, prepare
 from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
 from .formulas import Registry, default_registry
 from .models import KernelDiagnosis, KernelProfile, OptimizationStatus, Report, RunInfo
-from .profiling.aggregate import Recording, collect_evidence, load_recording
+from .profiling.aggregate import STATIC_BACKEND, TRACE_BACKEND, Recording, collect_evidence, load_recording
 from .profiling.trace_worker import LaterTraces
 from .settings import DiagnoseSettings, OptimizeSettings, settled
 from .workload.devices import parse_devices
@@ -25,8 +25,6 @@ from .workload.runner import TraceSettings, check_command, run_workload, uncompi
 from .workload.workspace import within
 
 DEVICES = ("auto", "cpu", "gpu")
-TRACE_BACKEND = "interpreter-trace"
-STATIC_BACKEND = "static"
 
 Progress = Callable[[str], None]
 log = logging.getLogger("intelliperf")

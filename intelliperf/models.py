@@ -323,6 +323,7 @@ class Measure(_Model):
     """The formula's metric and the kernel's recorded time in one run."""
 
     metric: float | None = None
+    metric_name: str | None = Field(None, description="which metric: before and after compare only the same one")
     metric_modelled: bool = False
     kernel_time_s: float | None = Field(None, description="mean per launch, as the recorder measured it")
     time_source: str = ""

@@ -440,3 +440,73 @@ def test_search_rewriter_pipelines_the_gemm_on_cpu(tmp_path):
     winner = report["optimization"]["attempts"][report["optimization"]["winner"] - 1]
     assert winner["title"] == "num_stages=3 (was 1)" and winner["after"]["metric"] == 0
     assert (project / "gemm.py").read_text() == (EXAMPLES / "gemm.py").read_text()  # untouched without --in-place
+
+
+def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metric():
+    """On a GPU overlap's metric comes from region timers: the candidate's validation run does not compile its
+    kernel for the static view's targets (2-3 s of a pipelined GEMM's run on the H100). Where the metric needs
+    the static view (no timers, or a formula that reads it beside them), it is kept; a metric measured
+    another way than the original's is not compared."""
+    from types import SimpleNamespace
+
+    from intelliperf import loop
+    from intelliperf.models import Attempt, Measure, Verdict
+    from intelliperf.workload.runner import TraceSettings
+
+    totals = timeline.scope_totals(json.loads((FIXTURES / "attention.hatchet").read_text()), "attention_kernel")
+    r = timeline.analyse_totals(totals, _regions("attention"), "attention_kernel", num_warps=4, recorded=1)
+    timed = Evidence(
+        backend="proton", modelled=False, kernel="attention_kernel", regions=r.model_copy(update={"loop_line": 28})
+    )
+    static = _static("attention.py", "load", (30, 31))
+    trace = TraceSettings(pattern="attention_kernel", sample_programs=0, static_targets=("cuda:90", "hip:gfx942"))
+
+    def session(diagnosed: list[Evidence], formula=None):
+        return SimpleNamespace(
+            report=SimpleNamespace(
+                diagnoses=[SimpleNamespace(kernel="attention_kernel", evidence=diagnosed)],
+                run=SimpleNamespace(time_source="cuda-events"),
+            ),
+            profile=_attention_profile(2048),
+            recording=SimpleNamespace(evidence_of=lambda _id: [static]),
+            formula=formula or Overlap(),
+            registry=None,
+            finding=SimpleNamespace(formula="overlap", metric=None),
+            trace=trace,
+        )
+
+    s = session([timed])
+    baseline = loop._baseline(s)
+    assert (baseline.metric_name, baseline.metric) == ("exposed_memory_share", pytest.approx(0.1331, abs=1e-4))
+    lean = loop._candidate_trace(s, baseline)
+    assert lean.static_targets == () and lean.pattern is None  # nothing but the launches and the captures
+    with_trace = session([timed])
+    with_trace.trace = TraceSettings(pattern="k", sample_programs=32, static_targets=("cuda:90",))
+    assert loop._candidate_trace(with_trace, loop._baseline(with_trace)).pattern == "k"  # the address trace stays
+    s = session([])  # no timers (a CPU, a failed pass): the metric is the static view's
+    assert loop._baseline(s).metric_name == "synchronous_load_share"
+    assert loop._candidate_trace(s, loop._baseline(s)) is trace
+
+    class ReadsBoth(Overlap):  # a user's formula: timers' share, weighted by the static view's loads
+        def diagnose(self, kernel, evidence):
+            found = super().diagnose(kernel, evidence)
+            loads = sum(f.count for ev in evidence for f in ev.facts)
+            return found.model_copy(update={"metric": found.metric.model_copy(update={"value": loads})})
+
+    s = session([timed], ReadsBoth())
+    assert loop._candidate_trace(s, loop._baseline(s)) is trace
+
+    # Before from the timers, after from the static view (the candidate's timer run failed): not compared.
+    s = SimpleNamespace(formula=Overlap(), finding=SimpleNamespace(metric=None))
+    attempt = Attempt(
+        number=1,
+        rewriter="search",
+        title="t",
+        status="invalid",
+        before=Measure(metric=0.5, metric_name="exposed_memory_share"),
+        after=Measure(metric=0.0, metric_name="synchronous_load_share"),
+        verdict=Verdict(correct=True),
+    )
+    loop._decide(s, attempt)
+    assert attempt.metric_improved is None and attempt.status != "accepted"
+    assert "synchronous_load_share, the original's exposed_memory_share: they do not compare" in attempt.reasons

@@ -9,6 +9,9 @@ from pathlib import Path
 from ..errors import IntelliPerfError
 from ..models import AccessSite, Evidence, KernelProfile, LaunchSignature, StaticFact
 
+TRACE_BACKEND = "interpreter-trace"  # the evidence each part of a recording gives
+STATIC_BACKEND = "static"
+
 
 @dataclass
 class Recording:
@@ -120,7 +123,7 @@ def collect_evidence(records: list[dict]) -> dict[str, list[Evidence]]:
             key = kernel_id(k["name"], k["file"], k["line"])
             trace = k.get("trace")
             if trace:
-                ev = traces.setdefault(key, Evidence(backend="interpreter-trace", modelled=True, kernel=k["name"]))
+                ev = traces.setdefault(key, Evidence(backend=TRACE_BACKEND, modelled=True, kernel=k["name"]))
                 ev.launches_traced += trace["launches_traced"]
                 ev.programs_total += trace["programs_total"]
                 ev.programs_sampled += trace["programs_sampled"]
@@ -129,7 +132,7 @@ def collect_evidence(records: list[dict]) -> dict[str, list[Evidence]]:
             view = k.get("static")
             if view and key not in static:
                 static[key] = Evidence(
-                    backend="static",
+                    backend=STATIC_BACKEND,
                     modelled=False,
                     kernel=k["name"],
                     facts=[StaticFact(**f) for f in view["facts"]],
