@@ -40,6 +40,7 @@ from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
 from .validators.validate import busy
 from .workload.devices import pinned_env, spread_over
+from .workload.head_start import HeadStart
 from .workload.runner import TraceSettings
 from .workload.sandbox import Sandbox
 from .workload.workspace import in_copy, within
@@ -89,8 +90,23 @@ class Session:
     started: float = field(default_factory=time.perf_counter)
     originals: dict[str, str] = field(default_factory=dict)  # the files a candidate may change, as the run began
     sandbox: Sandbox | None = None  # every program run of the loop goes through it
-    ahead: tuple[Path, Ahead] | None = None  # the next attempt's folder, and the Pythons started for it
+    ahead: Started | None = None  # the next attempt's folder, and the Pythons started for it
     candidate_trace: TraceSettings | None = None  # what a candidate's validation run records (`_candidate_trace`)
+
+
+@dataclass
+class Started:
+    """The next attempt's folder and the Pythons started for it (`_start_ahead`): its validation's, and its
+    region-timer run's where the formula reads region timers."""
+
+    where: Path
+    validation: Ahead
+    timers: HeadStart | None = None  # for `region_timers.collect(where=where / "timers")`
+
+    def stop(self) -> None:
+        self.validation.stop()
+        if self.timers is not None:
+            self.timers.stop()
 
 
 def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
@@ -131,7 +147,7 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
                     queue.pop(0)
         finally:
             if s.ahead is not None:
-                s.ahead[1].stop()
+                s.ahead.stop()
         if opt.status == "running":
             opt.status = "no-win"
             if not queue:
@@ -404,12 +420,13 @@ def _attempt(
     attempt.diff = "".join(unified_diff(rel, s.originals[rel], text) for rel, text in changes.items())
     _save_attempt(s, attempt, changes)
     ahead, s.ahead = s.ahead, None  # (none is started where candidates are spread over GPUs)
-    where = ahead[0] if ahead else work / f"attempt-{number}"
+    where = ahead.where if ahead else work / f"attempt-{number}"
     attempt.device = device
     s.progress(f"attempt {number}: validating {cand.rewriter} candidate ({cand.title})")
     settings = s.validation.model_copy(update={"screen": True}) if cand.sweep else s.validation
     try:
-        program, verdict = _validated(s, reference, changes, where, device, settings, ahead and ahead[1])
+        started_ahead = ahead.validation if ahead else None
+        program, verdict = _validated(s, reference, changes, where, device, settings, started_ahead)
     except KeyboardInterrupt:  # the report keeps the attempt whose folder is already there
         attempt.status, attempt.reasons = (
             "interrupted",
@@ -426,6 +443,9 @@ def _attempt(
             f"attempt {number}: timed out while the machine was busy (load {load:.1f} on {os.cpu_count()} "
             "cores); once more with twice the time"
         )
+        if ahead is not None:  # its folders go: a Python started in them would not see the new copy
+            ahead.stop()
+            ahead = None
         shutil.rmtree(where, ignore_errors=True)
         program, verdict = _validated(
             s,
@@ -445,11 +465,14 @@ def _attempt(
     begin = time.perf_counter()
     if verdict.correct:  # the candidate's own (validation) run, recorded
         recording = load_recording(where / "validation" / "candidate")
-        attempt.after = _measure_candidate(s, recording, program, regions=not cand.sweep)
+        timers = ahead.timers if ahead and not cand.sweep else None
+        attempt.after = _measure_candidate(s, recording, program, regions=not cand.sweep, where=where, ahead=timers)
         if cand.sweep:
             mine = [p for p in recording.kernels if p.name == s.profile.name]
             attempt.chosen = tuned_configs(mine).get(s.profile.name, {})
     attempt.seconds["metric"] = round(time.perf_counter() - begin, 3)
+    if ahead is not None and ahead.timers is not None:
+        ahead.timers.stop()  # where nothing took it
     _decide(s, attempt)
     shutil.rmtree(where, ignore_errors=True)  # the copy and its captures: the report has what matters
     attempt.seconds["total"] = round(time.perf_counter() - started, 3)  # the stages above overlap in part
@@ -501,7 +524,7 @@ def _start_ahead(s: Session, work: Path, done: int) -> None:
     if last or not wanted or s.ahead is not None or len(s.budget.devices) > 1 or s.sandbox is None:
         return
     where = Path(tempfile.mkdtemp(prefix="attempt-", dir=work))
-    head = start_ahead(
+    validation = start_ahead(
         s.sandbox,
         s.report.run.command[0],
         where / "project",
@@ -512,7 +535,12 @@ def _start_ahead(s: Session, work: Path, done: int) -> None:
         settings=s.validation,
         env=pinned_env(_device(s)),
     )
-    s.ahead = (where, head)
+    timers = None
+    if _times_regions(s):
+        from .profiling import region_timers
+
+        timers = region_timers.start_ahead(s.sandbox, s.report.run.command[0], where / "timers", pinned_env(_device(s)))
+    s.ahead = Started(where, validation, timers)
 
 
 def _timed_out(verdict: Verdict) -> bool:
@@ -557,15 +585,28 @@ def _candidate_trace(s: Session, baseline: Measure) -> TraceSettings:
     return replace(s.trace, static_targets=(), pattern=s.trace.pattern if s.trace.sample_programs else None)
 
 
-def _measure_candidate(s: Session, recording: Recording, program: Program, regions: bool = True) -> Measure:
+def _times_regions(s: Session) -> bool:
+    """Whether each candidate gets a region-timer run: on a GPU, for a formula that reads the timers."""
+    return s.report.run.mode == "compiled" and s.formula.wants_regions(s.registry)
+
+
+def _measure_candidate(
+    s: Session,
+    recording: Recording,
+    program: Program,
+    regions: bool = True,
+    where: Path | None = None,
+    ahead: HeadStart | None = None,
+) -> Measure:
     """The formula's metric and the kernel time in the candidate's own (validation) run; region
-    timers, when the formula reads them, in one more run of the candidate's copy, read as Proton's
-    per-scope totals (not for a screen, `regions=False`: its choice is measured when it is tried)."""
+    timers, when the formula reads them, in one more run of the candidate's copy (in `where`/timers, in the
+    Python `ahead` started there), read as Proton's per-scope totals (not for a screen, `regions=False`: its
+    choice is measured when it is tried)."""
     profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
     if profile is None:
         return Measure()
     timed = []
-    if regions and s.report.run.mode == "compiled" and s.formula.wants_regions(s.registry):
+    if regions and _times_regions(s):
         from .profiling import region_timers
 
         s.progress("region timers: the candidate once more, instrumented")
@@ -580,6 +621,8 @@ def _measure_candidate(s: Session, recording: Recording, program: Program, regio
                 sandbox=s.sandbox,
                 loops_only=True,
                 data="tree",  # the metric is a share, which Proton's per-scope totals give without its trace
+                where=where / "timers" if where else None,
+                ahead=ahead,
             ).evidence.values()
         )
     return _measure_in(s, recording, profile, recording.first("time_source", "unknown"), timed)

@@ -510,3 +510,45 @@ def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metri
     loop._decide(s, attempt)
     assert attempt.metric_improved is None and attempt.status != "accepted"
     assert "synchronous_load_share, the original's exposed_memory_share: they do not compare" in attempt.reasons
+
+
+def test_a_candidates_region_timer_run_takes_a_python_started_ahead(tmp_path):
+    """The optimize loop starts the Python of a candidate's region-timer run with the candidate's others
+    (`region_timers.start_ahead`): the run, in the real sandbox, is handed to it where it fits, and starts
+    afresh where it does not (here: another environment). The user's files stay as they were."""
+    import sys
+
+    from intelliperf.workload import sandbox as sandboxing
+
+    box = sandboxing.make(enabled=True, hide=(tmp_path,))
+    before = (EXAMPLES / "gemm.py").read_text()
+    command = [sys.executable, "gemm.py", "--m", "64", "--n", "64", "--k", "64"]
+
+    def run(name: str, started_with: dict, run_with: dict):
+        where = tmp_path / name
+        head = region_timers.start_ahead(box, sys.executable, where, env=started_with)
+        assert head is not None and (where / "project").is_dir() and not any((where / "project").iterdir())
+        out = region_timers.collect(
+            command,
+            [_profile("gemm.py")],
+            root=EXAMPLES,
+            cwd=EXAMPLES,
+            timeout_s=120,
+            env=run_with,
+            sandbox=box,
+            data="tree",
+            where=where,
+            ahead=head,
+        )
+        assert '.enter_scope("loop")' in (where / "project" / "gemm.py").read_text()  # the instrumented copy
+        return out.notes
+
+    taken = "region timers: the instrumented run took a Python started ahead (torch and Triton imported)"
+    assert taken in run(
+        "fits",
+        {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+        {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+    )
+    assert taken not in run("other-env", {}, {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})
+    assert region_timers.start_ahead(box, "/bin/sh", tmp_path / "sh") is None  # no Python to start ahead
+    assert (EXAMPLES / "gemm.py").read_text() == before

@@ -981,3 +981,31 @@ def test_under_compute_sanitizer_every_autotune_config_runs_once(each):
     done = subprocess.run([sys.executable, "-c", AUTOTUNED, mode], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == (["4", "16"] if each else ["1", "16"])  # 3 configs once each, then the run
+
+
+def test_a_candidates_triton_cache_starts_as_a_copy_of_the_references(tmp_path):
+    """Each candidate's $HOME gets the reference's Triton cache (launchers and driver modules built with the C
+    compiler, kernels it did not change), one way: a link in it stays a link (resolved inside the candidate's
+    sandbox, never followed by the parent), and under the interpreter (nothing compiled) nothing is copied."""
+    from types import SimpleNamespace
+
+    from intelliperf.validators import ReferenceRun
+
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("not for candidates")
+    cache = tmp_path / "reference" / "home" / "triton-cache" / "ABC"
+    cache.mkdir(parents=True)
+    (cache / "cuda_utils.so").write_bytes(b"\x7fELF built once")
+    (cache / "link").symlink_to(secret)
+    reference = SimpleNamespace(home=tmp_path / "reference" / "home", interpret=False)
+    home = tmp_path / "candidate" / "home"
+    home.mkdir(parents=True)  # made ahead for a started Python, as start_ahead does
+    ReferenceRun.seed_cache(reference, home)
+    assert (home / "triton-cache" / "ABC" / "cuda_utils.so").read_bytes() == b"\x7fELF built once"
+    assert (home / "triton-cache" / "ABC" / "link").is_symlink()
+    (home / "triton-cache" / "ABC" / "cuda_utils.so").write_bytes(b"a candidate's")  # its copy, not the source
+    assert (cache / "cuda_utils.so").read_bytes() == b"\x7fELF built once"
+    for other in (SimpleNamespace(home=reference.home, interpret=True), SimpleNamespace(home=None, interpret=False)):
+        ReferenceRun.seed_cache(other, tmp_path / "other")
+        assert not (tmp_path / "other").exists()

@@ -21,6 +21,7 @@ import inspect
 import os
 import re
 import sys
+import time
 from collections import deque
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -140,6 +141,7 @@ class Capture:
         self.streams: list[str] = []
         self.notes: list[str] = []
         self.stream_labels: dict = {}
+        self.at = {"capture": time.time()}  # wall clock: made, first and last dispatch done, flushed (benchmarks)
         import triton
 
         import intelliperf
@@ -158,6 +160,7 @@ class Capture:
     # --- per dispatch ------------------------------------------------------------------------
 
     def after_dispatch(self, py_fn, arg_names: list[str], bound: dict, compiled, grid, options: dict) -> None:
+        self.at.setdefault("first_dispatch", time.time())
         index = self.dispatches
         self.dispatches += 1
         if self.kernel is None:
@@ -246,6 +249,7 @@ class Capture:
     # --- end of the run ----------------------------------------------------------------------
 
     def flush(self) -> None:
+        self.at["flush"] = time.time()
         for index, launch, host in self.window:
             if index not in self.kept:
                 self._save(index, launch, host)
@@ -274,6 +278,7 @@ class Capture:
             "extra": self.extra,
             "notes": self.notes,
             "gpu_memory": _gpu_memory(),
+            "at": self.at,
         }
         write_json(os.path.join(self.out_dir, f"capture-{os.getpid()}.json"), manifest)
 

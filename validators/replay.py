@@ -632,8 +632,9 @@ def main(mode: str, *args: str) -> int:
 
 
 def _new_summary() -> dict:
-    """What a worker's replay.json holds: the runs done, the trials that failed, notes, phase times."""
-    return {"runs": [], "failures": [], "notes": [], "phases": {}}
+    """What a worker's replay.json holds: the runs done, the trials that failed, notes, phase times, and when
+    (wall clock, for a benchmark's timeline: `at`) its early trials, its job and its end came."""
+    return {"runs": [], "failures": [], "notes": [], "phases": {}, "at": {}}
 
 
 def _serve(mode: str, early_path: str | None) -> int:
@@ -650,6 +651,7 @@ def _serve(mode: str, early_path: str | None) -> int:
     if early_path:
         job = json.loads(Path(early_path).read_text())
         summary = _new_summary()
+        summary["at"]["early"] = time.time()
         mark = time.perf_counter()
         try:
             module = load_module(job["kernel"]["file"], "_intelliperf_side", needs=_looked_up(job))
@@ -664,6 +666,8 @@ def _serve(mode: str, early_path: str | None) -> int:
         return 0
     job = json.loads(Path(line).read_text())
     os.chdir(Path(job["kernel"]["file"]).parent)  # where a one-shot worker would have started
+    if early:
+        early[1]["at"]["job"] = time.time()
     if early and job.get("early_done"):
         _work(mode, job, *early)
     else:
@@ -696,6 +700,7 @@ def _work(mode: str, job: dict, module=None, summary: dict | None = None, fds: t
         summary["error"] = f"{type(exc).__name__}: {str(exc)[:1000]}"
         summary["traceback"] = traceback.format_exc()[-3000:]
     summary["notes"] += racecheck.notes()
+    summary.setdefault("at", {})["done"] = time.time()
     (out / "replay.json").write_text(json.dumps(summary))
 
 

@@ -26,6 +26,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -186,9 +187,23 @@ class ReferenceRun:
     stability_known: bool = False
     _stability_lock: threading.Lock = field(default_factory=threading.Lock)
     replay_s: float = 0.0  # how long the reference side of the replay took: the candidate side's yardstick
+    home: Path | None = None  # the reference's $HOME: its Triton cache seeds each candidate's (`seed_cache`)
     notes: list[str] = field(default_factory=list)
     _loaded: dict[str, dict] = field(default_factory=dict)  # truth file -> its tensors, read and checked once
     _prefetching: threading.Thread | None = None
+
+    def seed_cache(self, home: Path) -> None:
+        """A candidate's $HOME (its program and workers) given the reference's Triton cache: Triton's own
+        launcher and driver modules (built with the C compiler, about a second each on the H100 machine) and the
+        kernels the candidate did not change are not built again. Only the reference's processes (the
+        user's program, intelliperf's workers on its pristine copy) write that cache; candidates get a copy."""
+        cache = self.home / "triton-cache" if self.home else None
+        if cache is None or not cache.is_dir() or self.interpret:
+            return
+        try:
+            shutil.copytree(cache, home / "triton-cache", symlinks=True, dirs_exist_ok=True)  # a link stays one
+        except (OSError, shutil.Error):  # a cache entry being written: the candidate builds what is missing
+            pass
 
     def verify(self) -> None:
         """Before each comparison, cheaply: no file of the truth or the inputs added, removed, resized or
@@ -374,6 +389,7 @@ def capture_reference(
         worker.stop()
     # Whether two seeded runs agree matters only once a candidate differs from this run: asked then.
     reference.again = lambda i: run(i, work_dir / "again")
+    reference.home = work_dir / "home"
     reference.notes += reference.replay.get("notes", [])
     reference.digests, reference.stats = _digests(truth, inputs), _stats(truth, inputs)
     return reference
@@ -492,6 +508,7 @@ def validate(
         )
         | candidate.env
     )
+    reference.seed_cache(work_dir / "home")
     warm = None if settings.screen else _start_workers(reference, candidate, work_dir, settings, ahead)
     reference.prefetch()
     try:

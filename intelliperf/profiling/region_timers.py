@@ -74,6 +74,8 @@ def collect(
     loops_only: bool = False,
     all_warps: bool = False,
     data: str = "auto",
+    where: Path | None = None,
+    ahead=None,
 ) -> TimerRun:
     """Run the program once with timers in `kernels` (files under `root`; `changes` are a
     candidate's rewritten files, relative to root). `keep`: write the trace, timeline and PNG there.
@@ -82,7 +84,9 @@ def collect(
     each kernel (profiling/window.py). `loops_only`: leave out kernels whose timers
     could not change a verdict (no loop with a dot to overlap its loads with). `all_warps`: record
     every warp of each CTA (default: the first of each warp group, `recorded_warps`). `data`: Proton's
-    trace, its per-scope totals ("tree"), or "auto" (`data_kind`)."""
+    trace, its per-scope totals ("tree"), or "auto" (`data_kind`). `where`: an empty folder for the copy and
+    the output (default: a temporary one), laid out as `start_ahead` expects; `ahead`: the Python
+    `start_ahead` started there, which takes the run where it fits."""
     from ..workload.workspace import copy_project, in_copy, within
 
     out = TimerRun()
@@ -125,8 +129,9 @@ def collect(
         return out
     timed = [p for p in kernels if p.id in tables]
     with tempfile.TemporaryDirectory(prefix="intelliperf-timers-") as tmp:
-        copy = copy_project(root, files, Path(tmp) / "project", exclude=(keep,) if keep else ())
-        folder = Path(keep) if keep else Path(tmp) / "out"
+        into, out_dir, _ = _layout(Path(where or tmp))
+        copy = copy_project(root, files, into, exclude=(keep,) if keep else ())
+        folder = Path(keep) if keep else out_dir
         folder.mkdir(parents=True, exist_ok=True)
         prefix = folder / "proton"
         extra = dict(env or {})
@@ -144,10 +149,13 @@ def collect(
             out.notes.append(why_totals)
         workdir = copy / Path(cwd).resolve().relative_to(root)
 
-        def run(mode: str):
-            return _run(in_copy(command, root, copy), workdir, prefix, mode, timeout_s, extra, sandbox, (copy, folder))
+        def run(mode: str, ahead=None):
+            command_there = in_copy(command, root, copy)
+            return _run(command_there, workdir, prefix, mode, timeout_s, extra, sandbox, (copy, folder), ahead)
 
-        result, counts = run(mode)
+        result, counts = run(mode, ahead)
+        if result.ahead:
+            out.notes.append(f"region timers: the instrumented run took a Python started ahead ({STARTED_WITH})")
         dropped = _dropped(counts, mode)
         bigger = _bigger_buffer(counts, mode, timed)
         if dropped and bigger:  # sized from what the first run needed: the loop's trips times its regions
@@ -332,8 +340,10 @@ def _run(
     extra: dict[str, str],
     sandbox=None,
     writable: tuple[Path, ...] = (),
+    ahead=None,
 ) -> tuple:
-    """The instrumented run, and the (kept, needed) event counts of Proton's dropped-events warnings."""
+    """The instrumented run (in the Python `ahead` started for it, where it fits), and the (kept, needed)
+    event counts of Proton's dropped-events warnings."""
     from ..workload.runner import bootstrap_env, spawn
 
     env = bootstrap_env(interpret=False) | extra  # no recorder: only the Proton session
@@ -343,10 +353,37 @@ def _run(
         return spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s, echo=sink), sink.dropped
     from ..workload.workspace import confined
 
+    home = writable[-1] / "home"
     result = confined(
-        sandbox, command, cwd=cwd, env=env, home=writable[-1] / "home", seed=0, writable=writable, timeout_s=timeout_s
+        sandbox, command, cwd=cwd, env=env, home=home, seed=SEED, writable=writable, timeout_s=timeout_s, ahead=ahead
     )
     return result, [counts for line in result.tail if (counts := _drop_counts(line))]
+
+
+STARTED_WITH = "torch and Triton imported"
+SEED = 0  # the sandboxed run's generators (the metric is a share of cycles, not a comparison of outputs)
+
+
+def _layout(where: Path) -> tuple[Path, Path, Path]:
+    """Where a pass in `where` has its copy of the project, its output, and (sandboxed) its $HOME."""
+    return where / "project", where / "out", where / "out" / "home"
+
+
+def start_ahead(sandbox, python: str, where: Path, env: dict[str, str] | None = None):
+    """A Python for a later sandboxed `collect(where=where)`, started now with torch and Triton imported
+    (`HeadStart`), so that the instrumented run of a candidate does not start with seconds of imports;
+    None where the command is no Python's. `env`: the variables the run will add (its GPU)."""
+    from ..workload.head_start import HeadStart, is_python
+    from ..workload.runner import bootstrap_env
+    from ..workload.workspace import confined_env
+
+    if not is_python(python):
+        return None
+    copy, folder, home = _layout(where)
+    started_env = confined_env(sandbox, bootstrap_env(interpret=False) | (env or {}), home, SEED)
+    return HeadStart.start(
+        sandbox, python, env=started_env, writable=(copy, folder, home), go_file=home / ".intelliperf-run.json"
+    )
 
 
 def _drop_counts(line: str) -> tuple[int, int] | None:
