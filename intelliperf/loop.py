@@ -38,7 +38,7 @@ from .validators import (
 )
 from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
-from .validators.validate import busy, fits_beside
+from .validators.validate import busy
 from .workload.devices import pinned_env, spread_over
 from .workload.head_start import HeadStart
 from .workload.runner import TraceSettings
@@ -459,7 +459,7 @@ def _attempt(
             f"validated a second time after a timeout on a busy machine (load {load:.1f} on "
             f"{os.cpu_count()} cores), with twice the time"
         )
-    _start_ahead(s, work, number, reference)  # not earlier: they would take CPU from this candidate's timing
+    _start_ahead(s, work, number)  # not earlier: they would take CPU from this candidate's timing
     attempt.verdict = verdict
     attempt.seconds.update(verdict.seconds)
     begin = time.perf_counter()
@@ -512,12 +512,11 @@ def _device(s: Session) -> str | None:
     return s.budget.devices[0] if s.budget.devices else None
 
 
-def _start_ahead(s: Session, work: Path, done: int, reference: ReferenceRun | None = None) -> None:
+def _start_ahead(s: Session, work: Path, done: int) -> None:
     """The Pythons for the next candidate's program run and workers (`start_ahead`), in a folder of its own,
     after attempt `done` (0: while the reference is captured), where the settings want them
     (`ValidationSettings.head_start`); not after the budget's last attempt, not where candidates are spread
-    over several GPUs, nor twice. Once the `reference` says its workers fit beside its run, they make their
-    CUDA contexts now too."""
+    over several GPUs, nor twice."""
     wanted = s.validation.head_start
     if wanted is None:
         wanted = (os.cpu_count() or 1) >= HEAD_START_CPUS
@@ -535,7 +534,6 @@ def _start_ahead(s: Session, work: Path, done: int, reference: ReferenceRun | No
         interpret=s.report.run.mode == "interpreter",
         settings=s.validation,
         env=pinned_env(_device(s)),
-        cuda=reference is not None and fits_beside(reference),
     )
     timers = None
     if _times_regions(s):

@@ -318,33 +318,3 @@ def test_what_the_tool_it_runs_under_sets_survives_the_hand_over(tmp_path):
     assert head.fits(box, command, root, env, (root, home), ()) is None
     result = head.hand_over(command, root, env).wait(120)
     assert result.returncode == 0 and result.ahead and "tool: yes" in result.tail, result.tail
-
-
-def test_workers_started_ahead_make_their_cuda_context_only_where_asked(tmp_path):
-    """`start_ahead(cuda=True)` (the loop asks once the reference says its workers fit beside its run): each
-    worker's Python, not the program's, makes its CUDA context as it starts; with the interpreter, or not asked,
-    none does. (On this CPU machine the context cannot be made; the worker still waits for its run.)"""
-    from intelliperf import env as names
-
-    box = sandboxing.make(enabled=True, hide=(tmp_path,))
-    for cuda, interpret, wanted in ((True, False, True), (False, False, False), (True, True, False)):
-        root, work = _layout(tmp_path, f"{cuda}-{interpret}")
-        ahead = start_ahead(
-            box,
-            sys.executable,
-            root,
-            work,
-            inputs=work.parent / "inputs",
-            reference_root=work.parent / "reference",
-            interpret=interpret,
-            settings=ValidationSettings(sanitizer=False, timing=False),
-            env={},
-            cuda=cuda,
-        )
-        try:
-            assert set(ahead.workers) == {"replay"} and ahead.program is not None
-            assert (ahead.workers["replay"].env.get(names.CUDA_AHEAD) == "1") is wanted
-            assert names.CUDA_AHEAD not in ahead.program.env
-            assert ahead.workers["replay"].running.proc.poll() is None  # started, waiting for its run
-        finally:
-            ahead.stop()

@@ -580,15 +580,12 @@ def start_ahead(
     interpret: bool,
     settings: ValidationSettings,
     env: dict,
-    cuda: bool = False,
 ) -> Ahead:
     """Pythons started for a candidate not made yet, laid out as `validate` will have it: its copy of the
     project in `root`, `work_dir` the validation's folder, `inputs` the reference's replay inputs and
     `reference_root` its copy of the project (both made now where the reference is not captured yet), `env`
     the candidate's own (`Program.env`); the folders are made empty now. On a GPU the two timing workers'
-    too (they inherit their pipes now). `cuda`: the workers (not the program) make their CUDA contexts now,
-    where the reference said they fit beside its run (`fits_beside`): made together with the program's at
-    its start, six contexts took about 2 s before any of them worked (H100)."""
+    too (they inherit their pipes now)."""
     cand_dir, home = work_dir / "candidate", work_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
     # The bootstrap's variables only: the run's own (the recorder, the capture) are set when it comes.
@@ -602,13 +599,12 @@ def start_ahead(
             box, python, env=program_env, writable=writable, go_file=home / ".intelliperf-run.json"
         )
     workers = {}
-    ours = {names.CUDA_AHEAD: "1"} if cuda and not interpret else {}
     for name, (wrap, extra) in _worker_kinds(interpret, settings)[0].items():
         folder = _worker_folder(work_dir, name)
         workers[name] = HeadStart.start(
             box,
             WORKER[0],
-            env=confined_env(box, _worker_env(interpret, folder, settings, env | extra | ours), home, settings.seed),
+            env=confined_env(box, _worker_env(interpret, folder, settings, env | extra), home, settings.seed),
             writable=(folder, home),
             readable=(inputs, root),
             go_file=folder / ".intelliperf-run.json",
@@ -617,7 +613,7 @@ def start_ahead(
     ahead = Ahead(program, workers)
     if not interpret and settings.timing:
         for name, project in (("reference", reference_root), ("candidate", root)):
-            ahead.timing[name] = _timing_ahead(box, project, inputs, work_dir / f"timing-{name}", settings, env | ours)
+            ahead.timing[name] = _timing_ahead(box, project, inputs, work_dir / f"timing-{name}", settings, env)
     return ahead
 
 
@@ -722,7 +718,7 @@ def _replay_and_time(
     if not firsts["plan"]:
         warm.unsanitize("compute-sanitizer not run: nothing of the candidate could be replayed")
     # Large inputs: one kind of worker holds them on the GPU at a time (replay, sanitizers, timing).
-    beside = fits_beside(reference)
+    beside = _fits_beside(reference)
     timing: dict = {}
     try:
         if beside:
@@ -1020,9 +1016,9 @@ def _start_workers(
     }
     # the candidate's job, if its run calls what the reference did
     expected = _candidate_job(reference, mapped, _worker_folder(work_dir, "replay"))
-    # Not where the inputs are large, or the program's recorded peak leaves no room (`fits_beside`): the
+    # Not where the inputs are large, or the program's recorded peak leaves no room (`_fits_beside`): the
     # trials would hold GPU memory while the program, which may need it, runs.
-    beside = reference.interpret or fits_beside(reference)
+    beside = reference.interpret or _fits_beside(reference)
     early = expected if beside and reference.replay.get("runs") else None
     late = {} if beside else {names.CUDA_LATE: "1"}  # no CUDA context either while the program runs
     kinds, unsanitized = _worker_kinds(reference.interpret, settings)
@@ -1097,7 +1093,7 @@ BESIDE_WORKERS = 5
 WORKER_CONTEXT_BYTES = 1 << 30
 
 
-def fits_beside(reference: ReferenceRun) -> bool:
+def _fits_beside(reference: ReferenceRun) -> bool:
     """Whether the first trial's inputs (about what each replay, sanitizer or timing worker places on the
     GPU) are small enough for those workers to hold them side by side, and beside the program run; and,
     where the reference's run said how much GPU memory it held at most, whether the program and those
@@ -1121,7 +1117,7 @@ def _time_ahead(
     places on the GPU are large: it would hold them while the program, which may need that memory, runs."""
     if reference.interpret or not settings.timing or not reference.replay.get("runs"):
         return
-    if not fits_beside(reference):
+    if not _fits_beside(reference):
         return
     jobs = _timing_jobs(reference, job, candidate.root)
     warm.timed, warm.timed_mode = job, _timed_mode(reference, job)

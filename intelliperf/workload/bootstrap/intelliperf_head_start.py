@@ -77,14 +77,8 @@ def _run_as_main(path: str) -> None:
 
 
 def main() -> None:
-    import torch  # (the start-up this process takes off its run)
+    import torch  # noqa: F401  (the start-up this process takes off its run)
     import triton  # noqa: F401
-
-    if os.environ.get("INTELLIPERF_CUDA_AHEAD") == "1":  # a worker beside a run with room for it (start_ahead)
-        try:
-            torch.cuda.init()
-        except Exception:  # noqa: BLE001  (no device: the run finds out as a fresh one would)
-            pass
 
     line = sys.stdin.readline().strip()
     if not line:
