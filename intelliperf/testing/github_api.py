@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from email.message import Message
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,7 +27,7 @@ from .loopback import LoopbackServer
 class Request:
     method: str
     path: str
-    headers: dict
+    headers: Message  # looked up by name in any case, as HTTP has them
     body: dict | None
 
 
@@ -91,7 +92,7 @@ class FakeGitHub(LoopbackServer):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length)) if length else None
                 with server._lock:
-                    server.requests.append(Request(self.command, self.path, dict(self.headers), body))
+                    server.requests.append(Request(self.command, self.path, self.headers, body))
                     if self.headers.get("Authorization") != f"Bearer {server.token}":
                         status, payload = 401, {"message": "Bad credentials"}
                     else:

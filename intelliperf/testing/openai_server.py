@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
+from email.message import Message
 from http.server import BaseHTTPRequestHandler
 
 from .loopback import LoopbackServer
@@ -34,7 +35,7 @@ class ScriptedServer(LoopbackServer):
         self.replies = list(replies)
         self.model = model
         self.requests: list[dict] = []
-        self.headers: list[dict] = []
+        self.headers: list[Message] = []  # each request's, looked up by name in any case (as HTTP has them)
         super().__init__(self._handler())
 
     @property
@@ -45,7 +46,7 @@ class ScriptedServer(LoopbackServer):
         """The text of every request's messages, one string per request."""
         return ["\n".join(str(m.get("content", "")) for m in r.get("messages", [])) for r in self.requests]
 
-    def _next(self, body: dict, headers: dict) -> Reply:
+    def _next(self, body: dict, headers: Message) -> Reply:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
@@ -83,7 +84,7 @@ class ScriptedServer(LoopbackServer):
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
-                reply = server._next(body, dict(self.headers))
+                reply = server._next(body, self.headers)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
