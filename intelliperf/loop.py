@@ -424,6 +424,8 @@ def _attempt(
     attempt.device = device
     s.progress(f"attempt {number}: validating {cand.rewriter} candidate ({cand.title})")
     settings = s.validation.model_copy(update={"screen": True}) if cand.sweep else s.validation
+    if cand.sweep:  # a screen is not timed, and its choice comes next: the choice's Pythons start beside it
+        _start_ahead(s, work, number)
     try:
         started_ahead = ahead.validation if ahead else None
         program, verdict = _validated(s, reference, changes, where, device, settings, started_ahead)
@@ -459,7 +461,7 @@ def _attempt(
             f"validated a second time after a timeout on a busy machine (load {load:.1f} on "
             f"{os.cpu_count()} cores), with twice the time"
         )
-    _start_ahead(s, work, number)  # not earlier: they would take CPU from this candidate's timing
+    _start_ahead(s, work, number)  # not earlier (but beside a screen): they would take CPU from its timing
     attempt.verdict = verdict
     attempt.seconds.update(verdict.seconds)
     begin = time.perf_counter()
@@ -514,9 +516,9 @@ def _device(s: Session) -> str | None:
 
 def _start_ahead(s: Session, work: Path, done: int) -> None:
     """The Pythons for the next candidate's program run and workers (`start_ahead`), in a folder of its own,
-    after attempt `done` (0: while the reference is captured), where the settings want them
-    (`ValidationSettings.head_start`); not after the budget's last attempt, not where candidates are spread
-    over several GPUs, nor twice."""
+    after attempt `done` (0: while the reference is captured; beside it where it is a screen), where the
+    settings want them (`ValidationSettings.head_start`); not after the budget's last attempt, not where
+    candidates are spread over several GPUs, nor twice."""
     wanted = s.validation.head_start
     if wanted is None:
         wanted = (os.cpu_count() or 1) >= HEAD_START_CPUS

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING
 from intelliperf import env
 from intelliperf.files import write_json
 
+IMPORTED_AT = time.time()
+
 if TYPE_CHECKING:
     from .outputs import Access
 
@@ -141,7 +143,9 @@ class Capture:
         self.streams: list[str] = []
         self.notes: list[str] = []
         self.stream_labels: dict = {}
-        self.at = {"capture": time.time()}  # wall clock: made, first and last dispatch done, flushed (benchmarks)
+        # wall clock (benchmarks): this module imported (the bootstrap's start of the run), the capture made at
+        # the first launch, the first dispatch done, flushed
+        self.at = {"imported": IMPORTED_AT, "capture": time.time()}
         import triton
 
         import intelliperf

@@ -48,6 +48,8 @@ from . import racecheck
 from .compare import INT_POISON, UNCHANGED, identical
 from .correctness import load_tensors
 
+IMPORTED_AT = time.time()  # (wall clock, for a benchmark's timeline: the worker's start of its run)
+
 REGIMES = ("negative", "wide", "nonfinite")  # inputs beyond the captured range, at the recorded shape
 
 
@@ -634,7 +636,7 @@ def main(mode: str, *args: str) -> int:
 def _new_summary() -> dict:
     """What a worker's replay.json holds: the runs done, the trials that failed, notes, phase times, and when
     (wall clock, for a benchmark's timeline: `at`) its early trials, its job and its end came."""
-    return {"runs": [], "failures": [], "notes": [], "phases": {}, "at": {}}
+    return {"runs": [], "failures": [], "notes": [], "phases": {}, "at": {"imported": IMPORTED_AT}}
 
 
 def _serve(mode: str, early_path: str | None) -> int:
