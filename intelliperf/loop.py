@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -38,7 +39,7 @@ from .validators import (
 )
 from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
-from .validators.validate import busy
+from .validators.validate import busy, fits_beside
 from .workload.devices import pinned_env, spread_over
 from .workload.head_start import HeadStart
 from .workload.runner import TraceSettings
@@ -107,6 +108,44 @@ class Started:
         self.validation.stop()
         if self.timers is not None:
             self.timers.stop()
+
+
+@dataclass
+class TimersBeside:
+    """A candidate's region-timer run started with its validation (`_timers_beside`): its start-up, its
+    program's work before its first launch and that launch's compilation run beside the validation; the
+    GPU turn it then waits for is the loop's until the validation is over."""
+
+    where: Path  # its `collect(where=...)`
+    lock: int  # the turn, held: the file descriptor of its lock
+    thread: threading.Thread
+    out: list  # [its TimerRun] once the run is over
+
+    def quiet(self) -> str | None:
+        """Before the validation's timing: until the run waits for its turn (or has ended)."""
+        from .profiling import region_timers
+
+        deadline = time.perf_counter() + PARK_WAIT_S
+        while self.thread.is_alive() and not region_timers.parked(self.where):
+            if time.perf_counter() > deadline:
+                return (
+                    f"the candidate's region-timer run, started beside its validation, had not reached its first "
+                    f"launch after {PARK_WAIT_S:g} s: what it ran on the GPU before may have shared it with the timing"
+                )
+            time.sleep(0.02)
+        return None
+
+    def finish(self, timeout_s: float) -> list[Evidence] | None:
+        """The turn given to the run (its launch runs now), and its evidence once it ends; None where it did not
+        end in `timeout_s` (it ends with the sandbox when intelliperf does)."""
+        if self.lock >= 0:
+            os.close(self.lock)
+            self.lock = -1
+        self.thread.join(timeout_s)
+        return list(self.out[0].evidence.values()) if self.out else None
+
+
+PARK_WAIT_S = 60.0  # how long the timing waits for a region-timer run beside it to reach its first launch
 
 
 def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
@@ -426,9 +465,12 @@ def _attempt(
     settings = s.validation.model_copy(update={"screen": True}) if cand.sweep else s.validation
     if cand.sweep:  # a screen is not timed, and its choice comes next: the choice's Pythons start beside it
         _start_ahead(s, work, number)
+    timers = ahead.timers if ahead and not cand.sweep else None
+    beside = None if cand.sweep else _timers_beside(s, reference, changes, where, device, timers)
     try:
         started_ahead = ahead.validation if ahead else None
-        program, verdict = _validated(s, reference, changes, where, device, settings, started_ahead)
+        quiet = beside.quiet if beside else None
+        program, verdict = _validated(s, reference, changes, where, device, settings, started_ahead, quiet)
     except KeyboardInterrupt:  # the report keeps the attempt whose folder is already there
         attempt.status, attempt.reasons = (
             "interrupted",
@@ -436,6 +478,12 @@ def _attempt(
         )
         opt.attempts.append(attempt)
         s.write()
+        if beside is not None:
+            beside.finish(0)
+        raise
+    except BaseException:
+        if beside is not None:  # never leave its turn held: its run would wait for it forever
+            beside.finish(0)
         raise
     if _timed_out(verdict) and s.validation.timeout_s is None and busy():
         # The limit scales with the load when the attempt starts; load that came later can still kill a good
@@ -448,6 +496,9 @@ def _attempt(
         if ahead is not None:  # its folders go: a Python started in them would not see the new copy
             ahead.stop()
             ahead = None
+        if beside is not None:  # the run beside it (its folder goes too), measured again after the validation
+            beside.finish(0)
+            beside = None
         shutil.rmtree(where, ignore_errors=True)
         program, verdict = _validated(
             s,
@@ -465,20 +516,41 @@ def _attempt(
     attempt.verdict = verdict
     attempt.seconds.update(verdict.seconds)
     begin = time.perf_counter()
-    if verdict.correct:  # the candidate's own (validation) run, recorded
-        recording = load_recording(where / "validation" / "candidate")
-        timers = ahead.timers if ahead and not cand.sweep else None
-        attempt.after = _measure_candidate(s, recording, program, regions=not cand.sweep, where=where, ahead=timers)
-        if cand.sweep:
-            mine = [p for p in recording.kernels if p.name == s.profile.name]
-            attempt.chosen = tuned_configs(mine).get(s.profile.name, {})
+    _metric_after(s, attempt, cand, program, where, ahead.timers if ahead else None, beside, reference)
     attempt.seconds["metric"] = round(time.perf_counter() - begin, 3)
-    if ahead is not None and ahead.timers is not None:
-        ahead.timers.stop()  # where nothing took it
     _decide(s, attempt)
     shutil.rmtree(where, ignore_errors=True)  # the copy and its captures: the report has what matters
     attempt.seconds["total"] = round(time.perf_counter() - started, 3)  # the stages above overlap in part
     return attempt
+
+
+def _metric_after(
+    s: Session,
+    attempt: Attempt,
+    cand: Candidate,
+    program: Program,
+    where: Path,
+    timers: HeadStart | None,
+    beside: TimersBeside | None,
+    reference: ReferenceRun,
+) -> None:
+    """`attempt.after` from a correct candidate's run (and, for a formula reading region timers, from the run
+    `beside` its validation, or one more now in the Python `timers` started for it); a sweep's choice. What
+    was started for it and not taken is stopped."""
+    assert attempt.verdict is not None  # measured after validation
+    correct = attempt.verdict.correct
+    early = beside.finish(_limit_s(s, reference) if correct else 0) if beside is not None else None  # its turn
+    if correct:  # the candidate's own (validation) run, recorded
+        recording = load_recording(where / "validation" / "candidate")
+        fresh = beside is not None  # where the run beside the validation does not stand: a new Python and folder
+        attempt.after = _measure_candidate(
+            s, recording, program, not cand.sweep, None if fresh else where, None if fresh else timers, early
+        )
+        if cand.sweep:
+            mine = [p for p in recording.kernels if p.name == s.profile.name]
+            attempt.chosen = tuned_configs(mine).get(s.profile.name, {})
+    if timers is not None:
+        timers.stop()  # where nothing took it
 
 
 def _validated(
@@ -489,6 +561,7 @@ def _validated(
     device: str | None,
     settings: ValidationSettings,
     ahead: Ahead | None = None,
+    quiet: Callable[[], str | None] | None = None,
 ) -> tuple[Program, Verdict]:
     """The candidate's copy of the project, and the validators' verdict on it: its program and workers in
     the Pythons `ahead` started for them where they fit."""
@@ -506,6 +579,7 @@ def _validated(
         settings=settings,
         trace=s.candidate_trace or s.trace,
         ahead=ahead,
+        quiet=quiet,
     )
 
 
@@ -587,6 +661,63 @@ def _candidate_trace(s: Session, baseline: Measure) -> TraceSettings:
     return replace(s.trace, static_targets=(), pattern=s.trace.pattern if s.trace.sample_programs else None)
 
 
+def _timers_beside(
+    s: Session, reference: ReferenceRun, changes: dict[str, str], where: Path, device: str | None, ahead
+) -> TimersBeside | None:
+    """The candidate's region-timer run, started now beside its validation (in the Python `ahead` started for
+    it), where the formula reads the timers on a GPU: it waits for its GPU turn at its first launch, and the
+    loop holds the turn until the validation is over. Told the original's launches (the candidate's are
+    known only after its run): not for an autotuned kernel (which config to pin), nor where the program's
+    recorded GPU memory would not fit twice beside the validation's workers."""
+    if not _times_regions(s) or tuned_configs([s.profile]) or not fits_beside(reference, programs=2):
+        return None
+    from .profiling import region_timers
+
+    timers = where / "timers"
+    lock = region_timers.turn_file(timers)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    os.lockf(fd, os.F_LOCK, 0)
+    out: list = []
+
+    def run() -> None:
+        out.append(
+            region_timers.collect(
+                s.report.run.command,
+                [s.profile],
+                root=s.root,
+                cwd=Path(s.report.run.cwd),
+                timeout_s=s.validation.timeout_s,
+                changes=changes,
+                env=pinned_env(device),
+                sandbox=s.sandbox,
+                loops_only=True,
+                data="tree",
+                where=timers,
+                ahead=ahead,
+                turn=str(lock),
+            )
+        )
+
+    thread = threading.Thread(target=run, name="region-timers-beside", daemon=True)
+    thread.start()
+    return TimersBeside(timers, fd, thread, out)
+
+
+def _launched_alike(original: KernelProfile, candidate: KernelProfile) -> bool:
+    """Whether the candidate launched its kernel with the original's grids and warps (what the run beside its
+    validation was told)."""
+
+    def launches(p: KernelProfile) -> set:
+        return {(tuple(sig.grid), sig.num_warps) for sig in p.signatures}
+
+    return launches(original) == launches(candidate)
+
+
+def _limit_s(s: Session, reference: ReferenceRun) -> float:
+    """A candidate run's time limit: the user's, else scaled from the reference's run."""
+    return s.validation.timeout_s or 4 * reference.duration_s + 30
+
+
 def _times_regions(s: Session) -> bool:
     """Whether each candidate gets a region-timer run: on a GPU, for a formula that reads the timers."""
     return s.report.run.mode == "compiled" and s.formula.wants_regions(s.registry)
@@ -599,16 +730,20 @@ def _measure_candidate(
     regions: bool = True,
     where: Path | None = None,
     ahead: HeadStart | None = None,
+    early: list[Evidence] | None = None,
 ) -> Measure:
     """The formula's metric and the kernel time in the candidate's own (validation) run; region
     timers, when the formula reads them, in one more run of the candidate's copy (in `where`/timers, in the
     Python `ahead` started there), read as Proton's per-scope totals (not for a screen, `regions=False`: its
-    choice is measured when it is tried)."""
+    choice is measured when it is tried). `early`: what that run gave beside the validation, which stands
+    where the candidate launched its kernel as the original did (the run was told the original's launches)."""
     profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
     if profile is None:
         return Measure()
-    timed = []
-    if regions and _times_regions(s):
+    timed: list[Evidence] = []
+    if regions and early and _launched_alike(s.profile, profile):
+        timed = early
+    elif regions and _times_regions(s):
         from .profiling import region_timers
 
         s.progress("region timers: the candidate once more, instrumented")

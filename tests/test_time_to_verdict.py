@@ -4,6 +4,7 @@ same code (ncu's NVTX range, Proton's buffer) is checked by benchmarks/stage_tim
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -390,3 +391,79 @@ def test_formulas_that_read_the_static_view_only_get_no_address_trace():
     (diagnosis,) = report.diagnoses
     assert [ev.backend for ev in diagnosis.evidence] == ["static"]
     assert diagnosis.findings[0].present and diagnosis.findings[0].evidence_backend == "static"
+
+
+def test_a_program_told_to_take_its_gpu_turn_at_its_first_launch_waits_there(tmp_path):
+    """The optimize loop's region-timer run beside a candidate's validation starts, runs its program up to its
+    first launch (compiled, on a GPU), says so (window.PARKED) and waits there for the GPU turn the loop holds;
+    given the turn, it launches and the window stops it as usual."""
+    import os
+    import time
+
+    from intelliperf.workload.runner import Running
+
+    lock = tmp_path / "gpu-turn.lock"
+    held = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    os.lockf(held, os.F_LOCK, 0)
+    folder = tmp_path / "window"
+    folder.mkdir()
+    env = bootstrap_env(interpret=True) | window.settings(
+        {"contended_sum_kernel": 0}, 1, str(folder), turn_at_launch=True
+    )
+    env[intelliperf_env.GPU_TURN] = str(lock)
+    running = Running([sys.executable, "contended_sum.py"], cwd=str(REPO / "examples" / "atomic_contention"), env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not window.parked(folder) and running.proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert window.parked(folder), list(running.tail)
+        time.sleep(0.5)
+        assert running.proc.poll() is None and window.stopped(folder) == []  # waiting, not launched
+    finally:
+        os.close(held)  # the turn
+    done = running.wait(120)
+    assert done.returncode == 0, list(done.tail)
+    (marker,) = window.stopped(folder)
+    assert marker["launches"] == {"contended_sum_kernel": 1} and marker["gpu_wait_s"] >= 0.5
+
+    # Told to take it at import (the default), the program never parks: it waits before any GPU work.
+    plain = window.settings({"contended_sum_kernel": 0}, 1, str(tmp_path / "plain"))
+    assert json.loads(plain[window.ENV])["turn"] == "import"
+
+
+def test_the_timing_waits_until_the_run_beside_it_waits_for_its_turn(tmp_path, monkeypatch):
+    """`TimersBeside.quiet`: nothing to wait for once the run is parked or has ended; a note where it never
+    reached its first launch in time. `finish` gives the turn back and returns the run's evidence."""
+    import os
+    import threading
+    import time
+
+    from intelliperf import loop
+
+    where = tmp_path / "timers"
+    lock = region_timers.turn_file(where)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    os.lockf(fd, os.F_LOCK, 0)
+    release = threading.Event()
+    out: list = []
+
+    def run():  # a stand-in for collect's run: parks after a while, ends once released
+        time.sleep(0.3)
+        (where / "out" / window.PARKED.format(pid=1)).touch()
+        release.wait(10)
+        out.append(region_timers.TimerRun(notes=["ran"]))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    beside = loop.TimersBeside(where, fd, thread, out)
+    begin = time.perf_counter()
+    assert beside.quiet() is None and time.perf_counter() - begin >= 0.25  # it waited for the park
+    release.set()
+    assert beside.finish(10) == [] and beside.lock == -1 and out[0].notes == ["ran"]
+
+    monkeypatch.setattr(loop, "PARK_WAIT_S", 0.2)
+    stuck = threading.Thread(target=lambda: time.sleep(2), daemon=True)
+    stuck.start()
+    late = loop.TimersBeside(tmp_path / "stuck", -1, stuck, [])
+    assert "had not reached its first launch after 0.2 s" in (late.quiet() or "")
+    assert late.finish(0) is None

@@ -829,7 +829,7 @@ def test_nothing_runs_beside_a_program_that_leaves_no_room_on_the_gpu(axpy_refer
 
     validate_module = sys.modules["intelliperf.validators.validate"]
     assert axpy_reference.manifest["gpu_memory"] is None  # no CUDA device in this run
-    assert validate_module._fits_beside(axpy_reference)
+    assert validate_module.fits_beside(axpy_reference)
     gib = 1 << 30
     started: list[dict] = []
 
@@ -847,7 +847,7 @@ def test_nothing_runs_beside_a_program_that_leaves_no_room_on_the_gpu(axpy_refer
         memory = {"peak_reserved": peak, "total": 80 * gib}
         manifest = {**axpy_reference.manifest, "gpu_memory": memory}
         near = dataclasses.replace(axpy_reference, manifest=manifest, interpret=False)  # as on a GPU
-        assert validate_module._fits_beside(near) == fits, peak
+        assert validate_module.fits_beside(near) == fits, peak
         started.clear()
         validate_module._start_workers(near, candidate, tmp_path / f"w{peak}", settings)
         # no room: the replay worker runs no trial before the program ends, nor makes its CUDA context

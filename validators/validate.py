@@ -487,13 +487,16 @@ def validate(
     settings: ValidationSettings | None = None,
     trace: TraceSettings | None = None,
     ahead: Ahead | None = None,
+    quiet: Callable[[], str | None] | None = None,
 ) -> Verdict:
     """Correctness (in-program + replay), then speed on a GPU. Never raises for a bad candidate.
 
     With `trace`, the candidate run also records the launch profile and the address trace into
     `work_dir/candidate` (load it with `load_recording`), so the optimize loop gets the formula's
     metric for the candidate from the same single run of the program. `ahead` (`start_ahead`) holds
-    the Pythons started for its program and workers before it existed."""
+    the Pythons started for its program and workers before it existed. `quiet`, called before a correct
+    candidate is timed, returns once nothing the caller started beside the validation does GPU work (a note
+    where it could not make sure)."""
     settings = settings or ValidationSettings()
     work_dir = Path(work_dir or tempfile.mkdtemp(prefix="intelliperf-validate-"))
     verdict = Verdict(correct=False)
@@ -510,6 +513,8 @@ def validate(
     )
     reference.seed_cache(work_dir / "home")
     warm = None if settings.screen else _start_workers(reference, candidate, work_dir, settings, ahead)
+    if warm is not None:
+        warm.quiet = quiet
     reference.prefetch()
     try:
         result = confined(
@@ -718,7 +723,7 @@ def _replay_and_time(
     if not firsts["plan"]:
         warm.unsanitize("compute-sanitizer not run: nothing of the candidate could be replayed")
     # Large inputs: one kind of worker holds them on the GPU at a time (replay, sanitizers, timing).
-    beside = _fits_beside(reference)
+    beside = fits_beside(reference)
     timing: dict = {}
     try:
         if beside:
@@ -733,6 +738,9 @@ def _replay_and_time(
             _sanitized(verdict, warm, out.parent, firsts, settings.timeout_s or 4 * replay_timeout, start)
         if verdict.correct and not beside:
             timing = _start_timing(reference, job, candidate.root, out.parent, settings, candidate.env, warm)
+        if verdict.correct and warm.quiet is not None:
+            said = warm.quiet()
+            verdict.notes += [said] if said else []
         return _timed(verdict, reference, job, timing, settings)
     finally:  # timed sides ended already; unused ones (a failed replay) may still be starting
         for side in timing.values():
@@ -963,6 +971,7 @@ class _Warm:
     timed_mode: str | None = None  # what it times: the launcher, or the kernel's own launch
     timing_heads: dict[str, _TimingHead] = field(default_factory=dict)  # timing workers' Pythons started ahead
     timed_ahead: list[str] = field(default_factory=list)  # the timing workers handed their job in those
+    quiet: Callable[[], str | None] | None = None  # before the timing: the caller's GPU work beside it stops
 
     def started_ahead(self) -> list[str]:
         """The workers that ran in a Python started before the candidate existed (`start_ahead`)."""
@@ -1016,9 +1025,9 @@ def _start_workers(
     }
     # the candidate's job, if its run calls what the reference did
     expected = _candidate_job(reference, mapped, _worker_folder(work_dir, "replay"))
-    # Not where the inputs are large, or the program's recorded peak leaves no room (`_fits_beside`): the
+    # Not where the inputs are large, or the program's recorded peak leaves no room (`fits_beside`): the
     # trials would hold GPU memory while the program, which may need it, runs.
-    beside = reference.interpret or _fits_beside(reference)
+    beside = reference.interpret or fits_beside(reference)
     early = expected if beside and reference.replay.get("runs") else None
     late = {} if beside else {names.CUDA_LATE: "1"}  # no CUDA context either while the program runs
     kinds, unsanitized = _worker_kinds(reference.interpret, settings)
@@ -1093,7 +1102,7 @@ BESIDE_WORKERS = 5
 WORKER_CONTEXT_BYTES = 1 << 30
 
 
-def _fits_beside(reference: ReferenceRun) -> bool:
+def fits_beside(reference: ReferenceRun, programs: int = 1) -> bool:
     """Whether the first trial's inputs (about what each replay, sanitizer or timing worker places on the
     GPU) are small enough for those workers to hold them side by side, and beside the program run; and,
     where the reference's run said how much GPU memory it held at most, whether the program and those
@@ -1103,7 +1112,8 @@ def _fits_beside(reference: ReferenceRun) -> bool:
     largest = max((path.stat().st_size for path in placed if path.exists()), default=0)
     memory = reference.manifest.get("gpu_memory")
     beside = BESIDE_WORKERS * (largest + WORKER_CONTEXT_BYTES)
-    return largest <= AHEAD_INPUTS_BYTES and (not memory or memory["peak_reserved"] + beside <= 0.9 * memory["total"])
+    held = programs * memory["peak_reserved"] if memory else 0  # (`programs`: runs of the program at once)
+    return largest <= AHEAD_INPUTS_BYTES and (not memory or held + beside <= 0.9 * memory["total"])
 
 
 def _time_ahead(
@@ -1117,7 +1127,7 @@ def _time_ahead(
     places on the GPU are large: it would hold them while the program, which may need that memory, runs."""
     if reference.interpret or not settings.timing or not reference.replay.get("runs"):
         return
-    if not _fits_beside(reference):
+    if not fits_beside(reference):
         return
     jobs = _timing_jobs(reference, job, candidate.root)
     warm.timed, warm.timed_mode = job, _timed_mode(reference, job)

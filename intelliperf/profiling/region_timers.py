@@ -25,6 +25,7 @@ from .regions import instrument, layout_in, layout_of, untimed
 
 BACKEND = "proton"
 ENV_PREFIX, ENV_MODE, ENV_DATA = env.REGIONS, env.REGIONS_MODE, env.REGIONS_DATA
+ENV_TURN = env.GPU_TURN
 # Proton keeps events per CTA in a buffer of this many bytes (8 per event, shared by the CTA's warps);
 # a global buffer keeps it out of the kernel's shared memory, whose use would change occupancy.
 # clock32 and sched_stores cut the in-loop timers' cost on the H100 (GEMM +23 % -> +7 %) at the
@@ -76,6 +77,7 @@ def collect(
     data: str = "auto",
     where: Path | None = None,
     ahead=None,
+    turn: str | None = None,
 ) -> TimerRun:
     """Run the program once with timers in `kernels` (files under `root`; `changes` are a
     candidate's rewritten files, relative to root). `keep`: write the trace, timeline and PNG there.
@@ -86,7 +88,8 @@ def collect(
     every warp of each CTA (default: the first of each warp group, `recorded_warps`). `data`: Proton's
     trace, its per-scope totals ("tree"), or "auto" (`data_kind`). `where`: an empty folder for the copy and
     the output (default: a temporary one), laid out as `start_ahead` expects; `ahead`: the Python
-    `start_ahead` started there, which takes the run where it fits."""
+    `start_ahead` started there, which takes the run where it fits. `turn`: a lock file whose holder has the
+    GPU; the program waits for it at its first launch, compiled (window.PARKED says when; `parked`)."""
     from ..workload.workspace import copy_project, in_copy, within
 
     out = TimerRun()
@@ -140,8 +143,14 @@ def collect(
             # Proton's trace processing (3 launches 66.6 s, 2 launches 48.6 s), and compilation is not in
             # the kernel's own cycles.
             extra |= window.settings(
-                dict.fromkeys((p.name for p in timed), 0), 1, str(folder), configs=window.tuned_configs(timed)
+                dict.fromkeys((p.name for p in timed), 0),
+                1,
+                str(folder),
+                configs=window.tuned_configs(timed),
+                turn_at_launch=turn is not None,
             )
+            if turn is not None:
+                extra[ENV_TURN] = turn
         mode, recorded = sampling(mode or DEFAULT_MODE, timed, files, all_warps)
         kind, why_totals = data_kind(data, timed, recorded, stop_early)
         if kind == "tree":
@@ -362,6 +371,19 @@ def _run(
 
 STARTED_WITH = "torch and Triton imported"
 SEED = 0  # the sandboxed run's generators (the metric is a share of cycles, not a comparison of outputs)
+
+
+def turn_file(where: Path) -> Path:
+    """The lock file of a `collect(where=where, turn=...)`'s GPU turn: in its output folder, which its
+    sandbox binds (made now)."""
+    folder = _layout(where)[1]
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "gpu-turn.lock"
+
+
+def parked(where: Path) -> bool:
+    """Whether the run of a `collect(where=where, turn=...)` waits for its GPU turn at its first launch (or had it)."""
+    return window.parked(_layout(where)[1])
 
 
 def _layout(where: Path) -> tuple[Path, Path, Path]:

@@ -16,7 +16,10 @@ Two passes may run side by side (api: ncu and region timers): each program takes
 (`take_gpu_turn`, an exclusive lock on the file $INTELLIPERF_GPU_TURN names) once torch or Triton is
 imported, before either can start GPU work, and gives it back when the window closes (or at exit):
 their start-up, Proton's trace writing and ncu's report run beside the other's GPU work, and no
-kernel of one runs beside a kernel the other measures.
+kernel of one runs beside a kernel the other measures. With "turn": "launch" (the optimize loop's
+region-timer run beside a candidate's validation) the turn is taken at the program's first Triton
+launch instead, its kernel compiled: the start-up, the program's work before it and the compilation
+run beside the holder's; a `PARKED` file says when it waits.
 
 Only the standard library here (torch is imported lazily, only for the device wait and NVTX).
 """
@@ -35,15 +38,22 @@ ENV = env.WINDOW  # JSON: {"kernels": {name: skip}, "count": C, "nvtx": name or 
 #                                    "configs": {name: autotune config the recorded run chose}}
 NVTX_RANGE = "intelliperf"  # ncu --nvtx --nvtx-include intelliperf/
 MARKER = "stopped-{pid}.json"
+PARKED = "parked-{pid}"  # written when a program waits for its turn at its first launch ("turn": "launch")
 _TURN: dict = {}  # "fd": the held lock, "waited_s": how long taking it took
 
 
 def settings(
-    skips: dict[str, int], count: int, out_dir: str, nvtx: bool = False, configs: dict[str, dict] | None = None
+    skips: dict[str, int],
+    count: int,
+    out_dir: str,
+    nvtx: bool = False,
+    configs: dict[str, dict] | None = None,
+    turn_at_launch: bool = False,
 ) -> dict[str, str]:
     """The environment that opens a window in the program's processes: after `skips[name]` launches
     of each kernel (warm-up), `count` more are looked at, then the program stops. `configs`
-    (tuned_configs): autotuned kernels run the config the recorded run chose, without benchmarking."""
+    (tuned_configs): autotuned kernels run the config the recorded run chose, without benchmarking.
+    `turn_at_launch`: with $INTELLIPERF_GPU_TURN, the turn is taken at the first launch, not at import."""
     return {
         ENV: json.dumps(
             {
@@ -52,9 +62,17 @@ def settings(
                 "dir": str(out_dir),
                 "nvtx": NVTX_RANGE if nvtx else None,
                 "configs": configs or {},
+                "turn": "launch" if turn_at_launch else "import",
             }
         )
     }
+
+
+def parked(out_dir: str | os.PathLike) -> bool:
+    """Whether a program of the window in `out_dir` waits for its turn at its first launch (or had it)."""
+    from pathlib import Path
+
+    return any(Path(out_dir).glob(PARKED.format(pid="*")))
 
 
 def stopped(out_dir: str | os.PathLike) -> list[dict]:
@@ -95,6 +113,7 @@ class Window:
         self.dir = config["dir"]
         self.nvtx = config.get("nvtx")
         self.configs = config.get("configs") or {}
+        self.turn_at_launch = config.get("turn") == "launch"
         self.seen = dict.fromkeys(self.skip, 0)
         self.open_range = False
         self.problems: list[str] = []
@@ -105,6 +124,9 @@ class Window:
         return n is not None and self.skip[name] <= n < self.skip[name] + self.count and not _autotuning()
 
     def before(self, name: str) -> None:
+        if self.turn_at_launch:  # the first launch, its kernel compiled: no GPU work of ours before the turn
+            self.turn_at_launch = False
+            self._park()
         if self.nvtx and self.selected(name):
             self.open_range = self._nvtx("range_push", self.nvtx)
 
@@ -116,6 +138,13 @@ class Window:
         self.seen[name] += 1
         if all(n >= self.skip[k] + self.count for k, n in self.seen.items()):
             self.stop()
+
+    def _park(self) -> None:
+        try:
+            open(os.path.join(self.dir, PARKED.format(pid=os.getpid())), "w").close()
+        except OSError as exc:
+            self.problems.append(f"could not say it waits for its GPU turn: {exc}")
+        take_gpu_turn()
 
     def _nvtx(self, what: str, *args) -> bool:
         try:

@@ -163,14 +163,20 @@ def _install():
     _watch({name: (lambda module, name=name: _patch(name, module, out_dir)) for name in _WATCHED})
 
 
-def _window_dir():
-    """The folder of the profiling pass's window ($INTELLIPERF_WINDOW), or None."""
+def _window_config() -> dict:
+    """The profiling pass's window ($INTELLIPERF_WINDOW), or {}."""
     try:
         import json
 
-        return json.loads(os.environ.get("INTELLIPERF_WINDOW") or "{}").get("dir")
-    except (ValueError, AttributeError):
-        return None
+        config = json.loads(os.environ.get("INTELLIPERF_WINDOW") or "{}")
+    except ValueError:
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
+def _window_dir():
+    """The folder of the profiling pass's window, or None."""
+    return _window_config().get("dir")
 
 
 def _open_window():
@@ -185,8 +191,8 @@ def _take_gpu_turn():
     """Two profiling passes side by side: once torch or Triton is imported, wait until the other pass is
     done with the GPU (profiling/window.py)."""
     out_dir = _window_dir()
-    if not os.environ.get("INTELLIPERF_GPU_TURN") or not out_dir:
-        return
+    if not os.environ.get("INTELLIPERF_GPU_TURN") or not out_dir or _window_config().get("turn") == "launch":
+        return  # (at its first launch, the window takes it)
 
     def take(module):
         try:
