@@ -465,8 +465,7 @@ def _attempt(
     settings = s.validation.model_copy(update={"screen": True}) if cand.sweep else s.validation
     if cand.sweep:  # a screen is not timed, and its choice comes next: the choice's Pythons start beside it
         _start_ahead(s, work, number)
-    timers = ahead.timers if ahead and not cand.sweep else None
-    beside = None if cand.sweep else _timers_beside(s, reference, changes, where, device, timers)
+    beside = None if cand.sweep else _timers_beside(s, reference, changes, where, device)
     try:
         started_ahead = ahead.validation if ahead else None
         quiet = beside.quiet if beside else None
@@ -542,10 +541,7 @@ def _metric_after(
     early = beside.finish(_limit_s(s, reference) if correct else 0) if beside is not None else None  # its turn
     if correct:  # the candidate's own (validation) run, recorded
         recording = load_recording(where / "validation" / "candidate")
-        fresh = beside is not None  # where the run beside the validation does not stand: a new Python and folder
-        attempt.after = _measure_candidate(
-            s, recording, program, not cand.sweep, None if fresh else where, None if fresh else timers, early
-        )
+        attempt.after = _measure_candidate(s, recording, program, not cand.sweep, where, timers, early)
         if cand.sweep:
             mine = [p for p in recording.kernels if p.name == s.profile.name]
             attempt.chosen = tuned_configs(mine).get(s.profile.name, {})
@@ -662,18 +658,19 @@ def _candidate_trace(s: Session, baseline: Measure) -> TraceSettings:
 
 
 def _timers_beside(
-    s: Session, reference: ReferenceRun, changes: dict[str, str], where: Path, device: str | None, ahead
+    s: Session, reference: ReferenceRun, changes: dict[str, str], where: Path, device: str | None
 ) -> TimersBeside | None:
-    """The candidate's region-timer run, started now beside its validation (in the Python `ahead` started for
-    it), where the formula reads the timers on a GPU: it waits for its GPU turn at its first launch, and the
-    loop holds the turn until the validation is over. Told the original's launches (the candidate's are
-    known only after its run): not for an autotuned kernel (which config to pin), nor where the program's
-    recorded GPU memory would not fit twice beside the validation's workers."""
+    """The candidate's region-timer run, started now beside its validation (in a fresh Python: its start-up
+    is off the critical path, and the one started ahead stays for a run after the validation where this one
+    does not stand), where the formula reads the timers on a GPU: it waits for its GPU turn at its first
+    launch, and the loop holds the turn until the validation is over. Told the original's launches (the
+    candidate's are known only after its run): not for an autotuned kernel (which config to pin), nor where
+    the program's recorded GPU memory would not fit twice beside the validation's workers."""
     if not _times_regions(s) or tuned_configs([s.profile]) or not fits_beside(reference, programs=2):
         return None
     from .profiling import region_timers
 
-    timers = where / "timers"
+    timers = where / "timers-beside"  # (`where / "timers"` is the Python started ahead's)
     lock = region_timers.turn_file(timers)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     os.lockf(fd, os.F_LOCK, 0)
@@ -693,7 +690,6 @@ def _timers_beside(
                 loops_only=True,
                 data="tree",
                 where=timers,
-                ahead=ahead,
                 turn=str(lock),
             )
         )
