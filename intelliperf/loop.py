@@ -677,22 +677,25 @@ def _timers_beside(
     out: list = []
 
     def run() -> None:
-        out.append(
-            region_timers.collect(
-                s.report.run.command,
-                [s.profile],
-                root=s.root,
-                cwd=Path(s.report.run.cwd),
-                timeout_s=s.validation.timeout_s,
-                changes=changes,
-                env=pinned_env(device),
-                sandbox=s.sandbox,
-                loops_only=True,
-                data="tree",
-                where=timers,
-                turn=str(lock),
+        try:
+            out.append(
+                region_timers.collect(
+                    s.report.run.command,
+                    [s.profile],
+                    root=s.root,
+                    cwd=Path(s.report.run.cwd),
+                    timeout_s=s.validation.timeout_s,
+                    changes=changes,
+                    env=pinned_env(device),
+                    sandbox=s.sandbox,
+                    loops_only=True,
+                    data="tree",
+                    where=timers,
+                    turn=str(lock),
+                )
             )
-        )
+        except Exception:  # noqa: BLE001  (its folder gone with a retried validation: measured after it instead)
+            pass
 
     thread = threading.Thread(target=run, name="region-timers-beside", daemon=True)
     thread.start()
