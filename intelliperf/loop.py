@@ -39,7 +39,7 @@ from .validators import (
 )
 from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
-from .validators.validate import busy, fits_beside
+from .validators.validate import busy, fits_beside, run_limit
 from .workload.devices import pinned_env, spread_over
 from .workload.head_start import HeadStart
 from .workload.runner import TraceSettings
@@ -538,7 +538,7 @@ def _metric_after(
     was started for it and not taken is stopped."""
     assert attempt.verdict is not None  # measured after validation
     correct = attempt.verdict.correct
-    early = beside.finish(_limit_s(s, reference) if correct else 0) if beside is not None else None  # its turn
+    early = beside.finish(run_limit(reference, s.validation) if correct else 0) if beside is not None else None
     if correct:  # the candidate's own (validation) run, recorded
         recording = load_recording(where / "validation" / "candidate")
         attempt.after = _measure_candidate(s, recording, program, not cand.sweep, where, timers, early)
@@ -710,11 +710,6 @@ def _launched_alike(original: KernelProfile, candidate: KernelProfile) -> bool:
         return {(tuple(sig.grid), sig.num_warps) for sig in p.signatures}
 
     return launches(original) == launches(candidate)
-
-
-def _limit_s(s: Session, reference: ReferenceRun) -> float:
-    """A candidate run's time limit: the user's, else scaled from the reference's run."""
-    return s.validation.timeout_s or 4 * reference.duration_s + 30
 
 
 def _times_regions(s: Session) -> bool:

@@ -500,7 +500,7 @@ def validate(
     settings = settings or ValidationSettings()
     work_dir = Path(work_dir or tempfile.mkdtemp(prefix="intelliperf-validate-"))
     verdict = Verdict(correct=False)
-    timeout = settings.timeout_s or _limit(reference.duration_s, settings)
+    timeout = run_limit(reference, settings)
     start = time.perf_counter()
     cand_dir = work_dir / "candidate"
     cand_dir.mkdir(parents=True, exist_ok=True)
@@ -873,6 +873,11 @@ def busy() -> bool:
         return os.getloadavg()[0] > 0.75 * (os.cpu_count() or 1)
     except OSError:
         return False
+
+
+def run_limit(reference: ReferenceRun, settings: ValidationSettings) -> float:
+    """How long a candidate's program run may take: the user's limit, else `_limit` of the reference's run."""
+    return settings.timeout_s or _limit(reference.duration_s, settings)
 
 
 def _limit(reference_s: float, settings: ValidationSettings) -> float:
