@@ -470,19 +470,16 @@ def _attempt(
         started_ahead = ahead.validation if ahead else None
         quiet = beside.quiet if beside else None
         program, verdict = _validated(s, reference, changes, where, device, settings, started_ahead, quiet)
-    except KeyboardInterrupt:  # the report keeps the attempt whose folder is already there
-        attempt.status, attempt.reasons = (
-            "interrupted",
-            "- [interrupted] stopped by the user (Ctrl-C) while it was being validated; not judged",
-        )
-        opt.attempts.append(attempt)
-        s.write()
-        if beside is not None:
-            beside.finish(0)
-        raise
-    except BaseException:
+    except BaseException as exc:
         if beside is not None:  # never leave its turn held: its run would wait for it forever
             beside.finish(0)
+        if isinstance(exc, KeyboardInterrupt):  # the report keeps the attempt whose folder is already there
+            attempt.status, attempt.reasons = (
+                "interrupted",
+                "- [interrupted] stopped by the user (Ctrl-C) while it was being validated; not judged",
+            )
+            opt.attempts.append(attempt)
+            s.write()
         raise
     if _timed_out(verdict) and s.validation.timeout_s is None and busy():
         # The limit scales with the load when the attempt starts; load that came later can still kill a good
@@ -676,24 +673,11 @@ def _timers_beside(
     os.lockf(fd, os.F_LOCK, 0)
     out: list = []
 
+    original = Program(s.root, s.report.run.command, Path(s.report.run.cwd), env=pinned_env(device))
+
     def run() -> None:
         try:
-            out.append(
-                region_timers.collect(
-                    s.report.run.command,
-                    [s.profile],
-                    root=s.root,
-                    cwd=Path(s.report.run.cwd),
-                    timeout_s=s.validation.timeout_s,
-                    changes=changes,
-                    env=pinned_env(device),
-                    sandbox=s.sandbox,
-                    loops_only=True,
-                    data="tree",
-                    where=timers,
-                    turn=str(lock),
-                )
-            )
+            out.append(_timer_run(s, original, s.profile, changes=changes, where=timers, turn=str(lock)))
         except Exception:  # noqa: BLE001  (its folder gone with a retried validation: measured after it instead)
             pass
 
@@ -738,25 +722,30 @@ def _measure_candidate(
     if regions and early and _launched_alike(s.profile, profile):
         timed = early
     elif regions and _times_regions(s):
-        from .profiling import region_timers
-
         s.progress("region timers: the candidate once more, instrumented")
-        timed = list(
-            region_timers.collect(
-                program.command,
-                [profile],
-                root=program.root,
-                cwd=program.workdir(),
-                timeout_s=s.validation.timeout_s,
-                env=program.env,
-                sandbox=s.sandbox,
-                loops_only=True,
-                data="tree",  # the metric is a share, which Proton's per-scope totals give without its trace
-                where=where / "timers" if where else None,
-                ahead=ahead,
-            ).evidence.values()
-        )
+        run = _timer_run(s, program, profile, where=where / "timers" if where else None, ahead=ahead)
+        timed = list(run.evidence.values())
     return _measure_in(s, recording, profile, recording.first("time_source", "unknown"), timed)
+
+
+def _timer_run(s: Session, program: Program, profile: KernelProfile, **place):
+    """One region-timer run of a candidate, sandboxed: `program` (with the candidate's `changes` where it is the
+    original's), its kernel's loop instrumented, read as Proton's per-scope totals (the metric is a share, which
+    they give without the trace); `place`: `changes`, `where`, `ahead`, `turn` of `region_timers.collect`."""
+    from .profiling import region_timers
+
+    return region_timers.collect(
+        program.command,
+        [profile],
+        root=program.root,
+        cwd=program.workdir(),
+        timeout_s=s.validation.timeout_s,
+        env=program.env,
+        sandbox=s.sandbox,
+        loops_only=True,
+        data="tree",
+        **place,
+    )
 
 
 def _measure_in(
