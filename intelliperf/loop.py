@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import IntelliPerfError, UsageError
 from .formulas import Formula, Registry
@@ -45,6 +46,9 @@ from .workload.head_start import HeadStart
 from .workload.runner import TraceSettings
 from .workload.sandbox import Sandbox
 from .workload.workspace import in_copy, within
+
+if TYPE_CHECKING:
+    from .profiling.region_timers import TimerRun
 
 IMPROVEMENT = 0.01  # the metric must move by more than 1 % in its better direction
 # Head starts by default from this many cores: on the 2-core CPU machine the first one slowed the reference
@@ -135,14 +139,14 @@ class TimersBeside:
             time.sleep(0.02)
         return None
 
-    def finish(self, timeout_s: float) -> list[Evidence] | None:
-        """The turn given to the run (its launch runs now), and its evidence once it ends; None where it did not
-        end in `timeout_s` (it ends with the sandbox when intelliperf does)."""
+    def finish(self, timeout_s: float) -> TimerRun | None:
+        """The turn given to the run (its launch runs now), and the run once it ends; None where it did not end
+        in `timeout_s` (it ends with the sandbox when intelliperf does)."""
         if self.lock >= 0:
             os.close(self.lock)
             self.lock = -1
         self.thread.join(timeout_s)
-        return list(self.out[0].evidence.values()) if self.out else None
+        return self.out[0] if self.out else None
 
 
 PARK_WAIT_S = 60.0  # how long the timing waits for a region-timer run beside it to reach its first launch
@@ -659,10 +663,11 @@ def _timers_beside(
 ) -> TimersBeside | None:
     """The candidate's region-timer run, started now beside its validation (in a fresh Python: its start-up
     is off the critical path, and the one started ahead stays for a run after the validation where this one
-    does not stand), where the formula reads the timers on a GPU: it waits for its GPU turn at its first
+    gave nothing), where the formula reads the timers on a GPU: it waits for its GPU turn at its first
     launch, and the loop holds the turn until the validation is over. Told the original's launches (the
-    candidate's are known only after its run): not for an autotuned kernel (which config to pin), nor where
-    the program's recorded GPU memory would not fit twice beside the validation's workers."""
+    candidate's are known only after its run; its totals are read again with them): not for an autotuned
+    kernel (which config to pin), nor where the program's recorded GPU memory would not fit twice beside the
+    validation's workers."""
     if not _times_regions(s) or tuned_configs([s.profile]) or not fits_beside(reference, programs=2):
         return None
     from .profiling import region_timers
@@ -686,16 +691,6 @@ def _timers_beside(
     return TimersBeside(timers, fd, thread, out)
 
 
-def _launched_alike(original: KernelProfile, candidate: KernelProfile) -> bool:
-    """Whether the candidate launched its kernel with the original's grids and warps (what the run beside its
-    validation was told)."""
-
-    def launches(p: KernelProfile) -> set:
-        return {(tuple(sig.grid), sig.num_warps) for sig in p.signatures}
-
-    return launches(original) == launches(candidate)
-
-
 def _times_regions(s: Session) -> bool:
     """Whether each candidate gets a region-timer run: on a GPU, for a formula that reads the timers."""
     return s.report.run.mode == "compiled" and s.formula.wants_regions(s.registry)
@@ -708,19 +703,22 @@ def _measure_candidate(
     regions: bool = True,
     where: Path | None = None,
     ahead: HeadStart | None = None,
-    early: list[Evidence] | None = None,
+    early: TimerRun | None = None,
 ) -> Measure:
     """The formula's metric and the kernel time in the candidate's own (validation) run; region
     timers, when the formula reads them, in one more run of the candidate's copy (in `where`/timers, in the
     Python `ahead` started there), read as Proton's per-scope totals (not for a screen, `regions=False`: its
-    choice is measured when it is tried). `early`: what that run gave beside the validation, which stands
-    where the candidate launched its kernel as the original did (the run was told the original's launches)."""
+    choice is measured when it is tried). `early`: that run, made beside the validation (`TimerRun`); told the
+    original's launches, its totals are read again with the grid and warps the candidate's own run recorded."""
     profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
     if profile is None:
         return Measure()
+    from .profiling import region_timers
+
     timed: list[Evidence] = []
-    if regions and early and _launched_alike(s.profile, profile):
-        timed = early
+    beside = region_timers.reread(early, s.profile, profile) if regions and early else None
+    if beside is not None:
+        timed = [beside]
     elif regions and _times_regions(s):
         s.progress("region timers: the candidate once more, instrumented")
         run = _timer_run(s, program, profile, where=where / "timers" if where else None, ahead=ahead)

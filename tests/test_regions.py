@@ -364,6 +364,59 @@ def test_the_pass_reads_protons_totals_into_evidence_and_checks_its_grid(tmp_pat
     assert not failed.evidence and "wrote no totals (exit 1): RuntimeError: out of memory" in failed.notes[0]
 
 
+def test_a_run_told_the_originals_launches_is_read_again_with_the_candidates(tmp_path):
+    """The region-timer run beside a candidate's validation is told the original's launches (the candidate's
+    are known after its run). `reread` reads its totals with the grid and warps the candidate's own run
+    recorded: Proton divides by the warps the launch ran, so read with the original's 4 warps an 8-warp launch
+    gives half the cycles per warp and twice the CTAs (said as a problem); read again, the cycles and CTAs are
+    the launch's. The shares are the same either way. Warp ids past a launch's warps record nothing."""
+    from types import SimpleNamespace
+
+    from intelliperf.profiling.regions import Instrumented
+
+    tree = json.loads((FIXTURES / "attention.hatchet").read_text())
+
+    def halve(node: dict) -> None:  # the same cycles, divided by twice the warps: the launch ran 8 a CTA
+        if "normalized_cycles" in node.get("metrics", {}):
+            node["metrics"]["normalized_cycles"] /= 2
+        for child in node.get("children", []):
+            halve(child)
+
+    for root in tree:
+        halve(root)
+    totals = tmp_path / "proton.hatchet"
+    totals.write_text(json.dumps(tree))
+    table = Instrumented(text="", regions=_regions("attention"), loop_line=28, notes=[])
+    original = _attention_profile(2048, warps=4)
+    candidate = _attention_profile(2048, warps=8).model_copy(update={"id": "candidate"})
+    run = region_timers.TimerRun()
+    read = region_timers._Read([original], {original.id: table}, [0], None, None, False)
+    region_timers._read_totals(run, totals, SimpleNamespace(returncode=0, tail=[]), read)
+    told = run.evidence[original.id].regions
+    assert told.ctas == 4096 and told.kernel_cycles_per_warp == pytest.approx(361_262 / 2, rel=1e-4)
+    assert told.problems[0].startswith("Proton's totals imply 4,096 CTAs where the recorded launches had 2,048")
+
+    again = region_timers.reread(run, original, candidate)
+    assert again is not None and again.kernel == "attention_kernel" and again.regions is not None
+    r = again.regions
+    assert r.ctas == 2048 and r.problems == [] and r.loop_line == 28 and r.recorded_warps == [0]
+    assert r.kernel_cycles_per_warp == pytest.approx(361_262, rel=1e-4)
+    assert r.exposed_memory_share == told.exposed_memory_share == pytest.approx(0.1331, abs=1e-4)
+    assert run.evidence[original.id].regions is told  # the run's own evidence is left as it was
+
+    # told 8 warps (warps 0 and 4 recorded), the candidate ran 4: only warp 0 was timed in each CTA
+    wide = region_timers.TimerRun()
+    read8 = region_timers._Read([candidate], {candidate.id: table}, [0, 4], None, None, False)
+    region_timers._read_totals(wide, FIXTURES / "attention.hatchet", SimpleNamespace(returncode=0, tail=[]), read8)
+    narrow = region_timers.reread(wide, candidate, original)
+    assert narrow is not None and narrow.regions is not None
+    assert narrow.regions.recorded_warps == [0] and narrow.regions.warps_per_cta == 1
+    assert narrow.regions.ctas == 2048 and narrow.regions.kernel_cycles_per_warp == pytest.approx(361_262, rel=1e-4)
+    # nothing to read again: a run that read no totals, or did not time that kernel
+    assert region_timers.reread(region_timers.TimerRun(), original, candidate) is None
+    assert region_timers.reread(run, candidate, original) is None
+
+
 def test_overlap_reads_a_helper_loops_instructions_at_either_line_of_its_call():
     """Triton puts an inlined helper's instructions at a line of the call: its first line with 3.9
     (this machine), its last with 3.6 (the H100's static view put the attention helper's dots at

@@ -433,7 +433,7 @@ def test_a_program_told_to_take_its_gpu_turn_at_its_first_launch_waits_there(tmp
 
 def test_the_timing_waits_until_the_run_beside_it_waits_for_its_turn(tmp_path, monkeypatch):
     """`TimersBeside.quiet`: nothing to wait for once the run is parked or has ended; a note where it never
-    reached its first launch in time. `finish` gives the turn back and returns the run's evidence."""
+    reached its first launch in time. `finish` gives the turn back and returns the run."""
     import os
     import threading
     import time
@@ -459,7 +459,7 @@ def test_the_timing_waits_until_the_run_beside_it_waits_for_its_turn(tmp_path, m
     begin = time.perf_counter()
     assert beside.quiet() is None and time.perf_counter() - begin >= 0.25  # it waited for the park
     release.set()
-    assert beside.finish(10) == [] and beside.lock == -1 and out[0].notes == ["ran"]
+    assert beside.finish(10) is out[0] and beside.lock == -1 and out[0].notes == ["ran"]
 
     monkeypatch.setattr(loop, "PARK_WAIT_S", 0.2)
     stuck = threading.Thread(target=lambda: time.sleep(2), daemon=True)

@@ -42,6 +42,7 @@ class TimerRun:
     evidence: dict[str, Evidence] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    totals: tuple | None = None  # where it read Proton's per-scope totals: (the tree, its _Read), for `reread`
 
 
 def available(interpret: bool) -> str | None:
@@ -223,9 +224,14 @@ def _read_trace(out: TimerRun, trace: Path, result, read: _Read) -> int | None:
     return len(text)
 
 
-def _add_evidence(out: TimerRun, profile: KernelProfile, report: Regions, read: _Read) -> None:
-    """One timed kernel's figures (from either reader), with what the pass knows besides them."""
-    report.loop_line, report.recorded_warps = read.tables[profile.id].loop_line, read.recorded
+def _add_evidence(
+    out: TimerRun, profile: KernelProfile, report: Regions, read: _Read, done=None, recorded: list[int] | None = None
+) -> None:
+    """One timed kernel's figures (from either reader), with what the pass knows besides them: `done`, its
+    instrumented file (default: the profile's), `recorded`, the warps timed in each CTA (default: the pass's)."""
+    done = done or read.tables[profile.id]
+    report.loop_line = done.loop_line
+    report.recorded_warps = read.recorded if recorded is None else recorded
     if read.dropped:
         report.problems.append(read.dropped)
     out.evidence[profile.id] = Evidence(
@@ -277,21 +283,41 @@ def _read_totals(out: TimerRun, path: Path, result, read: _Read) -> int | None:
         out.notes.append(f"region timers: the instrumented run wrote no totals (exit {result.returncode}): {why[:400]}")
         return None
     for profile in read.timed:
-        done = read.tables[profile.id]
-        totals = timeline.scope_totals(tree, profile.name)
-        regions = done.regions or timeline.regions_from_names(sorted(totals))
-        warps = window.tuned_configs([profile]).get(profile.name, {}).get("num_warps") or _warps(profile)
-        report = timeline.analyse_totals(totals, regions, profile.name, warps, len(read.recorded) or warps)
-        grids = {math.prod(sig.grid) for sig in profile.signatures if sig.grid}
-        if report.ctas and grids and report.ctas not in grids:
-            report.problems.append(
-                f"Proton's totals imply {report.ctas:,} CTAs where the recorded launches had "
-                f"{', '.join(f'{g:,}' for g in sorted(grids))}: cycles per warp may be off (the shares are not)"
-            )
-        if read.keep:
-            report.files = {"proton_totals": str(path)}
-        _add_evidence(out, profile, report, read)
+        _totals_evidence(out, tree, profile, read.tables[profile.id], read, path)
+    out.totals = (tree, read)
     return len(text)
+
+
+def reread(run: TimerRun, timed: KernelProfile, launched: KernelProfile) -> Evidence | None:
+    """`timed`'s figures from `run`'s per-scope totals, read with the launches `launched` recorded: a run
+    told `timed`'s launches before the kernel's own were known (a candidate's, started beside its validation,
+    whose recording then says which grid and warps its kernel ran). Proton's totals are divided by the warps
+    the launch ran, so cycles per warp and CTAs follow the launch; the shares do not. None where the run read
+    no totals of `timed`."""
+    tree, read = run.totals or (None, None)
+    if read is None or timed.id not in read.tables:
+        return None
+    out = TimerRun()
+    _totals_evidence(out, tree, launched, read.tables[timed.id], read, None)
+    return out.evidence[launched.id]
+
+
+def _totals_evidence(out: TimerRun, tree, profile: KernelProfile, done, read: _Read, path: Path | None) -> None:
+    """One kernel's figures from the totals `tree` (read from `path`), its regions as instrumented in `done`."""
+    totals = timeline.scope_totals(tree, profile.name)
+    regions = done.regions or timeline.regions_from_names(sorted(totals))
+    warps = window.tuned_configs([profile]).get(profile.name, {}).get("num_warps") or _warps(profile)
+    recorded = [w for w in read.recorded if w < warps]  # (ids past a launch with fewer warps record nothing)
+    report = timeline.analyse_totals(totals, regions, profile.name, warps, len(recorded) or warps)
+    grids = {math.prod(sig.grid) for sig in profile.signatures if sig.grid}
+    if report.ctas and grids and report.ctas not in grids:
+        report.problems.append(
+            f"Proton's totals imply {report.ctas:,} CTAs where the recorded launches had "
+            f"{', '.join(f'{g:,}' for g in sorted(grids))}: cycles per warp may be off (the shares are not)"
+        )
+    if read.keep and path is not None:
+        report.files = {"proton_totals": str(path)}
+    _add_evidence(out, profile, report, read, done, recorded)
 
 
 def sampling(mode: str, kernels: list[KernelProfile], files: dict[str, str], all_warps: bool) -> tuple[str, list]:
