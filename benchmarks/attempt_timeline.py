@@ -2,8 +2,8 @@
 process with the parent's stages marked (validation, the candidate's program run handed to its Python,
 the replay's comparison, the sanitizers, the timing, the region-timer run), and, before each attempt's
 folder is removed, what its processes said of their own time: the candidate program's capture (`at`:
-made, first dispatch done, flushed) and each worker's replay.json (`phases`, and `at`: early trials
-begun, job received, done). Every time is in seconds since this script started (wall clock).
+made, first dispatch done, flushed) and each worker's replay.json (`phases`, `at`: early trials
+begun, job received, done; and each trial's seconds). Every time is in seconds since this script started (wall clock).
 
     python benchmarks/attempt_timeline.py OUT_DIR [optimize options] -- COMMAND...
     (on the device machine, after gpu_setup.sh, in the program's folder; e.g.
@@ -54,6 +54,9 @@ def said(where: str) -> None:
             continue
         at = {k: round(v - T0, 3) for k, v in (data.get("at") or {}).items() if isinstance(v, (int, float))}
         print("   ", path.split("validation/")[-1], "phases", data.get("phases"), "at", at, flush=True)
+        runs = [f"{r.get('label')} {r['seconds']}" for r in data.get("runs", []) if "seconds" in r]
+        if runs:  # each trial's call: compiling, launching, waiting for the GPU
+            print("      trials (s):", ", ".join(runs), flush=True)
 
 
 def main() -> int:

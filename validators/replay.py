@@ -576,6 +576,7 @@ def _placed(loaded: dict, descs: list[dict]) -> dict:
 
 
 def _guarded(summary: dict, run: dict, call, out: Path) -> None:
+    begin = time.perf_counter()
     try:
         outputs = call()
     except Exception as exc:
@@ -587,7 +588,7 @@ def _guarded(summary: dict, run: dict, call, out: Path) -> None:
     _save(out / f"{run['label']}.pt", outputs)
     phases = summary["phases"]
     phases["save"] = round(phases.get("save", 0.0) + time.perf_counter() - mark, 3)
-    summary["runs"].append(run)
+    summary["runs"].append({**run, "seconds": round(mark - begin, 3)})  # the call: compiling, launching, waiting
 
 
 def _launcher_fn(job: dict, alias: str, summary: dict):
