@@ -468,7 +468,7 @@ def _attempt(
     s.progress(f"attempt {number}: validating {cand.rewriter} candidate ({cand.title})")
     settings = s.validation.model_copy(update={"screen": True}) if cand.sweep else s.validation
     if cand.sweep:  # a screen is not timed, and its choice comes next: the choice's Pythons start beside it
-        _start_ahead(s, work, number)
+        _start_ahead(s, work, number, reference)
     beside = None if cand.sweep else _timers_beside(s, reference, changes, where, device)
     try:
         started_ahead = ahead.validation if ahead else None
@@ -512,7 +512,7 @@ def _attempt(
             f"validated a second time after a timeout on a busy machine (load {load:.1f} on "
             f"{os.cpu_count()} cores), with twice the time"
         )
-    _start_ahead(s, work, number)  # not earlier (but beside a screen): they would take CPU from its timing
+    _start_ahead(s, work, number, reference)  # not earlier (but beside a screen): they would take CPU from its timing
     attempt.verdict = verdict
     attempt.seconds.update(verdict.seconds)
     begin = time.perf_counter()
@@ -585,11 +585,12 @@ def _device(s: Session) -> str | None:
     return s.budget.devices[0] if s.budget.devices else None
 
 
-def _start_ahead(s: Session, work: Path, done: int) -> None:
+def _start_ahead(s: Session, work: Path, done: int, reference: ReferenceRun | None = None) -> None:
     """The Pythons for the next candidate's program run and workers (`start_ahead`), in a folder of its own,
     after attempt `done` (0: while the reference is captured; beside it where it is a screen), where the
     settings want them (`ValidationSettings.head_start`); not after the budget's last attempt, not where
-    candidates are spread over several GPUs, nor twice."""
+    candidates are spread over several GPUs, nor twice. Once the `reference` says its workers fit beside its
+    run, they make their CUDA contexts now too."""
     wanted = s.validation.head_start
     if wanted is None:
         wanted = (os.cpu_count() or 1) >= HEAD_START_CPUS
@@ -607,6 +608,7 @@ def _start_ahead(s: Session, work: Path, done: int) -> None:
         interpret=s.report.run.mode == "interpreter",
         settings=s.validation,
         env=pinned_env(_device(s)),
+        cuda=reference is not None and fits_beside(reference),
     )
     timers = None
     if _times_regions(s):

@@ -318,3 +318,42 @@ def test_what_the_tool_it_runs_under_sets_survives_the_hand_over(tmp_path):
     assert head.fits(box, command, root, env, (root, home), ()) is None
     result = head.hand_over(command, root, env).wait(120)
     assert result.returncode == 0 and result.ahead and "tool: yes" in result.tail, result.tail
+
+
+def test_workers_started_ahead_make_their_cuda_context_only_where_asked(tmp_path):
+    """`start_ahead(cuda=True)` (the loop asks once the reference says its workers fit beside its run): each
+    worker's Python, not the program's, makes its CUDA context as it starts; with the interpreter, or not asked,
+    none does. On this CPU machine no context can be made: the Python still takes its run, as a fresh one
+    would find that out at its run."""
+    from intelliperf import env as names
+
+    box = sandboxing.make(enabled=True, hide=(tmp_path,))
+    for cuda, interpret, wanted in ((True, False, True), (False, False, False), (True, True, False)):
+        root, work = _layout(tmp_path, f"{cuda}-{interpret}")
+        ahead = start_ahead(
+            box,
+            sys.executable,
+            root,
+            work,
+            inputs=work.parent / "inputs",
+            reference_root=work.parent / "reference",
+            interpret=interpret,
+            settings=ValidationSettings(sanitizer=False, timing=False),
+            env={},
+            cuda=cuda,
+        )
+        try:
+            assert set(ahead.workers) == {"replay"} and ahead.program is not None
+            assert (ahead.workers["replay"].env.get(names.CUDA_AHEAD) == "1") is wanted
+            assert names.CUDA_AHEAD not in ahead.program.env
+        finally:
+            ahead.stop()
+    root, work = _layout(tmp_path, "context")
+    home = work / "home"
+    env = confined_env(box, bootstrap_env(False), home, 0) | {names.CUDA_AHEAD: "1"}
+    head = HeadStart.start(box, sys.executable, env=env, writable=(root, home), go_file=home / "go.json")
+    (root / "show.py").write_text("import torch\nprint('ran; cuda:', torch.cuda.is_available())\n")
+    command = [sys.executable, "show.py"]
+    assert head.fits(box, command, root, env, (root, home), ()) is None
+    result = head.hand_over(command, root, env).wait(120)
+    assert result.returncode == 0 and result.ahead and "ran; cuda: False" in result.tail, result.tail

@@ -400,6 +400,14 @@ def test_correct_candidates_are_accepted(axpy_reference, tmp_path):
     assert any("4 of 4 dispatches" in c for c in same.checks)
     assert any("unseen" in c for c in same.checks) and any("poisoned" in c for c in same.checks)
     assert same.faster is None and "interpreter" in same.notes[-1]  # no GPU: no time, said so
+    # The candidate's launcher trials at unseen shapes ran first (their kernels compile for other sizes, the
+    # recorded shape's is the program's), each with its seconds; all of the reference's trials ran.
+    runs = json.loads((tmp_path / "va" / "replay" / "replay.json").read_text())["runs"]
+    shapes = [run["shape"] for run in runs if run["mode"] == "launcher"]
+    assert shapes[0].startswith("unseen") and shapes[-1] == "recorded"
+    assert sorted(shapes, key=lambda shape: shape == "recorded") == shapes and "recorded" in shapes
+    assert {run["label"] for run in runs} == {run["label"] for run in axpy_reference.replay["runs"]}
+    assert all(run["seconds"] >= 0 for run in runs)
     retuned = validate(
         axpy_reference, _candidate(tmp_path / "b", [("block: int = 128", "block: int = 512")]), work_dir=tmp_path / "vb"
     )

@@ -585,12 +585,15 @@ def start_ahead(
     interpret: bool,
     settings: ValidationSettings,
     env: dict,
+    cuda: bool = False,
 ) -> Ahead:
     """Pythons started for a candidate not made yet, laid out as `validate` will have it: its copy of the
     project in `root`, `work_dir` the validation's folder, `inputs` the reference's replay inputs and
     `reference_root` its copy of the project (both made now where the reference is not captured yet), `env`
     the candidate's own (`Program.env`); the folders are made empty now. On a GPU the two timing workers'
-    too (they inherit their pipes now)."""
+    too (they inherit their pipes now). `cuda`: the workers (not the program) make their CUDA contexts now,
+    where the reference said they fit beside its run (`fits_beside`): under racecheck a context took 0.6 s of
+    the worker's trial, the attempt's critical path on a pipelined GEMM (H100)."""
     cand_dir, home = work_dir / "candidate", work_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
     # The bootstrap's variables only: the run's own (the recorder, the capture) are set when it comes.
@@ -604,12 +607,13 @@ def start_ahead(
             box, python, env=program_env, writable=writable, go_file=home / ".intelliperf-run.json"
         )
     workers = {}
+    ours = {names.CUDA_AHEAD: "1"} if cuda and not interpret else {}
     for name, (wrap, extra) in _worker_kinds(interpret, settings)[0].items():
         folder = _worker_folder(work_dir, name)
         workers[name] = HeadStart.start(
             box,
             WORKER[0],
-            env=confined_env(box, _worker_env(interpret, folder, settings, env | extra), home, settings.seed),
+            env=confined_env(box, _worker_env(interpret, folder, settings, env | extra | ours), home, settings.seed),
             writable=(folder, home),
             readable=(inputs, root),
             go_file=folder / ".intelliperf-run.json",
@@ -618,7 +622,7 @@ def start_ahead(
     ahead = Ahead(program, workers)
     if not interpret and settings.timing:
         for name, project in (("reference", reference_root), ("candidate", root)):
-            ahead.timing[name] = _timing_ahead(box, project, inputs, work_dir / f"timing-{name}", settings, env)
+            ahead.timing[name] = _timing_ahead(box, project, inputs, work_dir / f"timing-{name}", settings, env | ours)
     return ahead
 
 
