@@ -947,8 +947,9 @@ def test_the_readmes_validators_example_runs_and_leaves_nothing_behind(tmp_path,
 @pytest.mark.parametrize("tool", [None, "NV_SANITIZER_INJECTION_PORT_BASE", "CUDA_INJECTION64_PATH"])
 def test_a_worker_leaves_without_teardown_unless_a_cuda_tool_watches_its_exit(tool):
     """The answer written, a replay worker's exit skips Python's teardown (torch's and CUDA's, a second on
-    the GPU: the parent waits for that exit); under compute-sanitizer or an Nsight tool it exits fully,
-    where the tool may report. Its exit code is kept either way."""
+    the GPU: the parent waits for that exit), under compute-sanitizer too (its findings are reported as each
+    kernel ends; the GPU tests reject a race and an out-of-bounds write so); under an Nsight tool it exits
+    fully, where the tool writes its report. Its exit code is kept either way."""
     import subprocess
 
     code = "import atexit\nfrom intelliperf.validators.replay import _exit\natexit.register(print, 'teardown')\n"
@@ -958,7 +959,7 @@ def test_a_worker_leaves_without_teardown_unless_a_cuda_tool_watches_its_exit(to
         env[tool] = "1"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 3
-    assert ("teardown" in done.stdout) == bool(tool)
+    assert ("teardown" in done.stdout) == (tool == "CUDA_INJECTION64_PATH")
 
 
 AUTOTUNED = """import sys, torch, triton, triton.language as tl
