@@ -90,19 +90,17 @@ sys.exit(3)
 '''
 
 
+def _started_ahead(box, root: Path, work: Path, settings: ValidationSettings, **kwargs):
+    """`start_ahead` for the copy `root` and the validation folder `work` (`_layout`)."""
+    inputs, reference = work.parent / "inputs", work.parent / "reference"
+    return start_ahead(
+        box, sys.executable, root, work, inputs=inputs, reference_root=reference, settings=settings, **kwargs
+    )
+
+
 def _program_ahead(box, root: Path, work: Path, *, interpret: bool = True, seed: int = 0, env: dict | None = None):
     """The program's Python of `start_ahead` (its workers' are not needed here)."""
-    ahead = start_ahead(
-        box,
-        sys.executable,
-        root,
-        work,
-        inputs=work.parent / "inputs",
-        reference_root=work.parent / "reference",
-        interpret=interpret,
-        settings=ValidationSettings(seed=seed),
-        env=env or {},
-    )
+    ahead = _started_ahead(box, root, work, ValidationSettings(seed=seed), interpret=interpret, env=env or {})
     for worker in ahead.workers.values():
         worker.stop()
     return ahead.program
@@ -330,18 +328,8 @@ def test_workers_started_ahead_make_their_cuda_context_only_where_asked(tmp_path
     box = sandboxing.make(enabled=True, hide=(tmp_path,))
     for cuda, interpret, wanted in ((True, False, True), (False, False, False), (True, True, False)):
         root, work = _layout(tmp_path, f"{cuda}-{interpret}")
-        ahead = start_ahead(
-            box,
-            sys.executable,
-            root,
-            work,
-            inputs=work.parent / "inputs",
-            reference_root=work.parent / "reference",
-            interpret=interpret,
-            settings=ValidationSettings(sanitizer=False, timing=False),
-            env={},
-            cuda=cuda,
-        )
+        settings = ValidationSettings(sanitizer=False, timing=False)
+        ahead = _started_ahead(box, root, work, settings, interpret=interpret, env={}, cuda=cuda)
         try:
             assert set(ahead.workers) == {"replay"} and ahead.program is not None
             assert (ahead.workers["replay"].env.get(names.CUDA_AHEAD) == "1") is wanted

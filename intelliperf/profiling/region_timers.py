@@ -229,7 +229,7 @@ def _add_evidence(
 ) -> None:
     """One timed kernel's figures (from either reader), with what the pass knows besides them: `done`, its
     instrumented file (default: the profile's), `recorded`, the warps timed in each CTA (default: the pass's)."""
-    done = done or read.tables[profile.id]
+    done = read.tables[profile.id] if done is None else done
     report.loop_line = done.loop_line
     report.recorded_warps = read.recorded if recorded is None else recorded
     if read.dropped:
