@@ -711,14 +711,16 @@ def _measure_candidate(
     timers, when the formula reads them, in one more run of the candidate's copy (in `where`/timers, in the
     Python `ahead` started there), read as Proton's per-scope totals (not for a screen, `regions=False`: its
     choice is measured when it is tried). `early`: that run, made beside the validation (`TimerRun`); told the
-    original's launches, its totals are read again with the grid and warps the candidate's own run recorded."""
+    original's launches, its totals are read again with the grid and warps the candidate's own run recorded.
+    Not for a candidate that autotunes: that run, told no config to pin, timed its configs and chose its own."""
     profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
     if profile is None:
         return Measure()
     from .profiling import region_timers
 
     timed: list[Evidence] = []
-    beside = region_timers.reread(early, s.profile, profile) if regions and early else None
+    stands = regions and not tuned_configs([profile])
+    beside = region_timers.reread(early, s.profile, profile) if stands and early is not None else None
     if beside is not None:
         timed = [beside]
     elif regions and _times_regions(s):

@@ -417,6 +417,49 @@ def test_a_run_told_the_originals_launches_is_read_again_with_the_candidates(tmp
     assert region_timers.reread(run, candidate, original) is None
 
 
+def test_the_run_beside_the_validation_gives_the_metric_unless_the_candidate_autotunes(tmp_path, monkeypatch):
+    """`loop._measure_candidate` takes the region-timer run made beside the validation, read again with the
+    candidate's launches (here 8 warps where the original had 4), without another run. A candidate that
+    autotunes is run once more with the config its validation run chose pinned: the run beside, told none,
+    timed its configs and may have chosen another."""
+    from types import SimpleNamespace
+
+    from intelliperf import loop
+    from intelliperf.profiling.regions import Instrumented
+
+    table = Instrumented(text="", regions=_regions("attention"), loop_line=28, notes=[])
+    original = _attention_profile(2048, warps=4)
+    run = region_timers.TimerRun()
+    read = region_timers._Read([original], {original.id: table}, [0], None, None, False)
+    region_timers._read_totals(run, FIXTURES / "attention.hatchet", SimpleNamespace(returncode=0, tail=[]), read)
+    s = SimpleNamespace(
+        profile=original,
+        formula=Overlap(),
+        registry=None,
+        finding=SimpleNamespace(formula="overlap", metric=None),
+        report=SimpleNamespace(run=SimpleNamespace(mode="compiled")),
+        progress=lambda message: None,
+    )
+    again: list = []
+
+    def timer_run(s, program, profile, **place):  # the run after the validation, recorded instead of made
+        again.append(profile)
+        return run
+
+    monkeypatch.setattr(loop, "_timer_run", timer_run)
+
+    def measured(candidate):
+        recording = SimpleNamespace(kernels=[candidate], first=lambda *a: "cuda-events", evidence_of=lambda _id: [])
+        return loop._measure_candidate(s, recording, None, True, tmp_path, None, run)  # type: ignore[arg-type]
+
+    wider = _attention_profile(2048, warps=8).model_copy(update={"id": "candidate"})
+    assert measured(wider).metric == pytest.approx(0.1331, abs=1e-4) and again == []
+    tuned = wider.model_copy(
+        update={"signatures": [wider.signatures[0].model_copy(update={"launches": 6, "tuning_launches": 5})]}
+    )
+    assert measured(tuned).metric == pytest.approx(0.1331, abs=1e-4) and again == [tuned]
+
+
 def test_overlap_reads_a_helper_loops_instructions_at_either_line_of_its_call():
     """Triton puts an inlined helper's instructions at a line of the call: its first line with 3.9
     (this machine), its last with 3.6 (the H100's static view put the attention helper's dots at
