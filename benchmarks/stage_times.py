@@ -179,7 +179,10 @@ def _optimize(program: Path, formula: str, device: str, timeout: float, flags: l
         # its program run in a Python started ahead (workload.head_start)
         "ahead": bool(attempts) and any("started ahead" in n for n in (attempts[0]["verdict"] or {}).get("notes", [])),
         # every attempt, where --optimize-flag=--max-attempts asked for more (a sweep, then its pinned choice)
-        "attempts": [{"title": a["title"], "status": a["status"], "seconds": a["seconds"]} for a in attempts],
+        "attempts": [
+            {"title": a["title"], "status": a["status"], "seconds": a["seconds"], "reasons": a["reasons"][:600]}
+            for a in attempts
+        ],
     }
 
 

@@ -30,6 +30,7 @@ from intelliperf.validators import (
 )
 from intelliperf.validators.compare import _agrees, _judged, dtype_name, identical
 from intelliperf.validators.outputs import analyse_ttir
+from intelliperf.validators.replay import unseen_shapes
 
 AXPY = PROGRAMS / "validation"
 COMMAND = [sys.executable, "axpy.py", "4096"]
@@ -412,6 +413,31 @@ def test_correct_candidates_are_accepted(axpy_reference, tmp_path):
         axpy_reference, _candidate(tmp_path / "b", [("block: int = 128", "block: int = 512")]), work_dir=tmp_path / "vb"
     )
     assert retuned.correct, retuned.reasons()
+
+
+def test_unseen_shapes_keep_the_sizes_a_kernel_indexes_or_is_compiled_for():
+    records = {"name": "records", "kind": "tensor", "dtype": "float32", "shape": [4096, 8]}
+    bins = {"name": "bins", "kind": "tensor", "dtype": "int64", "shape": [4096], "min": 0.0, "max": 15.0}
+    hist = {"name": "hist", "kind": "tensor", "dtype": "float32", "shape": [16]}
+    count = {"name": "count", "kind": "scalar", "value": 4096}
+    shapes, scalars = unseen_shapes([records, bins, hist, count], grow=False, compiled={8})
+    assert shapes == {"records": [3071, 8], "bins": [3071], "hist": [16]} and scalars == {"count": 3071}
+    shapes, _ = unseen_shapes([records, bins, hist, count], grow=True)
+    assert shapes["records"] == [6145, 13] and shapes["hist"] == [16]  # nothing compiled in: the fields change
+
+
+def test_a_record_layout_the_kernel_is_compiled_for_survives_the_unseen_shapes(tmp_path):
+    """aos_gather strides its records by FIELDS=8, a constexpr: an unseen shape of 5 fields would make the
+    reference read past its input, and a correct retuning would be rejected for garbage that differs."""
+    command = [sys.executable, "aos_gather.py", "--m", "64", "--n", "96", "--repeat", "1"]
+    project = REPO / "examples" / "memory_access"
+    ref = capture_reference(Program(project, command), "aos_gather_kernel", interpret=True, work_dir=tmp_path / "r")
+    unseen = [run["shape"] for run in ref.replay["runs"] if run["shape"].startswith("unseen")]
+    assert unseen == ["unseen, smaller (records=[575, 8])", "unseen, larger (records=[1153, 8])"]
+    text = (project / "aos_gather.py").read_text().replace("block: int = 1024", "block: int = 256")
+    retuned = Program(copy_project(project, {"aos_gather.py": text}, tmp_path / "copy"), command)
+    verdict = validate(ref, retuned, work_dir=tmp_path / "v")
+    assert verdict.correct, verdict.reasons()
 
 
 def test_a_crash_a_hang_and_an_import_error_are_failed_validations(axpy_reference, tmp_path):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from intelliperf import env
 from intelliperf.files import write_json
+from intelliperf.profiling.recorder import is_constexpr
 
 IMPORTED_AT = time.time()
 
@@ -173,6 +174,8 @@ class Capture:
                 "file": os.path.abspath(py_fn.__code__.co_filename),
                 "line": py_fn.__code__.co_firstlineno,
                 "params": arg_names,
+                # what a replay's unseen shapes keep (replay.compiled_sizes)
+                "constexprs": [n for n, p in inspect.signature(py_fn).parameters.items() if is_constexpr(p.annotation)],
             }
             self.launcher = _launcher(self.skip_dirs)
         access = self._access(py_fn, arg_names, bound, compiled)

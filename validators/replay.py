@@ -25,7 +25,8 @@ outputs; the parent compares. The trials:
   (all negative, wide and mixed-sign, NaN and Inf sprinkled in; not for inputs whose values the
   kernel turns into addresses, which would write out of bounds) and two unseen shapes, one
   smaller and one larger, every dimension of 2 or more changed to a size that is no multiple of
-  any block size. Trials the reference itself rejects are not compared.
+  any block size (except sizes the kernel is compiled for, its constexpr values, and sizes an
+  integer input indexes). Trials the reference itself rejects are not compared.
 
 Imports only torch, triton, numpy (and pydantic through the package).
 """
@@ -38,6 +39,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Set
 from pathlib import Path
 from typing import Any
 
@@ -159,17 +161,19 @@ def _larger(d: int) -> int:
     return g if g % 2 else g + 1
 
 
-def unseen_shapes(descs: list[dict], grow: bool) -> tuple[dict, dict]:
+def unseen_shapes(descs: list[dict], grow: bool, compiled: Set[int] = frozenset()) -> tuple[dict, dict]:
     """New sizes for every dimension of 2 or more: odd (so no multiple of any block size), about
     3/4 (`grow=False`) or 3/2 of the original. Integer arguments equal to a changed size or
     element count follow. A size that an integer input's values index (they span 0..size-1:
-    histogram bins, a gather's table) stays, or the indices would fall outside it."""
+    histogram bins, a gather's table) stays, or the indices would fall outside it; so does one in
+    `compiled` (the kernel's constexpr values: it may assume that size, and no launch could change it)."""
     indexed = {
         int(a["max"]) + 1
         for a in descs
         if a["kind"] == "tensor" and "max" in a and not a["dtype"].startswith(("float", "bfloat", "complex", "bool"))
     }
-    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2 and d not in indexed}
+    kept = indexed | set(compiled)
+    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2 and d not in kept}
     new = {d: (_larger if grow else _smaller)(d) for d in sizes}
     shapes = {a["name"]: [new.get(d, d) for d in a["shape"]] for a in descs if a["kind"] == "tensor"}
     numels = {math.prod(a["shape"]): math.prod(shapes[a["name"]]) for a in descs if a["kind"] == "tensor"}
@@ -243,6 +247,19 @@ def _kernel_args(launch: dict, tensors: dict) -> dict:
     return args
 
 
+def compiled_sizes(job: dict) -> set[int]:
+    """The integers the kernel was compiled for at the recorded launch (its constexpr arguments): a
+    tensor dimension equal to one may be built into the kernel (a record's 8 fields strided by
+    FIELDS=8, a head dimension one HEAD_DIM tile covers), so an unseen shape that changed it would
+    read out of bounds in the reference too, and compare garbage with garbage."""
+    constexprs = set(job["kernel"].get("constexprs", ()))
+    return {
+        d["value"]
+        for d in job["launch"]["args"]
+        if d["name"] in constexprs and d["kind"] == "scalar" and type(d["value"]) is int and d["value"] >= 2
+    }
+
+
 def jit_of(kernel):
     """The @triton.jit function under @triton.autotune / @triton.heuristics: a recorded launch
     already holds the config they chose, which the decorators would refuse to be given again."""
@@ -291,7 +308,7 @@ def prepare(job: dict, module, summary: dict) -> None:
     fn = _launcher_fn(job, "_intelliperf_side", summary)
     if fn is not None:
         try:
-            _prepare_launcher(job, fn, inputs, truth, summary)
+            _prepare_launcher(job, fn, inputs, truth, summary, compiled_sizes(job))
         except ReplayUnsupported as exc:
             summary["notes"].append(f"launcher replay not possible: {exc}")
     covered = any(r["mode"] == "launcher" and r["regime"] != "captured" for r in summary["runs"])
@@ -353,7 +370,7 @@ def _prepare_kernel(job, kernel, inputs: Path, truth: Path, summary: dict, poiso
         )
 
 
-def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None:
+def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compiled: Set[int]) -> None:
     descs = job["launcher"]["args"]
     values = make_inputs(descs)
     kept: list[tuple[str, object]] = []
@@ -396,12 +413,15 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict) -> None
             {"seed": seed, "shape": "recorded", "regime": regime},
         )
     for grow in (False, True):
-        shapes, scalars = unseen_shapes(descs, grow)
+        shapes, scalars = unseen_shapes(descs, grow, compiled)
         label = ", ".join(
             f"{n}={s}" for n, s in shapes.items() if s != next(d["shape"] for d in descs if d["name"] == n)
         )
         if not label:
-            summary["notes"].append("no unseen shape tried: the launcher's tensors have no dimension of 2 or more")
+            summary["notes"].append(
+                "no unseen shape tried: every dimension of the launcher's tensors is 1, indexed by an integer "
+                "input, or a size the kernel is compiled for (a constexpr value)"
+            )
             break
         new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
         seed = job["seed"] + (1001 if grow else 1000)

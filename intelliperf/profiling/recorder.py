@@ -149,13 +149,13 @@ class _FnInfo:
         self.arg_names = list(params)
         self.arg_set = set(params)
         self.defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
-        self.params = [(k, _is_constexpr(p.annotation)) for k, p in params.items()]
+        self.params = [(k, is_constexpr(p.annotation)) for k, p in params.items()]
         self.kernel = entry(self.name, self.file, self.line)  # the recorder's entry it counts towards
         self.traced = False
         self.captured = False
 
 
-def _is_constexpr(annotation) -> bool:
+def is_constexpr(annotation) -> bool:
     if isinstance(annotation, str):
         return annotation.split(".")[-1] == "constexpr"
     return getattr(annotation, "__name__", "") == "constexpr"
