@@ -28,7 +28,7 @@ from intelliperf.validators import (
     speedup_interval,
     validate,
 )
-from intelliperf.validators.compare import _agrees, _judged, dtype_name, identical
+from intelliperf.validators.compare import Reordering, _agrees, _judged, dtype_name, identical
 from intelliperf.validators.outputs import analyse_ttir
 from intelliperf.validators.replay import unseen_shapes
 
@@ -77,6 +77,32 @@ def test_outputs_follow_pointers_not_loaded_indices():
 def test_in_place_kernel_writes_its_input():
     access = analyse_ttir(_ttir(_in_place, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 64}))
     assert access.written == {"x_ptr"} and access.read == {"x_ptr"} and not access.accumulated
+    assert not access.reduced  # element by element: no sum whose order a retuning could change
+
+
+@triton.jit
+def _sums_and_copy(x_ptr, sums_ptr, copy_ptr, w_ptr, dots_ptr, m, n, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    total = tl.zeros((BLOCK,), tl.float32)
+    dst = copy_ptr + cols
+    for start in range(0, m, BLOCK):  # a pointer carried through the loop is no accumulator
+        rows = start + tl.arange(0, BLOCK)
+        total += tl.sum(tl.load(x_ptr + rows[:, None] * n + cols[None, :]), axis=0)
+        tl.store(dst, tl.load(x_ptr + start * n + cols))
+        dst += n
+    tl.store(sums_ptr + cols, total)
+    tile = tl.load(x_ptr + cols[:, None] * n + cols[None, :])
+    tl.store(dots_ptr + cols[:, None] * BLOCK + cols[None, :], tl.dot(tile, tl.load(w_ptr + cols[:, None] + cols)))
+
+
+def test_outputs_a_reduction_made_are_told_from_copies():
+    """A retuned reduction sums in another order (tl.sum's tree, the loop's blocks, tl.dot's K split), so
+    its outputs get the reordering allowance; a copy made in the same kernel keeps the exact tolerance."""
+    ptr = "*fp32"
+    signature = {"x_ptr": ptr, "sums_ptr": ptr, "copy_ptr": ptr, "w_ptr": ptr, "dots_ptr": ptr, "m": "i32", "n": "i32"}
+    access = analyse_ttir(_ttir(_sums_and_copy, {**signature, "BLOCK": "constexpr"}, {"BLOCK": 32}))
+    assert access.written == {"sums_ptr", "copy_ptr", "dots_ptr"}
+    assert access.reduced == {"sums_ptr", "dots_ptr"}
 
 
 @triton.jit
@@ -216,14 +242,24 @@ def test_the_quick_screen_decides_as_the_full_comparison_would(dtype):
         if case % 11 == 0:
             base[0] = float("inf")
         cand = _edited(base, rng)
-        terms = int(rng.choice([0, 1000]))
+        terms = Reordering(atomic=int(rng.choice([0, 1000])), reduced=int(rng.choice([0, 1000])))
         poisoned = bool(case % 3 == 0)
         full = _judged(base, cand, "o", {}, TOL, terms, poisoned)
         quick = _agrees(base, cand, TOL, terms)
         decided[quick] += 1
         assert quick is None or quick == (full == []), (case, full, base, cand)
         assert (
-            compare_buffer(base, cand, name="o", dispatch=0, tol=TOL, accumulated_terms=terms, poisoned=poisoned) == []
+            compare_buffer(
+                base,
+                cand,
+                name="o",
+                dispatch=0,
+                tol=TOL,
+                accumulated_terms=terms.atomic,
+                reduced_terms=terms.reduced,
+                poisoned=poisoned,
+            )
+            == []
         ) == (full == [])
     assert decided[True] > 30 and decided[False] > 30  # both answers were exercised
     ref = torch.zeros(64)
@@ -231,8 +267,8 @@ def test_the_quick_screen_decides_as_the_full_comparison_would(dtype):
     zeroed = torch.zeros(64)
     zeroed[1] = float("nan")
     zeroed.view(torch.int32)[1] ^= 1  # a NaN with another payload is no value written
-    assert _kinds(_judged(ref, zeroed, "o", {}, TOL, None, False)) == ["all-zero"]
-    assert _agrees(ref, zeroed, TOL, None) is False
+    assert _kinds(_judged(ref, zeroed, "o", {}, TOL, Reordering(), False)) == ["all-zero"]
+    assert _agrees(ref, zeroed, TOL, Reordering()) is False
 
 
 def test_nan_inf_zeros_shape_dtype():
@@ -286,6 +322,37 @@ def test_reordered_float_sum_passes_and_a_dropped_block_fails():
     ) == ["mismatch"]
     # without knowing it is an accumulation, the plain float32 tolerance would reject the reordering
     assert compare_buffer(ref, torch.from_numpy(per_element), name="out", dispatch=0, tol=TOL) != []
+
+
+def _blocked_column_sums(x: np.ndarray, block: int) -> np.ndarray:
+    """Column sums as a tiled kernel makes them in float32: each block of rows summed, then added in order."""
+    total = np.zeros(x.shape[1], np.float32)
+    for start in range(0, x.shape[0], block):
+        total += x[start : start + block].sum(axis=0, dtype=np.float32)
+    return total
+
+
+def test_a_retuned_reduction_passes_and_a_wrong_or_cheaper_one_fails():
+    """Mixed-sign column sums (the replay's wide inputs) with 64-row and 128-row blocks: both correct, yet
+    elements that cancel differ past float32's rtol. With the reduction's terms the retuning passes; a
+    sum that drops the last row, or reads float16 or bfloat16 copies of its inputs, still fails."""
+    m = 4096
+    x = (torch.rand(m, 1024, generator=torch.Generator().manual_seed(3)) * 32 - 16).numpy()
+    ref = torch.from_numpy(_blocked_column_sums(x, 64))
+
+    def judged(values: np.ndarray, terms: int | None = m):
+        return compare_buffer(ref, torch.from_numpy(values), name="out", dispatch=0, tol=TOL, reduced_terms=terms)
+
+    retuned = _blocked_column_sums(x, 128)
+    assert _kinds(judged(retuned, terms=None)) == ["mismatch"]  # the exact tolerance rejects a correct kernel
+    assert judged(retuned) == []
+    assert judged(_blocked_column_sums(x[:-1], 128)) != []
+    for cheaper in (torch.float16, torch.bfloat16):
+        assert judged(_blocked_column_sums(torch.from_numpy(x).to(cheaper).float().numpy(), 128)) != []
+    # float16 outputs of a reduction were summed in float32: the allowance is float32's, not float16's
+    half = ref.half()
+    reordered = compare_buffer(half, (half.float() * (1 + 3e-3)).half(), name="o", dispatch=0, tol=TOL, reduced_terms=m)
+    assert _kinds(reordered) in (["mismatch"], ["precision"])
 
 
 # --- statistics --------------------------------------------------------------------------------
@@ -438,6 +505,29 @@ def test_a_record_layout_the_kernel_is_compiled_for_survives_the_unseen_shapes(t
     retuned = Program(copy_project(project, {"aos_gather.py": text}, tmp_path / "copy"), command)
     verdict = validate(ref, retuned, work_dir=tmp_path / "v")
     assert verdict.correct, verdict.reasons()
+
+
+def test_column_sums_retuned_to_other_blocks_are_correct_and_one_that_drops_rows_is_not(tmp_path):
+    """The replay's wide inputs are mixed-sign: column sums cancel, and a 128-row tiling rounds elements
+    differently past float32's rtol. The capture marks the sums as a reduction's, so that is allowed;
+    a candidate that skips the last block of rows is still rejected (the allowance against wrong and
+    cheaper sums: test_a_retuned_reduction_passes_and_a_wrong_or_cheaper_one_fails)."""
+    command = [sys.executable, "column_sums.py", "--repeat", "1"]
+    project = REPO / "examples" / "bank_conflict"
+    ref = capture_reference(Program(project, command), "column_sums_kernel", interpret=True, work_dir=tmp_path / "r")
+    assert ref.manifest["reduced"] == ["out_ptr"]
+    source = (project / "column_sums.py").read_text()
+    edits = {
+        "retuned": ("BLOCK_M=block, BLOCK_N=block", "BLOCK_M=2 * block, BLOCK_N=block"),
+        "drops rows": ("for start in range(0, m, BLOCK_M)", "for start in range(0, m - BLOCK_M, BLOCK_M)"),
+    }
+    verdicts = {}
+    for name, (old, new) in edits.items():
+        assert old in source
+        copy = copy_project(project, {"column_sums.py": source.replace(old, new)}, tmp_path / name)
+        verdicts[name] = validate(ref, Program(copy, command), work_dir=tmp_path / f"v-{name}")
+    assert verdicts["retuned"].correct, verdicts["retuned"].reasons()
+    assert not verdicts["drops rows"].correct  # (here the program's own check already fails it)
 
 
 def test_a_crash_a_hang_and_an_import_error_are_failed_validations(axpy_reference, tmp_path):

@@ -276,6 +276,7 @@ class Capture:
             "limits": [self.first, self.last, self.sample],
             "written": union("written"),
             "accumulated": union("accumulated"),
+            "reduced": union("reduced"),
             "read": union("read"),
             "atomic": union("atomic"),
             "stored": union("stored"),

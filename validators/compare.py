@@ -1,11 +1,12 @@
 """Compare a candidate's output buffers with the reference's, element by element.
 
 Tolerances depend on the dtype (integers and booleans exact). A buffer the kernel accumulates
-into with float atomics may legitimately differ by the order of the additions: its allowance
-grows with the square root of the number of terms (the random-walk size of rounding errors),
-relative to the buffer's largest value. NaN and Inf positions must match; an output that is all
-zeros where the reference has signal fails even when the values are tiny; with poisoned
-buffers (replay), elements still holding the poison were never written.
+into with float atomics, or whose values a reduction made (tl.sum, tl.dot), may legitimately
+differ by the order of the additions: its allowance grows with the square root of the number of
+terms (the random-walk size of rounding errors), relative to the buffer's largest value. NaN and
+Inf positions must match; an output that is all zeros where the reference has signal fails even
+when the values are tiny; with poisoned buffers (replay), elements still holding the poison were
+never written.
 
 Imports only numpy, torch and pydantic.
 """
@@ -13,6 +14,7 @@ Imports only numpy, torch and pydantic.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -65,9 +67,13 @@ def compare_buffer(
     dispatch: int | None,
     tol: Tolerances,
     accumulated_terms: int | None = None,
+    reduced_terms: int | None = None,
     poisoned: bool = False,
 ) -> list[Problem]:
-    """Problems of `cand` against `ref` (torch tensors on the host); empty when they agree."""
+    """Problems of `cand` against `ref` (torch tensors on the host); empty when they agree.
+    `accumulated_terms`: the buffer is summed into with float atomics, of at most that many terms;
+    `reduced_terms`: its values come from reductions (tl.sum, tl.dot) of at most that many terms."""
+    terms = Reordering(accumulated_terms, reduced_terms)
     where = {"buffer": name, "dispatch": dispatch}
     label = _label(name, dispatch)
     if tuple(ref.shape) != tuple(cand.shape):
@@ -81,12 +87,19 @@ def compare_buffer(
     if identical(ref, cand):  # nothing below can object to the reference's own bits (its NaNs included)
         return []
     # (float8 has no host comparisons in torch: its buffers are judged in float64 at once)
-    if ref.dtype.is_floating_point and ref.element_size() > 1 and _agrees(ref, cand, tol, accumulated_terms):
+    if ref.dtype.is_floating_point and ref.element_size() > 1 and _agrees(ref, cand, tol, terms):
         return []
-    return _judged(ref, cand, label, where, tol, accumulated_terms, poisoned)
+    return _judged(ref, cand, label, where, tol, terms, poisoned)
 
 
-def _judged(ref, cand, label: str, where: dict, tol: Tolerances, accumulated_terms: int | None, poisoned: bool):
+class Reordering(NamedTuple):
+    """How many terms an element may sum in an order the kernel's tiling or scheduling decides."""
+
+    atomic: int | None = None  # float atomic adds, in the output's dtype, in any order
+    reduced: int | None = None  # a reduction's, accumulated in float32 (or float64) in the tiling's order
+
+
+def _judged(ref, cand, label: str, where: dict, tol: Tolerances, terms: Reordering, poisoned: bool):
     """Every check, on every element in float64: the problems with their counts and examples."""
     dtype = dtype_name(ref)
     if not ref.dtype.is_floating_point:
@@ -125,9 +138,7 @@ def _judged(ref, cand, label: str, where: dict, tol: Tolerances, accumulated_ter
             )
         )
     finite = np.isfinite(r) & np.isfinite(c)
-    rtol, atol = _tolerance(
-        tol, dtype, accumulated_terms, lambda: float(np.abs(r[finite]).max()) if finite.any() else 0.0
-    )
+    rtol, atol = _tolerance(tol, dtype, terms, lambda: float(np.abs(r[finite]).max()) if finite.any() else 0.0)
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite pairs were judged above
         err = np.abs(c - r)
         bad = np.flatnonzero(finite & (err > atol + rtol * np.abs(r)))
@@ -145,18 +156,24 @@ def _judged(ref, cand, label: str, where: dict, tol: Tolerances, accumulated_ter
     return problems
 
 
-def _tolerance(tol: Tolerances, dtype: str, accumulated_terms: int | None, scale) -> tuple[float, float]:
-    """(rtol, atol) for this buffer; `scale()`, the largest finite reference value, asked only for an
-    accumulated one."""
+def _tolerance(tol: Tolerances, dtype: str, terms: Reordering, scale) -> tuple[float, float]:
+    """(rtol, atol) for this buffer; `scale()`, the largest finite reference value, asked only for a
+    reordered one. A sum in another order rounds differently: allow the random-walk rounding error of
+    its terms, four standard deviations of it (one sequential sum of 1M same-sign float32 terms was off
+    by 1.2), relative to the largest value, since a sum that cancels has small elements with the
+    rounding of large partial sums (mixed-sign column sums: 284 of 32,768 elements past rtol)."""
     rtol, atol = tol.for_dtype(dtype)
-    if accumulated_terms and accumulated_terms > 1:
-        # Atomics add in any order: allow the random-walk rounding error of that many terms, four
-        # standard deviations of it (one sequential sum of 1M same-sign float32 terms was off by 1.2).
-        atol = max(atol, RANDOM_WALK_SIGMAS * EPSILON.get(dtype, 0.0) * math.sqrt(accumulated_terms) * scale())
+    for count, eps in (
+        (terms.atomic, EPSILON.get(dtype, 0.0)),
+        # a reduction of float16/bfloat16 values sums in float32 (tl.sum and tl.dot accumulate there)
+        (terms.reduced, EPSILON["float64" if dtype == "float64" else "float32"] if dtype in EPSILON else 0.0),
+    ):
+        if count and count > 1:
+            atol = max(atol, RANDOM_WALK_SIGMAS * eps * math.sqrt(count) * scale())
     return rtol, atol
 
 
-def _agrees(ref, cand, tol: Tolerances, accumulated_terms: int | None) -> bool | None:
+def _agrees(ref, cand, tol: Tolerances, terms: Reordering) -> bool | None:
     """Whether `_judged` would find nothing, decided cheaply: an element whose bits match the reference's
     passes every check, so only the others are converted and judged (a copy or a re-tiled kernel differs
     in none or a few; `_judged` converts all of a 16M-element buffer to float64, 0.4-1.4 s on this 2-core
@@ -179,9 +196,7 @@ def _agrees(ref, cand, tol: Tolerances, accumulated_terms: int | None) -> bool |
         nonzero[differ] = False
         if not bool(nonzero.any()) and not bool((cd[~torch.isnan(cd)] != 0).any()):
             return False  # all zeros where the reference is not
-    rtol, atol = _tolerance(
-        tol, dtype_name(ref), accumulated_terms, lambda: float(torch.where(finite, r.abs(), 0).max().double())
-    )
+    rtol, atol = _tolerance(tol, dtype_name(ref), terms, lambda: float(torch.where(finite, r.abs(), 0).max().double()))
     numbers = ~torch.isnan(rd)
     return not bool(((cd - rd).abs() > atol + rtol * rd.abs())[numbers].any())
 

@@ -57,6 +57,20 @@ def accumulated_terms(manifest: dict) -> int | None:
     return max(sizes, default=None)
 
 
+def reduction_terms(manifest: dict) -> int | None:
+    """How many terms a reduced output element may sum at most: an input's largest dimension (a column
+    sum's rows, a GEMM's K), or the largest input's elements per element of the smallest reduced output
+    (a total over a whole tile), whichever is more."""
+    launches, reduced = manifest.get("launches") or [{}], set(manifest.get("reduced", ()))
+    args = [a for a in launches[0].get("args", []) if a["kind"] in ("tensor", "descriptor")]
+    inputs = [a for a in args if a["name"] in manifest["read"]]
+    outputs = [numel(a) for a in args if a["name"] in reduced]
+    if not outputs or not inputs:
+        return None
+    longest = max((d for a in inputs for d in a.get("base", a).get("shape", [])), default=1)
+    return max(longest, max(numel(a) for a in inputs) // max(1, min(outputs)))
+
+
 def numel(arg: dict) -> int:
     """Elements of a described tensor argument (a descriptor's: its base tensor's)."""
     desc = arg.get("base", arg) if arg["kind"] == "descriptor" else arg
@@ -123,7 +137,7 @@ def compare_captures(
         )
     problems += race(ref, cand, kernel)
     common = [i for i in ref["kept"] if i in set(cand["kept"])]
-    terms = accumulated_terms(ref)
+    terms, reduced = accumulated_terms(ref), reduction_terms(ref)
     compared = 0
     for index in common:
         if len(problems) >= MAX_PROBLEMS:
@@ -138,6 +152,7 @@ def compare_captures(
                     dispatch=index,
                     tol=tol,
                     accumulated_terms=terms if name in ref["accumulated"] else None,
+                    reduced_terms=reduced if name in ref.get("reduced", ()) else None,
                 )
                 compared += 1
     checks = [

@@ -27,6 +27,9 @@ _WRITES = (
     "tt.descriptor_reduce",
     "tt.descriptor_scatter",
 )
+_REDUCING = ("tt.reduce", "tt.scan", "tt.dot", "tt.dot_scaled")
+_FLOAT = re.compile(r"\b(?:f16|bf16|f32|f64)\b")
+_POINTER = re.compile(r"!tt\.ptr<[^>]*>")
 _READS = ("tt.load", "tt.descriptor_load", "tt.descriptor_gather", "tt.atomic_rmw", "tt.atomic_cas")
 _VALUE = re.compile(r"%[\w.$-]+")
 _ARG = re.compile(r"(%[\w.$-]+)\s*:\s*([^,()]*(?:<[^>]*>)?[^,()]*?)\s*(?:\{[^}]*\}\s*)?loc\((?:\"([^\"]+)\")?")
@@ -43,6 +46,9 @@ class Access:
     atomic: set[str] = field(default_factory=set)
     stored: set[str] = field(default_factory=set)
     indexes: set[str] = field(default_factory=set)  # their loaded values become addresses (bins, gather indices)
+    # stored values a reduction made (tl.sum, tl.cumsum, tl.dot, a float carried through a loop): the
+    # order of their sums follows the tiling, so a retuned kernel may round them differently
+    reduced: set[str] = field(default_factory=set)
     # a lock's state (atomic_cas / atomic_xchg): replays start it released (fresh values would be
     # a lock already held, and the kernel would spin forever)
     locks: set[str] = field(default_factory=set)
@@ -94,6 +100,8 @@ class _Flow:
     deps: dict[str, list[str]] = field(default_factory=dict)
     loaded: dict[str, str] = field(default_factory=dict)  # a loaded value -> the pointer it was loaded from
     stores: list[tuple[str, str, str]] = field(default_factory=list)  # (op, pointer value, full line)
+    stored: list[tuple[str, str]] = field(default_factory=list)  # (pointer value, stored value) of plain stores
+    reductions: set[str] = field(default_factory=set)  # values a reduction made
     loads: list[str] = field(default_factory=list)
     regions: list[list[str]] = field(default_factory=list)  # results of the enclosing scf regions
 
@@ -116,10 +124,14 @@ class _Flow:
             if op in ("tt.load", "tt.descriptor_load", "tt.descriptor_gather") and used:
                 self.loaded[r] = used[0]
         self._carried(rhs, results)
+        if op.split("(", 1)[0].strip('"') in _REDUCING:  # (the generic form: "tt.reduce"(%x) <{axis...}>)
+            self.reductions.update(results)
         if rhs.rstrip().endswith("{"):
             self.regions.append(results)
         if op in _WRITES and used:
             self.stores.append((op, used[0], rhs))  # the first operand is the address
+            if op in ("tt.store", "tt.descriptor_store") and len(used) > 1:
+                self.stored.append((used[0], used[1] if op == "tt.store" else used[-1]))
         if op in _READS and used:
             self.loads.append(used[0])
 
@@ -127,7 +139,11 @@ class _Flow:
         """A loop's iter_args derive from their initial values and from what the loop yields."""
         if "iter_args(" not in rhs:
             return
-        for inner, init in re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", rhs.split("iter_args(", 1)[1]):
+        carried = rhs.split("iter_args(", 1)[1]
+        types = _POINTER.sub("", carried.split("->", 1)[1]) if "->" in carried else ""
+        if _FLOAT.search(types):  # a float accumulator: summed in the loop's order
+            self.reductions.update(results)
+        for inner, init in re.findall(r"(%[\w.$-]+) = (%[\w.$-]+)", carried):
             self.deps.setdefault(inner, []).append(init)
             for r in results:
                 self.deps.setdefault(inner, []).append(r)
@@ -149,8 +165,24 @@ class _Flow:
             todo.extend(self.deps.get(v, ()))
         return found
 
+    def made_by_reduction(self, value: str) -> bool:
+        """Whether `value` derives from a reduction's result (a loaded value ends the walk: it is memory's)."""
+        seen, todo = set(), [value]
+        while todo:
+            v = todo.pop()
+            if v in seen or v in self.loaded:
+                continue
+            if v in self.reductions:
+                return True
+            seen.add(v)
+            todo.extend(self.deps.get(v, ()))
+        return False
+
     def access(self) -> Access:
         access = Access()
+        for pointer, value in self.stored:
+            if self.made_by_reduction(value):
+                access.reduced |= self.sources(pointer)
         for pointer in [p for _, p, _ in self.stores] + self.loads:
             access.indexes |= self.sources(pointer, via_loads=True)
         for op, pointer, text in self.stores:

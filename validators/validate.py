@@ -50,7 +50,15 @@ from intelliperf.workload.workspace import confined, confined_env, copy_project,
 
 from .capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
 from .compare import UNCHANGED, Tolerances, compare_buffer, identical
-from .correctness import VALUE_KINDS, accumulated_terms, compare_captures, load_capture, load_tensors, numel
+from .correctness import (
+    VALUE_KINDS,
+    accumulated_terms,
+    compare_captures,
+    load_capture,
+    load_tensors,
+    numel,
+    reduction_terms,
+)
 from .performance import (
     DEFAULT_THRESHOLD,
     TimingError,
@@ -1408,7 +1416,7 @@ def _replay_problems(
             )
         )
     previous: dict[str, dict] = {}
-    terms = accumulated_terms(reference.manifest)
+    terms, reduced = accumulated_terms(reference.manifest), reduction_terms(reference.manifest)
     for label, run in ran.items():
         planned = plan[label]
         r = reference.load(reference.truth / "replay" / f"{label}.pt")
@@ -1432,7 +1440,8 @@ def _replay_problems(
                 dispatch=None,
                 tol=settings.tolerances,
                 poisoned=arg in planned["poisoned"],
-                accumulated_terms=terms if _accumulated(run, arg, reference.manifest) else None,
+                accumulated_terms=terms if _made_by(run, arg, reference.manifest, "accumulated") else None,
+                reduced_terms=reduced if _made_by(run, arg, reference.manifest, "reduced") else None,
             )
             earlier = previous.get(run["mode"], {}).get(name)
             if found and isinstance(earlier, torch.Tensor) and identical(earlier, c[name]):
@@ -1492,10 +1501,12 @@ def _aliasing(where: str, reference: dict | None, candidate: dict | None) -> lis
     ]
 
 
-def _accumulated(run: dict, name: str, ref: dict) -> bool:
-    """Kernel replays name the buffer; a launcher's results come from the kernel's outputs, so
-    they carry its accumulation order whenever the kernel accumulates with float atomics."""
-    return name in ref["accumulated"] if run["mode"] == "kernel" else bool(ref["accumulated"])
+def _made_by(run: dict, name: str, ref: dict, how: str) -> bool:
+    """Whether output `name` is `how` ("accumulated" with float atomics, or "reduced"): kernel replays name
+    the buffer; a launcher's results come from the kernel's outputs, so they carry its order whenever
+    the kernel's outputs do."""
+    made = ref.get(how, ())
+    return name in made if run["mode"] == "kernel" else bool(made)
 
 
 def _replay_checks(replay: dict) -> list[str]:
