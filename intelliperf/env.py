@@ -35,6 +35,7 @@ CAPTURE_LIMITS = "INTELLIPERF_CAPTURE_LIMITS"  # "first,last,sample"
 CAPTURE_EXPECTED = "INTELLIPERF_CAPTURE_EXPECTED"  # the reference's dispatch count, for a candidate run
 RACECHECK_CTAS = "INTELLIPERF_RACECHECK_CTAS"  # CTAs a launch runs on under racecheck: N, "sm" (one per SM), "0" (all)
 CUDA_AHEAD = "INTELLIPERF_CUDA_AHEAD"  # "1": a worker's Python started ahead makes its CUDA context then
+HEAD_START_READY = "INTELLIPERF_HEAD_START_READY"  # the pipe end a Python started ahead writes to once it is started
 CUDA_LATE = "INTELLIPERF_CUDA_LATE"  # "1": a warm worker makes its CUDA context only once its job comes
 
 # --- what a user may set -------------------------------------------------------------------------

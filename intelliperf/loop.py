@@ -113,6 +113,20 @@ class Started:
         if self.timers is not None:
             self.timers.stop()
 
+    def started(self, timeout_s: float) -> str | None:
+        """Once every one of them has its start-up over (it then takes no CPU until its run comes); what
+        kept them, where `timeout_s` passed first."""
+        heads = [*self.validation.heads(), *([self.timers] if self.timers else [])]
+        deadline = time.perf_counter() + timeout_s
+        while not all(head.started() for head in heads):
+            if time.perf_counter() > deadline:
+                return (
+                    f"the next candidate's Pythons, started beside this validation, were still starting after "
+                    f"{timeout_s:g} s: their start-up may have taken CPU from the timing"
+                )
+            time.sleep(0.02)
+        return None
+
 
 @dataclass
 class TimersBeside:
@@ -470,9 +484,14 @@ def _attempt(
     if cand.sweep:  # a screen is not timed, and its choice comes next: the choice's Pythons start beside it
         _start_ahead(s, work, number, reference)
     beside = None if cand.sweep else _timers_beside(s, reference, changes, where, device)
+    if not cand.sweep and _timed_on_gpu(s):
+        # The next candidate's Pythons start beside this validation (2.4-3.0 s of start-up it would otherwise
+        # wait for, H100), without CUDA contexts (this one's run and workers hold the GPU's room); the timing
+        # waits until their start-up is over, as it does for the region-timer run beside it.
+        _start_ahead(s, work, number)
     try:
         started_ahead = ahead.validation if ahead else None
-        quiet = beside.quiet if beside else None
+        quiet = _before_timing(s, beside)
         program, verdict = _validated(s, reference, changes, where, device, settings, started_ahead, quiet)
     except BaseException as exc:
         if beside is not None:  # never leave its turn held: its run would wait for it forever
@@ -578,6 +597,23 @@ def _validated(
         ahead=ahead,
         quiet=quiet,
     )
+
+
+def _timed_on_gpu(s: Session) -> bool:
+    return s.report.run.mode != "interpreter" and s.validation.timing
+
+
+def _before_timing(s: Session, beside: TimersBeside | None) -> Callable[[], str | None] | None:
+    """What a correct candidate's timing waits for: the region-timer run beside it parked at its first launch,
+    and the next candidate's Pythons started beside it done starting."""
+    if beside is None and s.ahead is None:
+        return None
+
+    def quiet() -> str | None:
+        said = [beside.quiet() if beside else None, s.ahead.started(PARK_WAIT_S) if s.ahead else None]
+        return "; ".join(note for note in said if note) or None
+
+    return quiet
 
 
 def _device(s: Session) -> str | None:

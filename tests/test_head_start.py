@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -345,3 +346,29 @@ def test_workers_started_ahead_make_their_cuda_context_only_where_asked(tmp_path
     assert head.fits(box, command, root, env, (root, home), ()) is None
     result = head.hand_over(command, root, env).wait(120)
     assert result.returncode == 0 and result.ahead and "ran; cuda: False" in result.tail, result.tail
+
+
+def test_a_head_start_says_once_its_start_up_is_over(tmp_path):
+    """The loop starts the next candidate's Pythons beside a validation on a GPU and its timing waits until
+    their start-up is over (`HeadStart.started`): one byte on a pipe once torch and Triton are imported. The
+    variable naming the pipe is not the run's; a Python that ended reads as started (nothing to wait for)."""
+    from intelliperf import env as names
+
+    box = sandboxing.make(enabled=True, hide=(tmp_path,))
+    root, work = _layout(tmp_path, "ready")
+    home = work / "home"
+    env = confined_env(box, bootstrap_env(False), home, 0)
+    head = HeadStart.start(box, sys.executable, env=env, writable=(root, home), go_file=home / "go.json")
+    began = time.perf_counter()
+    at_once = head.started()
+    while not head.started():
+        assert time.perf_counter() - began < 120, head.running.tail
+        time.sleep(0.05)
+    assert not at_once and head.running.proc.poll() is None  # importing torch takes seconds; then it waits
+    shown = f"os.environ.get({names.HEAD_START_READY!r}), 'torch:', 'torch' in sys.modules"
+    (root / "show.py").write_text(f"import os, sys\nprint('pipe:', {shown})\n")
+    result = head.hand_over([sys.executable, "show.py"], root, env).wait(120)
+    assert result.returncode == 0 and "pipe: None torch: True" in result.tail, result.tail
+    ended = HeadStart.start(box, sys.executable, env=env, writable=(root, home), go_file=home / "go2.json")
+    ended.stop()
+    assert ended.started()

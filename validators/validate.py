@@ -564,6 +564,9 @@ class Ahead:
     def take(self, name: str) -> HeadStart | None:
         return self.workers.pop(name, None)
 
+    def heads(self) -> list[HeadStart]:
+        return [h for h in (self.program, *self.workers.values(), *(t.head for t in self.timing.values())) if h]
+
     def stop(self) -> None:
         for head in (self.program, *self.workers.values()):
             if head is not None:

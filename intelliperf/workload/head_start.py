@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
+import select
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..env import HEAD_START_READY as READY
 from .runner import BOOTSTRAP_DIR, ProcessResult, Running, Tail
 from .sandbox import Sandbox
 
@@ -93,6 +96,7 @@ class HeadStart:
     readable: tuple[Path, ...]
     go_file: Path  # where the run's description is written (a folder the started Python can read)
     wrap: tuple[str, ...] = ()  # a tool the Python runs under (compute-sanitizer)
+    ready: int = -1  # the read end of the pipe it writes to once started (`started`); -1 once seen or closed
 
     @classmethod
     def start(
@@ -112,8 +116,28 @@ class HeadStart:
         for folder in (*writable, *readable):
             folder.mkdir(parents=True, exist_ok=True)
         command = box.wrap([*wrap, python, str(STARTER)], cwd=writable[0], writable=writable, readable=readable)
-        running = Running(command, cwd=str(writable[0]), env=env, echo=Tail(), stdin=True, pass_fds=pass_fds)
-        return cls(running, box, python, env, writable, readable, go_file, wrap)
+        ready, told = os.pipe()
+        env = env | {READY: str(told)}
+        try:
+            running = Running(
+                command, cwd=str(writable[0]), env=env, echo=Tail(), stdin=True, pass_fds=(*pass_fds, told)
+            )
+        except BaseException:
+            os.close(ready)
+            raise
+        finally:
+            os.close(told)
+        return cls(running, box, python, env, writable, readable, go_file, wrap, ready)
+
+    def started(self) -> bool:
+        """Whether its start-up is over (torch and Triton imported, a CUDA context made where asked), or it ended."""
+        if self.ready < 0:
+            return True
+        if not select.select([self.ready], [], [], 0)[0]:
+            return False
+        os.close(self.ready)
+        self.ready = -1
+        return True
 
     def fits(
         self, box: Sandbox, command: list[str], cwd: Path, env: dict, writable: tuple[Path, ...], readable
@@ -169,6 +193,9 @@ class HeadStart:
 
     def stop(self) -> None:
         self.running.stop()
+        if self.ready >= 0:
+            os.close(self.ready)
+            self.ready = -1
 
 
 def _paths(paths) -> set[str]:
