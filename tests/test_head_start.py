@@ -369,6 +369,9 @@ def test_a_head_start_says_once_its_start_up_is_over(tmp_path):
     (root / "show.py").write_text(f"import os, sys\nprint('pipe:', {shown})\n")
     result = head.hand_over([sys.executable, "show.py"], root, env).wait(120)
     assert result.returncode == 0 and "pipe: None torch: True" in result.tail, result.tail
+    handed = HeadStart.start(box, sys.executable, env=env, writable=(root, home), go_file=home / "go1.json")
+    assert handed.hand_over([sys.executable, "show.py"], root, env).wait(120).returncode == 0
+    assert handed.ready == -1  # handed over unasked, its end of the pipe is closed: a loop starts hundreds
     ended = HeadStart.start(box, sys.executable, env=env, writable=(root, home), go_file=home / "go2.json")
     ended.stop()
-    assert ended.started()
+    assert ended.started() and ended.ready == -1

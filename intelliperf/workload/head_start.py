@@ -135,9 +135,13 @@ class HeadStart:
             return True
         if not select.select([self.ready], [], [], 0)[0]:
             return False
-        os.close(self.ready)
-        self.ready = -1
+        self._close_ready()
         return True
+
+    def _close_ready(self) -> None:
+        if self.ready >= 0:
+            os.close(self.ready)
+            self.ready = -1
 
     def fits(
         self, box: Sandbox, command: list[str], cwd: Path, env: dict, writable: tuple[Path, ...], readable
@@ -162,6 +166,7 @@ class HeadStart:
 
     def hand_over(self, command: list[str], cwd: Path, env: dict) -> Running:
         """The run given to the started Python (`fits` said it can take it); its stdin stays open for a worker."""
+        self._close_ready()  # (its run is handed over: nothing waits for its start-up any more)
         argv = command[len(self.wrap) :]
         self.go_file.write_text(json.dumps({"argv": argv, "cwd": str(cwd), "env": env, "given": self.env}))
         self.running.start, self.running.ahead = time.perf_counter(), True
@@ -193,9 +198,7 @@ class HeadStart:
 
     def stop(self) -> None:
         self.running.stop()
-        if self.ready >= 0:
-            os.close(self.ready)
-            self.ready = -1
+        self._close_ready()
 
 
 def _paths(paths) -> set[str]:
