@@ -99,8 +99,8 @@ class _Flow:
     names: dict[str, str]
     deps: dict[str, list[str]] = field(default_factory=dict)
     loaded: dict[str, str] = field(default_factory=dict)  # a loaded value -> the pointer it was loaded from
-    stores: list[tuple[str, str, str]] = field(default_factory=list)  # (op, pointer value, full line)
-    stored: list[tuple[str, str]] = field(default_factory=list)  # (pointer value, stored value) of plain stores
+    # (op, pointer value, stored value of a plain or descriptor store else None, full line)
+    stores: list[tuple[str, str, str | None, str]] = field(default_factory=list)
     reductions: set[str] = field(default_factory=set)  # values a reduction made
     loads: list[str] = field(default_factory=list)
     regions: list[list[str]] = field(default_factory=list)  # results of the enclosing scf regions
@@ -129,9 +129,10 @@ class _Flow:
         if rhs.rstrip().endswith("{"):
             self.regions.append(results)
         if op in _WRITES and used:
-            self.stores.append((op, used[0], rhs))  # the first operand is the address
+            value = None  # (the first operand is the address)
             if op in ("tt.store", "tt.descriptor_store") and len(used) > 1:
-                self.stored.append((used[0], used[1] if op == "tt.store" else used[-1]))
+                value = used[1] if op == "tt.store" else used[-1]
+            self.stores.append((op, used[0], value, rhs))
         if op in _READS and used:
             self.loads.append(used[0])
 
@@ -180,12 +181,12 @@ class _Flow:
 
     def access(self) -> Access:
         access = Access()
-        for pointer, value in self.stored:
-            if self.made_by_reduction(value):
+        for _, pointer, value, _ in self.stores:
+            if value is not None and self.made_by_reduction(value):
                 access.reduced |= self.sources(pointer)
-        for pointer in [p for _, p, _ in self.stores] + self.loads:
+        for pointer in [p for _, p, _, _ in self.stores] + self.loads:
             access.indexes |= self.sources(pointer, via_loads=True)
-        for op, pointer, text in self.stores:
+        for op, pointer, _, text in self.stores:
             hit = self.sources(pointer)
             access.written |= hit
             if op in ("tt.atomic_rmw", "tt.atomic_cas"):
