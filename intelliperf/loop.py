@@ -303,6 +303,7 @@ def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun,
         settings=s.validation,
         sandbox=s.sandbox,
         exclude=(s.out_dir,),
+        profiled=[signature.model_dump() for signature in s.profile.signatures],
     )
     s.report.stages["reference"] = round(time.perf_counter() - begin, 3)
     opt.notes += reference.notes

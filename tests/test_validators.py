@@ -555,6 +555,7 @@ def test_secrets_never_reach_candidate_code(axpy_reference, tmp_path, monkeypatc
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-test")
     monkeypatch.setenv("MY_SERVICE_PASSWORD", "hunter2")
     monkeypatch.setenv("HARMLESS", "1")
+    monkeypatch.setenv("MIRROR", "https://user:pw-123456@mirror.example/simple")  # a secret by its value
     spy = (
         "def main() -> None:\n",
         "def main() -> None:\n    open('env.txt', 'w').write(' '.join(sorted(os.environ)))\n",
@@ -565,8 +566,8 @@ def test_secrets_never_reach_candidate_code(axpy_reference, tmp_path, monkeypatc
     )
     assert verdict.correct, verdict.reasons()
     seen = (candidate.root / "env.txt").read_text().split()
-    assert "PATH" in seen and "HARMLESS" not in seen  # an allow-list, not a deny-list
-    assert not {"OPENAI_API_KEY", "GITHUB_TOKEN", "MY_SERVICE_PASSWORD"} & set(seen)
+    assert "PATH" in seen and "HARMLESS" in seen  # configuration passes: the same workload as profiled
+    assert not {"OPENAI_API_KEY", "GITHUB_TOKEN", "MY_SERVICE_PASSWORD", "MIRROR"} & set(seen)
 
 
 # compute-sanitizer is NVIDIA's; on the CPU a stand-in at the edge of the machine takes its command line

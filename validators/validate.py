@@ -71,6 +71,7 @@ from .performance import (
 )
 from .replay import early_mode
 from .verdict import Problem, Verdict
+from .workload import check_same, recorded_signatures
 
 # Problems that already say what is wrong: no replay after them.
 GUARDS = ("not-launched", "dispatch-count", "side-stream", "missing-output", "race")
@@ -83,7 +84,7 @@ class SandboxSettings(BaseModel):
 
     enabled: bool = Field(True, description="False only when the user opts out; the report and PR body say so")
     read: list[Path] = Field([], description="hidden folders (in $HOME, say) the program needs to read")
-    env: list[str] = Field([], description="variables beyond the allow-list the program needs")
+    env: list[str] = Field([], description="variables to pass although their value looks like a credential")
     network: bool = Field(False, description="let program runs reach the network")
 
     def build(self, hide: tuple[Path, ...], secrets: list[str]) -> sandboxing.Sandbox:
@@ -314,8 +315,11 @@ def capture_reference(
     settings: ValidationSettings | None = None,
     sandbox: sandboxing.Sandbox | None = None,
     exclude: tuple[Path, ...] = (),
+    profiled: Sequence[dict] = (),
 ) -> ReferenceRun:
     """Run the reference (a copy of `program.root`) with the capture on and prepare the replays.
+    `profiled`: the kernel's launch signatures as the profile recorded them; the reference's run must
+    reproduce them (`workload.check_same`, else WorkloadMismatchError, exit 2).
     Raises WorkloadError if the reference itself fails; SandboxError if no sandbox can run."""
     from intelliperf.errors import NoKernelsError, WorkloadFailedError
 
@@ -350,7 +354,7 @@ def capture_reference(
                 result.returncode,
                 scrub("\n".join(result.tail[-12:]))
                 + (
-                    "\n(run in intelliperf's sandbox: it sees no $HOME, /tmp or variables outside the allow-list; "
+                    "\n(run in intelliperf's sandbox: it sees no $HOME, /tmp or secret variables; "
                     "--sandbox-read PATH and --sandbox-env NAME let more through)"
                     if box.enabled
                     else ""
@@ -377,6 +381,9 @@ def capture_reference(
     )
     try:
         manifest, duration = run(0)
+        if profiled:
+            withheld = sorted(set(os.environ) - set(box.env(dict(os.environ))))
+            check_same(kernel, list(profiled), recorded_signatures(truth / "capture-0", kernel), withheld)
         reference = ReferenceRun(
             ref,
             Path(program.root),

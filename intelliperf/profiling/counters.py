@@ -106,11 +106,12 @@ def collect(
 
 def _env(extra: dict[str, str]) -> dict:
     """Ours minus secrets, compiled kernels; with a window, the bootstrap that opens it."""
-    from ..workload.runner import bootstrap_env, is_secret
+    from ..redact import without_secrets
+    from ..workload.runner import bootstrap_env
 
     if extra:
         return bootstrap_env(interpret=False) | extra
-    env = {k: v for k, v in os.environ.items() if not is_secret(k)}
+    env = without_secrets(dict(os.environ))
     env.pop("TRITON_INTERPRET", None)
     return env
 

