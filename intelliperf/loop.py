@@ -205,6 +205,12 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
         finally:
             if s.ahead is not None:
                 s.ahead.stop()
+        if opt.status == "running" and opt.winner is not None:
+            opt.status = "won"
+            opt.notes.append(
+                f"the winner (attempt {opt.winner}) is correct and faster, but {s.formula.metric or 'the metric'} "
+                "did not improve: the diagnosed bottleneck is still there, and no candidate removed it"
+            )
         if opt.status == "running":
             opt.status = "no-win"
             if not queue:
@@ -259,19 +265,25 @@ def _round(
         opt.notes.append(f"{rewriter.name}: {declined.declined}")
         s.progress(f"{rewriter.name} has no (more) candidates: {declined.declined}")
         return "declined"
-    accepted = [a for a in tried if a.status == "accepted"]
+    accepted = [a for a in opt.attempts if a.status == "accepted"]
     if accepted:
         best = max(accepted, key=lambda a: _rank(a, s.finding))
-        opt.winner, opt.status = best.number, "won"
-        opt.speedup = best.verdict.speedup if best.verdict else None
+        if best.number != opt.winner:
+            opt.winner = best.number
+            opt.speedup = best.verdict.speedup if best.verdict else None
+            opt.bottleneck_removed = best.metric_improved is True
+            _keep_winner(s, opt, best)
+        # A faster fix that leaves the bottleneck in place wins, but the search goes on while budget
+        # remains for one that removes it.
+        if opt.bottleneck_removed:
+            opt.status = "won"
         unjudged = [a for a in opt.attempts if a.status == "timed-out"]
-        if unjudged:
+        if unjudged and opt.status == "won":
             opt.notes.append(
                 f"attempt(s) {', '.join(str(a.number) for a in unjudged)} timed out and were not judged "
                 "(not found wrong): one of them may beat the winner; rerun with --candidate-timeout "
                 "SECONDS above the limit they hit"
             )
-        _keep_winner(s, opt, best)
         s.write()
     return "done"
 
@@ -827,8 +839,10 @@ def _decide(s: Session, attempt: Attempt) -> None:
                 reasons.append(
                     f"- [metric] correct, but {metric} did not improve: {before:g} -> {after:g} ({better} is better)"
                 )
-    fast_enough = verdict.accepted if verdict.faster is not None else verdict.speedup is None
-    won = verdict.correct and fast_enough and attempt.metric_improved is True
+    if verdict.faster is not None:  # timed on a GPU: a correct candidate that is faster wins, metric or not
+        won = verdict.correct and verdict.accepted
+    else:  # no time (CPU): the formula's modelled metric is the only evidence the kernel got better
+        won = verdict.correct and verdict.speedup is None and attempt.metric_improved is True
     if attempt.chosen is not None:  # a sweep screens configs; the one it found is tried next, pinned
         won = False
         reasons.insert(
@@ -875,11 +889,13 @@ def _save_attempt(s: Session, attempt: Attempt, changes: dict[str, str]) -> None
         target.write_text(text)
 
 
-def _rank(attempt: Attempt, finding: Finding) -> tuple[float, float]:
-    """Best of a round: the measured speedup first, then the metric (CPU runs have no speedup)."""
+def _rank(attempt: Attempt, finding: Finding) -> tuple[bool, float, float]:
+    """Best of the accepted: one that removes the bottleneck first, then the measured speedup, then the
+    metric (CPU runs have no speedup)."""
     speedup = attempt.verdict.speedup.estimate if attempt.verdict and attempt.verdict.speedup else 0.0
     metric = attempt.after.metric if attempt.after and attempt.after.metric is not None else 0.0
-    return speedup, -metric if (finding.metric is None or finding.metric.better == "lower") else metric
+    lower = finding.metric is None or finding.metric.better == "lower"
+    return attempt.metric_improved is True, speedup, -metric if lower else metric
 
 
 def _keep_winner(s: Session, opt: Optimization, attempt: Attempt) -> None:

@@ -32,6 +32,7 @@ ProblemKind = Literal[
     "missing-output",
     "mismatch",
     "nan",
+    "nan-handling",
     "inf",
     "all-zero",
     "unwritten",
@@ -388,6 +389,9 @@ class Optimization(_Model):
     baseline: Measure
     attempts: list[Attempt] = Field(default_factory=list)
     winner: int | None = Field(None, description="number of the accepted attempt")
+    bottleneck_removed: bool | None = Field(
+        None, description="the winner also moved the formula's metric past the threshold (False: faster only)"
+    )
     speedup: Speedup | None = None
     patch: str | None = Field(None, description="path of the unified diff of the winner")
     files: dict[str, str] = Field(default_factory=dict, description="changed project file -> rewritten copy")

@@ -403,6 +403,41 @@ def test_a_sweep_is_never_the_fix_even_when_correct_and_faster():
     assert plain.status == "accepted"  # the same verdict without a sweep wins
 
 
+def test_a_correct_faster_fix_wins_when_the_metric_did_not_move_but_one_that_removes_the_bottleneck_ranks_first():
+    from intelliperf.loop import _decide, _rank
+    from intelliperf.models import Attempt, Measure, Metric
+    from intelliperf.validators.verdict import Speedup, Verdict
+
+    metric = Metric(name="sector_efficiency", value=0.25, unit="", better="higher")
+    finding = type("F", (), {"metric": metric})()
+    session = type("S", (), {"formula": type("Fo", (), {"metric": "sector_efficiency"})(), "finding": finding})()
+
+    def attempt(number, after, estimate, faster=True):
+        speedup = Speedup(
+            estimate=estimate, low=estimate - 0.05, high=estimate + 0.05, pairs=40, reference_ms=1.0,
+            candidate_ms=1 / estimate, method="test",
+        )  # fmt: skip
+        verdict = (
+            Verdict(correct=True, faster=True, accepted=True, speedup=speedup)
+            if faster
+            else Verdict(correct=True)  # the CPU: no time
+        )
+        a = Attempt(number=number, rewriter="replay", title="t", status="invalid", verdict=verdict,
+                    before=Measure(metric=0.25), after=Measure(metric=after))  # fmt: skip
+        _decide(session, a)
+        return a
+
+    unmoved = attempt(1, after=0.25, estimate=1.5)
+    assert unmoved.status == "accepted" and unmoved.metric_improved is False
+    assert "did not improve" in unmoved.reasons  # said, not held against it
+    worse = attempt(2, after=0.2, estimate=1.3)  # the proxy moved the wrong way while the time fell
+    assert worse.status == "accepted"
+    removes = attempt(3, after=1.0, estimate=1.1)
+    assert max([unmoved, worse, removes], key=lambda a: _rank(a, finding)) is removes
+    on_cpu = attempt(4, after=0.25, estimate=1.5, faster=False)  # no time: the metric is the only evidence
+    assert on_cpu.status == "rejected"
+
+
 def test_contention_moves_the_split_first(sum_request):
     from intelliperf.models import ArgInfo
     from intelliperf.rewriters.search import knobs

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import PROGRAMS, run_cli
 
 from intelliperf import redact
@@ -112,3 +113,34 @@ def test_signatures_compare_grid_shapes_and_constexprs_not_runtime_scalars():
         assert exc.exit_code == 2 and "grid (8, 1, 1)" in str(exc) and "SIZE_TOKEN" in str(exc)
     else:
         raise AssertionError("a missing profiled signature must stop the run")
+
+
+LAUNCHERS = PROGRAMS / "launchers"
+RENAMED = [
+    ("def scale_shift_kernel(x_ptr, out_ptr, n, alpha, beta, BLOCK", "def scale_shift_kernel(x_ptr, out_ptr, n, alpha, shift, BLOCK"),
+    ("tl.store(out_ptr + offs, alpha * x + beta, mask=mask)", "tl.store(out_ptr + offs, alpha * x + shift, mask=mask)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("style", ["keyword", "varargs", "autograd"])
+def test_real_launchers_replay_and_verify_a_kernel_whose_parameters_changed(style, tmp_path):
+    """Keyword-only and defaulted parameters, *args/**kwargs, and an autograd Function's forward (through
+    `apply`): the reference replays, and a candidate that renames a kernel parameter (no kernel replay
+    possible) is verified through the launcher, never left unverified."""
+    from intelliperf.validators import Program, capture_reference, copy_project, validate
+
+    command = [sys.executable, "launchers.py", style]
+    ref = capture_reference(Program(LAUNCHERS, command), "scale_shift_kernel", interpret=True, work_dir=tmp_path / "r")
+    assert any(r["mode"] == "launcher" for r in ref.replay["runs"]), ref.replay["notes"]
+    text = (LAUNCHERS / "launchers.py").read_text()
+    for old, new in RENAMED:
+        text = text.replace(old, new)
+    honest = Program(copy_project(LAUNCHERS, {"launchers.py": text}, tmp_path / "c1"), command)
+    verdict = validate(ref, honest, work_dir=tmp_path / "v1")
+    assert verdict.correct, verdict.reasons()
+    assert any("launcher" in c for c in verdict.checks), verdict.checks
+    # wrong only at sizes the program never runs: the launcher's unseen shapes catch it
+    wrong = text.replace("mask = offs < n\n", "mask = offs < n\n    alpha = tl.where(n > 3000, alpha * 0.5, alpha)\n")
+    cheat = Program(copy_project(LAUNCHERS, {"launchers.py": wrong}, tmp_path / "c2"), command)
+    rejected = validate(ref, cheat, work_dir=tmp_path / "v2")
+    assert not rejected.correct and "mismatch" in [p.kind for p in rejected.problems], rejected.reasons()

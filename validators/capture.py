@@ -93,7 +93,10 @@ def describe_args(names: list[str], values: list, stats: bool) -> list[dict]:
 
 
 def _launcher(skip_dirs: tuple[str, ...]) -> dict | None:
-    """The Python function that called `kernel[grid](...)`, and its arguments as they are now."""
+    """The Python function that called `kernel[grid](...)`, and its arguments as they are now, each with
+    how a call passes it (`pass`: positional, keyword for keyword-only parameters, and the contents of
+    `*args`/`**kwargs` as positional / keyword entries), so a replay calls it as the program did. The
+    `ctx` of a `torch.autograd.Function.forward` is left out: the replay calls `apply`, which makes one."""
     frame: FrameType | None = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(skip_dirs):
         frame = frame.f_back
@@ -102,15 +105,46 @@ def _launcher(skip_dirs: tuple[str, ...]) -> dict | None:
     code = frame.f_code
     info = inspect.getargvalues(frame)
     names = list(info.args)
+    values = [info.locals[n] for n in names]
+    passes = ["positional"] * code.co_argcount + ["keyword"] * code.co_kwonlyargcount
+    star = info.locals.get(info.varargs) if info.varargs else ()
+    starstar = info.locals.get(info.keywords) if info.keywords else {}
+    if not isinstance(star, tuple) or not isinstance(starstar, dict):  # rebound before the launch
+        star, starstar = (), {}
+        varargs = True
+    else:
+        varargs = False
+    for i, value in enumerate(star):
+        names.append(f"{info.varargs}[{i}]")
+        values.append(value)
+        passes.append("positional")
+    for key, value in starstar.items():
+        names.append(f"{info.keywords}.{key}")
+        values.append(value)
+        passes.append(f"keyword:{key}")
+    autograd = code.co_name == "forward" and names and _is_autograd_ctx(values[0])
+    if autograd:
+        names, values, passes = names[1:], values[1:], passes[1:]
+    args = describe_args(names, values, stats=True)
+    for desc, how in zip(args, passes, strict=True):
+        desc["pass"] = how
     return {
         "file": os.path.abspath(code.co_filename),
         "function": code.co_name,
         "qualname": getattr(code, "co_qualname", code.co_name),
         "line": code.co_firstlineno,
         "call_line": frame.f_lineno,
-        "varargs": bool(info.varargs or info.keywords),
-        "args": describe_args(names, [info.locals[n] for n in names], stats=True),
+        "varargs": varargs,
+        "autograd": bool(autograd),
+        "args": args,
     }
+
+
+def _is_autograd_ctx(value) -> bool:
+    """The `ctx` torch passes a custom autograd Function's forward (FunctionCtx, or a BackwardCFunction)."""
+    import torch
+
+    return isinstance(value, torch.autograd.function.FunctionCtx)
 
 
 def _stream_label(value, labels: dict) -> str:

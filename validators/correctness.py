@@ -153,6 +153,7 @@ def compare_captures(
                     tol=tol,
                     accumulated_terms=terms if name in ref["accumulated"] else None,
                     reduced_terms=reduced if name in ref.get("reduced", ()) else None,
+                    atomic=name in ref.get("atomic", ()),
                 )
                 compared += 1
     checks = [

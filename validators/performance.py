@@ -130,7 +130,7 @@ def _timed_call(job: dict, module):
     the kernel (its grid, constexprs and options, as its program ran it) on the first kernel
     trial's inputs. Returns (call, None) or (None, why)."""
     from .correctness import load_tensors
-    from .replay import _launcher_fn, _placed, kernel_call
+    from .replay import _launcher_fn, _placed, call_launcher, kernel_call
 
     notes: dict[str, list[str]] = {"notes": []}
     fn = _launcher_fn(job, "_intelliperf_side", notes) if job.get("reference_launcher_args") else None
@@ -138,8 +138,7 @@ def _timed_call(job: dict, module):
     if fn is not None and (inputs / "launcher-0.pt").exists():
         descs = job["reference_launcher_args"]
         values = _placed(load_tensors(inputs / "launcher-0.pt"), descs)
-        args = [values[d["name"]] for d in descs]
-        return (lambda: fn(*args)), None
+        return (lambda: call_launcher(fn, descs, values)), None
     kernel = getattr(module, job["kernel"]["name"], None)
     if kernel is None or not (inputs / "kernel-0.pt").exists():
         return None, "; ".join(notes["notes"] + ["and the kernel's own launch has no replayed inputs"])

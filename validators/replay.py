@@ -283,8 +283,16 @@ def _launch(kernel, launch: dict, tensors: dict, written) -> dict:
     return {f"arg:{n}": tensors[n].detach().to("cpu", copy=True) for n in written if n in tensors}
 
 
-def _call(fn, descs, values):
-    return fn(*[values[d["name"]] for d in descs])
+def call_launcher(fn, descs, values):
+    """The launcher called as the program called it: positional, keyword-only and `**kwargs` entries."""
+    args, kwargs = [], {}
+    for d in descs:
+        how = d.get("pass", "positional")
+        if how == "positional":
+            args.append(values[d["name"]])
+        else:
+            kwargs[d["name"] if how == "keyword" else how.split(":", 1)[1]] = values[d["name"]]
+    return fn(*args, **kwargs)
 
 
 def _save(path: Path, payload: dict) -> None:
@@ -380,7 +388,7 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
         label = f"launcher-{trial}"
         given = _host(values)
         _save(inputs / f"{label}.pt", given)
-        result = _call(fn, descs, values)
+        result = call_launcher(fn, descs, values)
         _sync()
         aliases = _aliases(result, values, kept)
         kept.append((label, result))
@@ -469,7 +477,7 @@ def _one_more(label, fn, descs, values, inputs: Path, truth: Path, summary: dict
     given = _host(values)
     _save(inputs / f"{label}.pt", given)
     try:
-        result = _call(fn, descs, values)
+        result = call_launcher(fn, descs, values)
         _sync()
     except Exception as exc:
         summary["notes"].append(
@@ -565,7 +573,7 @@ def _launcher_runs(job: dict, module, summary: dict) -> None:
         current = values if recorded else _placed(loaded, run_descs)
 
         def call(run=run, current=current, run_descs=run_descs, recorded=recorded, given=loaded):
-            result = _call(fn, run_descs, current)
+            result = call_launcher(fn, run_descs, current)
             _sync()
             if recorded:
                 run["aliases"] = _aliases(result, current, kept)
@@ -589,7 +597,9 @@ def _placed(loaded: dict, descs: list[dict]) -> dict:
     for d in descs:
         if d["kind"] == "tensor":
             values[d["name"]] = (
-                values[d["alias_of"]] if d.get("alias_of") in values else loaded[d["name"]].to(d["device"])
+                values[d["alias_of"]]
+                if d.get("alias_of") in values
+                else loaded[d["name"]].to(d["device"], copy=True)  # never the loaded tensor: it is the trial's record
             )
         elif d["kind"] == "dtype":
             values[d["name"]] = _dtype(d["value"])
@@ -631,7 +641,20 @@ def _launcher_fn(job: dict, alias: str, summary: dict):
         summary["notes"].append(
             f"launcher replay not possible: {side['qualname']} in {side['file']} is not a module-level function"
         )
+    elif side.get("autograd"):  # Function.forward(ctx, ...): called as the program does, through apply
+        owner = resolve(module, side["qualname"].rsplit(".", 1)[0])
+        return _through_apply(owner)
     return fn
+
+
+def _through_apply(function_class):
+    """`Function.apply` taking the forward's arguments as the program passed them (apply takes no keywords:
+    keyword-only ones follow in the forward's order)."""
+
+    def call(*args, **kwargs):
+        return function_class.apply(*args, *kwargs.values())
+
+    return call
 
 
 # --- the worker --------------------------------------------------------------------------------

@@ -702,7 +702,7 @@ def _judge(
         problems, checks = compare_captures(
             ref, cand, reference.kernel, settings.tolerances, set(reference.unstable), reference.load
         )
-    verdict.problems += problems
+    verdict.problems += _noted(verdict, problems)
     verdict.checks += checks
     verdict.notes += (cand or {}).get("notes", [])
     verdict.seconds["compare"] = round(time.perf_counter() - begin, 3)
@@ -851,13 +851,23 @@ def _compare_replay(
     begin = time.perf_counter()
     reference.verify()
     same_params = cand["kernel"]["params"] == reference.manifest["kernel"]["params"]
-    replayed = _replay_problems(reference, replay, Path(job["out_dir"]), settings, same_params)
+    replayed = _noted(verdict, _replay_problems(reference, replay, Path(job["out_dir"]), settings, same_params))
     named = [p for p in replayed if p.kind in NAMED_BY_REPLAY]
     verdict.problems = named + verdict.problems + [p for p in replayed if p.kind not in NAMED_BY_REPLAY]
     verdict.checks += _replay_checks(replay)
     verdict.notes += replay.get("notes", [])
     verdict.correct = not verdict.problems
     verdict.seconds["compare"] = round(verdict.seconds.get("compare", 0) + time.perf_counter() - begin, 3)
+
+
+def _noted(verdict: Verdict, problems: list[Problem]) -> list[Problem]:
+    """The problems that hold against the candidate; a change the validator accepts but reports
+    (NaN handling the reference left to its atomics) goes to the notes, once per buffer."""
+    for p in problems:
+        said = f"changes NaN handling: {p.message}"
+        if p.kind == "nan-handling" and not any(n.startswith(f"changes NaN handling: {p.message[:40]}") for n in verdict.notes):
+            verdict.notes.append(said)
+    return [p for p in problems if p.kind != "nan-handling"]
 
 
 def _timed(verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict, settings: ValidationSettings) -> Verdict:
@@ -1452,6 +1462,7 @@ def _replay_problems(
                 poisoned=arg in planned["poisoned"],
                 accumulated_terms=terms if _made_by(run, arg, reference.manifest, "accumulated") else None,
                 reduced_terms=reduced if _made_by(run, arg, reference.manifest, "reduced") else None,
+                atomic=_made_by(run, arg, reference.manifest, "atomic"),
             )
             earlier = previous.get(run["mode"], {}).get(name)
             if found and isinstance(earlier, torch.Tensor) and identical(earlier, c[name]):

@@ -64,6 +64,8 @@ def _print_optimization(opt: Optimization, console: Console) -> None:
         console.print(Text(f"note: {note}", style="dim"))
     if opt.winner is not None:
         modelled = " (metric modelled on CPU; speed not measured without a GPU)" if opt.speedup is None else ""
+        if opt.bottleneck_removed is False:
+            modelled += "; the bottleneck is still there (faster, metric unchanged)"
         console.print(
             f"[bold green]Validated win: attempt {opt.winner}, speedup {speedup_text(opt.speedup)}"
             f"{modelled}.[/] Patch: {opt.patch}" + (" — applied." if opt.applied else "")

@@ -102,6 +102,12 @@ def pr_title(report: Report) -> str:
     return f"intelliperf: {report.formula} fix for {opt.kernel}{faster}"
 
 
+def _bottleneck_line(removed: bool | None, formula: str) -> str:
+    if removed is False:
+        return f"**The {formula} bottleneck is still there**: this fix is faster, but the metric did not improve."
+    return f"The {formula} bottleneck is gone: the metric improved past the threshold."
+
+
 def pr_body(report: Report) -> str:
     """What a reviewer needs: the bottleneck, the measured result, how correctness was checked."""
     opt = report.won()
@@ -121,6 +127,8 @@ def pr_body(report: Report) -> str:
         f"| kernel time | {measure_text(attempt.before, attempt.after, 'kernel_time_s')} |",
         f"| speedup ({int((opt.speedup.confidence if opt.speedup else 0.95) * 100)} % interval) | "
         f"{speedup_text(opt.speedup)} |",
+        "",
+        _bottleneck_line(opt.bottleneck_removed, report.formula),
         "",
         f"Timing: {opt.speedup.method if opt.speedup else 'not measured (no GPU)'}; device "
         f"{opt.hardware.get('device', '?')}; Triton {report.run.versions.get('triton', '?')}, torch "

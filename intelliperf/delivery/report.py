@@ -132,6 +132,9 @@ def optimization_markdown(opt: Optimization) -> list[str]:
         out.append(f"- stopped by: {opt.error}")
     if opt.winner is not None:
         out.append(f"- speedup (validators' interleaved timing): {speedup_text(opt.speedup)}")
+        if opt.bottleneck_removed is not None:
+            gone = "gone (the metric improved)" if opt.bottleneck_removed else "still there (faster, metric unchanged)"
+            out.append(f"- bottleneck: {gone}")
         out.append(f"- patch: `{opt.patch}`" + (" — applied to the project (--in-place)" if opt.applied else ""))
     if opt.tokens:
         out.append(f"- model tokens: {opt.tokens}")

@@ -163,7 +163,10 @@ class LLMRewriter(Rewriter["LLMRewriter.Options"]):
     def _setup(self):
         if self._program is not None:
             return
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
+        # No network fetch at import. Set for the import only: the programs intelliperf runs get the user's
+        # environment, and a variable that appears mid-run would differ from the one their head starts saw.
+        had = "LITELLM_LOCAL_MODEL_COST_MAP" in os.environ
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         try:
             import dspy
         except ImportError:
@@ -171,6 +174,9 @@ class LLMRewriter(Rewriter["LLMRewriter.Options"]):
                 "the llm rewriter needs the optional LLM stack (dspy, openai)",
                 hint="pip install 'intelliperf[llm]', or use --rewriter recipes / search.",
             ) from None
+        finally:
+            if not had:
+                os.environ.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)
         model = self.options.model if "/" in self.options.model else f"openai/{self.options.model}"
         if self.options.cache_dir is not None:
             dspy.configure_cache(

@@ -1,0 +1,57 @@
+"""Tolerances that follow the data: a 16-bit reduction's rounding, and NaN handling that a reference
+leaves to its hardware atomics, judged without letting a dropped NaN or a wrong value through."""
+
+from __future__ import annotations
+
+import torch
+
+from intelliperf.validators.compare import Tolerances, compare_buffer
+
+
+def _kinds(problems) -> list[str]:
+    return [p.kind for p in problems]
+
+
+def _attention_like(seed: int, dtype=torch.float16, drop_block: bool = False) -> torch.Tensor:
+    """Softmax(QK^T)V with the probabilities rounded to `dtype` before the second product, as an fp16
+    attention kernel does; `seed` perturbs the scores by a few float32 units (another order of the first product)."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(128, 64, generator=g) for _ in range(3))
+    scores = q @ k.T / 8
+    scores = scores * (1 + 1e-6 * torch.randn(scores.shape, generator=torch.Generator().manual_seed(seed)))
+    if drop_block:
+        scores[:, :16] = -torch.inf  # a candidate that skips the first key block
+    p = torch.softmax(scores, dim=-1).to(dtype).float()
+    return (p @ v.to(dtype).float()).to(dtype)
+
+
+def test_a_16_bit_reduction_may_differ_by_its_own_rounding_but_not_by_a_dropped_block():
+    ref, retuned = _attention_like(1), _attention_like(2)
+    plain = compare_buffer(ref, retuned, name="o", dispatch=0, tol=Tolerances())
+    assert _kinds(plain) == ["mismatch"]  # the per-element fp16 tolerance alone refuses another order
+    assert compare_buffer(ref, retuned, name="o", dispatch=0, tol=Tolerances(), reduced_terms=128) == []
+    wrong = compare_buffer(ref, _attention_like(2, drop_block=True), name="o", dispatch=0, tol=Tolerances(),
+                           reduced_terms=128)  # fmt: skip
+    assert _kinds(wrong) == ["mismatch"]
+    # float32 outputs keep float32's reduction allowance: a float16 copy of the computation still fails
+    ref32 = _attention_like(1, dtype=torch.float32)
+    copy16 = _attention_like(2).float()
+    assert _kinds(compare_buffer(ref32, copy16, name="o", dispatch=0, tol=Tolerances(), reduced_terms=128)) in (
+        ["mismatch"],
+        ["precision"],
+    )
+
+
+def test_nan_propagation_may_be_added_where_atomics_ignored_nan_never_dropped():
+    ref = torch.tensor([1.0, 2.0, float("nan"), 4.0])
+    propagates = torch.tensor([1.0, float("nan"), float("nan"), 4.0])  # NaN where the atomic_max ignored it
+    drops = torch.tensor([1.0, 2.0, 3.0, 4.0])  # a number where the reference propagated NaN
+    tol = Tolerances()
+    assert _kinds(compare_buffer(ref, propagates, name="m", dispatch=0, tol=tol, atomic=True)) == ["nan-handling"]
+    assert _kinds(compare_buffer(ref, propagates, name="m", dispatch=0, tol=tol)) == ["nan"]
+    for atomic in (False, True):
+        found = compare_buffer(ref, drops, name="m", dispatch=0, tol=tol, atomic=atomic)
+        assert _kinds(found) == ["nan"] and "NaN propagation dropped" in found[0].message
+    # the NaN note does not hide a wrong number elsewhere in the buffer
+    wrong = torch.tensor([1.5, float("nan"), float("nan"), 4.0])
+    assert _kinds(compare_buffer(ref, wrong, name="m", dispatch=0, tol=tol, atomic=True)) == ["nan-handling", "mismatch"]
