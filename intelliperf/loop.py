@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from .errors import IntelliPerfError, UsageError
 from .formulas import Formula, Registry
-from .models import Attempt, Evidence, Finding, KernelProfile, Measure, Optimization, Report, Verdict
+from .models import Attempt, Evidence, Finding, KernelProfile, Measure, Optimization, Report, Speedup, Verdict
 from .profiling.aggregate import STATIC_BACKEND, Recording, load_recording
 from .profiling.window import tuned_configs
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
@@ -817,6 +817,9 @@ def _decide(s: Session, attempt: Attempt) -> None:
     verdict = attempt.verdict
     assert verdict is not None  # decided after validation
     reasons = [verdict.reasons()] if verdict.problems else []
+    said = _timed_against_profile(verdict.speedup, s.profile)
+    if said and said not in verdict.notes:
+        verdict.notes.append(said)
     metric = s.formula.metric
     if verdict.correct and attempt.chosen is None:  # a sweep's metric is not measured: its choice's will be
         was, now = attempt.before or Measure(), attempt.after or Measure()
@@ -855,6 +858,25 @@ def _decide(s: Session, attempt: Attempt) -> None:
         )
     attempt.status = "accepted" if won else "timed-out" if _timed_out(verdict) else "rejected"
     attempt.reasons = "\n".join(r for r in reasons if r)
+
+
+def _timed_against_profile(speedup: Speedup | None, profile: KernelProfile) -> str | None:
+    """The reference's timed call next to the profiled kernel's mean time: the launcher may launch more
+    than the kernel, but a gap past 2x says the timing is not what the program runs."""
+    if speedup is None or not profile.mean_time_s:
+        return None
+    profiled_ms = profile.mean_time_s * 1e3
+    text = (
+        f"the reference's timed call took {speedup.reference_ms:.4g} ms ({speedup.method}); the profiled "
+        f"kernel {profiled_ms:.4g} ms per launch"
+    )
+    ratio = speedup.reference_ms / profiled_ms
+    if ratio > 2 or ratio < 0.5:
+        text += (
+            f": {ratio:.2g}x apart, so what was timed differs from what the program ran (other kernels in the "
+            "launcher, host work, or another workload)"
+        )
+    return text
 
 
 def _config_text(config: dict) -> str:

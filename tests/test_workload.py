@@ -144,3 +144,19 @@ def test_real_launchers_replay_and_verify_a_kernel_whose_parameters_changed(styl
     cheat = Program(copy_project(LAUNCHERS, {"launchers.py": wrong}, tmp_path / "c2"), command)
     rejected = validate(ref, cheat, work_dir=tmp_path / "v2")
     assert not rejected.correct and "mismatch" in [p.kind for p in rejected.problems], rejected.reasons()
+
+
+def test_a_reference_that_reads_past_its_inputs_at_an_unseen_shape_is_not_compared_there():
+    """Unseen shapes change sizes one by one; a launcher whose sizes only hold together as recorded reads past
+    its inputs there. Guarded inputs (NaN around them) make that show as NaN from inputs that held none."""
+    import torch
+
+    from intelliperf.validators.replay import _guarded_by_nan, _nan_from_nowhere
+
+    x = _guarded_by_nan(torch.empty(4, 6).t())
+    assert x.shape == (6, 4) and x.stride() == (1, 6)
+    x.copy_(torch.arange(24.0).reshape(6, 4))
+    flat = torch.as_strided(x, (x.numel() + 8,), (1,), x.storage_offset() - 4)  # reads 4 past each end
+    assert torch.isnan(flat[:4]).all() and torch.isnan(flat[-4:]).all() and not torch.isnan(x).any()
+    assert _nan_from_nowhere({"return[0]": flat.sum().reshape(1)}, {"x": x.clone()})
+    assert not _nan_from_nowhere({"return[0]": x.sum().reshape(1)}, {"x": x.clone()})

@@ -96,12 +96,34 @@ def _launcher(skip_dirs: tuple[str, ...]) -> dict | None:
     """The Python function that called `kernel[grid](...)`, and its arguments as they are now, each with
     how a call passes it (`pass`: positional, keyword for keyword-only parameters, and the contents of
     `*args`/`**kwargs` as positional / keyword entries), so a replay calls it as the program did. The
-    `ctx` of a `torch.autograd.Function.forward` is left out: the replay calls `apply`, which makes one."""
+    `ctx` of a `torch.autograd.Function.forward` is left out: the replay calls `apply`, which makes one.
+    A launcher may rebind a parameter before the launch (`reduction = MODES[reduction]`): `at_entry`
+    then describes its next call as it begins."""
     frame: FrameType | None = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(skip_dirs):
         frame = frame.f_back
     if frame is None:
         return None
+    return _describe_launcher(frame)
+
+
+def at_entry(launcher: dict, code) -> None:
+    """Describe the arguments of the next call of `code` (the launcher) as it begins, into `launcher`:
+    a profile hook on this thread until that call, never over a profiler already there."""
+    if sys.getprofile() is not None:
+        return
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            sys.setprofile(None)
+            entry = _describe_launcher(frame)
+            if [a["name"] for a in entry["args"]] == [a["name"] for a in launcher["args"]]:
+                launcher["args"], launcher["at_entry"] = entry["args"], True
+
+    sys.setprofile(hook)
+
+
+def _describe_launcher(frame: FrameType) -> dict:
     code = frame.f_code
     info = inspect.getargvalues(frame)
     names = list(info.args)
@@ -138,6 +160,13 @@ def _launcher(skip_dirs: tuple[str, ...]) -> dict | None:
         "autograd": bool(autograd),
         "args": args,
     }
+
+
+def _launcher_code(skip_dirs: tuple[str, ...]):
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(skip_dirs):
+        frame = frame.f_back
+    return frame.f_code if frame is not None else None
 
 
 def _is_autograd_ctx(value) -> bool:
@@ -212,6 +241,8 @@ class Capture:
                 "constexprs": [n for n, p in inspect.signature(py_fn).parameters.items() if is_constexpr(p.annotation)],
             }
             self.launcher = _launcher(self.skip_dirs)
+            if self.launcher is not None and self.launcher["function"] != "<module>":
+                at_entry(self.launcher, _launcher_code(self.skip_dirs))
         access = self._access(py_fn, arg_names, bound, compiled)
         names = [n for n in arg_names if n in access.written or n in self.extra]
         buffers = {n: _buffer(bound.get(n)) for n in names}

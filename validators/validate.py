@@ -694,14 +694,19 @@ def _judge(
         verdict.problems.append(outside)
         return verdict
     reference.verify()
-    problems, checks = compare_captures(
-        ref, cand, reference.kernel, settings.tolerances, set(reference.unstable), reference.load
-    )
+    launcher_judges = warm is not None and any(r["mode"] == "launcher" for r in reference.replay.get("runs", []))
+    changed = launcher_judges and _launcher_changed(ref.get("launcher"), (cand or {}).get("launcher"))
+
+    def compared() -> tuple[list[Problem], list[str]]:
+        return compare_captures(
+            ref, cand, reference.kernel, settings.tolerances, set(reference.unstable), reference.load,
+            launcher_judges, changed,
+        )  # fmt: skip
+
+    problems, checks = compared()
     if any(p.kind in VALUE_KINDS for p in problems):  # is the program itself that unstable? Asked once.
         verdict.notes += reference.check_stability(settings)
-        problems, checks = compare_captures(
-            ref, cand, reference.kernel, settings.tolerances, set(reference.unstable), reference.load
-        )
+        problems, checks = compared()
     verdict.problems += _noted(verdict, problems)
     verdict.checks += checks
     verdict.notes += (cand or {}).get("notes", [])
@@ -858,6 +863,31 @@ def _compare_replay(
     verdict.notes += replay.get("notes", [])
     verdict.correct = not verdict.problems
     verdict.seconds["compare"] = round(verdict.seconds.get("compare", 0) + time.perf_counter() - begin, 3)
+
+
+def _launcher_changed(ref: dict | None, cand: dict | None) -> bool:
+    """Whether the candidate's launcher (the function that launched the kernel) reads otherwise than the
+    reference's: then work may have moved between it and the kernel."""
+    if not ref or not cand or ref.get("qualname") != cand.get("qualname"):
+        return bool(ref or cand)
+    return _function_text(ref["file"], ref["qualname"]) != _function_text(cand["file"], cand["qualname"])
+
+
+def _function_text(file: str, qualname: str) -> str | None:
+    import ast
+
+    try:
+        text = Path(file).read_text()
+        nodes: list = ast.parse(text).body
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found = None
+    for part in qualname.split("."):
+        found = next((n for n in nodes if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == part), None)
+        if found is None:
+            return None
+        nodes = found.body
+    return ast.dump(found)
 
 
 def _noted(verdict: Verdict, problems: list[Problem]) -> list[Problem]:
@@ -1288,8 +1318,17 @@ def _judge_speed(
         return
     from .performance import device_bandwidth
 
+    launcher = ref.get("launcher") or {}
+    timed = (
+        f"the launcher {launcher.get('qualname')} as the program calls it"
+        if any(r["mode"] == "launcher" for r in reference.replay.get("runs", []))
+        else "the kernel's own recorded launch (no launcher could be called)"
+    )
     verdict.speedup = speedup_interval(
-        raw["reference_ms"], raw["candidate_ms"], confidence=0.95, method=f"{raw['method']} on {raw['device']}"
+        raw["reference_ms"],
+        raw["candidate_ms"],
+        confidence=0.95,
+        method=f"{timed}; {raw['method']} on {raw['device']}",
     )
     verdict.faster, problem = judge(verdict.speedup, settings.threshold)
     flags = [plausibility(verdict.speedup, _bytes_touched(ref), device_bandwidth()), forged(raw)]
