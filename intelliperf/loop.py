@@ -817,7 +817,7 @@ def _decide(s: Session, attempt: Attempt) -> None:
     verdict = attempt.verdict
     assert verdict is not None  # decided after validation
     reasons = [verdict.reasons()] if verdict.problems else []
-    said = _timed_against_profile(verdict.speedup, s.profile)
+    said = _timed_against_profile(verdict.speedup, getattr(s, "profile", None))
     if said and said not in verdict.notes:
         verdict.notes.append(said)
     metric = s.formula.metric
@@ -860,10 +860,10 @@ def _decide(s: Session, attempt: Attempt) -> None:
     attempt.reasons = "\n".join(r for r in reasons if r)
 
 
-def _timed_against_profile(speedup: Speedup | None, profile: KernelProfile) -> str | None:
+def _timed_against_profile(speedup: Speedup | None, profile: KernelProfile | None) -> str | None:
     """The reference's timed call next to the profiled kernel's mean time: the launcher may launch more
     than the kernel, but a gap past 2x says the timing is not what the program runs."""
-    if speedup is None or not profile.mean_time_s:
+    if speedup is None or profile is None or not profile.mean_time_s:
         return None
     profiled_ms = profile.mean_time_s * 1e3
     text = (

@@ -153,6 +153,8 @@ def test_a_reference_that_reads_past_its_inputs_at_an_unseen_shape_is_not_compar
 
     from intelliperf.validators.replay import _guarded_by_nan, _nan_from_nowhere
 
+    big = _guarded_by_nan(torch.empty(3, 300, 200))  # the guard is past the whole span, not one dimension's
+    assert big.shape == (3, 300, 200) and big.storage_offset() + 3 * 300 * 200 < big.untyped_storage().size() // 4
     x = _guarded_by_nan(torch.empty(4, 6).t())
     assert x.shape == (6, 4) and x.stride() == (1, 6)
     x.copy_(torch.arange(24.0).reshape(6, 4))

@@ -161,7 +161,7 @@ def _guarded_by_nan(tensor):
     """`tensor`'s shape and strides in the middle of a NaN-filled allocation."""
     import torch
 
-    span = max((s - 1) * st for s, st in zip(tensor.shape, tensor.stride(), strict=True)) + 1 if tensor.numel() else 0
+    span = sum((s - 1) * st for s, st in zip(tensor.shape, tensor.stride(), strict=True)) + 1 if tensor.numel() else 0
     base = torch.full((span + 2 * GUARD_ELEMENTS,), float("nan"), dtype=tensor.dtype, device=tensor.device)
     return base.as_strided(tensor.shape, tensor.stride(), GUARD_ELEMENTS)
 

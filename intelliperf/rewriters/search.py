@@ -17,6 +17,12 @@ config the autotuner chose; the sweep itself is never the fix, its choice is the
 pinned and validated in full. The sweep comes first where the formula's metric moves
 with pipelining and warps (overlap, bankConflict), else after the single knob moves.
 
+A value the program's own checks refuse is never tried: the launcher's asserts and `if ...: raise`
+guards and the kernel's static_asserts that read the knob, evaluated with the recorded launch's
+sizes (where a size is not recorded, only values on a check's safe side: divisors of a block size
+that divides, the far side of a bound), and a block the launcher sizes with next_power_of_2 to
+cover a row never shrinks; the decline lists each value left out and why.
+
 The patch pins the value in the launcher: a literal is replaced; a launcher parameter is
 assigned at the top of the launcher (callers that pass their own value are overridden, which
 is what a pinned config means); a missing `num_warps`/`num_stages` keyword is added.
@@ -28,11 +34,13 @@ import ast
 import math
 import re
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import SimpleNamespace
 
+from ..models import ArgInfo
 from ..syntax import end, indent_of, last_line
 from .base import Candidate, Rewriter, RewriteRequest
-from .source import Node, grid_of, launch_call, node_span, replace_spans
+from .source import Node, grid_of, launch_call, lines_of, node_span, replace_spans
 
 TUNABLE = re.compile(r"BLOCK|TILE|SIZE|CHUNK|GROUP|SPLIT", re.I)
 CONSTEXPR_RANGE = (16, 16384)
@@ -48,12 +56,13 @@ class Knob:
     low: int
     high: int
     loop_line: int | None = None  # a loop of the kernel (line in its source), not the launch call
+    blocked: dict[int, str] = field(default_factory=dict)  # values the program's own checks refuse: why
 
     def values(self) -> list[int]:
         return [
             v
             for i, v in enumerate(self.tries)
-            if self.low <= v <= self.high and v != self.value and v not in self.tries[:i]
+            if self.low <= v <= self.high and v != self.value and v not in self.tries[:i] and v not in self.blocked
         ]
 
 
@@ -98,6 +107,10 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
         for knob in out:
             if knob.name == "num_stages" and knob.value == 1 and not knob.loop_line:
                 knob.tries = (3, 2, 4)
+    for knob in out:
+        if not knob.loop_line and knob.value is not None:
+            knob.blocked = refused(request, knob)
+            skipped += [f"{knob.name}={v} ({why})" for v, why in knob.blocked.items()]
     return out, skipped
 
 
@@ -152,6 +165,264 @@ def _loops(tree: ast.AST) -> list[tuple[ast.For, ast.Call]]:
         and isinstance(n.iter, ast.Call)
         and ast.unparse(n.iter.func) in ("range", "tl.range", "triton.language.range")
     ]
+
+
+# --- values the program's own checks refuse -------------------------------------------------------
+# A launcher often checks what it launches: `assert N % BLOCK_N == 0`, `if K % BLOCK_K != 0: raise`,
+# `assert BLOCK >= n_cols`, or sets `BLOCK = triton.next_power_of_2(n)` for one block to cover a row;
+# a kernel may `tl.static_assert(BLOCK_N <= HEAD_DIM)`. A value that fails one crashes the program
+# instead of testing a config, so it is never proposed, and the decline says why.
+
+
+@dataclass
+class _Check:
+    test: ast.expr
+    holds: bool  # an assert's test holds; an `if test: raise` guard's does not
+    text: str  # as the reason quotes it
+
+
+class _Sizes:
+    """A recorded tensor argument, as a launcher's checks read it."""
+
+    def __init__(self, shape: list[int], strides: list[int] | None) -> None:
+        self.shape, self.strides, self.ndim = tuple(shape), tuple(strides or ()), len(shape)
+
+    def size(self, dim: int | None = None) -> object:
+        return self.shape if dim is None else self.shape[dim]
+
+    def stride(self, dim: int | None = None) -> object:
+        return self.strides if dim is None else self.strides[dim]
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+
+def _next_power_of_2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+# What a check may call besides the recorded tensors' methods: the helpers launchers size blocks with.
+_HELPERS = {
+    **{f.__name__: f for f in (min, max, abs, len, int)},
+    "cdiv": _cdiv,
+    "next_power_of_2": _next_power_of_2,
+    "triton": SimpleNamespace(cdiv=_cdiv, next_power_of_2=_next_power_of_2),
+}
+_UNKNOWN = object()
+# What a check may be made of to be evaluated: names, numbers, attributes, calls, indexing, arithmetic,
+# comparisons; no container, comprehension, lambda, string or power that a recorded size could make
+# huge in the optimizer's own process (`[0] * n`, `2 ** n`).
+_EVALUABLE = (
+    *(ast.expr_context, ast.operator, ast.cmpop, ast.boolop, ast.unaryop, ast.keyword, ast.Name, ast.Constant),
+    *(ast.Attribute, ast.Subscript, ast.Slice, ast.Call, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.IfExp),
+    ast.Tuple,
+)
+
+
+def _evaluable(expr: ast.expr) -> bool:
+    return all(
+        isinstance(n, _EVALUABLE)
+        and not isinstance(n, (ast.Pow, ast.LShift))
+        and not (isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)))
+        and not (isinstance(n, ast.Attribute) and n.attr.startswith("_"))
+        for n in ast.walk(expr)
+    )
+
+
+def _evaluate(expr: ast.expr, names: dict[str, object]) -> object:
+    """The expression's value from `names` and _HELPERS, or _UNKNOWN (a name or call they do not
+    give, or a kind of expression not evaluated). It is the program's own code, run without builtins."""
+    if not _evaluable(expr):
+        return _UNKNOWN
+    try:
+        return eval(compile(ast.Expression(expr), "<check>", "eval"), {"__builtins__": {}}, {**_HELPERS, **names})
+    except Exception:
+        return _UNKNOWN
+
+
+def _clauses(test: ast.expr, op: type) -> list[ast.expr]:
+    """[a, b] of `a and b` (op ast.And: each must hold) or `a or b` (ast.Or: each must fail)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, op):
+        return [c for v in test.values for c in _clauses(v, op)]
+    return [test]
+
+
+def _checks(fn: ast.AST) -> list[_Check]:
+    """The asserts, `if ...: raise` guards and static_asserts of a function, one per clause."""
+    out = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assert):
+            out += [_Check(t, True, f"assert {ast.unparse(t)}") for t in _clauses(node.test, ast.And)]
+        elif isinstance(node, ast.If) and any(isinstance(st, ast.Raise) for st in node.body):
+            out += [_Check(t, False, f"if {ast.unparse(t)}: raise") for t in _clauses(node.test, ast.Or)]
+        elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("static_assert") and node.args:
+            out += [_Check(t, True, f"static_assert({ast.unparse(t)})") for t in _clauses(node.args[0], ast.And)]
+    return out
+
+
+def _covered(value: ast.expr) -> ast.expr | None:
+    """`n` of a block size computed to cover it, `triton.next_power_of_2(n)` (one block a row: a
+    smaller one leaves elements out); None when `min` caps it (the kernel then loops over blocks)."""
+    calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+    if any(ast.unparse(c.func) == "min" for c in calls):
+        return None
+    return next((c.args[0] for c in calls if ast.unparse(c.func).endswith("next_power_of_2") and c.args), None)
+
+
+def _recorded(arg: ArgInfo) -> object:
+    """What a check may read of a recorded argument: a scalar's value, a tensor's sizes (None: nothing)."""
+    if arg.kind == "tensor" and arg.shape is not None:
+        return _Sizes(arg.shape, arg.strides)
+    return arg.value if arg.kind in ("scalar", "constexpr") and isinstance(arg.value, (int, float)) else None
+
+
+def _passed(call: ast.Call, params: list[str]) -> dict[str, ast.expr]:
+    """{kernel parameter: the expression the launch passes for it}."""
+    out: dict[str, ast.expr] = {}
+    for param, arg in zip(params, call.args, strict=False):  # a launch may pass fewer
+        if isinstance(arg, ast.Starred):
+            break
+        out[param] = arg
+    return out | {k.arg: k.value for k in call.keywords if k.arg is not None}
+
+
+@dataclass
+class _Scope:
+    """The kernel or its launcher, as its checks see the knob: the name it has there, the names the
+    recorded launch gives values, the assignments before the launch (the launcher's), the checks."""
+
+    var: str
+    names: dict[str, object]
+    assigns: list[ast.Assign]
+    checks: list[_Check]
+
+    def env(self, value: int) -> tuple[dict[str, object], set[str]]:
+        """The names with the knob at `value`, and the names that follow it: an assignment that
+        reads the knob is evaluated again (`n_blocks = N // BLOCK`); one that does not keeps the
+        recorded value of what it assigns (the value the launch passed)."""
+        env, moved = {**self.names, self.var: value}, {self.var}
+        for st in self.assigns:
+            targets = {n.id for t in st.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            reads = {n.id for n in ast.walk(st.value) if isinstance(n, ast.Name)}
+            if self.var in targets or (targets & self.names.keys() and not reads & moved):
+                continue  # the pin overrides the knob's own assignment
+            result = _evaluate(st.value, env)
+            if result is _UNKNOWN:
+                continue
+            for target in st.targets:
+                if isinstance(target, ast.Name):
+                    env[target.id] = result
+                elif isinstance(target, ast.Tuple) and isinstance(result, (tuple, list)):  # `M, N = x.shape`
+                    unpacked = [e.id for e in target.elts if isinstance(e, ast.Name)]
+                    if len(unpacked) == len(target.elts) == len(result):
+                        env.update(zip(unpacked, result, strict=True))
+            if reads & moved:
+                moved |= targets
+        return env, moved
+
+    def refusal(self, original: int, value: int) -> str | None:
+        """Why `value` would fail one of the checks the recorded launch passed (None: none)."""
+        before, _ = self.env(original)
+        after, moved = self.env(value)
+        for check in self.checks:
+            if not {n.id for n in ast.walk(check.test) if isinstance(n, ast.Name)} & moved:
+                continue  # the knob does not reach it
+            was, now = _evaluate(check.test, before), _evaluate(check.test, after)
+            if was is not _UNKNOWN and bool(was) != check.holds:
+                continue  # the recorded launch did not take this check's path
+            if now is _UNKNOWN:
+                why = _unevaluated(check, self.var, original, value)
+            else:
+                why = None if bool(now) == check.holds else f"`{check.text}` would fail"
+            if why:
+                return why
+        return None
+
+
+def _unevaluated(check: _Check, var: str, original: int, value: int) -> str | None:
+    """Why `value` may fail a check the recording cannot evaluate, which `original` passed (None:
+    it keeps to the check's safe side): a divisibility by the knob holds for the divisors of a value
+    that divided; a bound on the knob, on its far side; anything else cannot be vouched for."""
+    unknown = f"`{check.text}` cannot be evaluated from the recorded launch"
+    if any(
+        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and _named(n.right, var) for n in ast.walk(check.test)
+    ):
+        return None if original % value == 0 else f"{unknown}; {value} does not divide {original}"
+    test, holds = check.test, check.holds
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, holds = test.operand, not holds
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))
+    ):
+        left, right = _named(test.left, var), _named(test.comparators[0], var)
+        if left != right:
+            larger = (isinstance(test.ops[0], (ast.Gt, ast.GtE)) == left) == holds  # the knob is bounded below
+            if (value >= original) == larger:
+                return None
+            return f"{unknown}; only values {'above' if larger else 'below'} {original} keep it"
+    return unknown
+
+
+def _named(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def refused(request: RewriteRequest, knob: Knob) -> dict[int, str]:
+    """{value: why} of the knob's values a check of the kernel or its launcher refuses, evaluated
+    with the recorded launch's arguments where the check reads them."""
+    if knob.value is None:
+        return {}
+    kernel = _function(request.kernel.source)
+    recorded = {a.name: a for a in request.profile.signatures[0].args} if request.profile.signatures else {}
+    scalars = {n: v for n, a in recorded.items() if not isinstance(v := _recorded(a), (_Sizes, type(None)))}
+    scopes = [_Scope(knob.name, scalars, [], _checks(kernel))]  # its tensors are pointers: no sizes there
+    launcher = _launcher_scope(request, [a.arg for a in kernel.args.args], knob.name, recorded)
+    scopes += [launcher] if launcher is not None else []
+    out: dict[int, str] = {}
+    for value in knob.values():
+        why = next((w for scope in scopes if (w := scope.refusal(knob.value, value))), None)
+        if why:
+            out[value] = why
+    return out
+
+
+def _launcher_scope(
+    request: RewriteRequest, params: list[str], knob: str, recorded: dict[str, ArgInfo]
+) -> _Scope | None:
+    """The launcher function as its checks see the knob, when the launch passes the knob by a name
+    (a literal is pinned where it is, so no check reads it)."""
+    tree = ast.parse(_launcher_source(request)).body[0] if request.launcher is not None else None
+    launcher = tree if isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)) else None  # not a launch statement
+    call = launch_call(launcher, request.kernel.name) if launcher is not None else None
+    if launcher is None or call is None:
+        return None
+    passed = _passed(call, params)
+    var = passed.get(knob)
+    if not isinstance(var, ast.Name):
+        return None
+    names = {
+        e.id: value
+        for p, e in passed.items()
+        if isinstance(e, ast.Name) and p in recorded and (value := _recorded(recorded[p])) is not None
+    }
+    assigns = sorted(
+        (n for n in ast.walk(launcher) if isinstance(n, ast.Assign) and n.lineno < call.lineno), key=lambda n: n.lineno
+    )
+    checks = _checks(launcher)
+    for st in assigns:
+        if any(_named(t, var.id) for t in st.targets) and (n := _covered(st.value)) is not None:
+            covers = ast.parse(f"{var.id} >= ({ast.unparse(n)})", mode="eval").body
+            checks.append(_Check(covers, True, f"{var.id} >= {ast.unparse(n)}, as `{ast.unparse(st)}` makes it"))
+    return _Scope(var.id, names, assigns, checks)
 
 
 def pin_loop(kernel: str, line: int, value: int) -> str:
@@ -247,7 +518,7 @@ def _pin_local(
 
 def _assign_line(launcher: str, row: int, like: ast.stmt, name: str, value: int, knob: str) -> str:
     """The launcher with `name = value` inserted as line `row` (0-based), indented as `like`."""
-    lines = launcher.splitlines()
+    lines = lines_of(launcher)
     indent = indent_of(lines[like.lineno - 1])
     lines.insert(row, f"{indent}{name} = {value}  # intelliperf search: pinned {knob}")
     return "\n".join(lines) + "\n"
@@ -260,23 +531,42 @@ def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
 def widen_autotune(kernel: str) -> str | None:
     """The kernel with its @triton.autotune config list widened by each config's pipelining and
     warp neighbours (num_stages +/- 1, num_warps x2), so the autotuner itself picks among more; None
-    when the configs are not a keyword the search can wrap."""
-    fn = _function(kernel)
+    when the decorator's configs are not an argument the search can wrap (`**kwargs`)."""
+    try:
+        fn = _function(kernel)
+    except (SyntaxError, ValueError):
+        return None
     dec = next((d for d in fn.decorator_list if isinstance(d, ast.Call) and _decorator(d) == "autotune"), None)
-    configs = next((k.value for k in dec.keywords if k.arg == "configs"), None) if dec is not None else None
+    if dec is None:
+        return None
+    configs = next((k.value for k in dec.keywords if k.arg == "configs"), None)
+    if configs is None and dec.args and not isinstance(dec.args[0], ast.Starred):
+        configs = dec.args[0]  # autotune(configs, key): the tutorials' `autotune(list(filter(keep, configs)), ...)`
     if configs is None:
         return None
-    original = ast.unparse(configs)
-    wider = (
-        f"[_ip_v for _ip_c in {original} for _ip_v in (_ip_c, "
-        "triton.Config(_ip_c.kwargs, num_warps=_ip_c.num_warps, num_stages=_ip_c.num_stages + 1, "
-        "pre_hook=_ip_c.pre_hook), "
-        "triton.Config(_ip_c.kwargs, num_warps=_ip_c.num_warps, num_stages=max(_ip_c.num_stages - 1, 1), "
-        "pre_hook=_ip_c.pre_hook), "
-        "triton.Config(_ip_c.kwargs, num_warps=min(_ip_c.num_warps * 2, 16), num_stages=_ip_c.num_stages, "
-        "pre_hook=_ip_c.pre_hook))]"
-    )
-    return replace_spans(kernel, [(configs, wider)])
+    # The configs' own text (comments and all) in parentheses: any expression, a conditional
+    # `A if c else B` too, stays one iterable.
+    wider = replace_spans(kernel, [(configs, WIDENED.format(configs=_segment(kernel, configs)))])
+    try:
+        ast.parse(wider)
+    except SyntaxError:  # not expected; never hand on a kernel that does not parse
+        return None
+    return wider
+
+
+# A config's neighbours are copies made by its own class from its attributes (a triton.Config's
+# attributes are its constructor's keywords), so the decorator needs no name the file may not
+# import as such (`triton`, `Config`: `from triton import autotune, Config`, `import triton as tr`),
+# and keep what the config sets besides warps and stages (pre_hook, num_ctas, maxnreg). The
+# configs' expression is the outermost iterable, evaluated where the decorator is (a class body's
+# names too); dict.fromkeys drops a neighbour equal to a config already listed (Config compares
+# by value), so the autotuner times no config twice.
+WIDENED = (
+    "list(dict.fromkeys(_ip_v for _ip_c in ({configs}) for _ip_v in (_ip_c, *("
+    '_ip_c.__class__(**{{**_ip_c.__dict__, "num_warps": _ip_w, "num_stages": _ip_s}}) for _ip_w, _ip_s in ('
+    "(_ip_c.num_warps, _ip_c.num_stages + 1), (_ip_c.num_warps, _ip_c.num_stages - 1), "
+    "(_ip_c.num_warps * 2, _ip_c.num_stages)) if _ip_s >= 1 and (_ip_w <= 16 or _ip_w == _ip_c.num_warps)))))"
+)
 
 
 SWEEP_WARPS = (1, 2, 4, 8, 16)
@@ -355,7 +645,7 @@ def sweep_kernel(kernel: str, written: list[str], warps: tuple[int, ...] = SWEEP
             "the kernel is not decorated with @triton.jit by that name, so the sweep cannot name triton.autotune"
         )
     first = min(fn.decorator_list, key=lambda d: d.lineno)
-    lines = kernel.splitlines()
+    lines = lines_of(kernel)
     indent = indent_of(lines[first.lineno - 1])
     configs = (
         f"[triton.Config({{}}, num_warps=w, num_stages=s) for w in {warps} for s in {SWEEP_STAGES}]"

@@ -27,6 +27,20 @@ Node = ast.stmt | ast.expr | ast.keyword  # what has a span in the source
 LAUNCH = "<launch@"  # qualname prefix of a launch-statement unit: <launch@LINE>
 
 
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def lines_of(text: str, keepends: bool = False) -> list[str]:
+    """The text's lines as Python's tokenizer counts them, which `ast` line numbers index:
+    str.splitlines also breaks at form feeds, U+2028 and other separators that may sit in a
+    comment or string, which would shift every line after them."""
+    lines, start = [], 0
+    for newline in _NEWLINE.finditer(text):
+        lines.append(text[start : newline.end() if keepends else newline.start()])
+        start = newline.end()
+    return lines + [text[start:]] if start < len(text) else lines
+
+
 class CodeUnit(BaseModel):
     """One function, or one launch statement, of the user's project, as the rewriter sees it."""
 
@@ -80,7 +94,7 @@ def code_unit(file: Path, qualname: str, root: Path) -> CodeUnit | None:
     if "<" in qualname:  # a nested function (`f.<locals>.g`) cannot be rewritten on its own
         return None
     text = file.read_text()
-    lines = text.splitlines()
+    lines = lines_of(text)
     found = _find(ast.parse(text), qualname, lines)
     if found is None:
         return None
@@ -158,15 +172,15 @@ def _offset(lines: list[str], line: int, byte_col: int) -> int:
 
 def node_span(text: str, node: Node) -> tuple[int, int]:
     """(start, end) character offsets of `node` in `text`."""
-    lines = text.splitlines(keepends=True)
+    lines = lines_of(text, keepends=True)
     return _offset(lines, node.lineno, node.col_offset), _offset(lines, *end(node))
 
 
 def _span(text: str, node: Node) -> str:
     """The node's text, continuation lines dedented by the node's own column."""
     start, end = node_span(text, node)
-    column = _column(text.splitlines()[node.lineno - 1], node.col_offset)
-    body = text[start:end].splitlines()
+    column = _column(lines_of(text)[node.lineno - 1], node.col_offset)
+    body = lines_of(text[start:end])
     return "\n".join(body[:1] + [b[column:] if b[:column].strip() == "" else b for b in body[1:]])
 
 
@@ -192,7 +206,7 @@ def _splice_statement(text: str, line: int, new_source: str) -> str:
             "a launch statement must be replaced by exactly one simple statement (no def, class, "
             "loop or second statement)"
         )
-    column = " " * _column(text.splitlines()[line - 1], stmt.col_offset)
+    column = " " * _column(lines_of(text)[line - 1], stmt.col_offset)
     new = textwrap.dedent(new_source).strip("\n").replace("\n", "\n" + column)
     return replace_spans(text, [(stmt, new)])
 
@@ -201,11 +215,11 @@ def splice(text: str, qualname: str, new_source: str) -> str:
     """`text` with the function (or launch statement) `qualname` replaced by `new_source`."""
     if qualname.startswith(LAUNCH):
         return _splice_statement(text, int(qualname[len(LAUNCH) : -1]), new_source)
-    lines = text.splitlines()
+    lines = lines_of(text)
     found = _find(ast.parse(text), qualname, lines)
     if found is None:
         raise ScopeError(f"{qualname} is no longer in the file")
-    body = textwrap.indent(textwrap.dedent(new_source).strip("\n"), found.indent).splitlines()
+    body = lines_of(textwrap.indent(textwrap.dedent(new_source).strip("\n"), found.indent))
     out = lines[: found.start - 1] + body + lines[found.end :]
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
@@ -235,7 +249,7 @@ def check_scope(
             "only the kernel and its launcher may change, but the candidate also changes: " + ", ".join(moved)
         )
     if kernel is not None:
-        found = _find(new_tree, kernel, changed.splitlines())
+        found = _find(new_tree, kernel, lines_of(changed))
         if found is None or not is_jit(found.node):
             raise ScopeError(f"the candidate must still define the @triton.jit function {kernel}")
 
@@ -300,7 +314,7 @@ def extract_function(code: str, name: str) -> tuple[str | None, dict[str, str]]:
         raise NotPython(
             f"not valid Python: {exc.msg} at line {exc.lineno} of the answer" + (f": `{line}`" if line else "")
         ) from None
-    lines = textwrap.dedent(code).splitlines()
+    lines = lines_of(textwrap.dedent(code))
     found = _find(tree, name, lines)
     others = {k: v for k, v in top_level_defs(tree).items() if k != name}
     if found is None:
