@@ -82,7 +82,8 @@ def run_pair(entry: dict, gpu: bool, work: Path) -> dict:
     command = [sys.executable, "program.py", *([] if gpu else entry.get("cpu_args", []))]
     begin = time.perf_counter()
     try:
-        ref = capture_reference(Program(project, command), entry["kernel"], interpret=not gpu, work_dir=work / name / "r")
+        program = Program(project, command)
+        ref = capture_reference(program, entry["kernel"], interpret=not gpu, work_dir=work / name / "r")
     except Exception as exc:
         row.update(status="reference-failed", reason=f"{type(exc).__name__}: {str(exc)[:500]}")
         return row

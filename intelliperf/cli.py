@@ -165,8 +165,9 @@ MaxTokens = Annotated[
 SandboxEnv = Annotated[
     list[str],
     typer.Option(
-        "--sandbox-env", help="Pass a variable whose value looks like a credential (a token, a URL with a password) "
-        "but is configuration the program needs (repeatable; never a name that says secret)."
+        "--sandbox-env",
+        help="Pass a variable whose value looks like a credential (a token, a URL with a password) "
+        "but is configuration the program needs (repeatable; never a name that says secret).",
     ),
 ]
 # The model's options (optimize and eval).

@@ -117,9 +117,9 @@ def test_signatures_compare_grid_shapes_and_constexprs_not_runtime_scalars():
 
 LAUNCHERS = PROGRAMS / "launchers"
 RENAMED = [
-    ("def scale_shift_kernel(x_ptr, out_ptr, n, alpha, beta, BLOCK", "def scale_shift_kernel(x_ptr, out_ptr, n, alpha, shift, BLOCK"),
+    ("(x_ptr, out_ptr, n, alpha, beta, BLOCK", "(x_ptr, out_ptr, n, alpha, shift, BLOCK"),
     ("tl.store(out_ptr + offs, alpha * x + beta, mask=mask)", "tl.store(out_ptr + offs, alpha * x + shift, mask=mask)"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("style", ["keyword", "varargs", "autograd"])

@@ -881,13 +881,13 @@ def _function_text(file: str, qualname: str) -> str | None:
         nodes: list = ast.parse(text).body
     except (OSError, SyntaxError, ValueError):
         return None
-    found = None
+    found: ast.AST | None = None
     for part in qualname.split("."):
         found = next((n for n in nodes if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == part), None)
         if found is None:
             return None
         nodes = found.body
-    return ast.dump(found)
+    return ast.dump(found) if found is not None else None
 
 
 def _noted(verdict: Verdict, problems: list[Problem]) -> list[Problem]:
@@ -895,7 +895,7 @@ def _noted(verdict: Verdict, problems: list[Problem]) -> list[Problem]:
     (NaN handling the reference left to its atomics) goes to the notes, once per buffer."""
     for p in problems:
         said = f"changes NaN handling: {p.message}"
-        if p.kind == "nan-handling" and not any(n.startswith(f"changes NaN handling: {p.message[:40]}") for n in verdict.notes):
+        if p.kind == "nan-handling" and said not in verdict.notes:
             verdict.notes.append(said)
     return [p for p in problems if p.kind != "nan-handling"]
 

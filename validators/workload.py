@@ -29,7 +29,7 @@ class WorkloadMismatchError(UsageError):
 
 
 def signature_key(signature: dict) -> tuple:
-    args = []
+    args: list[tuple] = []
     for arg in signature.get("args", []):
         if arg.get("kind") == "tensor":
             args.append((arg["name"], arg.get("dtype"), tuple(arg.get("shape") or ())))

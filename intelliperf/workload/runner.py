@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import env as names
-from ..redact import without_secrets
 from ..errors import CommandNotFoundError, EmptyCommandError, WorkloadFailedError, WorkloadTimeoutError
+from ..redact import without_secrets
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+
 
 @dataclass
 class TraceSettings:
