@@ -165,7 +165,9 @@ def compare_captures(
                     reduced_terms=reduced if name in ref.get("reduced", ()) else None,
                     atomic=name in ref.get("atomic", ()),
                 )
-                if found and launcher_judges and launcher_changed:
+                # (only where its kernel still writes the buffer: work that left the kernel for host code is
+                # not an intermediate the kernel computes otherwise)
+                if found and launcher_judges and launcher_changed and name in cand.get("written", ()):
                     deferred.add(name)
                 else:
                     problems += found
