@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--racecheck-every-cta", action="store_true", help="the second validation's racecheck")
     args = parser.parse_args()
     if args.turns:
-        validate_module.AHEAD_INPUTS_BYTES = 0
+        importlib.import_module("intelliperf.validators.workers").AHEAD_INPUTS_BYTES = 0
     work = Path(tempfile.mkdtemp(prefix="compare-cost-"))
     project = args.program.resolve().parent
     program = Program(project, [sys.executable, args.program.name])
@@ -118,12 +118,13 @@ def main() -> None:
     timed("verify (sizes and times of the ground truth)", ref.verify)
     program_parts(program, args.kernel, args.interpret, work)
     parts: dict[str, float] = {}
-    clocked(validate_module, "interleaved", parts)
+    clocked(importlib.import_module("intelliperf.validators.timing"), "interleaved", parts)
     clocked(performance, "device_bandwidth", parts)
     clocked(performance._Side, "readline", parts)  # the first two calls wait for "ready"
     compare: dict[str, float] = {}  # the captures' comparison: the truth's files (digests), the candidate's, values
-    for name in ("compare_captures", "load_capture", "_loaded_outside"):
+    for name in ("compare_captures", "load_capture"):
         clocked(validate_module, name, compare)
+    clocked(importlib.import_module("intelliperf.validators.replay_checks"), "_loaded_outside", compare)
     for name in ("load", "verify", "check_stability"):
         clocked(validate_module.ReferenceRun, name, compare)
     clocked(correctness, "load_tensors", compare)

@@ -40,7 +40,7 @@ from .validators import (
 )
 from .validators.policy import PolicyError, check_statement
 from .validators.policy import check as check_policy
-from .validators.validate import busy, fits_beside, run_limit
+from .validators.workers import busy, fits_beside, run_limit
 from .workload.devices import pinned_env, spread_over
 from .workload.head_start import HeadStart
 from .workload.runner import TraceSettings

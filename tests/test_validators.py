@@ -144,7 +144,7 @@ def test_racecheck_runs_the_first_ctas_only_where_a_race_would_be_the_compilers(
 def test_only_the_racecheck_workers_own_notes_reach_the_verdict(tmp_path, monkeypatch):
     """The racecheck worker's replay.json is the candidate's to write: only short notes of the worker's form
     get through, scrubbed; anything else (not JSON, not a dict, other notes) adds nothing."""
-    from intelliperf.validators.validate import _racecheck_notes
+    from intelliperf.validators.sanitizers import _racecheck_notes
 
     folder = tmp_path / "racecheck"
     folder.mkdir()
@@ -600,7 +600,7 @@ def test_compute_sanitizer_runs_beside_the_replay_and_a_finding_rejects(
 ):
     """`turns`: inputs over the limit, so the sanitizers get their jobs after the replay, not beside it."""
     if turns:
-        monkeypatch.setattr(sys.modules["intelliperf.validators.validate"], "AHEAD_INPUTS_BYTES", 1000)
+        monkeypatch.setattr(sys.modules["intelliperf.validators.workers"], "AHEAD_INPUTS_BYTES", 1000)
     candidate = _candidate(tmp_path, [])
     _use_fake_sanitizer(candidate.root, finds, monkeypatch)
     work = tmp_path / "v"
@@ -648,9 +648,10 @@ def test_a_program_that_differs_between_runs_is_judged_on_the_replays(tmp_path):
     project = copy_project(AXPY, {"axpy.py": noisy}, tmp_path / "project")
     ref = capture_reference(Program(project, COMMAND), "axpy_kernel", interpret=True, work_dir=tmp_path / "ref")
     assert not ref.stability_known and ref.unstable == []  # asked only when a candidate differs
-    retuned = copy_project(
-        project, {"axpy.py": noisy.replace("block: int = 128", "block: int = 512")}, tmp_path / "copy"
-    )
+    # a kernel-only change (a changed launcher would leave the kernel's values to the launcher's replays)
+    rewritten = noisy.replace("mask = offs < n\n", "mask = (offs < n) & (offs >= 0)\n")
+    assert rewritten != noisy
+    retuned = copy_project(project, {"axpy.py": rewritten}, tmp_path / "copy")
     verdict = validate(ref, Program(retuned, COMMAND), work_dir=tmp_path / "v")
     assert verdict.correct, verdict.reasons()
     assert ref.unstable == ["out_ptr"] and any("not deterministic" in n for n in verdict.notes)
@@ -785,7 +786,7 @@ def test_early_work_stands_only_for_what_the_candidate_called(module_level_refer
     """`_stands`: each part of a kernel launch or of a launcher that the early trials and timing assumed;
     changed, they run again (the candidate that would fool a looser key: the same kernel at another grid,
     block or scalar, or another kernel in the same file)."""
-    stands = sys.modules["intelliperf.validators.validate"]._stands
+    stands = sys.modules["intelliperf.validators.timing"]._stands
     project = copy_project(module_level_reference.program.root, {}, tmp_path / "c")
     validate(module_level_reference, Program(project, COMMAND), work_dir=tmp_path / "v")
     job = json.loads((tmp_path / "v" / "replay" / "job.json").read_text())
@@ -877,7 +878,9 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
     import dataclasses
 
     from intelliperf.validators.performance import started
-    from intelliperf.validators.validate import _candidate_job, _start_timing, _Warm
+    from intelliperf.validators.replay_checks import _candidate_job
+    from intelliperf.validators.timing import _start_timing
+    from intelliperf.validators.workers import _Warm
 
     compiled = dataclasses.replace(axpy_reference, interpret=False)  # as on a GPU: timing is due
     job = _candidate_job(compiled, axpy_reference.manifest, tmp_path / "replay")
@@ -907,13 +910,13 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
         for side in [*sides.values(), *replaced.values()]:
             side.stop()
     # Inputs too large to hold on the GPU while the program runs: nothing is started ahead.
-    from intelliperf.validators.validate import _time_ahead
+    from intelliperf.validators.timing import _time_ahead
 
-    validate_module = sys.modules["intelliperf.validators.validate"]  # the package's `validate` is the function
+    workers_module = sys.modules["intelliperf.validators.workers"]
 
     program = Program(AXPY, COMMAND)
     for limit, ahead_sides in ((1 << 30, {"reference", "candidate"}), (1000, set())):
-        monkeypatch.setattr(validate_module, "AHEAD_INPUTS_BYTES", limit)
+        monkeypatch.setattr(workers_module, "AHEAD_INPUTS_BYTES", limit)
         warm = _Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
         _time_ahead(warm, compiled, job, program, tmp_path / f"ahead-{limit}", settings)
         try:
@@ -923,7 +926,7 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
                 side.stop()
     # A module-level launch: the candidate's timing starts ahead at the reference's launch of the kernel, and
     # is kept only where the candidate launched it the same way.
-    monkeypatch.setattr(validate_module, "AHEAD_INPUTS_BYTES", 1 << 30)
+    monkeypatch.setattr(workers_module, "AHEAD_INPUTS_BYTES", 1 << 30)
     module_level = dataclasses.replace(module_level_reference, interpret=False)
     kernel_job = _candidate_job(module_level, module_level.manifest, tmp_path / "replay-m")
     warm = _Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
@@ -952,9 +955,10 @@ def test_nothing_runs_beside_a_program_that_leaves_no_room_on_the_gpu(axpy_refer
     the run instead. The capture records the peak (none under the interpreter)."""
     import dataclasses
 
-    validate_module = sys.modules["intelliperf.validators.validate"]
+    validate_module = sys.modules["intelliperf.validators.validate"]  # the package's `validate` is the function
+    workers_module = sys.modules["intelliperf.validators.workers"]
     assert axpy_reference.manifest["gpu_memory"] is None  # no CUDA device in this run
-    assert validate_module.fits_beside(axpy_reference)
+    assert workers_module.fits_beside(axpy_reference)
     gib = 1 << 30
     started: list[dict] = []
 
@@ -972,7 +976,7 @@ def test_nothing_runs_beside_a_program_that_leaves_no_room_on_the_gpu(axpy_refer
         memory = {"peak_reserved": peak, "total": 80 * gib}
         manifest = {**axpy_reference.manifest, "gpu_memory": memory}
         near = dataclasses.replace(axpy_reference, manifest=manifest, interpret=False)  # as on a GPU
-        assert validate_module.fits_beside(near) == fits, peak
+        assert workers_module.fits_beside(near) == fits, peak
         started.clear()
         validate_module._start_workers(near, candidate, tmp_path / f"w{peak}", settings)
         # no room: the replay worker runs no trial before the program ends, nor makes its CUDA context
@@ -983,7 +987,7 @@ def test_nothing_runs_beside_a_program_that_leaves_no_room_on_the_gpu(axpy_refer
 def test_tampered_ground_truth_stops_the_verdict(axpy_reference):
     import dataclasses
 
-    from intelliperf.validators.validate import GroundTruthError
+    from intelliperf.validators.settings import GroundTruthError
 
     unread = dataclasses.replace(axpy_reference, _loaded={}, _prefetching=None)  # nothing read and kept yet
     kept = dataclasses.replace(axpy_reference, _loaded={}, _prefetching=None)

@@ -15,19 +15,14 @@ if __name__ != "intelliperf.validators":  # this folder imported from the reposi
     )
 
 
+from intelliperf.workload.workspace import copy_project
+
 from .compare import Tolerances, compare_buffer
+from .head_starts import Ahead, start_ahead
 from .performance import judge, speedup_interval
-from .validate import (
-    Ahead,
-    Program,
-    ReferenceRun,
-    SandboxSettings,
-    ValidationSettings,
-    capture_reference,
-    copy_project,
-    start_ahead,
-    validate,
-)
+from .reference import ReferenceRun, capture_reference
+from .settings import Program, SandboxSettings, ValidationSettings
+from .validate import validate
 from .verdict import Problem, Speedup, Verdict
 
 __all__ = [

@@ -107,7 +107,9 @@ class Reordering(NamedTuple):
     reduced: int | None = None  # a reduction's, accumulated in float32 (or float64) in the tiling's order
 
 
-def _judged(ref, cand, label: str, where: dict, tol: Tolerances, terms: Reordering, poisoned: bool, atomic: bool):
+def _judged(
+    ref, cand, label: str, where: dict, tol: Tolerances, terms: Reordering, poisoned: bool, atomic: bool = False
+):
     """Every check, on every element in float64: the problems with their counts and examples."""
     dtype = dtype_name(ref)
     if not ref.dtype.is_floating_point:

@@ -1,0 +1,288 @@
+"""Step 4, the replay's outputs compared with the ground truth, in intelliperf's process only:
+values, aliasing, stale results, and what the candidate's launcher may have moved.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from intelliperf.redact import scrub
+from intelliperf.workload.workspace import within
+
+from .compare import UNCHANGED, compare_buffer, identical
+from .correctness import (
+    accumulated_terms,
+    load_tensors,
+    reduction_terms,
+)
+
+# Problems that already say what is wrong: no replay after them.
+from .settings import NAMED_BY_REPLAY, Program, ValidationSettings
+from .verdict import Problem, Verdict
+
+if TYPE_CHECKING:
+    from .reference import ReferenceRun
+
+
+def _compare_replay(
+    verdict: Verdict, reference: ReferenceRun, cand: dict, job: dict, replay: dict, settings: ValidationSettings
+) -> None:
+    """The replay's outputs compared with the truth."""
+    begin = time.perf_counter()
+    reference.verify()
+    same_params = cand["kernel"]["params"] == reference.manifest["kernel"]["params"]
+    replayed = _noted(verdict, _replay_problems(reference, replay, Path(job["out_dir"]), settings, same_params))
+    named = [p for p in replayed if p.kind in NAMED_BY_REPLAY]
+    verdict.problems = named + verdict.problems + [p for p in replayed if p.kind not in NAMED_BY_REPLAY]
+    verdict.checks += _replay_checks(replay)
+    verdict.notes += replay.get("notes", [])
+    verdict.correct = not verdict.problems
+    verdict.seconds["compare"] = round(verdict.seconds.get("compare", 0) + time.perf_counter() - begin, 3)
+
+
+def _launcher_changed(ref: dict | None, cand: dict | None) -> bool:
+    """Whether the candidate's launcher (the function that launched the kernel) reads otherwise than the
+    reference's: then work may have moved between it and the kernel."""
+    if not ref or not cand or ref.get("qualname") != cand.get("qualname"):
+        return bool(ref or cand)
+    return _function_text(ref["file"], ref["qualname"]) != _function_text(cand["file"], cand["qualname"])
+
+
+def _function_text(file: str, qualname: str) -> str | None:
+    import ast
+
+    try:
+        text = Path(file).read_text()
+        nodes: list = ast.parse(text).body
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found: ast.AST | None = None
+    for part in qualname.split("."):
+        found = next((n for n in nodes if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == part), None)
+        if found is None:
+            return None
+        nodes = found.body
+    return ast.dump(found) if found is not None else None
+
+
+def _noted(verdict: Verdict, problems: list[Problem]) -> list[Problem]:
+    """The problems that hold against the candidate; a change the validator accepts but reports
+    (NaN handling the reference left to its atomics) goes to the notes, once per buffer."""
+    for p in problems:
+        said = f"changes NaN handling: {p.message}"
+        if p.kind == "nan-handling" and said not in verdict.notes:
+            verdict.notes.append(said)
+    return [p for p in problems if p.kind != "nan-handling"]
+
+
+def _loaded_outside(cand: dict | None, candidate: Program) -> Problem | None:
+    """The candidate run must execute the copy's kernel, not an installed or original one."""
+    if cand is None or not cand["kernel"].get("file"):
+        return None
+    root = Path(candidate.root).resolve()
+    file = Path(cand["kernel"]["file"]).resolve()
+    if within(file, root):
+        return None
+    return Problem(
+        kind="capture",
+        message=(
+            f"the candidate run took the kernel from {file}, outside the candidate's copy {root}, so the change was "
+            "never run (is the package installed from the original tree, e.g. `pip install -e`, ahead of the copy "
+            "on sys.path?)"
+        ),
+    )
+
+
+def _candidate_job(reference: ReferenceRun, cand: dict, out: Path) -> dict:
+    ref = reference.manifest
+    return {
+        "kernel": cand["kernel"],
+        "launcher": cand["launcher"],
+        "launch": cand["launches"][0],
+        "reference_params": ref["kernel"]["params"],
+        "reference_launch": ref["launches"][0],
+        "reference_launcher_args": (ref.get("launcher") or {}).get("args", []),
+        "written": ref["written"],
+        "plan": reference.replay.get("runs", []),
+        "inputs_dir": str(reference.inputs),
+        "out_dir": str(out),
+    }
+
+
+def _replay_problems(
+    reference: ReferenceRun, replay: dict, out: Path, settings: ValidationSettings, kernel_expected: bool = True
+) -> list[Problem]:
+    """Problems of the candidate's replay against the ground truth. Every planned launcher trial
+    must have run (or failed), and every kernel trial when the kernel kept its parameters."""
+    import torch
+
+    if replay.get("problem"):
+        return [replay["problem"]]
+    if replay.get("error"):
+        return [
+            Problem(
+                kind="replay-failed",
+                message=scrub(f"the replay failed: {replay['error']}\n{replay.get('traceback', '')[-1500:]}"),
+            )
+        ]
+    plan = {r["label"]: r for r in reference.replay.get("runs", [])}
+    ran = {r["label"]: r for r in replay["runs"] if r.get("label") in plan}
+    problems = [
+        Problem(
+            kind="crash",
+            message=scrub(
+                f"replay {f['label']} ({f['shape']} shape, {f.get('regime', 'captured')} inputs, seed {f['seed']}): "
+                "the "
+                f"candidate raised {f['error']}\n{f['traceback'][-1200:]}"
+            ),
+        )
+        for f in replay["failures"]
+        if f.get("label") in plan
+    ]
+    failed = {f["label"] for f in replay["failures"]}
+    if plan and not ran and not failed:
+        return [
+            Problem(
+                kind="unverified",
+                message=(
+                    "no replay could check the candidate ("
+                    + "; ".join(replay.get("notes", [])[:3])
+                    + "): it is unverified; "
+                    "keep the kernel's parameters or the launcher's arguments as they are"
+                ),
+            )
+        ]
+    if not plan:
+        why = "; ".join(reference.replay.get("notes", []))[:600]
+        return [
+            Problem(
+                kind="unverified",
+                message="the replay could not run for the reference itself, so nothing "
+                "beyond the program's own dispatches checked the candidate: "
+                f"unverified ({why})",
+            )
+        ]
+    expected = [label for label, r in plan.items() if r["mode"] == "launcher" or kernel_expected]
+    missing = [label for label in expected if label not in ran and label not in failed]
+    if missing:
+        problems.append(
+            Problem(
+                kind="unverified",
+                message=(f"the replay did not run {', '.join(missing[:3])}: " + "; ".join(replay.get("notes", [])[:2])),
+            )
+        )
+    previous: dict[str, dict] = {}
+    terms, reduced = accumulated_terms(reference.manifest), reduction_terms(reference.manifest)
+    for label, run in ran.items():
+        planned = plan[label]
+        r = reference.load(reference.truth / "replay" / f"{label}.pt")
+        c = load_tensors(out / f"{label}.pt")
+        regime = planned.get("regime", "captured")
+        where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
+        problems += _aliasing(where, planned.get("aliases"), run.get("aliases"))
+        inputs: dict = {}  # the trial's inputs, read when an UNCHANGED argument meets a changed one
+        for name, ref_value in r.items():
+            if name not in c:
+                problems.append(Problem(kind="missing-output", message=f"{where}: the candidate produced no {name}"))
+                continue
+            if _unchanged(ref_value) and _unchanged(c[name]):
+                continue  # both left the same input as it was
+            arg = name.removeprefix("arg:")
+            ref_value, c[name] = (_given(reference, label, arg, v, inputs) for v in (ref_value, c[name]))
+            found = compare_buffer(
+                ref_value,
+                c[name],
+                name=name,
+                dispatch=None,
+                tol=settings.tolerances,
+                poisoned=arg in planned["poisoned"],
+                accumulated_terms=terms if _made_by(run, arg, reference.manifest, "accumulated") else None,
+                reduced_terms=reduced if _made_by(run, arg, reference.manifest, "reduced") else None,
+                atomic=_made_by(run, arg, reference.manifest, "atomic"),
+            )
+            earlier = previous.get(run["mode"], {}).get(name)
+            if found and isinstance(earlier, torch.Tensor) and identical(earlier, c[name]):
+                found = [
+                    Problem(
+                        kind="stale-result",
+                        buffer=name,
+                        message=(
+                            f"{name} is exactly the candidate's result for the previous trial's inputs: it returns a "
+                            "stale "
+                            "result (a cache keyed on pointers or shapes?), or its result no longer depends on the "
+                            "inputs "
+                            "(e.g. a float accumulator so large that the added values round away)"
+                        ),
+                    )
+                ]
+            for p in found:
+                p.message = f"{where}: {p.message}"
+            problems += found
+        if planned["shape"] == "recorded" and planned.get("regime", "captured") == "captured":
+            previous[run["mode"]] = c
+    return problems
+
+
+def _unchanged(value) -> bool:
+    return isinstance(value, str) and value == UNCHANGED
+
+
+def _given(reference: ReferenceRun, label: str, arg: str, value, inputs: dict):
+    """A replay output as a tensor: an UNCHANGED argument is the trial's input, read (digest checked)
+    into `inputs` once per trial."""
+    if not _unchanged(value):
+        return value
+    if not inputs:
+        inputs.update(reference.load(reference.inputs / f"{label}.pt"))
+    return inputs[arg]
+
+
+def _aliasing(where: str, reference: dict | None, candidate: dict | None) -> list[Problem]:
+    """A returned tensor must share storage with exactly what the reference's shares it with."""
+    if reference is None:
+        return []
+    candidate = candidate or {}
+    return [
+        Problem(
+            kind="aliased-output",
+            buffer=name,
+            message=(
+                f"{where}: {name} shares its storage with {candidate.get(name)}, where the reference's "
+                f"{'is a new tensor' if ref_alias is None else 'shares it with ' + ref_alias}: a caller keeping both "
+                "results "
+                "sees the later one overwrite the earlier"
+            ),
+        )
+        for name, ref_alias in reference.items()
+        if candidate.get(name) != ref_alias and candidate.get(name) is not None
+    ]
+
+
+def _made_by(run: dict, name: str, ref: dict, how: str) -> bool:
+    """Whether output `name` is `how` ("accumulated" with float atomics, or "reduced"): kernel replays name
+    the buffer; a launcher's results come from the kernel's outputs, so they carry its order whenever
+    the kernel's outputs do."""
+    made = ref.get(how, ())
+    return name in made if run["mode"] == "kernel" else bool(made)
+
+
+def _replay_checks(replay: dict) -> list[str]:
+    runs = replay.get("runs", [])
+    if not runs:
+        return []
+    kinds: dict[str, list[dict]] = {}
+    for run in runs:
+        kinds.setdefault(run["mode"], []).append(run)
+    lines = []
+    for mode, items in kinds.items():
+        seeds = ", ".join(str(r["seed"]) for r in items)
+        shapes = sorted({r["shape"] for r in items})
+        regimes = sorted({r.get("regime", "captured") for r in items})
+        lines.append(
+            f"replay through the {mode}: {len(items)} runs on fresh inputs (seeds {seeds}; shapes: "
+            f"{'; '.join(shapes)}; inputs: {', '.join(regimes)})"
+            + (", write-only outputs poisoned first" if mode == "kernel" else "")
+        )
+    return lines
