@@ -41,6 +41,7 @@ ENV_ARGS = env.CAPTURE_ARGS
 ENV_LIMITS = env.CAPTURE_LIMITS
 ENV_EXPECTED = env.CAPTURE_EXPECTED
 DEFAULT_LIMITS = (64, 16, 64)
+ENTRY_WATCH_CALLS = 1_000_000  # Python calls the launcher's next call is waited for (`at_entry`)
 
 
 def describe_value(value, stats: bool) -> dict:
@@ -113,8 +114,15 @@ def at_entry(launcher: dict, code) -> None:
     if sys.getprofile() is not None:
         return
 
+    seen = [0]
+
     def hook(frame, event, arg):
-        if event == "call" and frame.f_code is code:
+        if event != "call":
+            return
+        seen[0] += 1
+        if seen[0] > ENTRY_WATCH_CALLS:  # a launcher called once: stop costing the program a call per call
+            sys.setprofile(None)
+        elif frame.f_code is code:
             sys.setprofile(None)
             entry = _describe_launcher(frame)
             if [a["name"] for a in entry["args"]] == [a["name"] for a in launcher["args"]]:
