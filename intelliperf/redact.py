@@ -56,11 +56,13 @@ def also(*names: str | None) -> None:
     _named.update(n for n in names if n)
 
 
+def _secret_by_name(name: str, deny: tuple[str, ...]) -> bool:
+    return name in deny or name in _named or looks_secret(name)
+
+
 def is_secret(name: str, value: str = "", deny: tuple[str, ...] = ()) -> bool:
     """Whether no program run may see this variable."""
-    if name in deny or name in _named or name in CAPABILITY_NAMES or looks_secret(name):
-        return True
-    return looks_secret_value(value)
+    return _secret_by_name(name, deny) or name in CAPABILITY_NAMES or looks_secret_value(value)
 
 
 def without_secrets(env: dict[str, str], deny: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> dict[str, str]:
@@ -68,7 +70,7 @@ def without_secrets(env: dict[str, str], deny: tuple[str, ...] = (), keep: tuple
     never one whose name says it is a secret or one named in `deny`."""
 
     def passes(name: str, value: str) -> bool:
-        if name in keep and not (name in deny or name in _named or looks_secret(name)):
+        if name in keep and not _secret_by_name(name, deny):
             return True
         return not is_secret(name, value, deny)
 

@@ -93,19 +93,13 @@ def describe_args(names: list[str], values: list, stats: bool) -> list[dict]:
     return rows
 
 
-def _launcher(skip_dirs: tuple[str, ...]) -> dict | None:
-    """The Python function that called `kernel[grid](...)`, and its arguments as they are now, each with
-    how a call passes it (`pass`: positional, keyword for keyword-only parameters, and the contents of
-    `*args`/`**kwargs` as positional / keyword entries), so a replay calls it as the program did. The
-    `ctx` of a `torch.autograd.Function.forward` is left out: the replay calls `apply`, which makes one.
-    A launcher may rebind a parameter before the launch (`reduction = MODES[reduction]`): `at_entry`
-    then describes its next call as it begins."""
+def _launcher_frame(skip_dirs: tuple[str, ...]) -> FrameType | None:
+    """The frame of the Python function that called `kernel[grid](...)`: up from the caller of the function
+    that asks, past Triton's and intelliperf's own frames."""
     frame: FrameType | None = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(skip_dirs):
         frame = frame.f_back
-    if frame is None:
-        return None
-    return _describe_launcher(frame)
+    return frame
 
 
 def at_entry(launcher: dict, code) -> None:
@@ -132,6 +126,11 @@ def at_entry(launcher: dict, code) -> None:
 
 
 def _describe_launcher(frame: FrameType) -> dict:
+    """The launcher and its arguments as they are now, each with how a call passes it (`pass`: positional,
+    keyword for keyword-only parameters, and the contents of `*args`/`**kwargs` as positional / keyword
+    entries), so a replay calls it as the program did. The `ctx` of a `torch.autograd.Function.forward` is
+    left out: the replay calls `apply`, which makes one. A launcher may rebind a parameter before the
+    launch (`reduction = MODES[reduction]`): `at_entry` then describes its next call as it begins."""
     code = frame.f_code
     info = inspect.getargvalues(frame)
     names = list(info.args)
@@ -168,13 +167,6 @@ def _describe_launcher(frame: FrameType) -> dict:
         "autograd": bool(autograd),
         "args": args,
     }
-
-
-def _launcher_code(skip_dirs: tuple[str, ...]):
-    frame: FrameType | None = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(skip_dirs):
-        frame = frame.f_back
-    return frame.f_code if frame is not None else None
 
 
 def _is_autograd_ctx(value) -> bool:
@@ -248,9 +240,11 @@ class Capture:
                 # what a replay's unseen shapes keep (replay.compiled_sizes)
                 "constexprs": [n for n, p in inspect.signature(py_fn).parameters.items() if is_constexpr(p.annotation)],
             }
-            self.launcher = _launcher(self.skip_dirs)
-            if self.launcher is not None and self.launcher["function"] != "<module>":
-                at_entry(self.launcher, _launcher_code(self.skip_dirs))
+            frame = _launcher_frame(self.skip_dirs)
+            if frame is not None:
+                self.launcher = launcher = _describe_launcher(frame)
+                if frame.f_code.co_name != "<module>":
+                    at_entry(launcher, frame.f_code)
         access = self._access(py_fn, arg_names, bound, compiled)
         names = [n for n in arg_names if n in access.written or n in self.extra]
         buffers = {n: _buffer(bound.get(n)) for n in names}

@@ -138,6 +138,12 @@ class ReferenceRun:
             self.notes += notes
             return notes
 
+    @property
+    def launcher_replayed(self) -> bool:
+        """Whether the reference's launcher ran in its replay: its trials judge a candidate's results, and
+        the timing calls it."""
+        return any(r["mode"] == "launcher" for r in self.replay.get("runs", []))
+
     def original(self, path: str | Path) -> Path:
         """A path in the reference's copy, in the user's project."""
         return self.origin / Path(path).resolve().relative_to(self.program.root.resolve())

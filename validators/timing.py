@@ -166,7 +166,7 @@ def _judge_speed(
     launcher = ref.get("launcher") or {}
     timed = (
         f"the launcher {launcher.get('qualname')} as the program calls it"
-        if any(r["mode"] == "launcher" for r in reference.replay.get("runs", []))
+        if reference.launcher_replayed
         else "the kernel's own recorded launch (no launcher could be called)"
     )
     verdict.speedup = speedup_interval(

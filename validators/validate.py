@@ -154,7 +154,7 @@ def _judge(
         verdict.problems.append(outside)
         return verdict
     reference.verify()
-    launcher_judges = warm is not None and any(r["mode"] == "launcher" for r in reference.replay.get("runs", []))
+    launcher_judges = warm is not None and reference.launcher_replayed
     changed = launcher_judges and _launcher_changed(ref.get("launcher"), (cand or {}).get("launcher"))
 
     def compared() -> tuple[list[Problem], list[str]]:
