@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+PREFIX = "INTELLIPERF_"  # a worker that imports candidate code removes every such name before it does
+
 # --- what the orchestrator tells the program's processes (set by us, read inside the program) -----
 HOME = "INTELLIPERF_HOME"  # the folder holding the intelliperf package (the bootstrap's fallback path)
 RECORD_DIR = "INTELLIPERF_RECORD_DIR"  # where each process writes record-PID.json

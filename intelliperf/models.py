@@ -326,8 +326,18 @@ class Measure(_Model):
     metric: float | None = None
     metric_name: str | None = Field(None, description="which metric: before and after compare only the same one")
     metric_modelled: bool = False
+    metric_source: Literal["profile", "candidate-process"] = Field(
+        "profile",
+        description="where the metric was taken: the profiled program, or a candidate's own run, whose code ran "
+        "in the process that measured it (a verdict never rests on it: it rests on the replays and the timing)",
+    )
     kernel_time_s: float | None = Field(None, description="mean per launch, as the recorder measured it")
     time_source: str = ""
+    bottleneck_absent: bool = Field(
+        False,
+        description="the formula looked at this run's evidence and found no such bottleneck at all (a fix that "
+        "removed what the metric counts, e.g. every atomic, leaves no metric to compare)",
+    )
 
 
 class Attempt(_Model):

@@ -28,6 +28,7 @@ def _kernel(new_line: str) -> str:
 def _answer(kernel: str, rationale: str, launcher: str = "") -> Reply:
     return Reply(
         content=f"[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n{launcher}\n\n"
+        "[[ ## beside ## ]]\n\n\n"
         f"[[ ## rationale ## ]]\n{rationale}\n\n[[ ## completed ## ]]"
     )
 

@@ -56,6 +56,56 @@ def test_side_stream_candidate_is_rejected(axpy_reference, tmp_path):
     assert not verdict.accepted and "side-stream" in [p.kind for p in verdict.problems]
 
 
+AXPY_LAUNCHER = """def axpy(x: torch.Tensor, y: torch.Tensor, alpha: float, block: int = 128) -> torch.Tensor:
+    out = torch.empty_like(x)
+    axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)
+    return out
+"""
+# Timing lies that wait until the program's run and the replays are over (their calls are few), so only
+# the timing can see them: each must be caught by the checksums of the timed calls or the parent's clock.
+TIMING_LIES = {
+    "answers repeated calls from a memo on the input's address": """_MEMO = {}
+_CALLS = [0]
+
+
+def axpy(x: torch.Tensor, y: torch.Tensor, alpha: float, block: int = 128) -> torch.Tensor:
+    _CALLS[0] += 1
+    key = (x.data_ptr(), y.data_ptr())
+    if _CALLS[0] > 30 and key in _MEMO:
+        return _MEMO[key]
+    out = torch.empty_like(x)
+    axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)
+    _MEMO[key] = out
+    return out
+""",
+    "leaves the work on a side stream it never joins": """_SIDE = []
+_CALLS = [0]
+
+
+def axpy(x: torch.Tensor, y: torch.Tensor, alpha: float, block: int = 128) -> torch.Tensor:
+    _CALLS[0] += 1
+    out = torch.empty_like(x)
+    if _CALLS[0] <= 30:
+        axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)
+        return out
+    if not _SIDE:
+        _SIDE.append(torch.cuda.Stream())
+    with torch.cuda.stream(_SIDE[0]):
+        axpy_kernel[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), alpha, BLOCK=block)
+    return out
+""",
+}
+
+
+@pytest.mark.parametrize("lie", sorted(TIMING_LIES))
+def test_a_timing_lie_is_caught_by_what_the_parent_checks(axpy_reference, tmp_path, lie):
+    copy = _copy(AXPY, "axpy.py", tmp_path, [(AXPY_LAUNCHER, TIMING_LIES[lie])])
+    verdict = validate(axpy_reference, Program(copy, AXPY_COMMAND), work_dir=tmp_path / "v")
+    print(lie, verdict.speedup, verdict.reasons())
+    assert not verdict.accepted
+    assert "implausible-speed" in [p.kind for p in verdict.problems], verdict.reasons()
+
+
 def test_identical_candidate_is_correct_and_not_faster(axpy_reference, tmp_path):
     copy = _copy(AXPY, "axpy.py", tmp_path, [])
     verdict = validate(axpy_reference, Program(copy, AXPY_COMMAND), work_dir=tmp_path / "v")

@@ -145,7 +145,7 @@ def test_optimize_cli_errors_for_the_model_come_before_any_run(tmp_path):
 
 def _answer(kernel: str, rationale: str) -> str:
     return (
-        f"[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n\n\n"
+        f"[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n\n\n[[ ## beside ## ]]\n\n\n"
         f"[[ ## rationale ## ]]\n{rationale}\n\n[[ ## completed ## ]]"
     )
 

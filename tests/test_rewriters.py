@@ -166,7 +166,7 @@ def test_answers_are_parsed_robustly(sum_request):
     bad = {
         "not valid Python: invalid syntax at line 2": {"kernel": "@triton.jit\ndef contended_sum_kernel(x:\n"},
         "does not define the kernel `contended_sum_kernel`": {"kernel": "def other():\n    pass\n"},
-        "also defines helper": {"kernel": kernel + "\ndef helper():\n    pass\n"},
+        "defines the class Cache": {"kernel": kernel + "\nclass Cache:\n    pass\n"},
         "unchanged kernel": {"kernel": sum_request.kernel.source},
         "did not have the requested fields": {"error": "the reply did not have the requested fields: ..."},
     }
@@ -175,13 +175,133 @@ def test_answers_are_parsed_robustly(sum_request):
         assert cand.invalid and expected.split(":")[0] in cand.invalid, (expected, cand.invalid)
 
 
+def test_an_answer_may_bring_helpers_kernels_and_constants_beside_the_kernel(sum_request):
+    kernel = sum_request.kernel.source.replace("out_ptr + zeros, x", "out_ptr, partial(x)")
+    helper = "@triton.jit\ndef partial(x):\n    return tl.sum(x, axis=0)\n\nSCALE = 2\n"
+    for answer in ({"kernel": kernel, "beside": helper}, {"kernel": helper + "\n" + kernel}):
+        cand = candidate_from_answer("llm", sum_request, answer)
+        assert cand.invalid is None, cand.invalid
+        assert "def partial(x)" in cand.module and "SCALE = 2" in cand.module
+    whole = Path(sum_request.kernel.file).read_text()  # a whole file brings only what differs from the file
+    cand = candidate_from_answer(
+        "llm", sum_request, {"kernel": whole.replace("out_ptr + zeros, x", "out_ptr, tl.sum(x)")}
+    )
+    assert cand.invalid is None and cand.module is None
+
+
+SPLIT_PROGRAM = """import torch
+import triton
+import triton.language as tl
+
+BLOCK_ROWS = 4
+
+
+@triton.jit
+def row_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr + row, tl.sum(tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0)))
+
+
+def launch(x):
+    out = torch.zeros(x.shape[0])
+    row_sum[(x.shape[0],)](x, out, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+    return out
+
+
+def main():
+    x = torch.rand(8, 100)
+    print(launch(x).sum())
+
+
+if __name__ == "__main__":
+    x = torch.rand(8, 100)
+    out = torch.zeros(8)
+    row_sum[(8,)](x, out, 100, BLOCK=128)
+    main()
+"""
+
+
+def test_a_candidate_may_add_kernels_helpers_and_constants_and_change_what_its_kernel_uses(tmp_path):
+    from intelliperf.loop import apply_candidate
+    from intelliperf.rewriters import Candidate
+
+    file = tmp_path / "prog.py"
+    file.write_text(SPLIT_PROGRAM)
+    kernel, launcher = code_unit(file, "row_sum", tmp_path), code_unit(file, "launch", tmp_path)
+    store = kernel.source.replace("tl.atomic_add(out_ptr + row, tl.sum(", "tl.store(out_ptr + row, total(")
+    beside = "TILE = 64\n\n@triton.jit\ndef total(x):\n    return tl.sum(x, axis=0)\n\nBLOCK_ROWS = 8\n"
+    cand = Candidate(rewriter="replay", title="t", kernel=store, module=beside)
+    text = apply_candidate({"prog.py": SPLIT_PROGRAM}, kernel, launcher, cand)["prog.py"]
+    ast.parse(text)
+    assert text.index("def total") < text.index("def row_sum") and "BLOCK_ROWS = 8" in text
+    assert text.count("BLOCK_ROWS =") == 1 and text.index("TILE = 64") < text.index("def row_sum")
+    assert text.split("def launch")[1] == SPLIT_PROGRAM.split("def launch")[1]  # the rest byte for byte
+
+    refused = {
+        "main": "def main():\n    print('patched')\n",  # the program's own function
+        "launch": "def launch(x):\n    return x.sum(1)\n",  # the launcher belongs in its own field
+    }
+    for name, code in refused.items():
+        with pytest.raises(ScopeError, match=name):
+            apply_candidate({"prog.py": SPLIT_PROGRAM}, kernel, launcher, cand.model_copy(update={"module": code}))
+
+
+def test_code_beside_the_kernel_is_functions_and_constants_and_names_imported_elsewhere_are_refused(tmp_path):
+    from intelliperf.loop import apply_candidate
+    from intelliperf.rewriters import Candidate
+    from intelliperf.validators.policy import PolicyError
+
+    program = SPLIT_PROGRAM.replace("import torch\n", "import torch\nfrom os import environ\n")
+    file = tmp_path / "prog.py"
+    file.write_text(program)
+    kernel, launcher = code_unit(file, "row_sum", tmp_path), code_unit(file, "launch", tmp_path)
+    cand = Candidate(rewriter="replay", title="t")
+    with pytest.raises((ScopeError, PolicyError)):  # runs at import: not a function or a constant
+        apply_candidate({"prog.py": program}, kernel, launcher, cand.model_copy(update={"module": "print('hi')\n"}))
+    peeking = launcher.source.replace(
+        "    return out", "    if 'CI' in environ:\n        return out * 0\n    return out"
+    )
+    with pytest.raises(PolicyError, match="environ"):
+        apply_candidate({"prog.py": program}, kernel, launcher, cand.model_copy(update={"launcher": peeking}))
+
+
+def test_a_module_level_launch_may_become_a_block(tmp_path):
+    from intelliperf.loop import apply_candidate
+    from intelliperf.rewriters import Candidate
+    from intelliperf.rewriters.source import launch_unit
+
+    file = tmp_path / "prog.py"
+    file.write_text(SPLIT_PROGRAM)
+    kernel = code_unit(file, "row_sum", tmp_path)
+    line = SPLIT_PROGRAM.splitlines().index("    row_sum[(8,)](x, out, 100, BLOCK=128)") + 1
+    statement = launch_unit(file, "row_sum", line, tmp_path)
+    block = (
+        "block = triton.next_power_of_2(100)\n"
+        "for start in range(0, 8, 4):\n"
+        "    row_sum[(4,)](x[start:], out[start:], 100, BLOCK=block)\n"
+    )
+    cand = Candidate(rewriter="replay", title="t", launcher=block)
+    text = apply_candidate({"prog.py": SPLIT_PROGRAM}, kernel, statement, cand)["prog.py"]
+    assert "    for start in range(0, 8, 4):\n        row_sum[(4,)]" in text and "    main()\n" in text
+    for bad, match in (
+        ("import os\n" + block, "not a definition or an import"),
+        ("def f():\n    pass\n", "definition"),
+    ):
+        with pytest.raises(ScopeError, match=match):
+            apply_candidate({"prog.py": SPLIT_PROGRAM}, kernel, statement, cand.model_copy(update={"launcher": bad}))
+    sneaky = block + "main = launch\n"  # rebinds the program's own function after the launch
+    with pytest.raises(ScopeError, match="rebinds main"):
+        apply_candidate({"prog.py": SPLIT_PROGRAM}, kernel, statement, cand.model_copy(update={"launcher": sneaky}))
+
+
 def test_extract_function_reports_the_line_of_a_syntax_error():
     with pytest.raises(ScopeError, match=r"was never closed at line 2 of the answer: `x = \(`"):
         extract_function("```python\ndef f():\n    x = (\n```", "f")
 
 
 GOOD = (
-    "[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n\n\n"
+    "[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n\n\n[[ ## beside ## ]]\n\n\n"
     "[[ ## rationale ## ]]\nReduce first.\n\n[[ ## completed ## ]]"
 )
 

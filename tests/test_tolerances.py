@@ -56,3 +56,22 @@ def test_nan_propagation_may_be_added_where_atomics_ignored_nan_never_dropped():
     wrong = torch.tensor([1.5, float("nan"), float("nan"), 4.0])
     found = compare_buffer(ref, wrong, name="m", dispatch=0, tol=tol, atomic=True)
     assert _kinds(found) == ["nan-handling", "mismatch"]
+
+
+def test_a_float32_atomic_sum_past_two_over_epsilon_terms_is_judged_by_its_order_of_magnitude():
+    """35.6M float32 adds of about 0.5 into one element (an unseen shape of twice 16M): past 2^24 the
+    running sum no longer absorbs them, so the reference's atomics stop near 2^24 while a block-then-
+    atomic sum gets 1.78e7; both are what float32 atomics give. At 16M terms the sum is still exact
+    enough to judge: a dropped block of 1% fails."""
+    import torch
+
+    from intelliperf.validators.compare import Tolerances, compare_buffer
+
+    stopped, blocked = torch.tensor([16_777_216.0]), torch.tensor([17_825_792.0])
+    assert (
+        compare_buffer(stopped, blocked, name="out", dispatch=None, tol=Tolerances(), accumulated_terms=35_651_585)
+        == []
+    )
+    exact, dropped = torch.tensor([8_388_608.0]), torch.tensor([8_388_608.0 * 0.99])
+    found = compare_buffer(exact, dropped, name="out", dispatch=None, tol=Tolerances(), accumulated_terms=16_777_216)
+    assert [p.kind for p in found] == ["mismatch"]

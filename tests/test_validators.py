@@ -490,7 +490,7 @@ def test_unseen_shapes_keep_the_sizes_a_kernel_indexes_or_is_compiled_for():
     shapes, scalars = unseen_shapes([records, bins, hist, count], grow=False, compiled={8})
     assert shapes == {"records": [3071, 8], "bins": [3071], "hist": [16]} and scalars == {"count": 3071}
     shapes, _ = unseen_shapes([records, bins, hist, count], grow=True)
-    assert shapes["records"] == [6145, 13] and shapes["hist"] == [16]  # nothing compiled in: the fields change
+    assert shapes["records"] == [8705, 17] and shapes["hist"] == [16]  # nothing compiled in: the fields change
 
 
 def test_a_record_layout_the_kernel_is_compiled_for_survives_the_unseen_shapes(tmp_path):
@@ -500,7 +500,7 @@ def test_a_record_layout_the_kernel_is_compiled_for_survives_the_unseen_shapes(t
     project = REPO / "examples" / "memory_access"
     ref = capture_reference(Program(project, command), "aos_gather_kernel", interpret=True, work_dir=tmp_path / "r")
     unseen = [run["shape"] for run in ref.replay["runs"] if run["shape"].startswith("unseen")]
-    assert unseen == ["unseen, smaller (records=[575, 8])", "unseen, larger (records=[1153, 8])"]
+    assert unseen == ["unseen, smaller (records=[575, 8])", "unseen, larger (records=[1633, 8])"]
     text = (project / "aos_gather.py").read_text().replace("block: int = 1024", "block: int = 256")
     retuned = Program(copy_project(project, {"aos_gather.py": text}, tmp_path / "copy"), command)
     verdict = validate(ref, retuned, work_dir=tmp_path / "v")
@@ -803,26 +803,28 @@ def test_early_work_stands_only_for_what_the_candidate_called(module_level_refer
     assert not stands(job, {**job, "kernel": {**job["kernel"], "params": job["kernel"]["params"][:-1]}}, "kernel")
 
 
-TIMER = """import os, sys, time
+TIMER = """import json, os, sys, time
 commands, answers = os.fdopen(int(sys.argv[1])), os.fdopen(int(sys.argv[2]), "w", buffering=1)
-takes, claims = float(sys.argv[3]), float(sys.argv[4])
+takes, claims, stale = float(sys.argv[3]), float(sys.argv[4]), sys.argv[6] == "stale"
 answers.write("ready test device\\n")
+done = 0
 for line in commands:
     calls = int(line.split()[1])
     time.sleep(calls * takes / 1e3)
-    answers.write(" ".join([repr(claims)] * calls) + "\\n")
+    # each call's outputs' checksum (weighted sum, sum of squares): the call's own, or the first call's
+    sums = [[0.0 if stale else float(done + i), 1.0] for i in range(calls)]
+    done += calls
+    answers.write(json.dumps({"ms": [claims] * calls, "sums": sums}) + "\\n")
 time.sleep(float(sys.argv[5]))  # a worker's exit: torch and CUDA tearing down
 """
 
 
-def _timer(takes_ms: float, claims_ms: float, exit_s: float = 0):
+def _timer(takes_ms: float, claims_ms: float, exit_s: float = 0, stale: bool = False):
     import subprocess
 
     def start(cmd_fd: int, out_fd: int):
-        return subprocess.Popen(
-            [sys.executable, "-c", TIMER, str(cmd_fd), str(out_fd), str(takes_ms), str(claims_ms), str(exit_s)],
-            pass_fds=(cmd_fd, out_fd),
-        )
+        argv = [str(cmd_fd), str(out_fd), str(takes_ms), str(claims_ms), str(exit_s), "stale" if stale else "own"]
+        return subprocess.Popen([sys.executable, "-c", TIMER, *argv], pass_fds=(cmd_fd, out_fd))
 
     return start
 
@@ -831,7 +833,7 @@ def test_two_process_timing_and_the_parents_clock():
     """The parent drives two timing workers (real processes speaking the worker's protocol) and
     checks their reported times against its own clock: an honest 2x is 2x; a worker that takes
     5 ms a call and reports 0.5 ms is caught."""
-    from intelliperf.validators.performance import forged, interleaved
+    from intelliperf.validators.performance import forged, interleaved, unchecked
 
     honest = interleaved(_timer(4, 4), _timer(2, 2), min_pairs=20, max_pairs=20)
     assert len(honest["reference_ms"]) == len(honest["candidate_ms"]) == 20 and honest["device"] == "test device"
@@ -839,6 +841,11 @@ def test_two_process_timing_and_the_parents_clock():
     liar = interleaved(_timer(4, 4), _timer(5, 0.5), min_pairs=20, max_pairs=20)
     problem = forged(liar)
     assert problem is not None and problem.kind == "implausible-speed" and "tampered" in problem.message
+    # a worker whose timed calls answer with one call's outputs (a cache) is caught by the checksums
+    assert unchecked(honest) is None
+    cached = interleaved(_timer(4, 4), _timer(2, 2, stale=True), min_pairs=20, max_pairs=20)
+    problem = unchecked(cached)
+    assert problem is not None and "19 of 20 timed calls" in problem.message
 
 
 def test_timing_workers_started_ahead_are_timed_later_or_stopped_at_once():

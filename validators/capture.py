@@ -304,8 +304,16 @@ class Capture:
     def _access(self, py_fn, arg_names, bound, compiled):
         from .outputs import Access, analyse_ttir, interpreted_ttir, ttir_of
 
-        key = tuple((n, type(bound.get(n)).__name__) for n in arg_names)
+        # A constexpr's value compiles another kernel (a FINAL=True launch reads what a FINAL=False one wrote):
+        # each is read, up to CONSTEXPR_VARIANTS of them (under the interpreter each is a compile for sm_90).
+        typed = tuple((n, type(bound.get(n)).__name__, None) for n in arg_names)
+        constexprs = set((self.kernel or {}).get("constexprs", ()))
+        key = tuple(
+            (n, kind, bound.get(n) if n in constexprs and _plain_value(bound.get(n)) else None) for n, kind, _ in typed
+        )
         access = self.outputs.get(key)
+        if access is None and len(self.outputs) >= CONSTEXPR_VARIANTS:
+            access = next((a for k, a in self.outputs.items() if [x[:2] for x in k] == [x[:2] for x in typed]), None)
         if access is not None:
             return access
         try:
@@ -327,6 +335,8 @@ class Capture:
         for index, launch, host in self.window:
             if index not in self.kept:
                 self._save(index, launch, host)
+        from .outputs import merge_counts
+
         accesses = list(self.outputs.values())
 
         def union(field: str) -> list[str]:
@@ -349,6 +359,12 @@ class Capture:
             "stored": union("stored"),
             "indexes": union("indexes"),
             "locks": union("locks"),
+            "scattered": union("scattered"),
+            "shared": union("shared"),
+            "rmw": union("rmw"),
+            "cross": union("cross"),
+            "depths": merge_counts([a.depths for a in accesses]),
+            "adds": merge_counts([a.adds for a in accesses]),
             "method": accesses[0].method if accesses else None,
             "extra": self.extra,
             "notes": self.notes,
@@ -366,6 +382,13 @@ def _gpu_memory() -> dict | None:
     if not torch.cuda.is_initialized():
         return None
     return {"peak_reserved": torch.cuda.max_memory_reserved(), "total": torch.cuda.mem_get_info()[1]}
+
+
+CONSTEXPR_VARIANTS = 16  # compiled variants of the kernel whose TTIR is read; later ones reuse one of those
+
+
+def _plain_value(value) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _buffer(value):

@@ -3,7 +3,8 @@
 Tolerances depend on the dtype (integers and booleans exact). A buffer the kernel accumulates
 into with float atomics, or whose values a reduction made (tl.sum, tl.dot), may legitimately
 differ by the order of the additions: its allowance grows with the square root of the number of
-terms (the random-walk size of rounding errors), relative to the buffer's largest value. NaN and
+terms one element sums (the random-walk size of rounding errors; the caller counts them,
+`correctness.reordering`), relative to the buffer's largest value. NaN and
 Inf positions must match; an output that is all zeros where the reference has signal fails even
 when the values are tiny; with poisoned buffers (replay), elements still holding the poison were
 never written.
@@ -34,6 +35,7 @@ TF32_TOLERANCE = (1e-3, 1e-5)  # float32 outputs of tf32 dots: a 10-bit mantissa
 EPSILON = {"float64": 2.2e-16, "float32": 1.19e-7, "float16": 9.77e-4, "bfloat16": 7.81e-3}
 LOWER_PRECISION = (("float16", 9.77e-4), ("bfloat16", 7.81e-3))
 RANDOM_WALK_SIGMAS = 4
+STAGNANT = 2.0  # terms x epsilon past which a running float sum stops absorbing its terms
 # A reduction written in a 16-bit format was fed 16-bit operands rounded inside the kernel (softmax
 # probabilities before attention's second dot); another order or pipelining moves some of them across a
 # rounding boundary. Units of the output format's rounding, at the buffer's scale, that this may cost.
@@ -198,6 +200,11 @@ def _tolerance(tol: Tolerances, dtype: str, terms: Reordering, scale) -> tuple[f
     ):
         if count and count > 1:
             atol = max(atol, RANDOM_WALK_SIGMAS * eps * math.sqrt(count) * scale())
+        if count and eps and count * eps > STAGNANT:
+            # Past 2/eps terms a running float sum no longer absorbs terms of the average size (each rounds
+            # to its ulp): the sum can be off by its own order (2^24 x 0.5 in float32 stops near 2^24), so
+            # the order in which such an element was summed is all its value says.
+            atol = max(atol, scale())
     if terms.reduced and terms.reduced > 1 and dtype in ("float16", "bfloat16"):
         atol = max(atol, ROUNDING_UNITS * EPSILON[dtype] * scale())
     return rtol, atol

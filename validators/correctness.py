@@ -2,17 +2,22 @@
 
 Before any value is compared, the guards that need no values: the candidate launched the kernel,
 as many times as the reference (a candidate that skips dispatches, or serves some from a cache,
-launches it fewer times), and on the same streams (one that launches on a side stream and
-returns races with whatever reads the result next).
+launches it fewer times), on the same streams (one that launches on a side stream and
+returns races with whatever reads the result next), and without races between its programs that
+the interpreter cannot show (`race`). Each output's tolerance for a reordered sum counts what one of
+its elements sums (`reordering`).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Callable, Set
 from pathlib import Path
 from typing import IO
+
+from intelliperf.files import read_regular
 
 from .compare import Tolerances, compare_buffer
 from .verdict import Problem
@@ -26,7 +31,7 @@ def load_capture(directory: Path) -> dict | None:
     did, if several did); None if none did."""
     manifests = []
     for path in sorted(directory.glob("capture-*.json")):
-        manifest = json.loads(path.read_text())
+        manifest = json.loads(read_regular(path))
         if manifest.get("dispatches"):
             manifest["dir"] = str(directory)
             manifests.append(manifest)
@@ -39,36 +44,98 @@ def load_capture(directory: Path) -> dict | None:
 
 
 def load_tensors(source: Path | IO[bytes]) -> dict:
-    """A saved capture, trial's inputs or outputs (tensors and plain values only: weights_only)."""
+    """A saved capture, trial's inputs or outputs (tensors and plain values only: weights_only); a path
+    must name a regular file (a link is refused, not followed)."""
     import torch
 
-    return torch.load(source, weights_only=True)
+    return torch.load(io.BytesIO(read_regular(source)) if isinstance(source, Path) else source, weights_only=True)
 
 
 def _buffers(manifest: dict, index: int, load: Callable[[Path], dict]) -> dict:
     return load(Path(manifest["dir"]) / f"dispatch-{manifest['pid']}-{index:09d}.pt")
 
 
-def accumulated_terms(manifest: dict) -> int | None:
-    """How many terms an atomically accumulated element may sum at most: the largest input."""
-    if not manifest.get("accumulated"):
+def accumulated_terms(manifest: dict, name: str | None = None, launch: dict | None = None) -> int | None:
+    """How many terms one element of output `name`, which the kernel adds into with float atomics, may sum
+    at `launch` (default: the first recorded): the adds it gets, times the terms each added value already
+    sums (split-K's partial products, a block's tl.sum). The adds: the lanes of the kernel's atomic ops
+    into it times the launch's programs, spread over the elements they reach (every one of them into one
+    element where the data picks the element, a histogram's). Where the TTIR cannot count them (an atomic in
+    a loop, an older capture) or no output is named (a launcher's result made on the host from the kernel's
+    outputs): the largest input."""
+    if not manifest.get("accumulated") or (name is not None and name not in manifest["accumulated"]):
         return None
-    sizes = [numel(a) for launch in manifest["launches"][:1] for a in launch["args"] if a["name"] in manifest["read"]]
-    return max(sizes, default=None)
+    launch = launch or _first_launch(manifest)
+    sizes = _numels(launch)
+    largest = max((n for a, n in sizes.items() if a in manifest["read"]), default=None)
+    lanes = manifest.get("adds", {}).get(name) if name is not None else None
+    if not lanes or name not in sizes:  # (None: not counted; 0: UNBOUNDED)
+        return largest
+    total = lanes * _programs(launch)
+    if name in manifest.get("scattered", ()):
+        adds = total
+    elif name in manifest.get("shared", ()):  # every program into the same elements: its lanes' worth of them
+        adds = -(-total // max(1, min(sizes[name], lanes)))
+    else:
+        adds = -(-total // max(1, sizes[name]))
+    depth = reduction_terms(manifest, name, launch) or 1
+    return adds * depth
 
 
-def reduction_terms(manifest: dict) -> int | None:
-    """How many terms a reduced output element may sum at most: an input's largest dimension (a column
-    sum's rows, a GEMM's K), or the largest input's elements per element of the smallest reduced output
-    (a total over a whole tile), whichever is more."""
-    launches, reduced = manifest.get("launches") or [{}], set(manifest.get("reduced", ()))
-    args = [a for a in launches[0].get("args", []) if a["kind"] in ("tensor", "descriptor")]
+def reduction_terms(manifest: dict, name: str | None = None, launch: dict | None = None) -> int | None:
+    """How many terms one element of output `name`, whose values a reduction made, sums at `launch`
+    (default: the first recorded); None where it sums one (an element-wise result: the dtype's own tolerance).
+    The TTIR's count where it has one: the widths of the summing reductions the stored value went through
+    (tl.sum's axis, tl.dot's K; a max has no order to round in). Where a float carried through a loop took
+    part (its trip count is the launch's): an input's largest dimension (a column sum's rows, a GEMM's K) or
+    the largest input's elements per element of the output, whichever is more. No output named (a
+    launcher's result made on the host from the kernel's outputs): the same, per element of the smallest
+    reduced output."""
+    reduced = set(manifest.get("reduced", ()))
+    if not reduced or (name is not None and name not in reduced):
+        return None
+    launch = launch or _first_launch(manifest)
+    depth = manifest.get("depths", {}).get(name) if name is not None else None
+    if depth:  # (None: an older capture; 0: UNBOUNDED)
+        return depth if depth > 1 else None
+    args = [a for a in launch.get("args", []) if a["kind"] in ("tensor", "descriptor")]
     inputs = [a for a in args if a["name"] in manifest["read"]]
-    outputs = [numel(a) for a in args if a["name"] in reduced]
+    outputs = [numel(a) for a in args if a["name"] in (reduced if name is None else {name})]
     if not outputs or not inputs:
         return None
     longest = max((d for a in inputs for d in a.get("base", a).get("shape", [])), default=1)
-    return max(longest, max(numel(a) for a in inputs) // max(1, min(outputs)))
+    return max(longest, -(-max(numel(a) for a in inputs) // max(1, min(outputs))))
+
+
+def _first_launch(manifest: dict) -> dict:
+    return (manifest.get("launches") or [{}])[0]
+
+
+def _numels(launch: dict) -> dict[str, int]:
+    return {a["name"]: numel(a) for a in launch.get("args", []) if a["kind"] in ("tensor", "descriptor")}
+
+
+def _programs(launch: dict) -> int:
+    return math.prod(launch.get("grid") or [1])
+
+
+def reordering(manifest: dict, names: list[str] | None, launch: dict | None = None, times: int = 1) -> dict:
+    """The keyword arguments of `compare_buffer` for an output made by kernel arguments `names` (several: a
+    launcher's result that is one of them), at `launch`, written by `times` launches (their atomic adds add
+    up); None: made on the host from the kernel's outputs, so by all of them."""
+    if names is None:
+        return {
+            "accumulated_terms": accumulated_terms(manifest),
+            "reduced_terms": reduction_terms(manifest),
+            "atomic": bool(manifest.get("atomic")),
+        }
+    added = [accumulated_terms(manifest, n, launch) for n in names]
+    summed = [reduction_terms(manifest, n, launch) for n in names]
+    return {
+        "accumulated_terms": max((t * times for t in added if t), default=None),
+        "reduced_terms": max((t for t in summed if t), default=None),
+        "atomic": any(n in manifest.get("atomic", ()) for n in names),
+    }
 
 
 def numel(arg: dict) -> int:
@@ -144,7 +211,7 @@ def compare_captures(
         )
     problems += race(ref, cand, kernel)
     common = [i for i in ref["kept"] if i in set(cand["kept"])]
-    terms, reduced = accumulated_terms(ref), reduction_terms(ref)
+    launches = dict(zip(ref["kept"], ref.get("launches") or [], strict=False))  # each dispatch's own shapes
     compared = 0
     for index in common:
         if len(problems) >= MAX_PROBLEMS:
@@ -161,9 +228,7 @@ def compare_captures(
                     name=name,
                     dispatch=index,
                     tol=tol,
-                    accumulated_terms=terms if name in ref["accumulated"] else None,
-                    reduced_terms=reduced if name in ref.get("reduced", ()) else None,
-                    atomic=name in ref.get("atomic", ()),
+                    **reordering(ref, [name], launches.get(index)),
                 )
                 # (only where its kernel still writes the buffer: work that left the kernel for host code is
                 # not an intermediate the kernel computes otherwise)
@@ -195,10 +260,18 @@ def _reshaped(ref, cand) -> bool:
 
 
 def race(ref: dict, cand: dict, kernel: str) -> list[Problem]:
-    """A buffer the reference updates with atomics that the candidate reads and stores back with
-    plain loads and stores, from more programs than it has elements: two programs then update one
-    element without an atomic, which loses updates on a GPU. The interpreter runs programs one at
-    a time, so its results cannot show it; the compiled TTIR and the grid can."""
+    """Races between the candidate's programs that the interpreter cannot show (it runs them one at a time),
+    read from the compiled TTIR and the grid; only those the reference's kernel does not have itself:
+
+    * a buffer the reference updates with atomics that the candidate loads and stores back with plain
+      loads and stores, or any buffer the candidate stores back a value it read from (a load, or an atomic
+      used as a read: `tl.atomic_add(p, 0)`, `atomic_xchg`), with nothing ordering its programs (a lock),
+      from more programs than the buffer has elements: two programs update one element and one update is
+      lost on a GPU;
+    * a buffer the candidate stores program by program and loads at addresses that do not depend on the
+      program id, with nothing ordering its programs (no condition or wait an atomic decides): a program
+      reads another's partial results, which on a GPU may not be written yet. A second launch (a kernel
+      that reduces the partials the first wrote) is ordered and not one of these."""
     launch = cand["launches"][0] if cand.get("launches") else None
     if launch is None:
         return []
@@ -212,19 +285,51 @@ def race(ref: dict, cand: dict, kernel: str) -> list[Problem]:
         and n not in cand.get("atomic", [])
         and programs > sizes.get(n, programs)
     ]
-    return [
+    stored_back = [
+        n
+        for n in cand.get("rmw", [])
+        if n not in racy and n not in ref.get("rmw", []) and programs > sizes.get(n, programs)
+    ]
+    shared = [n for n in cand.get("cross", []) if n not in ref.get("cross", []) and programs > 1]
+    fix = "keep the atomic, or give each element to one program"
+    problems = [
         Problem(
             kind="race",
             buffer=n,
             message=(
                 f"the reference updates {n} with atomics; the candidate's {kernel!r} loads and stores it back "
-                "without one, "
-                f"from {programs} programs into {sizes[n]} elements, so two programs update the same element at once "
-                "and one "
-                "update is lost on a GPU (the interpreter runs programs one after another and hides this): keep the "
-                "atomic, "
-                "or give each element to one program"
+                f"without one, from {programs} programs into {sizes[n]} elements, so two programs update the same "
+                "element at once and one update is lost on a GPU (the interpreter runs programs one after "
+                f"another and hides this): {fix}"
             ),
         )
         for n in racy
     ]
+    problems += [
+        Problem(
+            kind="race",
+            buffer=n,
+            message=(
+                f"the candidate's {kernel!r} stores into {n} a value it read from {n} (a load, or an atomic used "
+                f"as a read) with a plain store, from {programs} programs into {sizes.get(n, '?')} elements and "
+                "nothing ordering them: two programs read the same old value and one update is lost on a GPU "
+                f"(the interpreter runs programs one after another and hides this): {fix}"
+            ),
+        )
+        for n in stored_back
+    ]
+    problems += [
+        Problem(
+            kind="race",
+            buffer=n,
+            message=(
+                f"the candidate's {kernel!r} stores {n} program by program and loads it at addresses that do not "
+                f"depend on the program id, in the same launch of {programs} programs, with no atomic ordering "
+                "them: a program reads other programs' partial results, which on a GPU may not be written yet "
+                "(the interpreter runs programs one after another and always has them ready); reduce them in a "
+                "second launch, or wait on an atomic counter before reading them"
+            ),
+        )
+        for n in shared
+    ]
+    return problems

@@ -90,45 +90,113 @@ def plausibility(speedup: Speedup, bytes_moved: int, bandwidth_bytes_per_s: floa
 # --- timing in two processes, interleaved by the parent -----------------------------------------
 
 
+CLOCK: dict = {}  # the timing tools, bound by the worker before any candidate code is imported
+CHECK_AGREES = 0.25  # a timed call's checksum may differ from the reference's by this share of the output's norm
+CHECK_MISSES = 0.05  # the share of timed calls whose checksum may disagree (at least one)
+
+
+def bind_clock() -> None:
+    """Bind the functions that time and synchronise before the candidate's module is imported, so
+    that nothing it does to `torch.cuda` afterwards reaches them."""
+    import torch
+
+    if torch.cuda.is_available():
+        event = torch.cuda.Event
+        CLOCK.update(event=event, record=event.record, elapsed=event.elapsed_time, synchronize=torch.cuda.synchronize)
+
+
 def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
     """One side of the timing (in the replay worker, on the GPU): the launcher on the first
     trial's inputs (or this side's own kernel launch, see `_timed_call`); for each `t K` the
-    parent sends, K calls, each after an L2 flush and timed with device events, answered with
-    their milliseconds. The parent times each batch too."""
+    parent sends, K calls, each on fresh values of the float inputs (the same values on both sides,
+    drawn by this worker's own code before the call) and after an L2 flush, timed with device
+    events; answered with their milliseconds and, per call, a checksum of every float tensor it
+    returned or left in its arguments, which the parent compares with the reference's for the same
+    inputs. The parent times each batch too."""
     import torch
 
+    from .replay import fill_fresh
+
     commands, answers = os.fdopen(cmd_fd, "r"), os.fdopen(out_fd, "w", buffering=1)
-    call, why = _timed_call(job, module)
-    if call is None:
-        answers.write("error " + why + "\n")
+    if not CLOCK:
+        bind_clock()
+    timed = _timed_call(job, module)
+    if isinstance(timed, str):
+        answers.write("error " + timed + "\n")
         return
+    call, values, descs = timed
+    fresh = [(values[d["name"]], d) for d in descs if _refilled(values.get(d["name"]), d)]
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    event, synchronize = torch.cuda.Event, torch.cuda.synchronize
+    event, record, elapsed, synchronize = CLOCK["event"], CLOCK["record"], CLOCK["elapsed"], CLOCK["synchronize"]
+    calls = 0
+
+    def refill() -> None:
+        nonlocal calls
+        seed = torch.Generator().manual_seed(calls)
+        for tensor, desc in fresh:
+            fill_fresh(tensor, desc, seed)
+        calls += 1
+
     for _ in range(5):
-        call()
+        refill()
+        _checksums(call(), values)
     synchronize()
     answers.write(f"ready {torch.cuda.get_device_name()}\n")
     for line in commands:
         words = line.split()
         if len(words) != 2 or words[0] != "t":
             break
-        pairs = []
+        pairs, sums = [], []
         for _ in range(int(words[1])):  # queued back to back, as a program runs them: device time, not latency
+            refill()
             flush.zero_()
             begin, end = event(enable_timing=True), event(enable_timing=True)
-            begin.record()
-            call()
-            end.record()
+            record(begin)
+            result = call()
+            record(end)
+            sums.append(_checksums(result, values))  # queued after the window, on the timed stream
             pairs.append((begin, end))
         synchronize()
-        answers.write(" ".join(repr(b.elapsed_time(e)) for b, e in pairs) + "\n")
+        answer = {"ms": [elapsed(b, e) for b, e in pairs], "sums": [s.tolist() for s in sums]}
+        answers.write(json.dumps(answer) + "\n")
+
+
+def _refilled(value, desc: dict) -> bool:
+    """Float tensor inputs get fresh values per timed call; integer ones (indices, offsets, counts) keep the
+    recorded values, which the kernel may need to stay in range."""
+    return desc.get("kind") == "tensor" and getattr(value, "is_floating_point", lambda: False)()
+
+
+_WEIGHTS: dict = {}
+
+
+def _checksums(result, values: dict):
+    """Per float tensor the call returned or holds in its arguments: (sum of value x a fixed random sign,
+    sum of squares), as one device tensor; a result of another type than torch.Tensor is refused, since a
+    tensor subclass could put off its work until it is read."""
+    import torch
+
+    returned = list(result) if isinstance(result, (tuple, list)) else [result] if result is not None else []
+    sums = []
+    for t in [*returned, *values.values()]:
+        if isinstance(t, torch.Tensor) and type(t) is not torch.Tensor:
+            raise TimingError(f"the call returned a {type(t).__name__}, not a torch.Tensor")
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
+            continue
+        x = t.detach().reshape(-1).to(torch.float64).nan_to_num(0.0, 0.0, 0.0)
+        key = (x.numel(), x.device)
+        if key not in _WEIGHTS:
+            signs = torch.randint(0, 2, (x.numel(),), generator=torch.Generator().manual_seed(x.numel()))
+            _WEIGHTS[key] = (signs * 2 - 1).to(device=x.device, dtype=torch.float64)
+        sums += [(x * _WEIGHTS[key]).sum(), (x * x).sum()]
+    return torch.stack(sums) if sums else torch.zeros(0, dtype=torch.float64)
 
 
 def _timed_call(job: dict, module):
     """What one timing call runs: the launcher on the first launcher trial's inputs; where the
     launch is no function (module level, a nested function), this side's own recorded launch of
     the kernel (its grid, constexprs and options, as its program ran it) on the first kernel
-    trial's inputs. Returns (call, None) or (None, why)."""
+    trial's inputs. Returns (call, the inputs by name, their descriptions) or why there is none."""
     from .correctness import load_tensors
     from .replay import _launcher_fn, _placed, call_launcher, kernel_call
 
@@ -138,14 +206,13 @@ def _timed_call(job: dict, module):
     if fn is not None and (inputs / "launcher-0.pt").exists():
         descs = job["reference_launcher_args"]
         values = _placed(load_tensors(inputs / "launcher-0.pt"), descs)
-        return (lambda: call_launcher(fn, descs, values)), None
+        return (lambda: call_launcher(fn, descs, values)), values, descs
     kernel = getattr(module, job["kernel"]["name"], None)
     if kernel is None or not (inputs / "kernel-0.pt").exists():
-        return None, "; ".join(notes["notes"] + ["and the kernel's own launch has no replayed inputs"])
-    tensors = _placed(
-        load_tensors(inputs / "kernel-0.pt"), [d for d in job["reference_launch"]["args"] if d["kind"] == "tensor"]
-    )
-    return kernel_call(kernel, job["launch"], tensors), None
+        return "; ".join(notes["notes"] + ["and the kernel's own launch has no replayed inputs"])
+    descs = [d for d in job["reference_launch"]["args"] if d["kind"] == "tensor"]
+    tensors = _placed(load_tensors(inputs / "kernel-0.pt"), descs)
+    return kernel_call(kernel, job["launch"], tensors), tensors, descs
 
 
 class TimingError(Exception):
@@ -183,19 +250,21 @@ class _Side:
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line.decode(errors="replace")
 
-    def batch(self, calls: int) -> tuple[list[float], float]:
-        """Device milliseconds of `calls` calls, and the parent's milliseconds per call."""
+    def batch(self, calls: int) -> tuple[list[float], float, list[list[float]]]:
+        """Device milliseconds of `calls` calls, the parent's milliseconds per call, and each call's checksums."""
         begin = time.perf_counter()
         os.write(self.cmd_w, f"t {calls}\n".encode())
         answer = self.readline()
         wall = (time.perf_counter() - begin) * 1e3 / calls
         try:
-            times = [float(x) for x in answer.split()]
-        except ValueError:
+            parsed = json.loads(answer)
+            times = [float(x) for x in parsed["ms"]]
+            sums = [[float(v) for v in row] for row in parsed["sums"]]
+        except (ValueError, TypeError, KeyError):
             raise TimingError(f"unexpected answer {answer[:200]!r}") from None
-        if len(times) != calls:
+        if len(times) != calls or len(sums) != calls:
             raise TimingError(f"asked for {calls} times, got {len(times)}")
-        return times, wall
+        return times, wall, sums
 
     def stop(self) -> None:
         """Ends a worker that may still be starting (an unused one: the candidate failed its replay)."""
@@ -258,13 +327,15 @@ def interleaved(
                 raise TimingError(f"the {name} side could not be timed: {line[:300]}")
             device = device or line.removeprefix("ready").strip()
         times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in sides}
+        sums: dict[str, list[list[float]]] = {name: [] for name in sides}
         start = time.perf_counter()
         while True:
             for i in range(2):
                 for name in ("reference", "candidate") if i % 2 == 0 else ("candidate", "reference"):
-                    ms, wall = sides[name].batch(batch)
+                    ms, wall, checks = sides[name].batch(batch)
                     times[name][0].extend(ms)
                     times[name][1].extend([wall] * batch)
+                    sums[name].extend(checks)
             pairs = len(times["reference"][0])
             if pairs >= min_pairs:
                 s = speedup_interval(times["reference"][0], times["candidate"][0], resamples=500)
@@ -279,8 +350,10 @@ def interleaved(
         "candidate_ms": times["candidate"][0],
         "reference_wall_ms": times["reference"][1],
         "candidate_wall_ms": times["candidate"][1],
+        "reference_sums": sums["reference"],
+        "candidate_sums": sums["candidate"],
         "device": device,
-        "method": "CUDA events, interleaved pairs of two processes, L2 flushed",
+        "method": "CUDA events, interleaved pairs of two processes, fresh inputs per call, L2 flushed",
     }
 
 
@@ -300,6 +373,34 @@ def forged(timing: dict) -> Problem | None:
         message=(
             f"the candidate's calls took {cand:.3f} ms more than its own device events report (the reference's: "
             f"{ref:.3f} ms): its timing was tampered with, or it works outside the timed stream"
+        ),
+    )
+
+
+def unchecked(timing: dict) -> Problem | None:
+    """Each timed call's outputs, as checksums the parent compares: the candidate's must be the
+    reference's for the same inputs, call by call, so a timed call that answers from a cache, skips
+    work or leaves it for later did not compute what was timed."""
+    ref, cand = timing.get("reference_sums") or [], timing.get("candidate_sums") or []
+    misses = []
+    for i, (r, c) in enumerate(zip(ref, cand, strict=False)):
+        if len(r) != len(c):
+            misses.append((i, float("inf")))
+            continue
+        worst = 0.0
+        for j in range(0, len(r), 2):
+            norm = max(r[j + 1], c[j + 1], 0.0) ** 0.5
+            worst = max(worst, abs(c[j] - r[j]) / norm if norm > 0 else 0.0)
+        if worst > CHECK_AGREES:
+            misses.append((i, worst))
+    if len(misses) <= max(1, CHECK_MISSES * len(ref)):
+        return None
+    return Problem(
+        kind="implausible-speed",
+        message=(
+            f"{len(misses)} of {len(ref)} timed calls did not compute the reference's outputs for their inputs "
+            f"(each call gets fresh inputs; the first at call {misses[0][0]}): the timed calls answer from a "
+            "cache, skip work or leave it outside the timed stream"
         ),
     )
 

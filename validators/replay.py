@@ -20,13 +20,16 @@ outputs; the parent compares. The trials:
   inputs beyond the captured range;
 * the launcher (the Python function that called `kernel[grid](...)`), when it is a module-level
   function whose arguments are tensors and scalars. The recorded-shape trials refill the same
-  input tensors, so a result cached on pointers goes stale, and two calls must not return the
-  same storage unless the reference does (aliasing); then inputs beyond the captured range
+  input tensors, so a result cached on pointers goes stale; then inputs beyond the captured range
   (all negative, wide and mixed-sign, NaN and Inf sprinkled in; not for inputs whose values the
-  kernel turns into addresses, which would write out of bounds) and two unseen shapes, one
-  smaller and one larger, every dimension of 2 or more changed to a size that is no multiple of
-  any block size (except sizes the kernel is compiled for, its constexpr values, and sizes an
-  integer input indexes). Trials the reference itself rejects are not compared.
+  kernel turns into addresses, which would write out of bounds) and two unseen shapes, about 3/4
+  and a little over twice (bounded in bytes, never under 3/2), every dimension of 2 or more changed
+  to a size that is no multiple of any block size (except sizes the kernel is compiled for, its
+  constexpr values, and sizes an integer input indexes). No call may return memory that another
+  call's result or its own arguments overlap unless the reference's does (aliasing, over every
+  call, at least ALIAS_CALLS on distinct inputs). On the reference's side the kernel's launches are
+  watched, so each result is known as the kernel argument it is (how its values were made). Trials
+  the reference itself rejects are not compared.
 
 Imports only torch, triton, numpy (and pydantic through the package).
 """
@@ -133,7 +136,7 @@ def make_inputs(descs: list[dict], shapes: dict | None = None, guarded: bool = F
     """Tensors (and scalars) for the described arguments; `shapes` maps names to new shapes. `guarded`:
     each float tensor sits inside a larger allocation whose rest holds NaN, so a reference that reads
     past its inputs at this shape (sizes that only hold together as recorded) shows it by NaN in its
-    outputs, and the trial is not compared (`_one_more`)."""
+    outputs, and the trial is not compared (`_Trial.run`)."""
     values: dict[str, Any] = {}
     for d in descs:
         if d["kind"] == "tensor":
@@ -172,17 +175,42 @@ def _smaller(d: int) -> int:
     return max(1, s if s != d else d - 1)
 
 
-def _larger(d: int) -> int:
-    g = d + max(1, d // 2)
+def _larger(d: int, factor: float = 2.0) -> int:
+    """`d` grown by `factor`, odd; at 2 (the default) past double by an eighth more, 1,024 -> 2,177: a block
+    hard-coded at twice a power-of-two size, 2,048 for 1,000-1,024, no longer covers it."""
+    g = d + max(1, int(d * (factor - 1))) + (2 * (d // 16) if factor >= 2 else 0)
     return g if g % 2 else g + 1
 
 
-def unseen_shapes(descs: list[dict], grow: bool, compiled: Set[int] = frozenset()) -> tuple[dict, dict]:
+# The tensors of the larger unseen shape, at most (the recorded shape's, grown by 3/2 in every dimension, fits
+# whatever its size, as the program's own run did). On a device: what a trial may hold beside the program run
+# (workers.AHEAD_INPUTS_BYTES). Under the interpreter, which runs each program's block in NumPy: about 1 us per
+# element of a simple kernel on this 2-core machine, so 32 MiB (8M float32 elements) is seconds a call, per side.
+UNSEEN_BYTES = 1 << 30
+UNSEEN_BYTES_INTERPRETED = 32 << 20
+SMALLEST_GROWTH = 1.5
+
+
+def tensor_bytes(descs: list[dict], shapes: dict | None = None) -> int:
+    """Bytes of the distinct tensors `descs` describe, at `shapes` where given."""
+    total = 0
+    for d in descs:
+        if d["kind"] == "tensor" and "alias_of" not in d:
+            shape = (shapes or {}).get(d["name"], d["shape"])
+            total += math.prod(shape) * _dtype(d["dtype"]).itemsize
+    return total
+
+
+def unseen_shapes(
+    descs: list[dict], grow: bool, compiled: Set[int] = frozenset(), max_bytes: int | None = None
+) -> tuple[dict, dict]:
     """New sizes for every dimension of 2 or more: odd (so no multiple of any block size), about
-    3/4 (`grow=False`) or 3/2 of the original. Integer arguments equal to a changed size or
-    element count follow. A size that an integer input's values index (they span 0..size-1:
-    histogram bins, a gather's table) stays, or the indices would fall outside it; so does one in
-    `compiled` (the kernel's constexpr values: it may assume that size, and no launch could change it)."""
+    3/4 (`grow=False`) or a little over twice (`grow=True`: see `_larger`) the original; where the
+    grown tensors would take more than `max_bytes`, the largest growth that fits, but never less than 3/2.
+    Integer arguments equal to a changed size or element count follow. A size that an integer input's
+    values index (they span 0..size-1: histogram bins, a gather's table) stays, or the indices would fall
+    outside it; so does one in `compiled` (the kernel's constexpr values: it may assume that size, and no
+    launch could change it)."""
     indexed = {
         int(a["max"]) + 1
         for a in descs
@@ -190,8 +218,24 @@ def unseen_shapes(descs: list[dict], grow: bool, compiled: Set[int] = frozenset(
     }
     kept = indexed | set(compiled)
     sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2 and d not in kept}
-    new = {d: (_larger if grow else _smaller)(d) for d in sizes}
-    shapes = {a["name"]: [new.get(d, d) for d in a["shape"]] for a in descs if a["kind"] == "tensor"}
+
+    def grown(factor: float) -> dict[int, int]:
+        return {d: _larger(d, factor) for d in sizes}
+
+    def shapes_for(new: dict[int, int]) -> dict[str, list[int]]:
+        return {a["name"]: [new.get(d, d) for d in a["shape"]] for a in descs if a["kind"] == "tensor"}
+
+    if not grow:
+        new = {d: _smaller(d) for d in sizes}
+    else:
+        new = grown(2.0)
+        if max_bytes is not None and tensor_bytes(descs, shapes_for(new)) > max_bytes:
+            low, high = SMALLEST_GROWTH, 2.0  # the largest growth that fits, to a 1/64 step
+            while high - low > 1 / 64:
+                mid = (low + high) / 2
+                low, high = (mid, high) if tensor_bytes(descs, shapes_for(grown(mid))) <= max_bytes else (low, mid)
+            new = grown(low)
+    shapes = shapes_for(new)
     numels = {math.prod(a["shape"]): math.prod(shapes[a["name"]]) for a in descs if a["kind"] == "tensor"}
     scalars = {}
     for a in descs:
@@ -201,6 +245,12 @@ def unseen_shapes(descs: list[dict], grow: bool, compiled: Set[int] = frozenset(
             elif a["value"] in numels and a["value"] >= 2:
                 scalars[a["name"]] = numels[a["value"]]
     return shapes, scalars
+
+
+def unseen_budget(descs: list[dict]) -> int:
+    """`max_bytes` of the larger unseen shape: the interpreter's where the tensors are on the host."""
+    on_host = all(d.get("device", "cpu") == "cpu" for d in descs if d["kind"] == "tensor")
+    return UNSEEN_BYTES_INTERPRETED if on_host else UNSEEN_BYTES
 
 
 # --- what a call produced ----------------------------------------------------------------------
@@ -225,23 +275,139 @@ def _outputs_of(result, args: dict, given: dict) -> dict:
     return out
 
 
-def _aliases(result, args: dict, earlier: list[tuple[str, object]]) -> dict:
-    """For each returned tensor, the argument or earlier call's result whose storage it shares."""
+ALIAS_CALLS = 6  # launcher calls, on distinct inputs, whose returned storage is compared pair by pair
+
+
+def _span(t) -> tuple[str, int, int] | None:
+    """The bytes a tensor's elements occupy: (device, first, past the last); None for an empty one."""
+    if t.numel() == 0:
+        return None
+    size = t.element_size()
+    low = sum((n - 1) * st for n, st in zip(t.shape, t.stride(), strict=True) if st < 0)
+    high = sum((n - 1) * st for n, st in zip(t.shape, t.stride(), strict=True) if st > 0)
+    return (str(t.device), t.data_ptr() + low * size, t.data_ptr() + (high + 1) * size)
+
+
+def _overlap(a, b) -> bool:
+    return a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
+def _returned(result) -> dict[str, Any]:
     import torch
 
-    def key(t):
-        return (t.device.type, t.untyped_storage().data_ptr())
-
     items = result if isinstance(result, (tuple, list)) else [result]
-    known = [(f"arg:{n}", key(v)) for n, v in args.items() if isinstance(v, torch.Tensor)]
-    for label, old in earlier:
-        olds = old if isinstance(old, (tuple, list)) else [old]
-        known += [(f"return[{i}] of {label}", key(t)) for i, t in enumerate(olds) if isinstance(t, torch.Tensor)]
+    return {f"return[{i}]": t for i, t in enumerate(items) if isinstance(t, torch.Tensor)}
+
+
+def _call_record(label: str, result, args: dict) -> dict:
+    """What aliasing needs of one launcher call: its returned tensors (kept alive, so no later allocation
+    reuses their memory) and the spans of its tensor arguments as they were at the call."""
+    import torch
+
     return {
-        f"return[{i}]": next((name for name, k in known if k == key(item)), None)
-        for i, item in enumerate(items)
-        if isinstance(item, torch.Tensor)
+        "label": label,
+        "returned": _returned(result),
+        "args": {f"arg:{n}": _span(v) for n, v in args.items() if isinstance(v, torch.Tensor)},
     }
+
+
+def aliases(calls: list[dict]) -> dict[str, dict[str, list[str]]]:
+    """Per call, per returned tensor: what else its memory overlaps, among the same call's tensor arguments
+    and every other call's returned tensors (`return[0] of launcher-2`), whatever order they ran in."""
+    spans = [(c["label"], name, _span(t)) for c in calls for name, t in c["returned"].items()]
+    found: dict[str, dict[str, list[str]]] = {}
+    for c in calls:
+        mine = {}
+        for name, t in c["returned"].items():
+            span = _span(t)
+            shared = [arg for arg, other in c["args"].items() if _overlap(span, other)]
+            shared += [f"{n} of {label}" for label, n, other in spans if label != c["label"] and _overlap(span, other)]
+            mine[name] = sorted(shared)
+        found[c["label"]] = mine
+    return found
+
+
+class KernelLaunches:
+    """The target kernel's launches while it is installed (the reference's launcher trials): the tensors each
+    launch was given, by parameter, so that a launcher's results can be told by the kernel arguments they
+    are (an output a reduction made, or one the kernel only copies)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.launches: list[dict] = []
+        self._undo: list[tuple[type, Any]] = []
+
+    def __enter__(self) -> KernelLaunches:
+        from triton.runtime.interpreter import InterpretedFunction
+        from triton.runtime.jit import JITFunction
+
+        for cls in (JITFunction, InterpretedFunction):
+            original = cls.run
+            self._undo.append((cls, original))
+            cls.run = self._wrap(original)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for cls, original in reversed(self._undo):
+            cls.run = original
+        self._undo = []
+
+    def _wrap(self, original):
+        watcher = self
+
+        def run(jit, *args, grid, warmup, **kwargs):
+            if not warmup and getattr(getattr(jit, "fn", None), "__name__", None) == watcher.name:
+                try:
+                    watcher._record(jit, args, kwargs, grid)
+                except Exception:  # never stop the reference's launch for the record's sake
+                    pass
+            return original(jit, *args, grid=grid, warmup=warmup, **kwargs)
+
+        return run
+
+    def _record(self, jit, args, kwargs, grid) -> None:
+        import torch
+
+        names = list(getattr(jit, "arg_names", []))
+        bound = {**dict(zip(names, args, strict=False)), **{k: v for k, v in kwargs.items() if k in names}}
+        g = tuple(grid({**kwargs, **bound}) if callable(grid) else grid)
+        tensors = {}
+        for name, value in bound.items():
+            base = value if isinstance(value, torch.Tensor) else getattr(value, "base", None)
+            if isinstance(base, torch.Tensor):
+                tensors[name] = (list(base.shape), _span(base))
+        self.launches.append({"grid": [int(x) for x in g] + [1] * (3 - len(g)), "tensors": tensors})
+
+    def made_of(self, result, args: dict) -> dict:
+        """For a launcher call's outputs (`return[i]`, `arg:NAME`): the kernel parameters whose memory each
+        overlaps in any launch (`made_of`; [] for a tensor made otherwise, on the host), how many launches
+        reached it (`times`), and the first such launch's grid and tensor shapes (`launch`, as a capture
+        describes one). Nothing where the kernel was not seen launched."""
+        import torch
+
+        if not self.launches:
+            return {}
+        outputs = {**_returned(result), **{f"arg:{n}": v for n, v in args.items() if isinstance(v, torch.Tensor)}}
+        made: dict[str, list[str]] = {}
+        times: dict[str, int] = {}
+        first: dict[str, int] = {}
+        for name, t in outputs.items():
+            span = _span(t)
+            params: set[str] = set()
+            for i, launch in enumerate(self.launches):
+                hit = {p for p, (_, other) in launch["tensors"].items() if _overlap(span, other)}
+                if hit:
+                    times[name] = times.get(name, 0) + 1
+                    first.setdefault(name, i)
+                params |= hit
+            made[name] = sorted(params)
+        index = min(first.values(), default=0)
+        launch = self.launches[index]
+        described = {
+            "grid": launch["grid"],
+            "args": [{"name": p, "kind": "tensor", "shape": shape} for p, (shape, _) in launch["tensors"].items()],
+        }
+        return {"made_of": made, "times": times, "launch": described}
 
 
 def _sync() -> None:
@@ -395,77 +561,110 @@ def _prepare_kernel(job, kernel, inputs: Path, truth: Path, summary: dict, poiso
 
 
 def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compiled: Set[int]) -> None:
+    """The launcher's trials: fresh draws on the same tensors, inputs beyond the captured range, the unseen
+    shapes; every call's returned storage then compared with every other's. At least ALIAS_CALLS of those
+    calls, on distinct inputs, are at one shape (a ring of output buffers kept per shape shows there): the
+    recorded shape has them with the default 3 trials; where the reference rejected some, or fewer trials
+    were asked for, fresh draws make up the count at the shape where that costs least."""
     descs = job["launcher"]["args"]
     values = make_inputs(descs)
-    kept: list[tuple[str, object]] = []
-    for trial in range(job["trials"]):  # the same tensors every trial, refilled: pointer caches go stale
-        seed = job["seed"] + trial
+    calls: list[dict] = []
+    trial = _Trial(job, fn, inputs, truth, summary, calls)
+    # per shape replayed: how to draw its inputs, its tensors' bytes and the calls made at it
+    shapes_run = {"recorded": {"descs": descs, "shapes": None, "bytes": tensor_bytes(descs), "calls": 0}}
+    for t in range(job["trials"]):  # the same tensors every trial, refilled: pointer caches go stale
+        seed = job["seed"] + t
         _refill(values, descs, seed)
-        label = f"launcher-{trial}"
-        given = _host(values)
-        _save(inputs / f"{label}.pt", given)
-        result = call_launcher(fn, descs, values)
-        _sync()
-        aliases = _aliases(result, values, kept)
-        kept.append((label, result))
-        _save(truth / f"{label}.pt", _outputs_of(result, values, given))
-        _ran(
-            summary,
-            truth,
-            {
-                "label": label,
-                "mode": "launcher",
-                "seed": seed,
-                "shape": "recorded",
-                "regime": "captured",
-                "poisoned": [],
-                "aliases": aliases,
-            },
-        )
+        trial.run(f"launcher-{t}", descs, values, {"seed": seed, "shape": "recorded", "regime": "captured"}, True)
+        shapes_run["recorded"]["calls"] += 1
     for i, regime in enumerate(REGIMES):
         seed = job["seed"] + 500 + i
         fresh = make_inputs(descs)
         _refill(fresh, descs, seed, lambda d, regime=regime: "captured" if _indexes(d, job) else regime)
-        _one_more(
-            f"launcher-{regime}",
-            fn,
-            descs,
-            fresh,
-            inputs,
-            truth,
-            summary,
-            {"seed": seed, "shape": "recorded", "regime": regime},
-        )
+        info = {"seed": seed, "shape": "recorded", "regime": regime}
+        shapes_run["recorded"]["calls"] += trial.run(f"launcher-{regime}", descs, fresh, info)
     for grow in (False, True):
-        shapes, scalars = unseen_shapes(descs, grow, compiled)
-        label = ", ".join(
-            f"{n}={s}" for n, s in shapes.items() if s != next(d["shape"] for d in descs if d["name"] == n)
-        )
+        budget = unseen_budget(descs)
+        shapes, scalars = unseen_shapes(descs, grow, compiled, max_bytes=budget)
+        label = _changed(shapes, descs)
         if not label:
             summary["notes"].append(
                 "no unseen shape tried: every dimension of the launcher's tensors is 1, indexed by an integer "
                 "input, or a size the kernel is compiled for (a constexpr value)"
             )
             break
+        twice = unseen_shapes(descs, True, compiled)[0]
+        if grow and twice != shapes:
+            summary["notes"].append(
+                f"the larger unseen shape grows the sizes by less than twice: twice ({_changed(twice, descs)}) "
+                f"would take {tensor_bytes(descs, twice) / 2**20:,.0f} MiB of tensors, more than the "
+                f"{budget / 2**20:,.0f} MiB a replay's trial may take here"
+            )
         new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
         seed = job["seed"] + (1001 if grow else 1000)
         fresh = make_inputs(new_descs, shapes, guarded=True)
         _refill(fresh, new_descs, seed)
-        _one_more(
-            f"launcher-{'larger' if grow else 'smaller'}",
-            fn,
-            new_descs,
-            fresh,
-            inputs,
-            truth,
-            summary,
-            {
-                "seed": seed,
-                "shape": f"unseen, {'larger' if grow else 'smaller'} ({label})",
-                "regime": "captured",
-                "args": new_descs,
-            },
-        )
+        shape = f"unseen, {'larger' if grow else 'smaller'} ({label})"
+        info = {"seed": seed, "shape": shape, "regime": "captured", "args": new_descs}
+        if trial.run(f"launcher-{'larger' if grow else 'smaller'}", new_descs, fresh, info):
+            shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
+    shape, where = min(
+        ((k, v) for k, v in shapes_run.items() if v["calls"]),
+        key=lambda kv: (max(0, ALIAS_CALLS - kv[1]["calls"]) * kv[1]["bytes"], kv[1]["bytes"]),
+    )
+    for k in range(max(0, ALIAS_CALLS - where["calls"])):
+        seed = job["seed"] + 2000 + k
+        fresh = make_inputs(where["descs"], where["shapes"], guarded=where["shapes"] is not None)
+        _refill(fresh, where["descs"], seed)
+        info = {"seed": seed, "shape": shape, "regime": "captured", "fresh": True, "args": where["descs"]}
+        trial.run(f"launcher-again-{k}", where["descs"], fresh, info)
+    found = aliases(calls)
+    for run in summary["runs"]:
+        if run["mode"] == "launcher" and run["label"] in found:
+            run["aliases"] = found[run["label"]]
+    _ran(summary, truth, None)
+
+
+def _changed(shapes: dict, descs: list[dict]) -> str:
+    """The shapes that differ from the recorded ones, `name=[...]`."""
+    return ", ".join(f"{n}={s}" for n, s in shapes.items() if s != next(d["shape"] for d in descs if d["name"] == n))
+
+
+class _Trial:
+    """One launcher trial on the reference's side: its inputs saved, the call (the kernel's launches watched),
+    its outputs saved as the truth and the call kept for the aliasing comparison."""
+
+    def __init__(self, job: dict, fn, inputs: Path, truth: Path, summary: dict, calls: list[dict]):
+        self.job, self.fn, self.inputs, self.truth, self.summary, self.calls = job, fn, inputs, truth, summary, calls
+
+    def run(self, label: str, descs: list[dict], values: dict, info: dict, must: bool = False) -> bool:
+        """Whether the reference took the trial (`must`: one at the captured shape and range, which it has to)."""
+        given = _host(values)
+        _save(self.inputs / f"{label}.pt", given)
+        try:
+            with KernelLaunches(self.job["kernel"]["name"]) as launches:
+                result = call_launcher(self.fn, descs, values)
+                _sync()
+        except Exception as exc:
+            if must:
+                raise
+            self.summary["notes"].append(
+                f"{label}: the reference itself rejected these inputs "
+                f"({type(exc).__name__}: {str(exc)[:200]}); not compared"
+            )
+            return False
+        outputs = _outputs_of(result, values, given)
+        if info["shape"].startswith("unseen") and _nan_from_nowhere(outputs, given):
+            self.summary["notes"].append(
+                f"{label}: the reference read past its inputs at this shape (NaN from the guard around them reached "
+                "its outputs: its sizes only hold together as recorded); not compared"
+            )
+            return False
+        self.calls.append(_call_record(label, result, values))
+        _save(self.truth / f"{label}.pt", outputs)
+        run = {"label": label, "mode": "launcher", "poisoned": [], **info, **launches.made_of(result, values)}
+        _ran(self.summary, self.truth, run)
+        return True
 
 
 def _refill(values: dict, descs: list[dict], seed: int, regime=lambda desc: "captured") -> None:
@@ -488,30 +687,6 @@ def _indexes(desc: dict, job: dict) -> bool:
     return any(a["dtype"] == desc["dtype"] and a["shape"] == desc["shape"] for a in index_args)
 
 
-def _one_more(label, fn, descs, values, inputs: Path, truth: Path, summary: dict, info: dict) -> None:
-    """A trial the reference may reject (unseen shape, inputs beyond the captured range)."""
-    given = _host(values)
-    _save(inputs / f"{label}.pt", given)
-    try:
-        result = call_launcher(fn, descs, values)
-        _sync()
-    except Exception as exc:
-        summary["notes"].append(
-            f"{label}: the reference itself rejected these inputs "
-            f"({type(exc).__name__}: {str(exc)[:200]}); not compared"
-        )
-        return
-    outputs = _outputs_of(result, values, given)
-    if info["shape"].startswith("unseen") and _nan_from_nowhere(outputs, given):
-        summary["notes"].append(
-            f"{label}: the reference read past its inputs at this shape (NaN from the guard around them reached "
-            "its outputs: its sizes only hold together as recorded); not compared"
-        )
-        return
-    _save(truth / f"{label}.pt", outputs)
-    _ran(summary, truth, {"label": label, "mode": "launcher", "poisoned": [], **info})
-
-
 def _nan_from_nowhere(outputs: dict, given: dict) -> bool:
     """NaN in an output of a trial whose inputs held none."""
     import torch
@@ -522,10 +697,11 @@ def _nan_from_nowhere(outputs: dict, given: dict) -> bool:
     return not any(nan(t) for t in given.values()) and any(nan(t) for t in outputs.values())
 
 
-def _ran(summary: dict, out: Path, run: dict) -> None:
+def _ran(summary: dict, out: Path, run: dict | None) -> None:
     """Record a finished trial at once: if a later one brings the process down (an out-of-bounds
-    write on an unseen shape), the trials before it still count."""
-    summary["runs"].append(run)
+    write on an unseen shape), the trials before it still count. (None: the summary as it is now.)"""
+    if run is not None:
+        summary["runs"].append(run)
     (out / "replay.json").write_text(json.dumps(summary))
 
 
@@ -592,11 +768,11 @@ def _launcher_runs(job: dict, module, summary: dict) -> None:
         summary["notes"].append("launcher replay not possible: the candidate's launcher takes other arguments")
         return
     values: dict | None = None
-    kept: list[dict] = []
+    calls: list[dict] = []
     for run in launcher_runs:
         loaded = _inputs(inputs / f"{run['label']}.pt", summary)
         run_descs = run.get("args") or job["reference_launcher_args"]
-        recorded = run["shape"] == "recorded" and run["regime"] == "captured"
+        recorded = run["shape"] == "recorded" and run["regime"] == "captured" and not run.get("fresh")
         if recorded and values is not None:
             for name, v in loaded.items():  # the same tensors as the last trial, refilled
                 if hasattr(values.get(name), "copy_"):
@@ -605,15 +781,17 @@ def _launcher_runs(job: dict, module, summary: dict) -> None:
             values = _placed(loaded, run_descs)
         current = values if recorded else _placed(loaded, run_descs)
 
-        def call(run=run, current=current, run_descs=run_descs, recorded=recorded, given=loaded):
+        def call(run=run, current=current, run_descs=run_descs, given=loaded):
             result = call_launcher(fn, run_descs, current)
             _sync()
-            if recorded:
-                run["aliases"] = _aliases(result, current, kept)
-                kept.append((run["label"], result))
+            calls.append(_call_record(run["label"], result, current))
             return _outputs_of(result, current, given)
 
         _guarded(summary, run, call, out)
+    found = aliases(calls)  # every call's returned storage against every other's, once all have run
+    for done in summary["runs"]:
+        if done["mode"] == "launcher" and done["label"] in found:
+            done["aliases"] = found[done["label"]]
 
 
 def _inputs(path: Path, summary: dict) -> dict:
@@ -707,8 +885,15 @@ def main(mode: str, *args: str) -> int:
     racecheck_ctas = os.environ.get(names.RACECHECK_CTAS, "0")
     if racecheck_ctas != "0":
         racecheck.cap_grids(None if racecheck_ctas == "sm" else int(racecheck_ctas))
+    late = os.environ.get(names.CUDA_LATE) == "1"
+    for name in [n for n in os.environ if n.startswith(names.PREFIX)]:
+        del os.environ[name]  # read by now: the candidate's code finds none of ours
+    if mode == "time":
+        from .performance import bind_clock
+
+        bind_clock()  # before the candidate's module is imported
     if mode == "serve":
-        return _serve(args[0], args[1] if len(args) > 1 else None)
+        return _serve(args[0], args[1] if len(args) > 1 else None, late)
     _work(mode, json.loads(Path(args[0]).read_text()), fds=tuple(int(fd) for fd in args[1:]))
     return 0
 
@@ -719,7 +904,7 @@ def _new_summary() -> dict:
     return {"runs": [], "failures": [], "notes": [], "phases": {}, "at": {"imported": IMPORTED_AT}}
 
 
-def _serve(mode: str, early_path: str | None) -> int:
+def _serve(mode: str, early_path: str | None, late: bool = False) -> int:
     """A warm worker: started while the program still runs, it imports torch and Triton (and sets up
     the GPU) at once, then waits for its job's path on stdin (end of input: nothing to do). With an
     early job (its `early_mode` trials), those run while it waits; the job then says whether they stand
@@ -727,7 +912,7 @@ def _serve(mode: str, early_path: str | None) -> int:
     import torch
     import triton  # noqa: F401  (the import is the start-up this worker takes off the critical path)
 
-    if torch.cuda.is_available() and os.environ.get(names.CUDA_LATE) != "1":  # (late: no room beside the program)
+    if torch.cuda.is_available() and not late:  # (late: no room beside the program)
         torch.cuda.init()
     early = None
     if early_path:

@@ -8,15 +8,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from intelliperf.files import NotRegularFile
 from intelliperf.redact import scrub
 from intelliperf.workload.workspace import within
 
 from .compare import UNCHANGED, compare_buffer, identical
-from .correctness import (
-    accumulated_terms,
-    load_tensors,
-    reduction_terms,
-)
+from .correctness import load_tensors, reordering
 
 # Problems that already say what is wrong: no replay after them.
 from .settings import NAMED_BY_REPLAY, Program, ValidationSettings
@@ -174,14 +171,17 @@ def _replay_problems(
             )
         )
     previous: dict[str, dict] = {}
-    terms, reduced = accumulated_terms(reference.manifest), reduction_terms(reference.manifest)
     for label, run in ran.items():
         planned = plan[label]
         r = reference.load(reference.truth / "replay" / f"{label}.pt")
-        c = load_tensors(out / f"{label}.pt")
+        try:
+            c = load_tensors(out / f"{label}.pt")
+        except NotRegularFile as exc:
+            problems.append(Problem(kind="capture", message=f"the candidate's replay output was tampered with: {exc}"))
+            continue
         regime = planned.get("regime", "captured")
         where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
-        problems += _aliasing(where, planned.get("aliases"), run.get("aliases"))
+        problems += _aliasing(where, planned.get("aliases"), run.get("aliases"), set(ran))
         inputs: dict = {}  # the trial's inputs, read when an UNCHANGED argument meets a changed one
         for name, ref_value in r.items():
             if name not in c:
@@ -198,9 +198,7 @@ def _replay_problems(
                 dispatch=None,
                 tol=settings.tolerances,
                 poisoned=arg in planned["poisoned"],
-                accumulated_terms=terms if _made_by(run, arg, reference.manifest, "accumulated") else None,
-                reduced_terms=reduced if _made_by(run, arg, reference.manifest, "reduced") else None,
-                atomic=_made_by(run, arg, reference.manifest, "atomic"),
+                **_made_by(planned, name, reference.manifest),
             )
             earlier = previous.get(run["mode"], {}).get(name)
             if found and isinstance(earlier, torch.Tensor) and identical(earlier, c[name]):
@@ -220,7 +218,7 @@ def _replay_problems(
             for p in found:
                 p.message = f"{where}: {p.message}"
             problems += found
-        if planned["shape"] == "recorded" and planned.get("regime", "captured") == "captured":
+        if planned["shape"] == "recorded" and regime == "captured" and not planned.get("fresh"):
             previous[run["mode"]] = c
     return problems
 
@@ -239,33 +237,44 @@ def _given(reference: ReferenceRun, label: str, arg: str, value, inputs: dict):
     return inputs[arg]
 
 
-def _aliasing(where: str, reference: dict | None, candidate: dict | None) -> list[Problem]:
-    """A returned tensor must share storage with exactly what the reference's shares it with."""
+def _aliasing(where: str, reference: dict | None, candidate: dict | None, labels: set[str]) -> list[Problem]:
+    """A returned tensor must share memory with nothing the reference's does not: not an argument, not
+    another call's result (the aliases of every launcher call, with every other call's, on each side);
+    `labels`, the trials both sides ran."""
     if reference is None:
         return []
-    candidate = candidate or {}
-    return [
-        Problem(
-            kind="aliased-output",
-            buffer=name,
-            message=(
-                f"{where}: {name} shares its storage with {candidate.get(name)}, where the reference's "
-                f"{'is a new tensor' if ref_alias is None else 'shares it with ' + ref_alias}: a caller keeping both "
-                "results "
-                "sees the later one overwrite the earlier"
-            ),
+    problems = []
+    for name, ref_shared in reference.items():
+        mine = (candidate or {}).get(name) or []
+        extra = [a for a in mine if a not in ref_shared and (a.startswith("arg:") or a.rsplit(" of ", 1)[-1] in labels)]
+        if not extra:
+            continue
+        more = f" (and {len(extra) - 4} more)" if len(extra) > 4 else ""
+        theirs = "is a new tensor" if not ref_shared else "shares it with " + ", ".join(ref_shared[:4])
+        problems.append(
+            Problem(
+                kind="aliased-output",
+                buffer=name,
+                message=(
+                    f"{where}: {name} shares its storage with {', '.join(extra[:4])}{more}, where the reference's "
+                    f"{theirs}: a caller keeping both results sees the later one overwrite the earlier"
+                ),
+            )
         )
-        for name, ref_alias in reference.items()
-        if candidate.get(name) != ref_alias and candidate.get(name) is not None
-    ]
+    return problems
 
 
-def _made_by(run: dict, name: str, ref: dict, how: str) -> bool:
-    """Whether output `name` is `how` ("accumulated" with float atomics, or "reduced"): kernel replays name
-    the buffer; a launcher's results come from the kernel's outputs, so they carry its order whenever
-    the kernel's outputs do."""
-    made = ref.get(how, ())
-    return name in made if run["mode"] == "kernel" else bool(made)
+def _made_by(planned: dict, name: str, ref: dict) -> dict:
+    """How output `name` of a trial was made, as `compare_buffer`'s keywords: a kernel replay names the
+    kernel's argument (at the recorded launch); a launcher's result is the kernel arguments whose memory it
+    is, at that trial's launch (its shapes and grid), where the reference's replay saw them; a result made
+    otherwise (on the host, from the kernel's outputs) carries the order of every kernel output's sums."""
+    if planned["mode"] == "kernel":
+        return reordering(ref, [name.removeprefix("arg:")])
+    made = (planned.get("made_of") or {}).get(name)
+    if not made:
+        return reordering(ref, None)
+    return reordering(ref, made, planned.get("launch"), (planned.get("times") or {}).get(name, 1))
 
 
 def _replay_checks(replay: dict) -> list[str]:

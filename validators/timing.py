@@ -20,6 +20,7 @@ from .performance import (
     plausibility,
     speedup_interval,
     started,
+    unchecked,
 )
 
 # Problems that already say what is wrong: no replay after them.
@@ -176,7 +177,7 @@ def _judge_speed(
         method=f"{timed}; {raw['method']} on {raw['device']}",
     )
     verdict.faster, problem = judge(verdict.speedup, settings.threshold)
-    flags = [plausibility(verdict.speedup, _bytes_touched(ref), device_bandwidth()), forged(raw)]
+    flags = [plausibility(verdict.speedup, _bytes_touched(ref), device_bandwidth()), forged(raw), unchecked(raw)]
     verdict.problems += [p for p in (problem, *flags) if p is not None]
     verdict.accepted = verdict.correct and verdict.faster and not any(flags)
 

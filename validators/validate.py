@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from intelliperf import env as names
+from intelliperf.files import NotRegularFile
 from intelliperf.workload.runner import Running, TraceSettings
 from intelliperf.workload.workspace import confined, in_copy
 
@@ -148,7 +149,11 @@ def _judge(
         verdict.problems.append(failure)
         return verdict
     begin = time.perf_counter()
-    cand = load_capture(cand_dir)
+    try:
+        cand = load_capture(cand_dir)
+    except NotRegularFile as exc:
+        verdict.problems.append(Problem(kind="capture", message=f"the candidate's capture was tampered with: {exc}"))
+        return verdict
     outside = _loaded_outside(cand, candidate)
     if outside:
         verdict.problems.append(outside)
@@ -158,10 +163,13 @@ def _judge(
     changed = launcher_judges and _launcher_changed(ref.get("launcher"), (cand or {}).get("launcher"))
 
     def compared() -> tuple[list[Problem], list[str]]:
-        return compare_captures(
-            ref, cand, reference.kernel, settings.tolerances, set(reference.unstable), reference.load,
-            launcher_judges, changed,
-        )  # fmt: skip
+        try:
+            return compare_captures(
+                ref, cand, reference.kernel, settings.tolerances, set(reference.unstable), reference.load,
+                launcher_judges, changed,
+            )  # fmt: skip
+        except NotRegularFile as exc:
+            return [Problem(kind="capture", message=f"the candidate's capture was tampered with: {exc}")], []
 
     problems, checks = compared()
     if any(p.kind in VALUE_KINDS for p in problems):  # is the program itself that unstable? Asked once.

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from intelliperf import env as names
+from intelliperf.files import read_regular
 from intelliperf.redact import scrub
 from intelliperf.workload import sandbox as sandboxing
 from intelliperf.workload.head_start import HeadStart
@@ -214,13 +215,13 @@ def _summary(out: Path, result, what: str, timeout: float | None) -> dict:
             ),
         }
     try:
-        return json.loads(summary_path.read_text())
-    except ValueError:
+        return json.loads(read_regular(summary_path))
+    except (ValueError, OSError) as exc:
         return {
             "runs": [],
             "failures": [],
             "notes": [],
-            "problem": Problem(kind="replay-failed", message=f"{what} wrote an unreadable result"),
+            "problem": Problem(kind="replay-failed", message=f"{what} wrote an unreadable result: {exc}"),
         }
 
 

@@ -57,11 +57,11 @@ def find_repo(path: Path):
         return None
 
 
-def git(repo, *args: str, env: dict | None = None, secret: str | None = None) -> str:
+def git(repo, *args: str, env: dict | None = None, secret: str | None = None, timeout_s: float | None = None) -> str:
     """A git command through GitPython; a failure is a UsageError with git's message (never the token)."""
     gp = gitpython()
     try:
-        return repo.git.execute(["git", *args], env=env)
+        return repo.git.execute(["git", *args], env=env, kill_after_timeout=timeout_s)
     except gp.GitCommandError as exc:
         message = str(exc.stderr or exc.stdout or "").strip().removeprefix("stderr:").strip().strip("'").strip()
         if secret:
@@ -130,7 +130,9 @@ def commit_message(report: Report) -> str:
         "",
     ]
     if metric and before and after and before.metric is not None and after.metric is not None:
-        how = "modelled" if after.metric_modelled else "measured"
+        how = ("modelled" if after.metric_modelled else "measured") + (
+            " in the candidate's own process" if after.metric_source == "candidate-process" else ""
+        )
         lines.append(f"{metric.name}: {before.metric:g} -> {after.metric:g} ({how})")
     if before and after and before.kernel_time_s and after.kernel_time_s:
         lines.append(
@@ -192,11 +194,11 @@ def _has_auth_header(repo: Repo) -> bool:
     )
 
 
-def push(repo: Repo, remote: str, branch: str, token: str | None) -> None:
-    """Force-push the branch (it is intelliperf's own: a rerun replaces its commit). An https
-    remote gets the token as an HTTP header through GIT_CONFIG_* variables, not argv, unless the
-    checkout already holds credentials."""
-    env = dict(os.environ)
+def _auth_env(repo: Repo, remote: str, token: str | None) -> dict:
+    """git's environment for talking to the remote: an https remote gets the token as an HTTP header
+    through GIT_CONFIG_* variables, not argv, unless the checkout already holds credentials; git
+    never waits for a password on a terminal."""
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
     if token and remote_url(repo, remote).startswith(("https://", "http://")) and not _has_auth_header(repo):
         basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
         count = int(env.get("GIT_CONFIG_COUNT", "0"))
@@ -205,9 +207,25 @@ def push(repo: Repo, remote: str, branch: str, token: str | None) -> None:
                 "GIT_CONFIG_COUNT": str(count + 1),
                 f"GIT_CONFIG_KEY_{count}": "http.extraheader",
                 f"GIT_CONFIG_VALUE_{count}": f"AUTHORIZATION: basic {basic}",
-                "GIT_TERMINAL_PROMPT": "0",
             }
         )
+    return env
+
+
+def check_remote(repo: Repo, remote: str, token: str | None) -> None:
+    """Before the run: the remote answers git, with the credentials the push will use, so that the
+    push after the run is not the first contact (a refusal then would cost the whole run)."""
+    try:
+        git(repo.repo, "ls-remote", remote, "HEAD", env=_auth_env(repo, remote, token), secret=token, timeout_s=60)
+    except UsageError as exc:
+        raise UsageError(
+            f"cannot reach the git remote {remote!r}: {exc.message}",
+            hint="Check `git remote -v`, the network and the token's access; nothing was run or pushed.",
+        ) from None
+
+
+def push(repo: Repo, remote: str, branch: str, token: str | None) -> None:
+    """Force-push the branch (it is intelliperf's own: a rerun replaces its commit)."""
     git(
         repo.repo,
         "push",
@@ -215,6 +233,6 @@ def push(repo: Repo, remote: str, branch: str, token: str | None) -> None:
         "--force",
         remote,
         f"refs/heads/{branch}:refs/heads/{branch}",
-        env=env,
+        env=_auth_env(repo, remote, token),
         secret=token,
     )

@@ -73,10 +73,21 @@ class GitHub:
             raise UsageError(
                 f"GitHub API {method} {path} answered {exc.code}: {detail}", hint=hint.get(exc.code, "")
             ) from None
-        except urllib.error.URLError as exc:
+        except (urllib.error.URLError, TimeoutError) as exc:
             raise UsageError(
-                f"cannot reach the GitHub API at {self.api}: {exc.reason}", hint="Check --github-api and the network."
+                f"cannot reach the GitHub API at {self.api}: {getattr(exc, 'reason', exc)}",
+                hint="Check --github-api and the network.",
             ) from None
+
+    def check_access(self) -> None:
+        """Before the run: the API answers, the token is good, and it may push to the repository
+        (GitHub says so for user tokens; an app's token, as in a workflow, gets no `permissions`)."""
+        found = self.call("GET", f"/repos/{self.repo}") or {}
+        if (found.get("permissions") or {}).get("push") is False:
+            raise UsageError(
+                f"the token in GITHUB_TOKEN / GH_TOKEN cannot push to {self.repo}",
+                hint="It needs the contents: write and pull-requests: write permissions.",
+            )
 
     def open_or_update(self, branch: str, base: str, title: str, body: str, labels: list[str]) -> PullRequest:
         """One pull request per branch: update the open one if there is one, else open it."""
@@ -117,13 +128,17 @@ def pr_body(report: Report) -> str:
     out += [f"- `{line.file}:{line.line}` `{line.code.strip()}`: {line.detail}" for line in finding.lines[:10]]
     metric = f"`{finding.metric.name}` ({finding.metric.better} is better)" if finding.metric else "metric"
     modelled = attempt.after and attempt.after.metric_modelled
+    own = ""
+    if attempt.after and attempt.after.metric_source != "profile":
+        own = " (after: in the candidate's own process)"
     out += [
         "",
         "## Result",
         "",
         "| | before → after |",
         "|---|---|",
-        f"| {metric}{' — modelled' if modelled else ''} | {measure_text(attempt.before, attempt.after, 'metric')} |",
+        f"| {metric}{' — modelled' if modelled else ''}{own} | "
+        f"{measure_text(attempt.before, attempt.after, 'metric')} |",
         f"| kernel time | {measure_text(attempt.before, attempt.after, 'kernel_time_s')} |",
         f"| speedup ({int((opt.speedup.confidence if opt.speedup else 0.95) * 100)} % interval) | "
         f"{speedup_text(opt.speedup)} |",

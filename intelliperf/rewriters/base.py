@@ -1,8 +1,9 @@
 """The Rewriter extension point: a request with everything an engineer would want, a candidate back.
 
 A rewriter never touches files. It returns new text for the kernel and, if it must, for the
-launcher; the optimize loop splices them into a copy of the project, checks that nothing else
-changed, and validates the result. A rewriter with nothing (more) to offer returns a declined
+launcher and for the code beside them (more kernels, helpers, constants); the optimize loop
+splices them into a copy of the project, checks that nothing else changed and that the code
+stays within the source policy, and validates the result. A rewriter with nothing (more) to offer returns a declined
 Candidate with its reason, so the loop can say why it moved on.
 """
 
@@ -82,6 +83,11 @@ class Candidate(BaseModel):
     rationale: str = ""
     kernel: str | None = Field(None, description="new text of the kernel function; None: unchanged")
     launcher: str | None = Field(None, description="new text of the launcher function; None: unchanged")
+    module: str | None = Field(
+        None,
+        description="new or changed top-level code beside the kernel, in the kernel's file: more @triton.jit "
+        "kernels and helpers, Python helpers the launcher calls, module constants; None: none",
+    )
     declined: str | None = Field(None, description="why this rewriter has no candidate to offer")
     invalid: str | None = Field(None, description="why the answer cannot be applied (e.g. a syntax error)")
     invalid_kind: Literal["format", "syntax", "scope", "unchanged"] = Field(

@@ -243,7 +243,7 @@ class LLMRewriter(Rewriter["LLMRewriter.Options"]):
                     prediction = self._program(**fields, config=config)
                 usage = (self._lm.history[-1].get("usage") or {}) if self._lm.history else {}
                 return (
-                    {k: str(getattr(prediction, k, "") or "") for k in ("kernel", "launcher", "rationale")},
+                    {k: str(getattr(prediction, k, "") or "") for k in ("kernel", "launcher", "beside", "rationale")},
                     int(usage.get("total_tokens") or 0),
                 )
             except AdapterParseError as exc:

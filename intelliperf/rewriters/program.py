@@ -18,10 +18,13 @@ import dspy
 INSTRUCTIONS = """You are a GPU performance engineer. Rewrite the Triton kernel so that the bottleneck described
 below goes away, while every output buffer gets the same values for every input (up to floating-point
 reordering). Return the complete @triton.jit function with the same name and parameters. Change the
-launcher only if the kernel's launch must change (grid, block sizes, num_warps); otherwise leave that
-field empty. Do not add helper functions, imports or global state, do not cache results between calls,
-do not skip work for some inputs, and do not launch on another stream. Learn from the earlier attempts:
-each one says why it was rejected."""
+launcher only if the launch must change (grid, block sizes, num_warps, a second kernel); keep its name and
+parameters; otherwise leave that field empty. You may add @triton.jit helpers and more kernels (a two-stage
+reduction, a reduce kernel after a split), Python helpers the launcher calls and module constants: give
+them in `beside`. Kernels use the Triton language only; launchers use tensor constructors, shapes and
+strides, triton.cdiv/next_power_of_2 and kernel launches. The checks refuse, and name, anything else:
+imports, files, the environment, other modules' attributes, classes, global state, caching results
+between calls, other streams. Learn from the earlier attempts: each one says why it was rejected."""
 
 
 class RewriteKernel(dspy.Signature):
@@ -46,6 +49,10 @@ class RewriteKernel(dspy.Signature):
     last_change: str = dspy.InputField(desc="the diff of the latest attempt that changed code; empty if none")
     kernel: str = dspy.OutputField(desc="the complete rewritten @triton.jit function, in a python code block")
     launcher: str = dspy.OutputField(desc="the complete rewritten launcher, or empty when it is unchanged")
+    beside: str = dspy.OutputField(
+        desc="new top-level code the kernel or launcher needs (more @triton.jit kernels and helpers, Python "
+        "helpers, constants), in a python code block; empty when there is none"
+    )
     rationale: str = dspy.OutputField(desc="one short paragraph: what changed and why it is faster")
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from ..syntax import end, indent_of, last_line
 
 Node = ast.stmt | ast.expr | ast.keyword  # what has a span in the source
+BLOCK_FORBIDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
 
 LAUNCH = "<launch@"  # qualname prefix of a launch-statement unit: <launch@LINE>
 
@@ -201,14 +202,20 @@ def _splice_statement(text: str, line: int, new_source: str) -> str:
         body = ast.parse(textwrap.dedent(new_source)).body
     except SyntaxError as exc:
         raise ScopeError(f"the new launch statement is not valid Python: {exc.msg}") from None
-    if len(body) != 1 or not _simple(body[0]):
+    nested = [n for top in body for n in ast.walk(top) if isinstance(n, BLOCK_FORBIDS)]
+    if not body or nested:
         raise ScopeError(
-            "a launch statement must be replaced by exactly one simple statement (no def, class, "
-            "loop or second statement)"
+            "a launch statement may become a block of statements (assignments, conditions, loops and the "
+            "launches), not a definition or an import"
         )
     column = " " * _column(lines_of(text)[line - 1], stmt.col_offset)
     new = textwrap.dedent(new_source).strip("\n").replace("\n", "\n" + column)
     return replace_spans(text, [(stmt, new)])
+
+
+def statement_block(new_source: str, line: int) -> tuple[int, int]:
+    """The lines a launch statement's replacement occupies once spliced in at `line`."""
+    return line, line + len(lines_of(textwrap.dedent(new_source).strip("\n"))) - 1
 
 
 def splice(text: str, qualname: str, new_source: str) -> str:
@@ -225,28 +232,35 @@ def splice(text: str, qualname: str, new_source: str) -> str:
 
 
 def check_scope(
-    original: str, changed: str, allowed: set[str], kernel: str | None = None, launches: str | None = None
+    original: str,
+    changed: str,
+    allowed: set[str],
+    kernel: str | None = None,
+    launches: str | None = None,
+    block: tuple[int, int] | None = None,
 ) -> None:
     """Raise ScopeError unless `changed` parses and differs from `original` only inside the
-    functions named in `allowed` (qualnames) and, when `launches` names a kernel, the simple
-    statements that launch it; and the kernel is still a `@triton.jit` function."""
+    top-level items named in `allowed` (qualnames of functions, names of module constants; an
+    allowed name may also be new) and, when `launches` names a kernel, the simple statements that
+    launch it, or the block of lines `block` (first, last) of `changed` that replaced such a
+    statement; and the kernel is still a `@triton.jit` function."""
     try:
         new_tree = ast.parse(changed)
     except SyntaxError as exc:
         raise ScopeError(f"the changed file is not valid Python: {exc.msg} at line {exc.lineno}") from None
     old_tree = ast.parse(original)
     if launches:
-        old_tree, new_tree_blank = (
-            _Unlaunched(launches).visit(old_tree),
-            _Unlaunched(launches).visit(ast.parse(changed)),
-        )
+        old_tree = _Unlaunched(launches).visit(old_tree)
+        new_blank = _Unlaunched(launches, block).visit(ast.parse(changed))
     else:
-        new_tree_blank = new_tree
-    old, new = _outline(old_tree, allowed), _outline(new_tree_blank, allowed)
+        new_blank = new_tree
+    old = [item for item in _outline(old_tree) if item[0] not in allowed]
+    new = [item for item in _outline(new_blank) if item[0] not in allowed]
     if old != new:
         moved = sorted({name for name, _ in set(old) ^ set(new)})
         raise ScopeError(
-            "only the kernel and its launcher may change, but the candidate also changes: " + ", ".join(moved)
+            "only the kernel, its launcher and the kernels, helpers and constants beside them may change, "
+            "but the candidate also changes: " + ", ".join(moved)
         )
     if kernel is not None:
         found = _find(new_tree, kernel, lines_of(changed))
@@ -255,32 +269,95 @@ def check_scope(
 
 
 class _Unlaunched(ast.NodeTransformer):
-    """Every simple statement that launches the kernel becomes `pass`: those may change."""
+    """Every simple statement that launches the kernel becomes `pass`, and so does the block of
+    lines that replaced one: those may change."""
 
-    def __init__(self, kernel: str) -> None:
-        self.kernel = kernel
+    def __init__(self, kernel: str, block: tuple[int, int] | None = None) -> None:
+        self.kernel, self.block = kernel, block
+
+    def _inside(self, node: ast.stmt) -> bool:
+        return self.block is not None and self.block[0] <= node.lineno <= self.block[1]
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list) and self.block is not None:
+                kept: list[ast.stmt] = []
+                marker = None
+                for stmt in stmts:
+                    if not self._inside(stmt):
+                        kept.append(stmt)
+                    elif marker is None:  # the whole block stands where the statement stood
+                        marker = ast.copy_location(ast.Pass(), stmt)
+                        kept.append(marker)
+                setattr(node, field, kept)
         if _simple(node) and launch_call(node, self.kernel) is not None:
             return ast.copy_location(ast.Pass(), node)
         return super().generic_visit(node)
 
 
-def _outline(tree: ast.Module, allowed: set[str]) -> list[tuple[str, str]]:
-    """(name, dump) of every top-level statement and method, with the allowed functions blanked."""
+def _outline(tree: ast.Module) -> list[tuple[str, str]]:
+    """(name, dump) of every top-level statement and method: functions and classes by name, an
+    assignment to one name by that name, anything else by its first line."""
     out = []
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
             rest = ast.ClassDef(**{**node.__dict__, "body": [n for n in node.body if n not in methods]})
             out.append((node.name, ast.dump(rest)))
-            out += [
-                (f"{node.name}.{m.name}", "" if f"{node.name}.{m.name}" in allowed else ast.dump(m)) for m in methods
-            ]
+            out += [(f"{node.name}.{m.name}", ast.dump(m)) for m in methods]
         else:
-            name = getattr(node, "name", None) or ast.unparse(node).splitlines()[0][:60]
-            out.append((name, "" if name in allowed else ast.dump(node)))
+            name = item_name(node) or ast.unparse(node).splitlines()[0][:60]
+            out.append((name, ast.dump(node)))
     return out
+
+
+def item_name(node: ast.stmt) -> str | None:
+    """The name a top-level function or single-name assignment binds; None for other statements."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id
+    return None
+
+
+def module_items(code: str) -> dict[str, str]:
+    """{name: text} of the top-level functions (decorators included) and single-name assignments of
+    `code`, dedented; other statements are left out."""
+    text = textwrap.dedent(code)
+    tree = ast.parse(text)
+    out = {}
+    for node in tree.body:
+        name = item_name(node)
+        if name is not None and not isinstance(node, ast.ClassDef):
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            out[name] = "\n".join(lines_of(text)[start - 1 : last_line(node)]) + "\n"
+    return out
+
+
+def splice_items(text: str, items: dict[str, str], before_line: int) -> str:
+    """`text` with each item (a top-level function or constant) replacing the top-level item of the
+    same name, or, where the name is new, inserted at top level before line `before_line` (the
+    kernel's first line, so a decorator or constant the kernel uses is defined before it)."""
+    tree = ast.parse(text)
+    present = {item_name(n): n for n in tree.body if item_name(n) is not None}
+    lines = lines_of(text, keepends=True)
+    edits: list[tuple[int, int, str]] = []  # (first line, last line, new text), 1-based, inclusive
+    new = []
+    for name, source in items.items():
+        node = present.get(name)
+        if node is None:
+            new.append(source.strip("\n") + "\n")
+            continue
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        edits.append((start, last_line(node), source.strip("\n") + "\n"))
+    if new:
+        edits.append((before_line, before_line - 1, "\n\n".join(new) + "\n\n"))
+    for first, last, body in sorted(edits, reverse=True):
+        lines[first - 1 : last] = [body]
+    return "".join(lines)
 
 
 def is_jit(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

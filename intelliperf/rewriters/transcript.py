@@ -1,7 +1,8 @@
 """Model answers as data: parse one into a Candidate, save them, and `replay` them.
 
-An answer is a dict with `kernel`, `launcher` and `rationale` (text, as a model writes it:
-fenced or not, the function alone or the whole file). The `llm` rewriter appends every answer
+An answer is a dict with `kernel`, `launcher`, `beside` (the code beside them: more kernels,
+helpers, constants) and `rationale` (text, as a model writes it: fenced or not, the function alone
+or the whole file). The `llm` rewriter appends every answer
 to a transcript; the `replay` rewriter hands a transcript's answers back, one per attempt,
 through the same parser. That is how a CI run is made reproducible and how the tests drive
 the loop without a model.
@@ -10,6 +11,7 @@ the loop without a model.
 from __future__ import annotations
 
 import ast
+import textwrap
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
@@ -19,7 +21,7 @@ from intelliperf.files import write_atomic
 from intelliperf.redact import scrub
 
 from .base import Candidate, Rewriter, RewriteRequest
-from .source import NotPython, ScopeError, extract_function, strip_fences, top_level_defs
+from .source import NotPython, ScopeError, extract_function, module_items, strip_fences
 
 TRANSCRIPT_VERSION = 1
 
@@ -59,18 +61,22 @@ def candidate_from_answer(rewriter: str, request: RewriteRequest, answer: dict, 
         return Candidate(**base, invalid=str(answer["error"]), invalid_kind="format")
     kernel_text = str(answer.get("kernel") or "")
     launcher_text = str(answer.get("launcher") or "")
+    beside_text = str(answer.get("beside") or "")
     names = {request.kernel.name} | ({request.launcher.name} if request.launcher else set())
     try:
-        kernel, others = extract_function(kernel_text, request.kernel.name)
+        kernel, _ = extract_function(kernel_text, request.kernel.name)
         launcher = None
+        texts = [kernel_text]
         if request.launcher is not None:
             # The launcher may come in its own field or in the same code as the kernel (a whole file).
             for text in (launcher_text, kernel_text):
                 if strip_fences(text).strip():
-                    launcher, more = extract_function(text, request.launcher.name)
-                    others |= more
+                    launcher, _ = extract_function(text, request.launcher.name)
+                    texts.append(text)
                     if launcher is not None:
                         break
+        texts += [beside_text] if strip_fences(beside_text).strip() else []
+        module = beside_code(texts, names, Path(request.kernel.file).read_text())
     except ScopeError as exc:
         return Candidate(**base, invalid=str(exc), invalid_kind="syntax" if isinstance(exc, NotPython) else "scope")
     if kernel is None:
@@ -79,20 +85,31 @@ def candidate_from_answer(rewriter: str, request: RewriteRequest, answer: dict, 
             invalid=f"the answer does not define the kernel `{request.kernel.name}` "
             "(answer with the complete @triton.jit function, same name)",
         )
-    # A whole file in the answer is fine as long as everything else in it is what the file has now.
-    original = top_level_defs(ast.parse(Path(request.kernel.file).read_text()))
-    extra = sorted(n for n, dump in others.items() if n not in names and original.get(n) != dump)
-    if extra:
-        return Candidate(
-            **base,
-            invalid=f"only the kernel and its launcher may change, but the answer also defines "
-            f"{', '.join(extra)}; inline them into the kernel or launcher",
-        )
     if launcher is not None and request.launcher is not None and _same(launcher, request.launcher.source):
         launcher = None
-    if _same(kernel, request.kernel.source) and launcher is None:
+    if _same(kernel, request.kernel.source) and launcher is None and module is None:
         return Candidate(**base, invalid="the answer is the unchanged kernel", invalid_kind="unchanged")
-    return Candidate(**base, kernel=None if _same(kernel, request.kernel.source) else kernel, launcher=launcher)
+    return Candidate(
+        **base, kernel=None if _same(kernel, request.kernel.source) else kernel, launcher=launcher, module=module
+    )
+
+
+def beside_code(texts: list[str], names: set[str], original: str) -> str | None:
+    """The answer's top-level code beside the kernel and launcher that the file does not already have
+    (more kernels and helpers, constants), as one text; a whole file in the answer brings only what
+    differs. A class the file does not have is refused here (candidate code defines none)."""
+    before = {n.name: ast.dump(n) for n in ast.parse(original).body if isinstance(n, ast.ClassDef)}
+    items: dict[str, str] = {}
+    old = {name: ast.dump(ast.parse(text)) for name, text in module_items(original).items()}
+    for text in texts:
+        code = textwrap.dedent(strip_fences(text))
+        for node in ast.parse(code).body:
+            if isinstance(node, ast.ClassDef) and before.get(node.name) != ast.dump(node):
+                raise ScopeError(f"the answer defines the class {node.name}; candidate code may not define classes")
+        for name, source in module_items(code).items():
+            if name not in names and old.get(name) != ast.dump(ast.parse(source)):
+                items[name] = source
+    return "\n\n".join(s.strip("\n") for s in items.values()) + "\n" if items else None
 
 
 def _same(a: str, b: str) -> bool:
