@@ -7,7 +7,13 @@ instant. Every IntelliPerfError becomes a message and its exit code, never a tra
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -16,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from . import env
+from . import env, preflight
 from .errors import IntelliPerfError, UsageError
 
 app = typer.Typer(
@@ -200,6 +206,116 @@ def _progress(stage: str) -> None:
     err.print(Text(scrub(f"intelliperf: {stage}"), style="dim"))
 
 
+def _check_outputs(files: dict[str, Path | None], folders: dict[str, Path | None]) -> None:
+    """Every output location the user named, checked before anything runs (a read-only one used to
+    end the run in a traceback, after it)."""
+    for option, path in files.items():
+        preflight.check_output(option, path)
+    for option, path in folders.items():
+        preflight.check_output(option, path, folder=True)
+
+
+REPORT_KINDS = {"--output": "json", "--markdown": "markdown", "--sarif": "sarif"}
+
+
+def _streams(outputs: dict[str, Path | None]) -> dict[str, Path | None]:
+    """The report options that name a stream: stdout (`-`, /dev/stdout; None here), a FIFO or a device.
+    The CLI writes each once, at the end: optimize rewrites its report files after every attempt,
+    and a FIFO's reader takes one document."""
+    streams = {
+        option: None if preflight.is_stdout(path) else path
+        for option, path in outputs.items()
+        if path is not None and preflight.is_stream(path)
+    }
+    to_stdout = [option for option, path in streams.items() if path is None]
+    if len(to_stdout) > 1:
+        raise UsageError(
+            f"{' and '.join(to_stdout)} name stdout, which takes one report", hint="Send the others to files."
+        )
+    return streams
+
+
+@contextmanager
+def _stdout_for_report(taken: bool) -> Iterator[None]:
+    """With a report on stdout, stdout carries that report only: while the command runs, fd 1 is
+    our stderr, so the program's own output goes there."""
+    if not taken:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _emit(report, streams: dict[str, Path | None]) -> None:
+    from .delivery.report import report_text
+    from .files import write_atomic
+
+    for option, path in streams.items():
+        text = report_text(report, REPORT_KINDS[option])
+        if path is None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            write_atomic(path, text)
+
+
+@dataclass
+class _CtrlC:
+    """Ctrl-C reaches the program intelliperf runs as well (one process group), and the traceback
+    that program prints would pass through on our stderr. From the first Ctrl-C on, fd 2 goes to
+    /dev/null; main() then says one line on a copy of it: what was written by then (`note`)."""
+
+    stderr: int | None = None  # the copy of fd 2, once interrupted
+    note: Callable[[], str] = lambda: "no report was written"
+
+    def handler(self, signum, frame) -> None:
+        if self.stderr is None:  # no flush here: the handler may run inside a write to stderr
+            self.stderr = os.dup(2)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 2)
+            os.close(null)
+        raise KeyboardInterrupt
+
+    def watch(self, *paths: Path | None, say: str = "written so far: {}") -> None:
+        """The note names those of `paths` written from now on (a file from an earlier run is not this run's)."""
+
+        def stamp(path: Path) -> tuple[int, int] | None:
+            try:
+                found = os.stat(path)
+            except OSError:
+                return None
+            return found.st_ino, found.st_mtime_ns
+
+        before = {path: stamp(path) for path in paths if path is not None}
+
+        def note() -> str:
+            written = [str(path) for path, was in before.items() if stamp(path) not in (None, was)]
+            return say.format(", ".join(written)) if written else "no report was written"
+
+        self.note = note
+
+    def finish(self) -> int:
+        line = f"intelliperf: interrupted: {self.note()}\n"
+        if self.stderr is None:
+            sys.stderr.write(line)
+            return 130
+        os.write(self.stderr, line.encode())
+        os.dup2(self.stderr, 2)
+        os.close(self.stderr)
+        self.stderr = None
+        return 130
+
+
+_ctrl_c = _CtrlC()
+
+
 @app.command(context_settings=_COMMAND_SETTINGS)
 def diagnose(
     command: Command = None,
@@ -226,6 +342,11 @@ def diagnose(
     from .delivery.console import print_report
     from .settings import DiagnoseSettings
 
+    outputs = {"--output": output, "--markdown": markdown, "--sarif": sarif}
+    _check_outputs(outputs, {"--profile-dir": profile_dir})
+    streams = _streams(outputs)
+    output, markdown, sarif = (None if option in streams else path for option, path in outputs.items())
+    _ctrl_c.watch(output, markdown, sarif)
     settings = DiagnoseSettings(
         formula=formula,
         formula_paths=formula_path,
@@ -243,9 +364,12 @@ def diagnose(
         stop_early=not full_run,
         region_data=region_data.value,
     )
-    report = run_diagnose(command or [], settings, progress=_progress)
-    print_report(report, out)
-    for path in (output, markdown, sarif):
+    on_stdout = None in streams.values()
+    with _stdout_for_report(on_stdout):
+        report = run_diagnose(command or [], settings, progress=_progress)
+    print_report(report, err if on_stdout else out)
+    _emit(report, streams)
+    for path in (output, markdown, sarif, *streams.values()):
         if path is not None:
             err.print(f"[dim]report written to {path}[/dim]")
 
@@ -358,6 +482,15 @@ def optimize(
     from .delivery.publish import Publish
     from .settings import OptimizeSettings
 
+    outputs = {"--output": output, "--markdown": markdown, "--sarif": sarif}
+    _check_outputs(
+        {**outputs, "--save-transcript": save_transcript}, {"--out-dir": out_dir, "--profile-dir": profile_dir}
+    )
+    streams = _streams(outputs)
+    output, markdown, sarif = (None if option in streams else path for option, path in outputs.items())
+    if api_base and (rewriter == "llm" or (rewriter == "auto" and model)):  # auto: llm with a model
+        preflight.check_model_endpoint(api_base)
+
     publish = (
         Publish(
             branch=branch_name,
@@ -419,16 +552,17 @@ def optimize(
         stop_early=not full_run,
         region_data=region_data.value,
     )
-    try:
+    _ctrl_c.watch(out_dir / "report.json", say="the attempts so far are in {}")  # -o etc. written with it
+    on_stdout = None in streams.values()
+    with _stdout_for_report(on_stdout):
         report = run_optimize(command or [], settings, progress=_progress)
-    except KeyboardInterrupt:
-        err.print(f"[yellow]interrupted: the attempts so far are in {out_dir / 'report.json'}[/yellow]")
-        raise typer.Exit(130) from None
-    print_report(report, out)
+    show = err if on_stdout else out
+    print_report(report, show)
+    _emit(report, streams)
     err.print(f"[dim]reports written to {out_dir / 'report.json'} and {out_dir / 'report.md'}[/dim]")
     if report.delivery:
         d = report.delivery
-        out.print(
+        show.print(
             f"Branch {d.branch}: commit {d.commit[:12]} on {d.base}"
             + (f"; pull request {d.pr_action}: {d.pr_url}" if d.pr_url else "")
         )
@@ -469,6 +603,8 @@ def regions(
     from .api import regions as run_regions
     from .delivery.console import print_report
 
+    _check_outputs({}, {"--out-dir": out_dir})
+    _ctrl_c.watch(out_dir / "report.json")
     report = run_regions(
         command or [],
         kernel=kernel,
@@ -540,7 +676,11 @@ def evaluate(
                 hint="Name programs or folders: intelliperf eval my_kernels/ (each program's docstring "
                 "says `Labels: FORMULA=yes`).",
             )
+    _check_outputs({}, {"--out-dir": out_dir})
+    if api_base and "llm" in rows:
+        preflight.check_model_endpoint(api_base)
     cases = find_cases(paths, formula)
+    _ctrl_c.watch(out_dir / "eval.json")
     err.print(f"[dim]{len(cases)} cases x {len(rows)} rows ({', '.join(rows)}) -> {out_dir}[/dim]")
     report = run(
         cases,
@@ -616,7 +756,11 @@ def tune(
         raise UsageError(
             "no cases named", hint="Name programs or folders: intelliperf tune examples/atomic_contention --model NAME"
         )
+    _check_outputs({"--out": saved}, {"--work-dir": work_dir})
+    if api_base:
+        preflight.check_model_endpoint(api_base)
     cases = find_cases(paths, formula)
+    _ctrl_c.watch(saved, work_dir / "tune.json")
     report = run_tune(
         cases,
         model=model,
@@ -750,10 +894,25 @@ def main(argv: list[str] | None = None) -> int:
     if not (sys.stdout.isatty() and sys.stderr.isatty()):
         # Help and usage errors in a log or a pipe: click's plain lines, not rich boxes hard-wrapped at 80 columns.
         typer.core.HAS_RICH = False
+    main_thread = threading.current_thread() is threading.main_thread()  # only it may set a signal handler
+    previous = signal.signal(signal.SIGINT, _ctrl_c.handler) if main_thread else None
+    try:
+        code = _run(argv)
+        # After a Ctrl-C, whatever ended the run (typer's exit 130, an error the interruption caused)
+        # was said on the muted stderr: the one line, and 130.
+        return _ctrl_c.finish() if _ctrl_c.stderr is not None else code
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         _command()(args=argv, prog_name="intelliperf")  # click/typer handle their own usage errors (exit 2)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    except KeyboardInterrupt:  # one that came before typer's own handling of it
+        return _ctrl_c.finish()
     except IntelliPerfError as exc:
         err.print(f"[bold red]error:[/bold red] {exc.message}", highlight=False)
         if exc.hint:

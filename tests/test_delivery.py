@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -120,17 +122,19 @@ def test_create_pr_pushes_a_commit_and_opens_a_pull_request_with_the_evidence(pu
     assert changed == patch and any("tl.sum(" in line for line in changed)
     message = _git(remote, "log", "-1", "--format=%B", BRANCH)
     assert message.startswith("intelliperf: atomicContention fix for contended_sum_kernel")
-    assert "reduce-then-atomic" in message and "1024 -> 1 (modelled)" in message and "Checked:" in message
+    assert "reduce-then-atomic" in message and "1024 -> 1 (modelled" in message and "Checked:" in message
     assert "dispatches" in message
 
-    # The API calls: look for an open PR, open one, label it; the token only in the Authorization header.
+    # The API calls: the repository and the token's access (before the run), look for an open PR, open
+    # one, label it; the token only in the Authorization header.
     assert [(r.method, r.path.split("?")[0]) for r in api.requests] == [
+        ("GET", "/repos/octo/kernels"),
         ("GET", "/repos/octo/kernels/pulls"),
         ("POST", "/repos/octo/kernels/pulls"),
         ("POST", "/repos/octo/kernels/issues/1/labels"),
     ]
-    assert "head=octo:" + BRANCH in api.requests[0].path
-    create = api.requests[1].body
+    assert "head=octo:" + BRANCH in api.requests[1].path
+    create = api.requests[2].body
     assert (create["head"], create["base"]) == (BRANCH, "main")
     body = create["body"]
     for needle in (
@@ -227,6 +231,63 @@ def test_refusals_come_before_any_run(tmp_path):
         "optimize", "--branch", "--no-sandbox", "--", sys.executable, "missing_program.py", cwd=project, env=no_git
     )
     assert done.returncode == 2 and "git is not installed" in done.stderr and "Traceback" not in done.stderr
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on: a connection to it is refused at once."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_api_is_refused_before_the_run_and_pushes_nothing(tmp_path):
+    """The API used to be called first after the run, after the force-push: the branch was in the
+    remote, the pull request was not, and the run's minute was lost."""
+    project, remote = _repository(tmp_path)
+    out = tmp_path / "out"
+    started = time.monotonic()
+    done = run_cli(
+        "optimize",
+        "--out-dir",
+        str(out),
+        "--create-pr",
+        "--github-repo",
+        "octo/kernels",
+        "--github-api",
+        f"http://127.0.0.1:{_closed_port()}",
+        "--",
+        sys.executable,
+        "contended_sum.py",
+        *SMALL,
+        cwd=project,
+        env={**os.environ, "GITHUB_TOKEN": TOKEN},
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "cannot reach the GitHub API at http://127.0.0.1:" in done.stderr and "--github-api" in done.stderr
+    assert "Traceback" not in done.stderr and TOKEN not in done.stderr
+    assert _git(remote, "for-each-ref", "--format=%(refname)") == "refs/heads/main"  # nothing pushed
+    assert not out.exists() and "profiling" not in done.stderr  # refused before the program ran
+    assert elapsed < 60, elapsed
+
+
+def test_a_token_that_may_not_push_and_a_silent_remote_are_refused_before_the_run(tmp_path, monkeypatch):
+    project, remote = _repository(tmp_path)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    plan = Publish(create_pr=True, github_repo="octo/kernels")
+    with FakeGitHub("octo/kernels", TOKEN, push=False) as api:
+        plan.github_api = api.url
+        with pytest.raises(UsageError, match="cannot push to octo/kernels") as info:
+            prepare(plan, project)
+        assert "contents: write" in (info.value.hint or "")
+    with FakeGitHub("octo/kernels", TOKEN) as api:
+        plan.github_api = api.url
+        prepare(plan, project)  # both ends answer
+        _git(project, "remote", "set-url", "origin", str(tmp_path / "moved.git"))
+        with pytest.raises(UsageError, match="cannot reach the git remote 'origin'") as info:
+            prepare(plan, project)
+        assert "nothing was run or pushed" in (info.value.hint or "")
+    assert _git(remote, "for-each-ref", "--format=%(refname)") == "refs/heads/main"
 
 
 def test_remote_urls_name_the_repository():

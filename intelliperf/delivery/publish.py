@@ -35,7 +35,8 @@ class Ready:
 
 def prepare(plan: Publish, project: Path) -> Ready:
     """Refuse now what would fail after the run: no repository, detached HEAD without --base,
-    no token, no remote, no GitHub repository name."""
+    no token, no remote, no GitHub repository name, an API or a remote that does not answer, a
+    token that may not push."""
     repo = git.open_repo(project, plan.base)
     api = None
     if plan.create_pr:
@@ -53,6 +54,9 @@ def prepare(plan: Publish, project: Path) -> Ready:
                 hint="Pass --github-repo OWNER/NAME.",
             )
         api = github.GitHub(plan.github_api or os.environ.get("GITHUB_API_URL") or github.DEFAULT_API, token, name)
+        # Both ends contacted now: a refusal after the run would come after the push, or cost the run.
+        api.check_access()
+        git.check_remote(repo, plan.remote, token)
     return Ready(plan=plan, repo=repo, project=project, api=api)
 
 

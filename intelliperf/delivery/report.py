@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import UsageError
 from ..files import write_atomic
 from ..models import Finding, Measure, Optimization, Regions, Report, Speedup
 from ..redact import scrub
@@ -22,21 +23,32 @@ def write_reports(
     markdown: str | Path | None = None,
     sarif: str | Path | None = None,
 ) -> None:
-    if output is not None:
-        _write(Path(output), report.model_dump_json(indent=2) + "\n")
-    if markdown is not None:
-        _write(Path(markdown), render_markdown(report))
-    if sarif is not None:
-        import json
+    for kind, path in (("json", output), ("markdown", markdown), ("sarif", sarif)):
+        if path is not None:
+            _write(Path(path), report_text(report, kind))
 
-        from .sarif import to_sarif
 
-        _write(Path(sarif), json.dumps(to_sarif(report), indent=2) + "\n")
+def report_text(report: Report, kind: str) -> str:
+    """The report as `kind` (json, markdown or sarif), secrets removed: what a file or stdout gets."""
+    if kind == "json":
+        return scrub(report.model_dump_json(indent=2) + "\n")
+    if kind == "markdown":
+        return scrub(render_markdown(report))
+    import json
+
+    from .sarif import to_sarif
+
+    return scrub(json.dumps(to_sarif(report), indent=2) + "\n")
 
 
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(str(path), scrub(text))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(str(path), text)
+    except OSError as exc:  # checked before the run; this is what changed since
+        raise UsageError(
+            f"cannot write {path}: {exc.strerror or exc}", hint="Check that its folder exists and can be written."
+        ) from None
 
 
 def format_time(seconds: float) -> str:

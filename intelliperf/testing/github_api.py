@@ -6,8 +6,8 @@ dry runs of the Action:
         api.requests  # (method, path, headers, body) of every call, in order
         api.pulls     # number -> the pull request as stored
 
-Routes: GET /repos/O/R/pulls?state=open&head=O:BRANCH, POST /repos/O/R/pulls,
-PATCH /repos/O/R/pulls/N, POST /repos/O/R/issues/N/labels. A wrong token answers 401, an
+Routes: GET /repos/O/R (with the token's `permissions`), GET /repos/O/R/pulls?state=open&head=O:BRANCH,
+POST /repos/O/R/pulls, PATCH /repos/O/R/pulls/N, POST /repos/O/R/issues/N/labels. A wrong token answers 401, an
 unknown repository or route 404, a second open PR for one head 422 (as GitHub does).
 """
 
@@ -32,8 +32,8 @@ class Request:
 
 
 class FakeGitHub(LoopbackServer):
-    def __init__(self, repo: str, token: str) -> None:
-        self.repo, self.token = repo, token
+    def __init__(self, repo: str, token: str, push: bool = True) -> None:
+        self.repo, self.token, self.push = repo, token, push  # push: what GET /repos/O/R says the token may
         self.requests: list[Request] = []
         self.pulls: dict[int, dict] = {}
         super().__init__(self._handler())
@@ -46,6 +46,8 @@ class FakeGitHub(LoopbackServer):
         body = body or {}
         url = urlsplit(path)
         base = f"/repos/{self.repo}"
+        if method == "GET" and url.path.rstrip("/") == base:
+            return 200, {"full_name": self.repo, "permissions": {"pull": True, "push": self.push}}
         if not url.path.startswith(base + "/"):
             return 404, {"message": "Not Found"}
         route = url.path[len(base) :]

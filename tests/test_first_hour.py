@@ -1,0 +1,254 @@
+"""A user's first hour: outputs checked before anything runs, special targets written as meant,
+Ctrl-C answered with one line, a model endpoint checked before the profile. Real subprocesses,
+real files, FIFOs and signals; the only fake is a closed loopback port."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, REPO, SMALL, run_cli
+
+from intelliperf.models import Report
+
+SUM = [sys.executable, str(EXAMPLES / "contended_sum.py"), *SMALL]
+
+
+def _marker_program(tmp_path: Path) -> Path:
+    """A program that leaves `ran` behind: whether anything ran before a refusal."""
+    program = tmp_path / "program.py"
+    program.write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('yes')\n")
+    return program
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- 2. every output location checked before the program runs ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["diagnose", "-o", "{file}/report.json"], "--output {file}/report.json cannot be created: {file} is a file"),
+        (["diagnose", "--sarif", "{file}/deeper/x.sarif"], "--sarif {file}/deeper/x.sarif cannot be created"),
+        (["diagnose", "--markdown", "/proc/intelliperf-test/r.md"], "--markdown /proc/intelliperf-test/r.md cannot be"),
+        (["optimize", "--out-dir", "/proc/intelliperf-test"], "--out-dir /proc/intelliperf-test cannot be written"),
+        (["optimize", "--save-transcript", "{file}/t.json"], "--save-transcript {file}/t.json cannot be created"),
+        (["regions", "--out-dir", "{file}/regions"], "--out-dir {file}/regions cannot be created"),
+        (["diagnose", "--profile-dir", "/proc/intelliperf-test"], "--profile-dir /proc/intelliperf-test cannot be"),
+    ],
+)
+def test_an_unwritable_output_is_refused_before_anything_runs(tmp_path, args, message):
+    """A parent that is a regular file, or a folder no one may create files in (/proc: not even
+    root): exit 2, one line and a hint, before the program runs; it used to be a traceback (exit 1)
+    after the run."""
+    file = tmp_path / "report.json"
+    file.write_text("mine")
+    args = [a.format(file=file) for a in args]
+    result = run_cli(*args, "--device", "cpu", "--", sys.executable, str(_marker_program(tmp_path)))
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert message.format(file=file) in " ".join(result.stderr.split())
+    assert "Pick" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "ran").exists() and file.read_text() == "mine"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder: permission bits do not stop it")
+def test_a_read_only_folder_is_refused_before_anything_runs(tmp_path):
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        result = run_cli("diagnose", "-o", str(folder / "r.json"), "--", sys.executable, str(_marker_program(tmp_path)))
+    finally:
+        folder.chmod(0o700)
+    assert result.returncode == 2 and f"--output {folder / 'r.json'} cannot be written" in result.stderr
+    assert not (tmp_path / "ran").exists() and "Traceback" not in result.stderr
+
+
+# --- 3. special targets: stdout, a symbolic link, a FIFO ----------------------------------------
+
+
+@pytest.mark.parametrize("target", ["-", "/dev/fd/1"])
+def test_a_report_to_stdout_is_all_that_stdout_carries(tmp_path, target):
+    """`-o -` wrote a file named `-`; with stdout as the report, the table and the program's own
+    output go to stderr, so `intelliperf diagnose -o - ... | jq` reads one JSON document."""
+    result = run_cli("diagnose", "-f", "atomicContention", "-o", target, "--device", "cpu", "--", *SUM, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = Report.model_validate(json.loads(result.stdout))  # stdout is the report, whole
+    assert report.selected == "contended_sum_kernel"
+    assert "contended_sum on cpu" in result.stderr  # the program's own stdout, moved aside
+    assert "Bottleneck" in result.stderr  # the table, moved aside
+    assert list(tmp_path.iterdir()) == []  # no file named `-` (or anything else)
+
+
+def test_markdown_to_stdout_and_two_reports_there_refused(tmp_path):
+    result = run_cli("diagnose", "--markdown", "-", "--device", "cpu", "--", *SUM, cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.startswith("# intelliperf diagnosis"), result.stderr[-2000:]
+    both = run_cli("diagnose", "-o", "-", "--sarif", "-", "--", sys.executable, str(_marker_program(tmp_path)))
+    assert both.returncode == 2 and "--output and --sarif name stdout, which takes one report" in both.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_symbolic_link_is_written_through_and_survives(tmp_path):
+    """The report used to be renamed over the link, which became a regular file."""
+    real = tmp_path / "kept" / "report.json"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    sarif_real, sarif_link = tmp_path / "kept" / "findings.sarif", tmp_path / "findings.sarif"
+    sarif_link.symlink_to(sarif_real)  # dangling: the file it names is created
+    result = run_cli(
+        "diagnose", "-f", "atomicContention", "-o", str(link), "--sarif", str(sarif_link), "--device", "cpu", "--", *SUM
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert link.is_symlink() and os.readlink(link) == str(real) and sarif_link.is_symlink()
+    assert json.loads(real.read_text())["selected"] == "contended_sum_kernel"
+    assert json.loads(sarif_real.read_text())["version"] == "2.1.0"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["findings.sarif", "report.json"]  # no .tmp left
+
+
+def test_a_fifo_is_written_into_not_replaced(tmp_path):
+    """A FIFO (a named pipe, a process substitution) used to be replaced by a regular file, and its
+    reader never got a byte."""
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = run_cli("diagnose", "-f", "atomicContention", "-o", str(fifo), "--device", "cpu", "--", *SUM)
+    reader.join(timeout=30)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still a FIFO
+    assert got and json.loads(got[0])["selected"] == "contended_sum_kernel"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.fifo"]
+
+
+# --- 4. Ctrl-C --------------------------------------------------------------------------------------
+
+
+def _interrupt(args: list[str], *, after: str, started: Path | None = None):
+    """`intelliperf ARGS`, sent SIGINT once its stderr shows a line containing `after` (and the file
+    `started` exists: the program is running); the finished process and the seconds it took to end."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "intelliperf", *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    seen = []
+    for line in process.stderr:
+        seen.append(line)
+        if after in line:
+            break
+    deadline = time.monotonic() + 60
+    while started is not None and not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    out, rest = process.communicate(timeout=120)
+    return subprocess.CompletedProcess(args, process.returncode, out, "".join(seen) + rest), time.monotonic() - sent
+
+
+def _sleeper(tmp_path: Path) -> Path:
+    """A program that writes its pid, then waits: interrupted while it runs."""
+    program = tmp_path / "sleeper.py"
+    program.write_text(
+        f"import os, time\nopen({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
+    )
+    return program
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_ctrl_c_in_diagnose_says_one_line_and_exits_130(tmp_path):
+    """It exited 130 without a word (typer's silent exit), or with a traceback; the program stops too."""
+    out = tmp_path / "report.json"
+    done, took = _interrupt(
+        ["diagnose", "-o", str(out), "--device", "cpu", "--", sys.executable, str(_sleeper(tmp_path))],
+        after="profiling",
+        started=tmp_path / "pid",
+    )
+    assert done.returncode == 130, done.stderr
+    said = [line for line in done.stderr.splitlines() if "interrupted" in line]
+    assert said == ["intelliperf: interrupted: no report was written"], done.stderr
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+    assert not out.exists() and took < 30
+    pid = int((tmp_path / "pid").read_text())
+    assert _gone(pid), "the interrupted program survived"
+
+
+def test_ctrl_c_early_in_optimize_does_not_point_to_a_missing_report(tmp_path):
+    """It said `the attempts so far are in OUT/report.json`, a file that did not exist."""
+    out_dir = tmp_path / "out"
+    done, _ = _interrupt(
+        ["optimize", "--out-dir", str(out_dir), "--device", "cpu", "--", sys.executable, str(_sleeper(tmp_path))],
+        after="profiling",
+        started=tmp_path / "pid",
+    )
+    assert done.returncode == 130, done.stderr
+    assert "intelliperf: interrupted: no report was written" in done.stderr
+    assert "report.json" not in done.stderr and not (out_dir / "report.json").exists()
+    assert "Traceback" not in done.stderr
+
+
+def test_ctrl_c_during_the_attempts_names_the_report_it_wrote(tmp_path):
+    out_dir = tmp_path / "out"
+    done, _ = _interrupt(
+        ["optimize", "--out-dir", str(out_dir), "--device", "cpu", "--", *SUM], after="capturing the reference"
+    )
+    assert done.returncode == 130, done.stderr[-3000:]
+    (said,) = [line for line in done.stderr.splitlines() if "interrupted" in line]
+    assert said == f"intelliperf: interrupted: the attempts so far are in {out_dir / 'report.json'}"
+    report = Report.model_validate_json((out_dir / "report.json").read_text())
+    assert report.optimization is not None and report.optimization.status == "interrupted"
+    assert "Traceback" not in done.stderr
+
+
+# --- 5. the model endpoint, checked before the profile ---------------------------------------------
+
+
+def test_an_unreachable_model_endpoint_fails_in_seconds_before_the_profile(tmp_path):
+    """It failed only after the profile and the reference capture, and after silent retries."""
+    started = time.monotonic()
+    result = run_cli(
+        "optimize",
+        "--rewriter",
+        "llm",
+        "--model",
+        "openai/some-model",
+        "--api-base",
+        f"http://127.0.0.1:{_closed_port()}/v1",
+        "--out-dir",
+        str(tmp_path / "out"),
+        "--",
+        sys.executable,
+        str(_marker_program(tmp_path)),
+    )
+    took = time.monotonic() - started
+    assert result.returncode == 5, result.stderr  # errors.ModelError: the model endpoint
+    assert "cannot reach the model endpoint http://127.0.0.1:" in result.stderr and "--api-base" in result.stderr
+    assert "Traceback" not in result.stderr and "profiling" not in result.stderr
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "out").exists()
+    assert took < 20, took
