@@ -27,6 +27,7 @@ _TOKEN_PREFIX = re.compile(
 )
 _JWT = re.compile(r"^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.")
 _OPAQUE = re.compile(r"^[A-Za-z0-9+/=_\-]{32,}$")  # one long word of token characters
+PATH_STARTS = ("/", "./", "../", "~")
 MIN_LENGTH = 6  # shorter values ("1", "true") would redact ordinary words
 _named: set[str] = set()
 
@@ -37,7 +38,8 @@ def looks_secret(name: str) -> bool:
 
 def looks_secret_value(value: str) -> bool:
     """A value that is a credential whatever the variable is called. A long random-looking word counts
-    only with upper case, lower case and digits mixed (a hex digest or a path does not)."""
+    only with upper case, lower case and digits mixed (a hex digest does not) and not where it is a path
+    (`/tmp/run-3/v-True/candidate`: a folder intelliperf or the program passes on)."""
     value = value.strip()
     if _URL_PASSWORD.search(value) or "-----BEGIN" in value:
         return True
@@ -45,6 +47,7 @@ def looks_secret_value(value: str) -> bool:
         return True
     return bool(
         _OPAQUE.match(value)
+        and not value.startswith(PATH_STARTS)  # a path's characters are a token's too
         and re.search(r"[a-z]", value)
         and re.search(r"[A-Z]", value)
         and re.search(r"[0-9]", value)

@@ -97,3 +97,59 @@ def test_a_candidate_right_only_where_it_sees_our_variables_is_rejected(tmp_path
     verdict = validate(ref, Program(copy, COMMAND), work_dir=tmp_path / "v")
     assert not verdict.correct
     assert "mismatch" in [p.kind for p in verdict.problems], verdict.reasons()
+
+
+SCALED = """import os
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+if __name__ == "__main__":
+    device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
+    torch.manual_seed(0)
+    total = 0.0
+    for _ in range(3):
+        x = torch.randn(3000, device=device)
+        out = torch.empty_like(x)
+        scale[(triton.cdiv(x.numel(), 128),)](x, out, x.numel(), BLOCK=128)
+        total += float(out.sum())
+    print(total)
+"""
+
+
+def test_a_module_level_launch_turned_into_a_block_is_validated_end_to_end(tmp_path):
+    """The honest fix for a launch at module level that needs a computed block: the statement becomes a
+    block of statements (spliced by the loop's own path, held to the policy), validated like any other;
+    the same block with a wrong grid is rejected."""
+    from intelliperf.loop import apply_candidate
+    from intelliperf.rewriters import Candidate
+    from intelliperf.rewriters.source import code_unit, launch_unit
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "prog.py").write_text(SCALED)
+    command = [sys.executable, "prog.py"]
+    ref = capture_reference(Program(project, command), "scale", interpret=True, work_dir=tmp_path / "ref")
+    line = SCALED.splitlines().index("        scale[(triton.cdiv(x.numel(), 128),)](x, out, x.numel(), BLOCK=128)") + 1
+    kernel, statement = (
+        code_unit(project / "prog.py", "scale", project),
+        launch_unit(project / "prog.py", "scale", line, project),
+    )
+    block = (
+        "block = min(triton.next_power_of_2(x.numel()), 1024)\n"
+        "scale[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), BLOCK=block)\n"
+    )
+    for grid, correct in (("triton.cdiv(x.numel(), block)", True), ("x.numel() // block", False)):
+        cand = Candidate(rewriter="replay", title="t", launcher=block.replace("triton.cdiv(x.numel(), block)", grid))
+        text = apply_candidate({"prog.py": SCALED}, kernel, statement, cand)["prog.py"]
+        copy = copy_project(project, {"prog.py": text}, tmp_path / f"copy-{correct}")
+        verdict = validate(ref, Program(copy, command), work_dir=tmp_path / f"v-{correct}")
+        assert verdict.correct is correct, verdict.reasons()

@@ -149,7 +149,7 @@ def test_eval_counts_each_failure_class_of_a_scripted_model_then_resumes_with_th
             "    pid = tl.program_id(0\n",
             "syntax error",
         ),
-        _answer(_kernel(REDUCED_LINE) + "\n\ndef helper():\n    return 1\n", "an extra function"),
+        _answer(_kernel(REDUCED_LINE) + "\n\ndef main():\n    return 1\n", "changes the program's main"),
         _answer(_kernel(REDUCED_LINE), "reads the environment of pid 1", launcher=malicious),
         _answer(_kernel("tl.atomic_add(out_ptr, tl.sum(x) * 2.0)"), "wrong result"),
         _answer(_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no real change"),

@@ -591,7 +591,7 @@ def test_a_tuned_program_is_loaded_and_its_demonstrations_reach_the_prompt(sum_r
     fields = prompt_fields(sum_request)
     kernel = sum_request.kernel.source.replace("out_ptr + zeros, x", "out_ptr, tl.sum(x)")
     demo = dspy.Example(
-        **{**fields, "problem": "DEMO-PROBLEM-7731"}, kernel=kernel, launcher="", rationale="DEMO-RATIONALE"
+        **{**fields, "problem": "DEMO-PROBLEM-7731"}, kernel=kernel, launcher="", beside="", rationale="DEMO-RATIONALE"
     ).with_inputs(*fields)
     tuned = dspy.LabeledFewShot(k=1).compile(KernelRewriter(), trainset=[demo])
     path = tmp_path / "rewriter.json"
@@ -600,7 +600,7 @@ def test_a_tuned_program_is_loaded_and_its_demonstrations_reach_the_prompt(sum_r
     loaded = KernelRewriter()
     loaded.load(str(path))
     assert loaded.rewrite.demos[0]["rationale"] == "DEMO-RATIONALE"
-    with dspy.context(lm=DummyLM([{"kernel": kernel, "launcher": "", "rationale": "offline"}])):
+    with dspy.context(lm=DummyLM([{"kernel": kernel, "launcher": "", "beside": "", "rationale": "offline"}])):
         assert "tl.sum(x)" in loaded(**fields).kernel
 
     monkeypatch.setenv("TEST_LLM_API_KEY", "k")

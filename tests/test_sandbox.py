@@ -102,6 +102,9 @@ def test_environment_passes_minus_secrets():
         "MY_CREDS": "w",
         "DATA_DIR": "/d",
         "TRITON_AUTH_TOKEN": "v",
+        # a long path of token characters, upper and lower case and digits: a folder, not a token
+        "RUN_DIR": "/tmp/pytest-of-root/pytest-3/test_a_module_level_launch_tur0/v-True/candidate",
+        "MODEL_SEED": "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MEFCQ0RFRkdI",  # an opaque token by value
     }
     allowed = sandboxing.allowed_env(env, extra=("MY_CREDS",), deny=("MY_CREDS",))
     assert allowed == {
@@ -110,6 +113,7 @@ def test_environment_passes_minus_secrets():
         "TRITON_INTERPRET": "1",
         "CUDA_VISIBLE_DEVICES": "0",
         "DATA_DIR": "/d",
+        "RUN_DIR": env["RUN_DIR"],
     }
 
 

@@ -44,7 +44,7 @@ def report_text(report: Report, kind: str) -> str:
 def _write(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(str(path), text)
+        write_atomic(str(path), scrub(text))  # every file written: secrets removed, whoever made the text
     except OSError as exc:  # checked before the run; this is what changed since
         raise UsageError(
             f"cannot write {path}: {exc.strerror or exc}", hint="Check that its folder exists and can be written."
