@@ -57,6 +57,12 @@ class AtomicContention(Formula["AtomicContention.Options"]):
             ge=1,
             description="other programs updating the same address (estimated over the grid) at which a line is flagged",
         )
+        min_atomic_share: float = Field(
+            0.1,
+            ge=0,
+            le=1,
+            description="between programs: a vector atomic's lanes over the program's loaded lanes at which it is flagged",
+        )
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
         traced = [ev for ev in evidence if ev.sites or ev.programs_sampled]
@@ -115,14 +121,17 @@ class AtomicContention(Formula["AtomicContention.Options"]):
 
     def _between_programs(self, ev: Evidence, s: AccessSite) -> bool:
         """Programs of the grid queue on the same addresses: a subset of them (split-K partials,
-        rows of one lock, a frequent token's gradient row) each update an address another one
-        updates, with a vector of atomics or a lock. When every program adds once into the same few
-        cells, that is already the reduce-then-atomic (or privatised) form this formula recommends."""
+        rows of one lock, a frequent token's gradient row) or every program (a norm backward adding
+        its row's dW into the same cells) update an address others update, with a lock or a
+        vector of atomics that is a real part of each program's memory work. Every program adding
+        once into a few shared cells, or a privatised table added once per program beside many
+        more loads, is the reduce-then-atomic form this formula recommends."""
         others = s.other_programs_per_address or 0
-        lock = s.op in ("atomic_cas", "atomic_xchg")
-        vector = (s.lanes_per_program or 0) >= 2
-        whole_grid = ev.programs_total and others >= 0.5 * (ev.programs_total - 1)
-        return others >= self.options.min_programs and (lock or vector) and not (whole_grid and not lock)
+        if others < self.options.min_programs:
+            return False
+        if s.op in ("atomic_cas", "atomic_xchg"):
+            return True
+        return (s.lanes_per_program or 0) >= 2 and _atomic_share(ev, s) >= self.options.min_atomic_share
 
     def _across(self, kernel: KernelProfile, across: list, evidence: list[Evidence], common: dict) -> Finding:
         counted = self.counter_evidence(evidence)
@@ -147,7 +156,8 @@ class AtomicContention(Formula["AtomicContention.Options"]):
         )
         return self.finding(
             True,
-            f"{len(across)} atomic line(s) of {kernel.name} serialise between programs: about {others:.0f} other "
+            f"{len(across)} atomic line(s) of {kernel.name} serialise between programs ({_kind(worst, worst_ev)}): "
+            f"about {others:.0f} other "
             f"programs of the grid update each address that one {worst.op} updates (estimated from "
             f"{worst_ev.programs_sampled} sampled programs of {worst_ev.programs_total}), so their updates queue at "
             f"the memory. Fix: {fix}." + _measured(counted),
@@ -157,12 +167,27 @@ class AtomicContention(Formula["AtomicContention.Options"]):
         )
 
 
+def _atomic_share(ev: Evidence, s: AccessSite) -> float:
+    """The atomic's lanes per program over the lanes the program loads: how much of its memory work
+    queues behind other programs."""
+    loaded = sum(x.lanes for x in ev.sites if x.op == "load") / max(ev.programs_sampled, 1)
+    return (s.lanes_per_program or 0) / loaded if loaded else 1.0
+
+
 def _across_detail(ev: Evidence, s: AccessSite) -> str:
     return (
         f"{s.op} on `{s.buffer or '?'}`: about {s.other_programs_per_address:.0f} other programs update each "
         f"address it updates ({s.lanes_per_program:.0f} lanes per program; {s.distinct_addresses} distinct "
         f"address(es) over {ev.programs_sampled} sampled programs)"
     )
+
+
+def _kind(s: AccessSite, ev: Evidence) -> str:
+    if s.op in ("atomic_cas", "atomic_xchg"):
+        return "a lock"
+    if ev.programs_total and (s.other_programs_per_address or 0) >= 0.5 * (ev.programs_total - 1):
+        return "every program adds into the same cells"
+    return "a subset of the programs adds into the same cells"
 
 
 def _detail(ev: Evidence, s: AccessSite) -> str:

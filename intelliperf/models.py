@@ -156,6 +156,7 @@ class AccessSite(_Model):
     elem_bytes: int
     calls: int = Field(description="executions of this site by the sampled programs")
     lanes: int = Field(description="active (unmasked) lanes over those calls")
+    lanes_issued: int | None = Field(None, description="lanes of the blocks those calls issued, masked off or not")
     bytes_requested: int
     sectors: int = Field(description="32-byte sectors touched, counted per 32-lane group (a warp's request)")
     sector_efficiency: float = Field(description="bytes_requested / (32 * sectors); 1.0 is fully coalesced")
@@ -181,13 +182,33 @@ class AccessSite(_Model):
     lanes_per_program: float | None = Field(None, description="active atomic lanes per sampled program")
 
 
+class WaveBuffer(_Model):
+    """One loaded buffer in the first wave of a grid (interpreter trace, first call of each load line)."""
+
+    buffer: str
+    lines_per_program: float = Field(description="128-byte lines one program's first loads touch")
+    lines: int = Field(description="distinct lines the wave's programs touch together")
+    panels: float = Field(description="lines / lines_per_program: how many programs' worth of distinct data")
+    reuse: float = Field(description="programs of the whole grid that load each line, on average (from its size)")
+
+
+class WaveFootprint(_Model):
+    """What the programs a GPU runs at once load together: the L2 reuse their order gives."""
+
+    programs: int = Field(description="programs of the wave traced, in launch order from the first")
+    programs_total: int
+    buffers: list[WaveBuffer] = Field(default_factory=list)
+
+
 class StaticFact(_Model):
     """Instructions of one kind at one kernel line, in the kernel compiled for one target."""
 
     target: str = Field(description="cuda:90, hip:gfx942, ...")
     file: str
     line: int
-    kind: Literal["load", "store", "atomic", "shared_load", "shared_store", "async_copy", "tma", "mma"]
+    kind: Literal[
+        "load", "store", "atomic", "shared_load", "shared_store", "async_copy", "tma", "mma", "local_load", "local_store"
+    ]
     instruction: str = Field(description="e.g. ld.global.v4.b32, global_atomic_add_f32")
     width_bits: int | None = Field(None, description="bits per lane per instruction")
     count: int = Field(description="instructions of this kind at this line, per thread")
@@ -276,6 +297,11 @@ class Evidence(_Model):
     metrics: dict[str, float] = Field(default_factory=dict, description="whole-kernel counters (ncu, rocprofv3)")
     lines: list[LineCounters] = Field(default_factory=list, description="counters per kernel line (ncu)")
     regions: Regions | None = Field(None, description="region timers (proton)")
+    wave: WaveFootprint | None = Field(None, description="the first wave's loads (interpreter trace)")
+    resources: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="the static view's per target: registers per thread, spilled bytes, occupancy",
+    )
     notes: list[str] = Field(default_factory=list)
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import IntelliPerfError
-from ..models import AccessSite, Evidence, KernelProfile, LaunchSignature, StaticFact
+from ..models import AccessSite, Evidence, KernelProfile, LaunchSignature, StaticFact, WaveFootprint
 
 TRACE_BACKEND = "interpreter-trace"  # the evidence each part of a recording gives
 STATIC_BACKEND = "static"
@@ -129,6 +129,8 @@ def collect_evidence(records: list[dict]) -> dict[str, list[Evidence]]:
                 ev.programs_sampled += trace["programs_sampled"]
                 ev.sites += [AccessSite(**s) for s in trace["sites"]]
                 ev.notes += trace["notes"]
+                if trace.get("wave") and ev.wave is None:
+                    ev.wave = WaveFootprint(**trace["wave"])
             view = k.get("static")
             if view and key not in static:
                 static[key] = Evidence(
@@ -137,6 +139,7 @@ def collect_evidence(records: list[dict]) -> dict[str, list[Evidence]]:
                     kernel=k["name"],
                     facts=[StaticFact(**f) for f in view["facts"]],
                     notes=view["notes"],
+                    resources=view.get("resources", {}),
                 )
     for ev in traces.values():
         ev.sites = merge_sites(ev.sites)
@@ -161,6 +164,7 @@ def merge_sites(sites: list[AccessSite]) -> list[AccessSite]:
         m.other_programs_per_address = _max(m.other_programs_per_address, s.other_programs_per_address)
         m.lanes_per_program = _weighted(m.lanes_per_program, m.calls, s.lanes_per_program, s.calls)
         m.calls, m.lanes = calls, m.lanes + s.lanes
+        m.lanes_issued = None if m.lanes_issued is None or s.lanes_issued is None else m.lanes_issued + s.lanes_issued
         m.bytes_requested += s.bytes_requested
         m.sectors += s.sectors
         m.sector_efficiency = min(1.0, m.bytes_requested / (32 * m.sectors)) if m.sectors else 1.0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import warnings
 from collections import Counter
@@ -51,6 +52,8 @@ _PTX = [
     ("shared_store", re.compile(r"\b(?:st\.shared|stmatrix)(?:\.[\w:]+)*")),
 ]
 _AMDGCN = [
+    ("local_load", re.compile(r"\bscratch_load_\w+")),
+    ("local_store", re.compile(r"\bscratch_store_\w+")),
     ("atomic", re.compile(r"\b(?:global|buffer|flat)_atomic_\w+")),
     ("load", re.compile(r"\b(?:global|buffer)_load_\w+")),
     ("store", re.compile(r"\b(?:global|buffer)_store_\w+")),
@@ -69,7 +72,7 @@ class StaticFact:
     target: str
     file: str
     line: int
-    kind: str  # load, store, atomic, shared_load, shared_store, async_copy, tma, mma
+    kind: str  # load, store, atomic, shared_load, shared_store, async_copy, tma, mma, local_load, local_store
     instruction: str  # e.g. ld.global.v4.b32, global_load_dwordx4
     width_bits: int | None  # bits per lane per instruction (loads, stores, atomics)
     count: int
@@ -123,7 +126,7 @@ def compile_args(fn_params: list[str], args: list[dict]) -> tuple[dict, dict, di
 def compile_launch(
     jit_fn, args: list[dict], target: str, num_warps: int | None = None, num_stages: int | None = None
 ) -> dict:
-    """The compiled kernel's text (ttgir, ptx or amdgcn) for one target, without a GPU."""
+    """The compiled kernel's text (ttgir, ptx or amdgcn) and binary (cubin) for one target, without a GPU."""
     import triton
     from triton.compiler import ASTSource
 
@@ -132,7 +135,7 @@ def compile_launch(
     compiled = triton.compile(
         ASTSource(jit_fn, signature, constexprs, attrs), target=parse_target(target), options=options
     )
-    return {k: v for k, v in compiled.asm.items() if isinstance(v, str)}
+    return {k: v for k, v in compiled.asm.items() if isinstance(v, (str, bytes))}
 
 
 def analyse(asm: dict, target: str) -> list[StaticFact]:
@@ -273,7 +276,7 @@ def static_view(
 
 def _view(compile_for, targets) -> dict:
     """Facts for every target; a target that fails to compile becomes a note."""
-    out: dict[str, list] = {"facts": [], "notes": [], "targets": []}
+    out: dict = {"facts": [], "notes": [], "targets": [], "resources": {}}
     for target in targets:
         try:
             asm = compile_for(target)
@@ -285,7 +288,68 @@ def _view(compile_for, targets) -> dict:
             continue
         out["facts"] += [asdict(f) for f in analyse(asm, target)]
         out["targets"].append(target)
+        try:
+            found, spills = resources(asm, target)
+        except (OSError, subprocess.SubprocessError) as exc:  # a toolkit without cuobjdump/nvdisasm
+            out["notes"].append(f"registers for {target} not read: {type(exc).__name__}: {str(exc)[:200]}")
+            continue
+        out["resources"][target] = found
+        out["facts"] += [asdict(f) for f in spills]
     return out
+
+
+# --- registers and spills ------------------------------------------------------------------------
+
+_CUDA_USAGE = re.compile(r"\bREG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
+_AMD_USAGE = {
+    "registers": re.compile(r";\s*NumVgprs:\s*(\d+)"),
+    "spill_bytes": re.compile(r";\s*ScratchSize:\s*(\d+)"),
+    "occupancy_waves": re.compile(r";\s*Occupancy:\s*(\d+)"),
+    "vgpr_spills": re.compile(r"\.vgpr_spill_count:\s*(\d+)"),
+    "sgpr_spills": re.compile(r"\.sgpr_spill_count:\s*(\d+)"),
+}
+
+
+def resources(asm: dict, target: str) -> tuple[dict[str, float], list[StaticFact]]:
+    """Registers per thread and bytes spilled to local memory per thread, from what the assembler
+    made of the kernel (ptxas's cubin read by cuobjdump; the AMDGCN listing's own comments), and
+    on NVIDIA the spill instructions (LDL/STL) per kernel line when there are any. On AMD the
+    scratch instructions are among `analyse`'s facts already."""
+    if not target.startswith("cuda"):
+        text = asm.get("amdgcn", "")
+        found = {key: float(m.group(1)) for key, pattern in _AMD_USAGE.items() if (m := pattern.search(text))}
+        return found, []
+    cubin = asm.get("cubin")
+    if not isinstance(cubin, bytes):
+        return {}, []
+    import tempfile
+
+    from triton import knobs
+
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        text = subprocess.run(
+            [knobs.nvidia.cuobjdump.path, "--dump-resource-usage", f.name],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
+    m = _CUDA_USAGE.search(text)
+    if m is None:
+        return {}, []
+    registers, stack, shared, local = (int(g) for g in m.groups())
+    found = {"registers": registers, "spill_bytes": stack + local, "shared_bytes": shared}
+    if not stack + local:
+        return found, []
+    counts: Counter = Counter()
+    for _, file, line, instruction in sass_lines(cubin):
+        opcode = instruction.split()[0] if instruction.split() else ""
+        if opcode.startswith(("LDL", "STL")):
+            kind = "local_load" if opcode.startswith("LDL") else "local_store"
+            counts[((file, line), kind, opcode)] += 1
+    return found, _facts(counts, target)
 
 
 # --- compiling inside the user's process, also under the interpreter ------------------------------

@@ -5,7 +5,13 @@ the arguments, so the user's tensors are never touched and a launch with a huge 
 same as a small one. For each call site (file:line of the kernel) it models what a GPU would
 see: bytes requested, 32-byte sectors touched per 32-lane group (one warp request; a block's
 lanes run along its contiguous axis, as Triton's coalescing pass lays them out), and for
-atomics how many lanes hit the same address at once (the serialisation depth).
+atomics how many lanes hit the same address at once (the serialisation depth). Each site also
+counts the lanes it issued, masked or not (what the block's shape costs in registers and issue
+slots whether the data fills it or not).
+
+For a grid of several waves, a second pass runs the first wave's programs (the ones a GPU runs at
+once) up to the second call of any memory line, and keeps, per loaded buffer, the 128-byte lines
+each program's first call touched: how much of what the wave loads it shares (`wave_footprint`).
 
 Imports only numpy, torch and triton: this runs inside the user's program.
 """
@@ -25,6 +31,8 @@ import numpy as np
 
 SECTOR_BYTES = 32
 WARP_LANES = 32
+LINE_BYTES = 128  # an L2 cache line
+WAVE_PROGRAMS = 132  # the programs a GPU runs at once, modelled as one per SM of an H100 (and an H200)
 _INACTIVE = np.iinfo(np.uint64).max
 
 
@@ -58,6 +66,7 @@ class _Site:
     buffer: str | None
     calls: int = 0
     lanes: int = 0
+    lanes_issued: int = 0
     sectors: int = 0
     depth_max: int = 0
     depth_mean_sum: float = 0.0
@@ -95,6 +104,7 @@ class _Site:
             "elem_bytes": self.elem_bytes,
             "calls": self.calls,
             "lanes": self.lanes,
+            "lanes_issued": self.lanes_issued,
             "bytes_requested": requested,
             "sectors": self.sectors,
             # repeated addresses (a gather) request bytes that one sector serves: at most 100 %
@@ -150,9 +160,14 @@ class _Tracer:
         return "<unknown>", 0
 
     def buffer_of(self, address: int) -> str | None:
+        found = self.buffer_at(address)
+        return found[0] if found else None
+
+    def buffer_at(self, address: int) -> tuple[str, int] | None:
+        """The pointer argument an address falls in, and where that buffer starts."""
         for name, start, end in self.buffers:
             if start <= address < end:
-                return name
+                return name, start
         return None
 
     def record(self, op: str, is_atomic: bool, ptrs, mask) -> None:
@@ -183,6 +198,7 @@ class _Tracer:
         continued = continued and bool(site.addresses)
         self._atomic = (site, file, line, self.program, op) if is_atomic else None
         site.lanes += int(hit.size)
+        site.lanes_issued += 0 if continued else int(active.size)
         site.sectors += count_sectors(addresses, active)
         if hit.size > 1:
             _count_strides(site.strides, hit)
@@ -198,6 +214,66 @@ class _Tracer:
             site.depth_mean_sum += site.last_depth
             site.addresses.append(hit)
             site.programs[self.program] = np.union1d(site.programs.get(self.program, hit[:0]), hit)
+
+
+class _ProgramDone(Exception):
+    """Ends one program of the wave pass: a memory line came around a second time (a loop)."""
+
+
+class _FootprintTracer(_Tracer):
+    """The wave pass: per loaded buffer, the cache lines each program's first call of each load
+    line touches. A loop's later iterations walk on along the same operands, so the first
+    iteration names the tiles a program works on; the program stops there."""
+
+    def __init__(self, buffers: list[tuple[str, int, int]], budget_s: float) -> None:
+        super().__init__(buffers, budget_s)
+        self.seen: set[tuple[str, int, str]] = set()
+        self.footprint: dict[str, dict[int, np.ndarray]] = {}  # buffer -> program -> lines
+
+    def start(self, program: int) -> None:
+        self.program, self.seen = program, set()
+
+    def record(self, op: str, is_atomic: bool, ptrs, mask) -> None:
+        if time.monotonic() > self.deadline:
+            raise TraceAborted()
+        key = (*self.caller_line(), op)
+        if key in self.seen:
+            raise _ProgramDone()
+        self.seen.add(key)
+        if op != "load":
+            return
+        grid = np.asarray(ptrs.data, dtype=np.uint64)
+        if mask is not None:
+            grid = grid[np.broadcast_to(np.asarray(mask.data, dtype=bool), grid.shape)]
+        addresses = grid.reshape(-1)
+        found = self.buffer_at(int(addresses[0])) if addresses.size else None
+        if found is None:
+            return
+        # lines counted from the buffer's start: a GPU allocation is aligned to them, a host copy may not be
+        buffer, start = found
+        lines = np.unique((addresses - np.uint64(start)) // LINE_BYTES)
+        per_program = self.footprint.setdefault(buffer, {})
+        per_program[self.program] = np.union1d(per_program.get(self.program, lines[:0]), lines)
+
+    def summary(self, programs: int, total: int) -> dict:
+        """Per buffer: lines a program loads, lines the wave loads (`panels`: how many programs'
+        worth of distinct data that is) and, over the whole grid, how many programs load each
+        line of the buffer on average (`reuse`, from its size)."""
+        sizes = {name: (end - start) / LINE_BYTES for name, start, end in self.buffers}
+        rows = []
+        for buffer, per_program in self.footprint.items():
+            each = float(np.mean([lines.size for lines in per_program.values()]))
+            union = int(np.unique(np.concatenate(list(per_program.values()))).size)
+            rows.append(
+                {
+                    "buffer": buffer,
+                    "lines_per_program": round(each, 2),
+                    "lines": union,
+                    "panels": round(union / each, 2) if each else 0.0,
+                    "reuse": round(total * each / max(sizes.get(buffer, 1.0), 1.0), 2),
+                }
+            )
+        return {"programs": programs, "programs_total": total, "buffers": rows}
 
 
 def lane_axis(addresses: np.ndarray, elem_bytes: int) -> int:
@@ -352,7 +428,9 @@ def host_copies(bound: dict) -> tuple[dict, list[tuple[str, int, int]]]:
     return copies, buffers
 
 
-def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, budget_s: float) -> dict:
+def trace_launch(
+    py_fn, bound: dict, grid: tuple[int, int, int], sample: int, budget_s: float, wave: int = WAVE_PROGRAMS
+) -> dict:
     """Run up to `sample` programs of one launch in the interpreter and return site statistics.
 
     `py_fn` is the kernel's plain Python function; `bound` maps every kernel parameter to its
@@ -386,6 +464,8 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
                 tracer.program = index
                 kernel(**args)
                 result["programs_sampled"] += 1
+        if result["programs_total"] >= 2 * wave > 2:
+            result["wave"] = _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s / 2, result["notes"])
     except TraceAborted:
         done = result["programs_sampled"]
         result["notes"].append(f"trace stopped at its {budget_s:g} s budget after {done} programs")
@@ -403,6 +483,27 @@ def trace_launch(py_fn, bound: dict, grid: tuple[int, int, int], sample: int, bu
     return result
 
 
+def _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s, notes: list) -> dict | None:
+    """The first `wave` programs of the grid, each up to the second call of a memory line."""
+    gx, gy, _ = grid
+    tracer = _FootprintTracer(buffers, budget_s)
+    done = 0
+    try:
+        with _interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
+            for i in range(wave):
+                builder.set_grid_idx(i % gx, (i // gx) % gy, i // (gx * gy))
+                tracer.start(i)
+                try:
+                    kernel(**args)
+                except _ProgramDone:
+                    pass
+                done += 1
+    except TraceAborted:
+        notes.append(f"wave pass stopped at its {budget_s:g} s budget after {done} programs")
+    total = grid[0] * grid[1] * grid[2]
+    return tracer.summary(done, total) if done >= 2 else None
+
+
 def merge_traces(merged: dict | None, result: dict) -> dict:
     """One launch's `trace_launch` result added to a kernel's trace so far (None: the first)."""
     merged = merged or {"launches_traced": 0, "programs_total": 0, "programs_sampled": 0, "sites": [], "notes": []}
@@ -411,4 +512,6 @@ def merge_traces(merged: dict | None, result: dict) -> dict:
     merged["programs_sampled"] += result["programs_sampled"]
     merged["sites"].extend(result["sites"])
     merged["notes"].extend(result["notes"])
+    if result.get("wave") and not merged.get("wave"):
+        merged["wave"] = result["wave"]
     return merged

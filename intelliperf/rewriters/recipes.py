@@ -13,10 +13,28 @@ atomicContention:
   and add each bin once (bins from a power-of-two constexpr, or from the histogram buffer's
   recorded length when the bin index is loaded data).
 
+* rows-per-program: one program per row, every program adding into the same cells (a norm
+  backward's dW) -> each program walks several rows, sums in registers, adds once
+  (`row_partials.py`; the launcher's grid shrinks).
+
 memoryAccess:
 * tile-program-axis: a program index added with stride 1 to a strided access -> each program
   takes a tile of that index, so the access becomes a block with a contiguous axis
   (`tiling.py`; it also shrinks the grid in the launcher).
+
+registerPressure:
+* tile-row-loop: a whole row held in one oversized block and reduced -> loops over the row in
+  chunks, one per dependency level of the reductions, then one that stores (`row_tiling.py`).
+
+laneUtilization:
+* pack-rows: a block at least twice the data, one program per row -> [ROWS, fitted block]
+  programs, sized at run time from the extent (`lane_packing.py`).
+* split-row-into-tiles: an elementwise row in one block the data fills poorly -> tiles of the
+  row on a new grid axis (`lane_packing.py`).
+
+memoryLocality:
+* grouped-order: a 1-D grid walked row-major over 2-D tiles -> grouped order, GROUP_M = 8
+  (`program_order.py`).
 """
 
 from __future__ import annotations
@@ -31,7 +49,7 @@ from dataclasses import dataclass
 from intelliperf.models import AccessSite
 from intelliperf.syntax import indent_of, last_line
 
-from . import tiling
+from . import lane_packing, program_order, row_partials, row_tiling, tiling
 from .base import Candidate, Rewriter, RewriteRequest
 
 _REDUCTION = {
@@ -328,19 +346,31 @@ def at_lines(recipe: LineRecipe) -> Recipe:
     return lambda request: (apply_recipe(recipe, request), None)
 
 
-def tile_program_axis(request: RewriteRequest) -> tuple[str, str | None]:
-    try:
-        return tiling.tile_program_axis(request)
-    except tiling.NotTileable as exc:
-        raise NotApplicable(str(exc)) from None
+def declining(transform: Recipe, *refusals: type[Exception]) -> Recipe:
+    """A whole-kernel transform whose own exception (why its pattern does not match) becomes NotApplicable."""
+
+    def recipe(request: RewriteRequest) -> tuple[str, str | None]:
+        try:
+            return transform(request)
+        except refusals as exc:
+            raise NotApplicable(str(exc)) from None
+
+    return recipe
 
 
 RECIPES: dict[str, dict[str, Recipe]] = {
     "atomicContention": {
         "reduce-then-atomic": at_lines(reduce_then_atomic),
         "privatize-histogram": at_lines(privatize_histogram),
+        "rows-per-program": declining(row_partials.rows_per_program, row_partials.NotRowPartial),
     },
-    "memoryAccess": {"tile-program-axis": tile_program_axis},
+    "memoryAccess": {"tile-program-axis": declining(tiling.tile_program_axis, tiling.NotTileable)},
+    "registerPressure": {"tile-row-loop": declining(row_tiling.tile_row_loop, row_tiling.NotRowTiled)},
+    "laneUtilization": {
+        "pack-rows": declining(lane_packing.pack_rows, lane_packing.NotPackable),
+        "split-row-into-tiles": declining(lane_packing.split_row, lane_packing.NotPackable),
+    },
+    "memoryLocality": {"grouped-order": declining(program_order.grouped_order, program_order.NotReorderable)},
 }
 
 
@@ -349,6 +379,8 @@ def apply_recipe(recipe: LineRecipe, request: RewriteRequest) -> str:
     numbers stay valid). Raises NotApplicable with every line's reason when it matches none."""
     lines = request.kernel.source.splitlines()
     targets = sorted({src.line for src in request.finding.lines}, reverse=True)
+    if not targets:
+        raise NotApplicable("the finding names no source line to transform")
     reasons = []
     for file_line in targets:
         try:
@@ -376,8 +408,6 @@ class RecipeRewriter(Rewriter):
         recipes = RECIPES.get(request.formula, {})
         if not recipes:
             return Candidate.decline(self.name, f"no recipe for the {request.formula} formula")
-        if not request.finding.lines:
-            return Candidate.decline(self.name, "the finding names no source line to transform")
         tried = {a.title for a in request.history if a.rewriter == self.name}
         reasons = []
         for name, recipe in recipes.items():

@@ -1,0 +1,34 @@
+"""laneUtilization on real kernels: the trace counts the lanes each load/store issues and the ones
+its mask keeps."""
+
+import sys
+
+from conftest import PROGRAMS
+
+import intelliperf
+
+ROW_SCALE = PROGRAMS / "lane_packing" / "row_scale.py"
+
+
+def _finding(cols: int):
+    command = [sys.executable, str(ROW_SCALE), "--rows", "64", "--cols", str(cols)]
+    report = intelliperf.diagnose(command, formula="laneUtilization", device="cpu")
+    [finding] = report.diagnoses[0].findings
+    return finding
+
+
+def test_a_block_far_wider_than_the_row_is_flagged_at_its_masked_accesses():
+    finding = _finding(96)  # BLOCK 256 for 96 columns
+    assert finding.present and finding.metric.name == "lane_utilization"
+    assert finding.metric.value == 96 / 256
+    source = ROW_SCALE.read_text().splitlines()
+    assert {source[line.line - 1].strip().split("(")[0].split("=")[-1].strip() for line in finding.lines} <= {
+        "tl.load",
+        "tl.store",
+    }
+    assert all("96 of 256 lanes per call active" in line.detail for line in finding.lines)
+
+
+def test_a_block_the_row_fills_is_not_flagged():
+    finding = _finding(250)
+    assert not finding.present and finding.metric.value > 0.9
