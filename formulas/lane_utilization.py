@@ -46,7 +46,7 @@ class LaneUtilization(Formula["LaneUtilization.Options"]):
 
     class Options(Formula.Options):
         min_utilization: float = Field(
-            0.55, gt=0, le=1, description="flag when the kernel's memory lanes are active less than this share"
+            0.6, gt=0, le=1, description="flag when the kernel's memory lanes are active less than this share"
         )
         min_share: float = Field(0.05, ge=0, le=1, description="ignore lines with less of the kernel's issued lanes")
 
