@@ -66,7 +66,7 @@ def optimized(program: Path, args: list[str], formula: str, device: str, out: Pa
             device=device,
             cwd=str(program.parent),
             out_dir=out,
-            max_attempts=6,
+            max_attempts=3,
             project=program.parent,
         )
     except Exception as exc:

@@ -8,6 +8,9 @@ the grid holds fewer rows than the GPU could run at once. This is IntelliPerf's 
 divergence as Triton has it (no divergent branches, masked lanes instead). The fix sizes the
 block from the real extent and packs several rows or heads into one program ([ROWS, BLOCK]).
 
+A block smaller than the program's threads (num_warps x 32) wastes lanes too: every thread holds
+at least one element, so the extra threads repeat the others' work.
+
 Evidence: the interpreter trace counts, per load/store line, the lanes its calls issued and the
 ones their masks kept; with Nsight Compute the finding adds the share of thread instructions
 executed with their predicate on.
@@ -49,11 +52,15 @@ class LaneUtilization(Formula["LaneUtilization.Options"]):
             0.6, gt=0, le=1, description="flag when the kernel's memory lanes are active less than this share"
         )
         min_share: float = Field(0.05, ge=0, le=1, description="ignore lines with less of the kernel's issued lanes")
+        min_flagged_share: float = Field(
+            0.25, ge=0, le=1, description="also flag when lines below min_utilization issue this share of the lanes"
+        )
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
         traced = [ev for ev in evidence if ev.sites or ev.programs_sampled]
         if not traced:
             return self.no_evidence(kernel)
+        threads = 32 * (_warps(kernel) or 4)
         # A scalar access (one lane per call: an index, a flag) has no lanes to waste.
         sites = [
             s for ev in traced for s in ev.sites if not s.is_atomic and s.lanes_issued and s.lanes_issued > s.calls
@@ -61,43 +68,64 @@ class LaneUtilization(Formula["LaneUtilization.Options"]):
         common: dict = dict(evidence_backend=self.backends(evidence), modelled=traced[0].modelled)
         if not sites:
             return self.finding(False, f"{kernel.name} issues no traced block-wide load or store.", **common)
-        issued = sum(s.lanes_issued or 0 for s in sites)
+        lanes = {id(s): _lanes(s, threads) for s in sites}
+        issued = sum(lanes.values())
         used = sum(s.lanes for s in sites) / issued
         common["metric"] = Metric(name=self.metric, value=round(used, 4), unit="of issued lanes active", better="higher")
         measured = _measured(self.counter_evidence(evidence))
-        if used >= self.options.min_utilization:
+        flagged = sorted(
+            (
+                s
+                for s in sites
+                if s.lanes / lanes[id(s)] < self.options.min_utilization
+                and lanes[id(s)] / issued >= self.options.min_share
+            ),
+            key=lambda s: -lanes[id(s)],
+        )
+        wasted_share = sum(lanes[id(s)] for s in flagged) / issued
+        if used >= self.options.min_utilization and wasted_share < self.options.min_flagged_share:
             return self.finding(
                 False,
                 f"{used:.0%} of the lanes {kernel.name}'s loads and stores issue are active (flagged below "
                 f"{self.options.min_utilization:.0%}).{measured}",
                 **common,
             )
-        flagged = sorted(
-            (
-                s
-                for s in sites
-                if s.lanes / (s.lanes_issued or 1) < self.options.min_utilization
-                and (s.lanes_issued or 0) / issued >= self.options.min_share
-            ),
-            key=lambda s: -(s.lanes_issued or 0),
+        small = [s for s in flagged if (s.lanes_issued or 0) / max(s.calls, 1) < threads]
+        cause = (
+            f" {len(small)} of them hold fewer elements than the program's {threads} threads, which then repeat "
+            "each other's work."
+            if small
+            else ""
         )
         return self.finding(
             True,
             f"{kernel.name}'s blocks are mostly masked off: {used:.0%} of the lanes its loads and stores issue are "
-            f"active ({len(flagged)} line(s) below {self.options.min_utilization:.0%}). Size the block from the real "
-            "extent and pack several rows or heads into each program." + measured,
+            f"active; {len(flagged)} line(s) below {self.options.min_utilization:.0%} carry {wasted_share:.0%} of "
+            f"them.{cause} Size the block from the real extent and pack several rows or heads into each program."
+            + measured,
             severity="high" if used < 0.3 else "medium",
-            lines=[source_line(s.file, s.line, _detail(s)) for s in flagged],
+            lines=[source_line(s.file, s.line, _detail(s, threads)) for s in flagged],
             **common,
         )
 
 
-def _detail(s: AccessSite) -> str:
+def _warps(kernel: KernelProfile) -> int | None:
+    return kernel.signatures[0].num_warps if kernel.signatures else None
+
+
+def _lanes(s: AccessSite, threads: int) -> float:
+    """The lanes a site's calls occupy: each call's block, or the program's threads when the block is
+    smaller (every thread holds at least one element; the extra ones duplicate the work)."""
+    return max(s.lanes_issued or 0, threads * s.calls)
+
+
+def _detail(s: AccessSite, threads: int) -> str:
     per_call = (s.lanes_issued or 0) / max(s.calls, 1)
-    return (
+    text = (
         f"{s.op} of `{s.buffer or '?'}`: {s.lanes / max(s.calls, 1):.0f} of {per_call:.0f} lanes per call active "
-        f"({s.lanes / (s.lanes_issued or 1):.0%})"
+        f"({s.lanes / _lanes(s, threads):.0%} of the lanes it occupies)"
     )
+    return text + (f"; the block is smaller than the program's {threads} threads" if per_call < threads else "")
 
 
 def _measured(counted: Evidence | None) -> str:

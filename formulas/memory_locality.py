@@ -24,6 +24,7 @@ from pydantic import Field
 
 from intelliperf.models import Evidence, Finding, KernelProfile, Metric, WaveBuffer
 from intelliperf.pinpoint import source_line
+from intelliperf.profiling.trace import WAVE_PROGRAMS
 
 from .base import Formula
 
@@ -61,11 +62,13 @@ class MemoryLocality(Formula["MemoryLocality.Options"]):
         wave = next((ev.wave for ev in traced if ev.wave is not None), None)
         if wave is None:
             programs = max(ev.programs_total for ev in traced)
-            return self.finding(
-                False,
-                f"{kernel.name}'s grid ({programs} programs) runs in about one wave: program order cannot lose L2 reuse.",
-                **common,
+            why = (
+                f"{kernel.name}'s grid ({programs} programs) runs in about one wave: program order cannot lose L2 reuse."
+                if programs < 2 * WAVE_PROGRAMS
+                else f"the trace did not reach {kernel.name}'s first wave ({'; '.join(traced[0].notes) or 'no note'}), "
+                "so this formula cannot judge it."
             )
+            return self.finding(False, why, **common)
         reused = sorted((b for b in wave.buffers if b.reuse >= 2), key=lambda b: -b.lines)[:2]
         measured = _measured(self.counter_evidence(evidence))
         if len(reused) < 2:

@@ -57,7 +57,10 @@ class RegisterPressure(Formula["RegisterPressure.Options"]):
             16, ge=0, description="bytes spilled per thread (static view) at which a kernel is flagged"
         )
         min_local_share: float = Field(
-            0.05, ge=0, description="local-memory traffic over global traffic (measured) at which it is flagged"
+            0.25,
+            ge=0,
+            description="local-memory traffic over global traffic (measured) at which it is flagged: spills "
+            "are cached, so a small share costs little next to the kernel's own traffic",
         )
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:

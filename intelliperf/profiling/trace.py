@@ -457,15 +457,15 @@ def trace_launch(
         args = {
             k: v if k in constexprs else ti._implicit_cvt(v) for k, v in inspect.getcallargs(py_fn, **copies).items()
         }
+        builder.set_grid_dim(*grid)
+        if result["programs_total"] >= 2 * wave > 2:  # first: one loop iteration per program, however long the loop
+            result["wave"] = _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s / 2, result["notes"])
         with _interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
-            builder.set_grid_dim(*grid)
             for index, pid in enumerate(programs):
                 builder.set_grid_idx(*pid)
                 tracer.program = index
                 kernel(**args)
                 result["programs_sampled"] += 1
-        if result["programs_total"] >= 2 * wave > 2:
-            result["wave"] = _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s / 2, result["notes"])
     except TraceAborted:
         done = result["programs_sampled"]
         result["notes"].append(f"trace stopped at its {budget_s:g} s budget after {done} programs")
