@@ -1,7 +1,7 @@
 """The formulas for what maintainers fix, on the fix corpus: each pair in benchmarks/fixes/ labelled
 registerPressure, laneUtilization, memoryLocality or atomicContention is diagnosed before and after
-with its formula (flagged before, silent after is right), the offline rewriters (`--rewriter
-offline`: recipes, then the knob search) optimize the before-version, and the expert's
+with its formula (flagged before, silent after is right), the offline rewriters (`--rewriter auto`
+without a model: recipes, then the knob search) optimize the before-version, and the expert's
 after-version is validated against it as `fixes_run.py` does; the offline speedup over the expert's
 is the figure reported.
 
@@ -50,6 +50,7 @@ def diagnosed(program: Path, args: list[str], formula: str, kernel: str, device:
         "backend": finding.evidence_backend,
         "explanation": finding.explanation[:600],
         "lines": [line.line for line in finding.lines],
+        "notes": [note for ev in diagnosis.evidence for note in ev.notes][:6],
         "seconds": round(time.perf_counter() - begin, 1),
     }
 
@@ -62,7 +63,7 @@ def optimized(program: Path, args: list[str], formula: str, device: str, out: Pa
         report = intelliperf.optimize(
             [sys.executable, program.name, *args],
             formula=formula,
-            rewriter="offline",
+            rewriter="auto",  # offline: recipes, then the knob search
             device=device,
             cwd=str(program.parent),
             out_dir=out,

@@ -61,7 +61,8 @@ class AtomicContention(Formula["AtomicContention.Options"]):
             0.1,
             ge=0,
             le=1,
-            description="between programs: a vector atomic's lanes over the program's loaded lanes at which it is flagged",
+            description="between programs: a vector atomic's lanes over the program's loaded lanes at which it "
+            "is flagged",
         )
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:

@@ -71,7 +71,9 @@ class LaneUtilization(Formula["LaneUtilization.Options"]):
         lanes = {id(s): _lanes(s, threads) for s in sites}
         issued = sum(lanes.values())
         used = sum(s.lanes for s in sites) / issued
-        common["metric"] = Metric(name=self.metric, value=round(used, 4), unit="of issued lanes active", better="higher")
+        common["metric"] = Metric(
+            name=self.metric, value=round(used, 4), unit="of issued lanes active", better="higher"
+        )
         measured = _measured(self.counter_evidence(evidence))
         flagged = sorted(
             (
@@ -129,7 +131,9 @@ def _detail(s: AccessSite, threads: int) -> str:
 
 
 def _measured(counted: Evidence | None) -> str:
-    m = counted.metrics if counted is not None else {}
+    if counted is None:
+        return ""
+    m = counted.metrics
     if not m.get(THREADS):
         return ""
     on = m.get(THREADS_ON, 0.0) / m[THREADS]

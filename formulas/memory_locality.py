@@ -63,7 +63,8 @@ class MemoryLocality(Formula["MemoryLocality.Options"]):
         if wave is None:
             programs = max(ev.programs_total for ev in traced)
             why = (
-                f"{kernel.name}'s grid ({programs} programs) runs in about one wave: program order cannot lose L2 reuse."
+                f"{kernel.name}'s grid ({programs} programs) runs in about one wave: program order cannot lose "
+                "L2 reuse."
                 if programs < 2 * WAVE_PROGRAMS
                 else f"the trace did not reach {kernel.name}'s first wave ({'; '.join(traced[0].notes) or 'no note'}), "
                 "so this formula cannot judge it."
@@ -144,7 +145,9 @@ def _order_lines(kernel: KernelProfile):
 
 
 def _measured(counted: Evidence | None) -> str:
-    m = counted.metrics if counted is not None else {}
+    if counted is None:
+        return ""
+    m = counted.metrics
     if L2_HIT not in m:
         return ""
     dram = f", {m[DRAM_READ] / 1e6:,.0f} MB read from DRAM" if DRAM_READ in m else ""

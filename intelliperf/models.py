@@ -207,7 +207,16 @@ class StaticFact(_Model):
     file: str
     line: int
     kind: Literal[
-        "load", "store", "atomic", "shared_load", "shared_store", "async_copy", "tma", "mma", "local_load", "local_store"
+        "load",
+        "store",
+        "atomic",
+        "shared_load",
+        "shared_store",
+        "async_copy",
+        "tma",
+        "mma",
+        "local_load",
+        "local_store",
     ]
     instruction: str = Field(description="e.g. ld.global.v4.b32, global_atomic_add_f32")
     width_bits: int | None = Field(None, description="bits per lane per instruction")

@@ -26,7 +26,8 @@ def test_a_block_far_wider_than_the_row_is_flagged_at_its_masked_accesses():
         "tl.load",
         "tl.store",
     }
-    assert all("96 of 256 lanes per call active (38% of the lanes it occupies)" in line.detail for line in finding.lines)
+    detail = "96 of 256 lanes per call active (38% of the lanes it occupies)"
+    assert all(detail in line.detail for line in finding.lines)
 
 
 def test_a_block_the_row_fills_is_not_flagged():

@@ -11,7 +11,8 @@ MATMUL = PROGRAMS / "bottlenecks" / "tiled_matmul.py"
 
 
 def _diagnosis(order: str):
-    report = intelliperf.diagnose([sys.executable, str(MATMUL), "--order", order], formula="memoryLocality", device="cpu")
+    command = [sys.executable, str(MATMUL), "--order", order]
+    report = intelliperf.diagnose(command, formula="memoryLocality", device="cpu")
     return report.diagnoses[0]
 
 

@@ -459,7 +459,9 @@ def trace_launch(
         }
         builder.set_grid_dim(*grid)
         if result["programs_total"] >= 2 * wave > 2:  # first: one loop iteration per program, however long the loop
-            result["wave"] = _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s / 2, result["notes"])
+            notes = result["notes"]
+            result["wave"] = _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s / 2, notes)
+            tracer.deadline = time.monotonic() + budget_s
         with _interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
             for index, pid in enumerate(programs):
                 builder.set_grid_idx(*pid)
@@ -476,11 +478,23 @@ def trace_launch(
             builder.grid_dim = saved_dim
         if saved_idx is not None:
             builder.grid_idx = saved_idx
+    if tracer is not None and result.get("wave"):  # also when the budget stopped the sampled trace
+        _whole_loop_reuse(result["wave"], tracer, result["programs_sampled"])
     if tracer is not None:
         result["sites"] = [
             site.as_dict(result["programs_total"], result["programs_sampled"]) for site in tracer.sites.values()
         ]
     return result
+
+
+def _whole_loop_reuse(wave: dict, tracer: _Tracer, sampled: int) -> None:
+    """The wave pass saw one iteration of each program's loop; over the whole loop a program reads
+    that many times more of each buffer (its load line's calls per sampled program), so each line
+    of the buffer is read by that many times more programs than one iteration's tile suggests."""
+    for row in wave["buffers"]:
+        calls = [s.calls for s in tracer.sites.values() if s.buffer == row["buffer"] and s.op == "load"]
+        if calls:  # a program the budget stopped counts as one: the estimate errs low
+            row["reuse"] = round(row["reuse"] * max(1.0, max(calls) / (sampled + 1 if sampled < 2 else sampled)), 2)
 
 
 def _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s, notes: list) -> dict | None:
@@ -500,6 +514,9 @@ def _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s, note
                 done += 1
     except TraceAborted:
         notes.append(f"wave pass stopped at its {budget_s:g} s budget after {done} programs")
+    except Exception as exc:  # the sampled trace still runs
+        notes.append(f"wave pass failed after {done} programs: {exc!r:.300}")
+        return None
     total = grid[0] * grid[1] * grid[2]
     return tracer.summary(done, total) if done >= 2 else None
 

@@ -26,6 +26,7 @@ import ast
 import re
 import textwrap
 from dataclasses import dataclass
+from typing import cast
 
 from ..syntax import end, indent_of, last_line
 from .base import RewriteRequest
@@ -177,8 +178,10 @@ def _check_body(fn: ast.FunctionDef, first_line: int) -> None:
             raise NotRowPartial(
                 f"the kernel reads `{ast.unparse(node)}`: only a 1-D grid of one program per row is rewritten"
             )
-        bound = node.iter if isinstance(node, ast.For) else node.test if isinstance(node, ast.While) else None
-        if bound is not None and _reads_row(bound, dependent):
+        if not isinstance(node, (ast.For, ast.While)):
+            continue
+        bound = node.iter if isinstance(node, ast.For) else node.test
+        if _reads_row(bound, dependent):
             raise NotRowPartial(
                 f"the loop at line {first_line + node.lineno - 1} depends on the program id: "
                 "the kernel already loops over rows"
@@ -227,7 +230,13 @@ def _targets(fn: ast.FunctionDef, request: RewriteRequest) -> list[_Target]:
             )
             continue
         targets.append(_Target(stmt, pointer, value, mask, extra, shape, _accumulator_dtype(request, pointer)))
-    nested = [n for s in fn.body if not isinstance(s, ast.Expr) for n in ast.walk(s) if _is_atomic(n)]
+    nested = [
+        n
+        for s in fn.body
+        if not isinstance(s, ast.Expr)
+        for n in ast.walk(s)
+        if isinstance(n, ast.Call) and _is_atomic(n)
+    ]
     if not targets:
         if not reasons and nested:
             reasons.append(f"the atomic at line {request.kernel.line + nested[0].lineno - 1} sits inside a block")
@@ -333,7 +342,8 @@ def _call_shape(call: ast.Call, shapes: dict[str, Shape]) -> Shape:
         if isinstance(start, ast.Constant) and start.value == 0:
             return (ast.unparse(stop),)
         if isinstance(start, ast.Constant) and isinstance(stop, ast.Constant):
-            return (str(stop.value - start.value),)
+            # the values of tl.arange's bounds are ints; cast for the stubs' union of constant types
+            return (str(cast(int, stop.value) - cast(int, start.value)),)
         return None
     if name in ("zeros", "full") and call.args and isinstance(call.args[0], (ast.Tuple, ast.List)):
         return tuple(ast.unparse(d) for d in call.args[0].elts)
@@ -416,7 +426,8 @@ def _launcher_text(
 ) -> str:
     lines = source.splitlines()
     if new_param is not None:
-        last = max([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset), default=None)
+        items: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+        last = max(items, key=lambda n: (n.lineno, n.col_offset), default=None)
         if last is None:
             raise NotRowPartial("the launch passes no arguments to add the row count to")
         _append_item(lines, last, f"{new_param}={ast.unparse(size)}")
@@ -516,7 +527,7 @@ def _kernel_text(
         first_term = _terms(target.pointer)[0]
         base = first_term.id if isinstance(first_term, ast.Name) else "sum"
         target.name = _fresh(taken, "partial_" + re.sub(r"_?ptr$", "", base, flags=re.I).lower())
-    calls = [n for n in ast.walk(fn) if _program_axis(n) == 0]
+    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and _program_axis(n) == 0]
     if any(last_line(c) != c.lineno for c in calls):
         raise NotRowPartial("a tl.program_id(0) call spans several lines")
     lines = replace_spans(source, [(c, row) for c in calls]).splitlines()
@@ -526,9 +537,9 @@ def _kernel_text(
     indent = indent_of(lines[fn.body[0].lineno - 1])
     before, inside = [], []
     for stmt, text in chunks:
-        target = next((t for t in targets if t.stmt is stmt), None)
-        if target is not None:
-            text = [x for x in text if x.strip().startswith("#") or not x.strip()] + [indent + _accumulate(target)]
+        owner = next((t for t in targets if t.stmt is stmt), None)
+        if owner is not None:
+            text = [x for x in text if x.strip().startswith("#") or not x.strip()] + [indent + _accumulate(owner)]
         if id(stmt) in hoisted or _is_docstring(stmt, fn):
             before += text
         else:
