@@ -115,7 +115,20 @@ def _regions(evidence: list[Evidence]) -> str:
 def _facts(evidence: list[Evidence], kernel_file: str, most: int = 40) -> list[str]:
     # By file name: a compile that Triton's cache served names the folder it was first compiled in.
     facts = [fact for ev in evidence for fact in ev.facts if Path(fact.file).name == Path(kernel_file).name]
-    return [f"{x.target} line {x.line}: {x.count}x {x.kind} {x.instruction}" for x in facts[:most]]
+    usage = [
+        f"{target}: " + ", ".join(f"{name.replace('_', ' ')} {value:g}" for name, value in found.items())
+        for ev in evidence
+        for target, found in ev.resources.items()
+    ]
+    wave = next((ev.wave for ev in evidence if ev.wave is not None), None)
+    if wave is not None:
+        usage += [
+            f"first wave ({wave.programs} of {wave.programs_total} programs) loads of `{b.buffer}`: "
+            f"{b.lines_per_program:g} lines of 128 B per program, {b.lines} distinct, each line read by "
+            f"about {b.reuse:g} programs of the grid"
+            for b in wave.buffers
+        ]
+    return usage + [f"{x.target} line {x.line}: {x.count}x {x.kind} {x.instruction}" for x in facts[:most]]
 
 
 class LLMRewriter(Rewriter["LLMRewriter.Options"]):

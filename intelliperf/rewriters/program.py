@@ -39,7 +39,10 @@ class RewriteKernel(dspy.Signature):
         desc="region timers inserted by the compiler: where a warp's time goes in the "
         "main loop; empty when not measured"
     )
-    static_facts: list[str] = dspy.InputField(desc="instructions per kernel line in the compiled code, per target")
+    static_facts: list[str] = dspy.InputField(
+        desc="registers and spilled bytes per thread per target, the first wave's loads per buffer, then "
+        "instructions per kernel line in the compiled code, per target"
+    )
     kernel_source: str = dspy.InputField(desc="the @triton.jit kernel to rewrite")
     launcher_source: str = dspy.InputField(desc="the Python function that launches it")
     launch: str = dspy.InputField(desc="the recorded launch: grid, constexprs, num_warps, argument shapes")
