@@ -132,7 +132,8 @@ class AtomicContention(Formula["AtomicContention.Options"]):
             return False
         if s.op in ("atomic_cas", "atomic_xchg"):
             return True
-        return (s.lanes_per_program or 0) >= 2 and _atomic_share(ev, s) >= self.options.min_atomic_share
+        # a vector of cells (a row, a tile): one cell hit by many lanes is min_depth's case, within the call
+        return (s.distinct_addresses or 0) >= 2 and _atomic_share(ev, s) >= self.options.min_atomic_share
 
     def _across(self, kernel: KernelProfile, across: list, evidence: list[Evidence], common: dict) -> Finding:
         counted = self.counter_evidence(evidence)
