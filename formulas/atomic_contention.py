@@ -61,8 +61,8 @@ class AtomicContention(Formula["AtomicContention.Options"]):
             0.1,
             ge=0,
             le=1,
-            description="between programs: a vector atomic's lanes over the program's loaded lanes at which it "
-            "is flagged",
+            description="every program adding into the same cells: the atomic's lanes over the program's loaded "
+            "lanes at which it is flagged",
         )
 
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
@@ -121,19 +121,22 @@ class AtomicContention(Formula["AtomicContention.Options"]):
         )
 
     def _between_programs(self, ev: Evidence, s: AccessSite) -> bool:
-        """Programs of the grid queue on the same addresses: a subset of them (split-K partials,
-        rows of one lock, a frequent token's gradient row) or every program (a norm backward adding
-        its row's dW into the same cells) update an address others update, with a lock or a
-        vector of atomics that is a real part of each program's memory work. Every program adding
-        once into a few shared cells, or a privatised table added once per program beside many
-        more loads, is the reduce-then-atomic form this formula recommends."""
+        """Programs of the grid queue on the same addresses, with a lock or a vector of atomics
+        (two or more cells: one cell hit by many lanes of a call is min_depth's case). A subset of
+        the grid sharing cells (split-K partials, the rows of one lock, a frequent token's row) is
+        flagged; when every program adds into the same cells, only where those adds are a real part
+        of each program's memory work (a norm backward adding its row's dW): a privatised table
+        added once beside many more loads, or one scalar per program, is the reduce-then-atomic
+        form this formula recommends."""
         others = s.other_programs_per_address or 0
         if others < self.options.min_programs:
             return False
         if s.op in ("atomic_cas", "atomic_xchg"):
             return True
-        # a vector of cells (a row, a tile): one cell hit by many lanes is min_depth's case, within the call
-        return (s.distinct_addresses or 0) >= 2 and _atomic_share(ev, s) >= self.options.min_atomic_share
+        if (s.distinct_addresses or 0) < 2:
+            return False
+        whole_grid = bool(ev.programs_total) and others >= 0.5 * (ev.programs_total - 1)
+        return not whole_grid or _atomic_share(ev, s) >= self.options.min_atomic_share
 
     def _across(self, kernel: KernelProfile, across: list, evidence: list[Evidence], common: dict) -> Finding:
         counted = self.counter_evidence(evidence)

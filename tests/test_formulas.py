@@ -171,3 +171,22 @@ def test_public_api_all_is_complete_and_sorted():
     for name in intelliperf.__all__:
         assert getattr(intelliperf, name) is not None
     assert "intelliperf" in sys.modules
+
+
+def test_per_row_adds_by_every_program_are_contention_between_programs():
+    """Liger's layer-norm backward: every program adds its row's dW and dB into the same cells
+    (flagged, and said so); the maintainers' fix, per-program partials summed on the host, is clean."""
+    fixes = EXAMPLES.parents[1] / "benchmarks" / "fixes"
+    args = ["--rows", "64", "--cols", "256"]
+    before = intelliperf.diagnose(
+        py(fixes / "liger_layer_norm_backward_before.py", *args), formula="atomicContention", device="cpu"
+    )
+    finding = _finding(before, "_layer_norm_backward_kernel")
+    assert finding.present and "serialise between programs (every program adds into the same cells)" in (
+        finding.explanation
+    )
+    assert {line.code.split("(")[0] for line in finding.lines} == {"tl.atomic_add"}
+    after = intelliperf.diagnose(
+        py(fixes / "liger_layer_norm_backward_after.py", *args), formula="atomicContention", device="cpu"
+    )
+    assert not _finding(after, "_layer_norm_backward_kernel").present

@@ -9,13 +9,13 @@ one-sentence reason is asserted.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 from pathlib import Path
 
 import pytest
 import torch
 from conftest import PROGRAMS, REPO
+from interpreted import same_outputs
 
 from intelliperf.models import ArgInfo, Finding, KernelProfile, LaunchSignature
 from intelliperf.rewriters.base import HardwareFacts, RewriteRequest
@@ -64,31 +64,19 @@ def _rewritten(request: RewriteRequest, recipe) -> str:
     return text
 
 
-def _load(text: str, tmp_path: Path):
+def _load(text: str, tmp_path: Path) -> Path:
     path = tmp_path / f"program_{next(_modules)}.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return path
 
 
-@pytest.fixture
-def interpret(monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
+def _same(original: Path, rewritten: Path, launcher: str, *inputs) -> None:
+    """Both launchers on fresh copies of the inputs (some kernels write in place), each in a fresh
+    interpreter process; outputs equal."""
+    same_outputs(original, rewritten, launcher, *inputs)
 
 
-def _same(original, rewritten, launcher: str, *inputs: torch.Tensor) -> None:
-    """Both launchers on fresh copies of the inputs (some kernels write in place); outputs equal."""
-    want = getattr(original, launcher)(*[x.clone() for x in inputs])
-    got = getattr(rewritten, launcher)(*[x.clone() for x in inputs])
-    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
-    for w, g in zip(want, got, strict=True):
-        if isinstance(w, torch.Tensor):
-            torch.testing.assert_close(g, w)
-
-
-def test_pack_rows_rotates_two_heads_per_program_in_unsloth_rope(tmp_path, interpret):
+def test_pack_rows_rotates_two_heads_per_program_in_unsloth_rope(tmp_path):
     file = FIXES / "unsloth_rope_embedding_before.py"
     request = _request(
         file,
@@ -110,7 +98,7 @@ def test_pack_rows_rotates_two_heads_per_program_in_unsloth_rope(tmp_path, inter
         _same(original, rewritten, "rope_embedding_forward", q, emb.cos(), emb.sin())
 
 
-def test_pack_rows_on_a_per_head_norm_with_a_doubled_block(tmp_path, interpret):
+def test_pack_rows_on_a_per_head_norm_with_a_doubled_block(tmp_path):
     file = PACKING / "head_rms_norm.py"
     request = _request(
         file,
@@ -131,7 +119,7 @@ def test_pack_rows_on_a_per_head_norm_with_a_doubled_block(tmp_path, interpret):
 
 # The rows past the end of the last program divide by a zero norm: masked off, but numpy warns.
 @pytest.mark.filterwarnings("ignore:invalid value encountered in divide:RuntimeWarning")
-def test_pack_rows_on_a_row_kernel_with_a_fixed_block_and_a_grid_lambda(tmp_path, interpret):
+def test_pack_rows_on_a_row_kernel_with_a_fixed_block_and_a_grid_lambda(tmp_path):
     file = PACKING / "row_scale.py"
     request = _request(file, "row_scale_kernel", "row_scale", {"n_rows": 7, "n_cols": 96, "stride": 96}, {"BLOCK": 256})
     text = _rewritten(request, pack_rows)
@@ -143,7 +131,7 @@ def test_pack_rows_on_a_row_kernel_with_a_fixed_block_and_a_grid_lambda(tmp_path
         _same(original, rewritten, "row_scale", torch.randn(rows, cols), torch.randn(rows))
 
 
-def test_split_row_cuts_liger_dyt_rows_into_tiles(tmp_path, interpret):
+def test_split_row_cuts_liger_dyt_rows_into_tiles(tmp_path):
     file = FIXES / "liger_dyt_forward_before.py"
     scalars = {"x_row_stride": 1536, "y_row_stride": 1536, "n_cols": 1536}
     request = _request(file, "_dyt_fwd_kernel", "liger_dyt_fwd", scalars, {"BLOCK_SIZE": 2048})

@@ -10,8 +10,6 @@ rewritten kernels spill nothing. The declines say, in one sentence, why the reci
 from __future__ import annotations
 
 import ast
-import importlib.util
-import itertools
 import json
 import os
 import subprocess
@@ -23,6 +21,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import PROGRAMS, REPO
+from interpreted import same_outputs
 
 from intelliperf.models import ArgInfo, Finding, KernelProfile, LaunchSignature
 from intelliperf.rewriters import HardwareFacts, RewriteRequest
@@ -32,7 +31,6 @@ from intelliperf.validators.policy import check
 
 ROWS = PROGRAMS / "row_tiling"
 LIGER = REPO / "benchmarks" / "fixes" / "liger_fused_add_rms_norm_backward_before.py"
-_modules = itertools.count()
 
 
 @dataclass
@@ -103,14 +101,6 @@ def _rewritten(case: RowKernel, block: int = 8192) -> tuple[CodeUnit, str]:
     return unit, kernel
 
 
-def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"row_tiling_{next(_modules)}_{path.stem}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _tiled_program(case: RowKernel, tmp_path: Path) -> Path:
     unit, kernel = _rewritten(case)
     original = case.file.read_text()
@@ -132,19 +122,14 @@ def test_the_rewritten_kernel_walks_the_row_in_chunks_within_the_policy(case):
 
 @pytest.mark.parametrize("n_cols", [5000, 300])
 @pytest.mark.parametrize("case", KERNELS, ids=lambda c: c.program)
-def test_the_rewritten_kernel_computes_what_the_original_did(case, n_cols, tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
+def test_the_rewritten_kernel_computes_what_the_original_did(case, n_cols, tmp_path):
     tiled = _tiled_program(case, tmp_path)
-    before, after = _load(case.file), _load(tiled)
     torch.manual_seed(n_cols)
     inputs = [
         torch.randn(*((4, n_cols) if name == "x" else (n_cols,)), dtype=getattr(torch, dtype))
         for name, dtype in case.inputs.items()
     ]
-    launcher = case.program
-    expected, got = getattr(before, launcher)(*inputs), getattr(after, launcher)(*inputs)
-    for want, have in zip(*(o if isinstance(o, tuple) else (o,) for o in (expected, got)), strict=True):
-        torch.testing.assert_close(have, want)
+    same_outputs(case.file, tiled, case.program, *inputs)
 
 
 # Compiled in a process of its own: kernels run by the interpreter leave parts of triton.language
