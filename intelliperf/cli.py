@@ -28,8 +28,9 @@ from .errors import IntelliPerfError, UsageError
 app = typer.Typer(
     help="An automated GPU performance engineer for Triton kernels.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # the commands inherit it
 )
 # Progress and errors in a log or a pipe: whole lines, never hard-wrapped mid-sentence at 80 columns.
 err = Console(stderr=True) if Console(stderr=True).is_terminal else Console(stderr=True, soft_wrap=True)
@@ -38,6 +39,7 @@ out = Console() if Console().is_terminal else Console(width=120)
 
 _COMMAND_SETTINGS = {"allow_interspersed_args": False}
 NO_WIN_EXIT = 6  # optimize found the bottleneck but no candidate passed validation within the budget
+EVAL_INCOMPLETE_EXIT = 8  # eval spent its token or time budget before every case ran
 
 
 def _version(value: bool) -> None:
@@ -48,13 +50,39 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+@dataclass
+class _Verbosity:
+    quiet: bool = False
+    verbose: bool = False
+    started: float = 0.0
+
+
+_verbosity = _Verbosity()
+
+
 @app.callback()
 def _main(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Progress lines with the seconds since the start, and debug messages."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines: results, warnings and errors only."),
 ) -> None:
     """An automated GPU performance engineer for Triton kernels."""
+    import logging
+    import time
+
+    if verbose and quiet:
+        raise UsageError("--verbose and --quiet contradict each other", hint="Pass one of them.")
+    _verbosity.quiet, _verbosity.verbose, _verbosity.started = quiet, verbose, time.monotonic()
+    logger = logging.getLogger("intelliperf")
+    logger.setLevel(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
+    if verbose and not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("intelliperf %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
 
 
 def _parse_options(pairs: list[str]) -> dict:
@@ -201,9 +229,14 @@ def _llm_options(api_base: str | None, api_key_env: str | None, program: Path | 
 
 
 def _progress(stage: str) -> None:
+    import time
+
     from .redact import scrub
 
-    err.print(Text(scrub(f"intelliperf: {stage}"), style="dim"))
+    if _verbosity.quiet:
+        return
+    elapsed = f"[{time.monotonic() - _verbosity.started:6.1f} s] " if _verbosity.verbose else ""
+    err.print(Text(scrub(f"intelliperf: {elapsed}{stage}"), style="dim"))
 
 
 def _check_outputs(files: dict[str, Path | None], folders: dict[str, Path | None]) -> None:
@@ -616,7 +649,11 @@ def regions(
         all_warps=all_warps,
     )
     print_report(report, out)
-    err.print(f"[dim]report and timeline written to {out_dir}[/dim]")
+    drawn = [f for d in report.diagnoses for ev in d.evidence if ev.regions for f in ev.regions.files.values()]
+    if drawn:
+        err.print(f"[dim]report written to {out_dir}; timeline: {', '.join(drawn)}[/dim]")
+    else:
+        err.print(f"[dim]report written to {out_dir}; no timeline (region timers run on a GPU only)[/dim]")
 
 
 @app.command(name="eval")
@@ -699,6 +736,13 @@ def evaluate(
     )
     out.print((out_dir / "eval.md").read_text(), markup=False, highlight=False, soft_wrap=True)
     err.print(f"[dim]written: {out_dir / 'eval.json'}, {out_dir / 'eval.md'}[/dim]")
+    skipped = sum(t.skipped for t in report.totals.values())
+    if skipped:
+        err.print(
+            f"[yellow]{skipped} case run(s) skipped: the budget was spent first; --resume runs them.[/]",
+            highlight=False,
+        )
+        raise typer.Exit(EVAL_INCOMPLETE_EXIT)
     if not any(t.accepted for t in report.totals.values()):
         raise typer.Exit(NO_WIN_EXIT)
 
