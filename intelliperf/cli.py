@@ -828,9 +828,15 @@ def tune(
     out.print(f"Tuned program: {saved} (use it with --program {saved})", highlight=False)
 
 
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
 @app.command()
 def formulas(
     formula_path: list[Path] = typer.Option([], "--formula-path", help="Also load formulas from this file."),
+    output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, or json for scripts."),
 ) -> None:
     """List the registered formulas and where each comes from."""
     from rich.table import Table
@@ -838,12 +844,25 @@ def formulas(
     from .formulas import default_registry
 
     registry = default_registry(formula_path)
-    table = Table("formula", "evidence", "summary", "options (-O KEY=VALUE)", "from")
-    for name in registry.names():
-        cls = registry.get(name)
-        options = ", ".join(f"{key}={field.default!r}" for key, field in cls.Options.model_fields.items())
-        table.add_row(name, ", ".join(cls.evidence) or "-", cls.summary, options or "-", registry.source(name))
-    out.print(table)
+    rows = [
+        {
+            "name": name,
+            "evidence": list(registry.get(name).evidence),
+            "summary": registry.get(name).summary,
+            "metric": registry.get(name).metric,
+            "options": {key: field.default for key, field in registry.get(name).Options.model_fields.items()},
+            "from": registry.source(name),
+        }
+        for name in registry.names()
+    ]
+    if output_format is OutputFormat.json:
+        sys.stdout.write(json.dumps(rows, indent=1) + "\n")
+    else:
+        table = Table("formula", "evidence", "summary", "options (-O KEY=VALUE)", "from")
+        for row in rows:
+            options = ", ".join(f"{key}={value!r}" for key, value in row["options"].items())
+            table.add_row(row["name"], ", ".join(row["evidence"]) or "-", row["summary"], options or "-", row["from"])
+        out.print(table)
     for name, why in registry.broken.items():
         err.print(f"[yellow]formula plug-in {name!r} failed to load: {why}[/yellow]")
 
