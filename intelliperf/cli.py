@@ -20,9 +20,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
-from . import env, preflight
+from . import config, env, preflight
 from .errors import IntelliPerfError, UsageError
 
 app = typer.Typer(
@@ -919,6 +920,11 @@ METAVARS = {
 }
 
 
+def _options(command) -> set[str]:
+    """The names of a command's options (what `[tool.intelliperf]` may set), not its positional arguments."""
+    return {p.name for p in command.params if p.param_type_name == "option" and p.name}
+
+
 def _command():
     """The click command typer builds from `app`, with readable metavars (flags show none) and
     `-- CMD [ARGS]...` (eval: `[CASES]...`) as the positional usage (typer would print `[-- CMD [ARGS]...]...` and
@@ -971,15 +977,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None) -> int:
     try:
-        _command()(args=argv, prog_name="intelliperf")  # click/typer handle their own usage errors (exit 2)
+        group = _command()
+        # [tool.intelliperf] in pyproject.toml: defaults under the command line's own flags
+        defaults = config.default_map({name: _options(cmd) for name, cmd in group.commands.items()})
+        group(args=argv, prog_name="intelliperf", default_map=defaults)  # click/typer handle usage errors (exit 2)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     except KeyboardInterrupt:  # one that came before typer's own handling of it
         return _ctrl_c.finish()
     except IntelliPerfError as exc:
-        err.print(f"[bold red]error:[/bold red] {exc.message}", highlight=False)
+        err.print(f"[bold red]error:[/bold red] {escape(exc.message)}", highlight=False)  # [brackets] are text
         if exc.hint:
-            err.print(exc.hint, style="dim", highlight=False)
+            err.print(escape(exc.hint), style="dim", highlight=False)
         return exc.exit_code
     return 0
 

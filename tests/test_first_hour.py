@@ -313,3 +313,31 @@ def test_regions_on_the_cpu_says_no_timeline_was_drawn(tmp_path):
     done = run_cli("regions", "--device", "cpu", "--out-dir", str(tmp_path / "r"), "--", *SUM)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "no timeline (region timers run on a GPU only)" in done.stderr and "timeline written" not in done.stderr
+
+
+def test_pyproject_sets_defaults_that_flags_override_and_a_wrong_key_is_named(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.intelliperf]\ndevice = "cpu"\n[tool.intelliperf.diagnose]\nformula = "memoryAccess"\ntop-n = 1\n'
+    )
+    configured = run_cli("diagnose", "--", *SUM, cwd=tmp_path)
+    assert configured.returncode == 0, configured.stderr[-2000:]
+    assert "No memoryAccess bottleneck" in configured.stdout  # the project's formula, on the CPU
+    flagged = run_cli("diagnose", "-f", "atomicContention", "--", *SUM, cwd=tmp_path)
+    assert "Bottleneck (atomicContention) found first in contended_sum_kernel" in flagged.stdout  # the flag wins
+    (tmp_path / "pyproject.toml").write_text("[tool.intelliperf.optimize]\nmax-atempts = 3\n")
+    typo = run_cli("optimize", "--", *SUM, cwd=tmp_path)
+    assert typo.returncode == 2 and "`intelliperf optimize` takes no option `max_atempts`" in typo.stderr
+    assert "[tool.intelliperf.optimize]" in typo.stderr and str(tmp_path / "pyproject.toml") in typo.stderr
+    assert not (tmp_path / "intelliperf-out").exists()  # refused before anything ran
+
+
+def test_the_action_leaves_unset_inputs_to_the_project_and_the_cli(monkeypatch):
+    from intelliperf.delivery.action import optimize_args
+
+    monkeypatch.setenv("INPUT_COMMAND", "python train.py")
+    for name in ("FORMULA", "TOP_N", "REWRITER", "MAX_ATTEMPTS", "DEVICE", "COUNTERS"):
+        monkeypatch.setenv(f"INPUT_{name}", "")
+    args = optimize_args()
+    assert not {"--formula", "--top-n", "--rewriter", "--max-attempts", "--device", "--counters"} & set(args)
+    monkeypatch.setenv("INPUT_FORMULA", "memoryLocality")
+    assert optimize_args()[optimize_args().index("--formula") + 1] == "memoryLocality"
