@@ -925,11 +925,56 @@ def _options(command) -> set[str]:
     return {p.name for p in command.params if p.param_type_name == "option" and p.name}
 
 
+# Help panels (a terminal's rich help): the long option names of each group.
+PANELS = {
+    "Diagnosis": "--formula --formula-path --formula-option --top-n --kernel --device --sample-programs --counters "
+    "--profile-dir --timeout --full-run --region-data --all-warps",
+    "Rewriting": "--rewriter --model --api-base --api-key-env --program --reasoning --transcript --save-transcript "
+    "--optimizer --demos --rounds",
+    "Budget": "--max-attempts --candidates --max-tokens --time-budget --candidate-timeout",
+    "Validation and sandbox": "--devices --project --racecheck-ctas --head-start --no-sandbox --sandbox-read "
+    "--sandbox-env --sandbox-network",
+    "Output": "--output --markdown --sarif --format --out-dir --out --work-dir --resume --in-place --force",
+    "Branch and pull request": "--branch --branch-name --base --create-pr --remote --github-repo --github-api "
+    "--pr-label",
+}
+PANEL_OF = {name: panel for panel, names in PANELS.items() for name in names.split()}
+EXAMPLES = {
+    "diagnose": [
+        "intelliperf diagnose -- python train.py --steps 3",
+        "intelliperf diagnose -f memoryAccess -o - -- python bench.py",
+    ],
+    "optimize": [
+        "intelliperf optimize -f atomicContention -- python train.py",
+        "intelliperf optimize -f overlap --model gpt-4.1 --create-pr -- python bench.py",
+    ],
+    "regions": [
+        "intelliperf regions -- python gemm.py",
+        "intelliperf regions -k attention --all-warps -- python attn.py",
+    ],
+    "eval": [
+        "intelliperf eval examples/ -r offline",
+        "intelliperf eval my_kernels/ --model gpt-4.1 --max-tokens 200000",
+    ],
+    "tune": [
+        "intelliperf tune examples/ --model gpt-4.1 --out tuned.json",
+        "intelliperf tune cases/ --model gpt-4.1 --optimizer mipro",
+    ],
+    "formulas": ["intelliperf formulas", "intelliperf formulas --formula-path my_formula.py --format json"],
+}
+
+
 def _command():
     """The click command typer builds from `app`, with readable metavars (flags show none) and
     `-- CMD [ARGS]...` (eval: `[CASES]...`) as the positional usage (typer would print `[-- CMD [ARGS]...]...` and
     the Python types <str>, <int>, <bool>)."""
     group = typer.main.get_command(app)
+    for name, command in group.commands.items():
+        if name in EXAMPLES:  # \b keeps click from rewrapping the lines
+            command.epilog = "\b\nExamples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
+        for param in command.params:
+            if param.param_type_name == "option":
+                param.rich_help_panel = PANEL_OF.get(max(param.opts, key=len), "Other")
     for command in [group, *group.commands.values()]:
         command.get_help_option = _quiet_metavar(command.get_help_option)
         for param in command.params:

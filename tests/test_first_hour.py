@@ -341,3 +341,15 @@ def test_the_action_leaves_unset_inputs_to_the_project_and_the_cli(monkeypatch):
     assert not {"--formula", "--top-n", "--rewriter", "--max-attempts", "--device", "--counters"} & set(args)
     monkeypatch.setenv("INPUT_FORMULA", "memoryLocality")
     assert optimize_args()[optimize_args().index("--formula") + 1] == "memoryLocality"
+
+
+def test_every_command_has_two_examples_and_every_option_a_help_panel():
+    from intelliperf.cli import EXAMPLES, _command
+
+    group = _command()
+    for name in ("diagnose", "optimize", "regions", "eval", "tune", "formulas"):
+        done = run_cli(name, "-h")
+        shown = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("intelliperf ")]
+        assert shown == EXAMPLES[name] and len(shown) == 2, (name, done.stdout[-600:])
+        ungrouped = [p.opts for p in group.commands[name].params if getattr(p, "rich_help_panel", None) == "Other"]
+        assert not ungrouped, (name, ungrouped)
