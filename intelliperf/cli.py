@@ -840,7 +840,7 @@ def formulas(
     output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, or json for scripts."),
 ) -> None:
     """List the registered formulas and where each comes from."""
-    from rich.table import Table
+    from rich.table import Column, Table
 
     from .formulas import default_registry
 
@@ -859,7 +859,8 @@ def formulas(
     if output_format is OutputFormat.json:
         sys.stdout.write(json.dumps(rows, indent=1) + "\n")
     else:
-        table = Table("formula", "evidence", "summary", "options (-O KEY=VALUE)", "from")
+        table = Table("evidence", "summary", "options (-O KEY=VALUE)", "from")
+        table.columns.insert(0, Column("formula", no_wrap=True))  # a name the user types: never cut at 80 columns
         for row in rows:
             options = ", ".join(f"{key}={value!r}" for key, value in row["options"].items())
             table.add_row(row["name"], ", ".join(row["evidence"]) or "-", row["summary"], options or "-", row["from"])
