@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -845,7 +845,7 @@ def formulas(
     from .formulas import default_registry
 
     registry = default_registry(formula_path)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "name": name,
             "evidence": list(registry.get(name).evidence),
@@ -867,6 +867,37 @@ def formulas(
         out.print(table)
     for name, why in registry.broken.items():
         err.print(f"[yellow]formula plug-in {name!r} failed to load: {why}[/yellow]")
+
+
+@app.command()
+def rewriters(
+    output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, or json for scripts."),
+) -> None:
+    """List the rewriters --rewriter takes: the built-ins and the installed plug-ins."""
+    from rich.table import Column, Table
+
+    from .rewriters import ENTRY_POINT_GROUP, REWRITERS, plugins
+
+    found, broken = plugins()
+    rows: list[dict[str, Any]] = [
+        {
+            "name": name,
+            "summary": cls.summary,
+            "options": sorted(cls.Options.model_fields),
+            "from": "built-in" if name in REWRITERS else f"entry point {name!r} ({ENTRY_POINT_GROUP})",
+        }
+        for name, cls in {**REWRITERS, **found}.items()
+    ]
+    if output_format is OutputFormat.json:
+        sys.stdout.write(json.dumps(rows, indent=1) + "\n")
+    else:
+        table = Table(Column("rewriter", no_wrap=True), "summary", "options", "from")
+        for row in rows:
+            table.add_row(row["name"], row["summary"], ", ".join(row["options"]) or "-", row["from"])
+        out.print(table)
+        out.print("auto: llm when a model is configured, otherwise recipes then search.", highlight=False)
+    for name, why in broken.items():
+        err.print(f"[yellow]rewriter plug-in {name!r} failed to load: {escape(why)}[/yellow]")
 
 
 @app.command()
@@ -962,6 +993,7 @@ EXAMPLES = {
         "intelliperf tune cases/ --model gpt-4.1 --optimizer mipro",
     ],
     "formulas": ["intelliperf formulas", "intelliperf formulas --formula-path my_formula.py --format json"],
+    "rewriters": ["intelliperf rewriters", "intelliperf rewriters --format json"],
 }
 
 

@@ -271,3 +271,13 @@ def test_help_names_what_each_option_takes(command):
         assert f"Usage: intelliperf {command} [OPTIONS] -- CMD [ARGS]..." in " ".join(result.stdout.split())
     if command == "optimize":
         assert re.search(r"--candidate-timeout\s+SECONDS", result.stdout)
+
+
+def test_rewriters_command_lists_what_rewriter_takes():
+    listed = run_cli("rewriters", "--format", "json")
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert listed.returncode == 0 and set(rows) >= {"llm", "recipes", "search", "replay"}
+    assert all(row["summary"] and row["from"] == "built-in" for row in rows.values())
+    assert "model" in rows["llm"]["options"] and rows["replay"]["options"] == ["transcript"]
+    table = run_cli("rewriters")
+    assert "auto: llm when a model is configured, otherwise recipes then search." in table.stdout

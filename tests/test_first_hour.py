@@ -347,7 +347,7 @@ def test_every_command_has_two_examples_and_every_option_a_help_panel():
     from intelliperf.cli import EXAMPLES, _command
 
     group = _command()
-    for name in ("diagnose", "optimize", "regions", "eval", "tune", "formulas"):
+    for name in ("diagnose", "optimize", "regions", "eval", "tune", "formulas", "rewriters"):
         done = run_cli(name, "-h")
         shown = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("intelliperf ")]
         assert shown == EXAMPLES[name] and len(shown) == 2, (name, done.stdout[-600:])

@@ -85,7 +85,7 @@ def _print_optimization(opt: Optimization, console: Console) -> None:
         console.print(f"[bold yellow]No validated win in {len(opt.attempts)} attempt(s).[/]")
 
 
-def _kernel_time(a: Attempt) -> Text:
+def _kernel_time(a: Attempt) -> Text | str:
     """The kernel's time before -> after where a GPU timed it; the interpreter's wall time says
     nothing about speed, so a CPU run shows none."""
     if a.verdict is None or a.verdict.faster is None:

@@ -408,6 +408,7 @@ class RecipeRewriter(Rewriter):
     """Offers each recipe of the formula once, in order, then declines with the reasons."""
 
     name = "recipes"
+    summary = "offline: textbook source transforms per formula, each declining with a reason"
 
     def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
         return self.next_untried(request, n)
