@@ -16,20 +16,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
-from . import env, preflight
+from . import config, env, preflight
 from .errors import IntelliPerfError, UsageError
 
 app = typer.Typer(
     help="An automated GPU performance engineer for Triton kernels.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # the commands inherit it
 )
 # Progress and errors in a log or a pipe: whole lines, never hard-wrapped mid-sentence at 80 columns.
 err = Console(stderr=True) if Console(stderr=True).is_terminal else Console(stderr=True, soft_wrap=True)
@@ -38,6 +40,7 @@ out = Console() if Console().is_terminal else Console(width=120)
 
 _COMMAND_SETTINGS = {"allow_interspersed_args": False}
 NO_WIN_EXIT = 6  # optimize found the bottleneck but no candidate passed validation within the budget
+EVAL_INCOMPLETE_EXIT = 8  # eval spent its token or time budget before every case ran
 
 
 def _version(value: bool) -> None:
@@ -48,13 +51,39 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+@dataclass
+class _Verbosity:
+    quiet: bool = False
+    verbose: bool = False
+    started: float = 0.0
+
+
+_verbosity = _Verbosity()
+
+
 @app.callback()
 def _main(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Progress lines with the seconds since the start, and debug messages."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines: results, warnings and errors only."),
 ) -> None:
     """An automated GPU performance engineer for Triton kernels."""
+    import logging
+    import time
+
+    if verbose and quiet:
+        raise UsageError("--verbose and --quiet contradict each other", hint="Pass one of them.")
+    _verbosity.quiet, _verbosity.verbose, _verbosity.started = quiet, verbose, time.monotonic()
+    logger = logging.getLogger("intelliperf")
+    logger.setLevel(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
+    if verbose and not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("intelliperf %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
 
 
 def _parse_options(pairs: list[str]) -> dict:
@@ -201,9 +230,14 @@ def _llm_options(api_base: str | None, api_key_env: str | None, program: Path | 
 
 
 def _progress(stage: str) -> None:
+    import time
+
     from .redact import scrub
 
-    err.print(Text(scrub(f"intelliperf: {stage}"), style="dim"))
+    if _verbosity.quiet:
+        return
+    elapsed = f"[{time.monotonic() - _verbosity.started:6.1f} s] " if _verbosity.verbose else ""
+    err.print(Text(scrub(f"intelliperf: {elapsed}{stage}"), style="dim"))
 
 
 def _check_outputs(files: dict[str, Path | None], folders: dict[str, Path | None]) -> None:
@@ -616,7 +650,11 @@ def regions(
         all_warps=all_warps,
     )
     print_report(report, out)
-    err.print(f"[dim]report and timeline written to {out_dir}[/dim]")
+    drawn = [f for d in report.diagnoses for ev in d.evidence if ev.regions for f in ev.regions.files.values()]
+    if drawn:
+        err.print(f"[dim]report written to {out_dir}; timeline: {', '.join(drawn)}[/dim]")
+    else:
+        err.print(f"[dim]report written to {out_dir}; no timeline (region timers run on a GPU only)[/dim]")
 
 
 @app.command(name="eval")
@@ -699,6 +737,13 @@ def evaluate(
     )
     out.print((out_dir / "eval.md").read_text(), markup=False, highlight=False, soft_wrap=True)
     err.print(f"[dim]written: {out_dir / 'eval.json'}, {out_dir / 'eval.md'}[/dim]")
+    skipped = sum(t.skipped for t in report.totals.values())
+    if skipped:
+        err.print(
+            f"[yellow]{skipped} case run(s) skipped: the budget was spent first; --resume runs them.[/]",
+            highlight=False,
+        )
+        raise typer.Exit(EVAL_INCOMPLETE_EXIT)
     if not any(t.accepted for t in report.totals.values()):
         raise typer.Exit(NO_WIN_EXIT)
 
@@ -784,24 +829,75 @@ def tune(
     out.print(f"Tuned program: {saved} (use it with --program {saved})", highlight=False)
 
 
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
 @app.command()
 def formulas(
     formula_path: list[Path] = typer.Option([], "--formula-path", help="Also load formulas from this file."),
+    output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, or json for scripts."),
 ) -> None:
     """List the registered formulas and where each comes from."""
-    from rich.table import Table
+    from rich.table import Column, Table
 
     from .formulas import default_registry
 
     registry = default_registry(formula_path)
-    table = Table("formula", "evidence", "summary", "options (-O KEY=VALUE)", "from")
-    for name in registry.names():
-        cls = registry.get(name)
-        options = ", ".join(f"{key}={field.default!r}" for key, field in cls.Options.model_fields.items())
-        table.add_row(name, ", ".join(cls.evidence) or "-", cls.summary, options or "-", registry.source(name))
-    out.print(table)
+    rows: list[dict[str, Any]] = [
+        {
+            "name": name,
+            "evidence": list(registry.get(name).evidence),
+            "summary": registry.get(name).summary,
+            "metric": registry.get(name).metric,
+            "options": {key: field.default for key, field in registry.get(name).Options.model_fields.items()},
+            "from": registry.source(name),
+        }
+        for name in registry.names()
+    ]
+    if output_format is OutputFormat.json:
+        sys.stdout.write(json.dumps(rows, indent=1) + "\n")
+    else:
+        table = Table("evidence", "summary", "options (-O KEY=VALUE)", "from")
+        table.columns.insert(0, Column("formula", no_wrap=True))  # a name the user types: never cut at 80 columns
+        for row in rows:
+            options = ", ".join(f"{key}={value!r}" for key, value in row["options"].items())
+            table.add_row(row["name"], ", ".join(row["evidence"]) or "-", row["summary"], options or "-", row["from"])
+        out.print(table)
     for name, why in registry.broken.items():
         err.print(f"[yellow]formula plug-in {name!r} failed to load: {why}[/yellow]")
+
+
+@app.command()
+def rewriters(
+    output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table, or json for scripts."),
+) -> None:
+    """List the rewriters --rewriter takes: the built-ins and the installed plug-ins."""
+    from rich.table import Column, Table
+
+    from .rewriters import ENTRY_POINT_GROUP, REWRITERS, plugins
+
+    found, broken = plugins()
+    rows: list[dict[str, Any]] = [
+        {
+            "name": name,
+            "summary": cls.summary,
+            "options": sorted(cls.Options.model_fields),
+            "from": "built-in" if name in REWRITERS else f"entry point {name!r} ({ENTRY_POINT_GROUP})",
+        }
+        for name, cls in {**REWRITERS, **found}.items()
+    ]
+    if output_format is OutputFormat.json:
+        sys.stdout.write(json.dumps(rows, indent=1) + "\n")
+    else:
+        table = Table(Column("rewriter", no_wrap=True), "summary", "options", "from")
+        for row in rows:
+            table.add_row(row["name"], row["summary"], ", ".join(row["options"]) or "-", row["from"])
+        out.print(table)
+        out.print("auto: llm when a model is configured, otherwise recipes then search.", highlight=False)
+    for name, why in broken.items():
+        err.print(f"[yellow]rewriter plug-in {name!r} failed to load: {escape(why)}[/yellow]")
 
 
 @app.command()
@@ -856,11 +952,62 @@ METAVARS = {
 }
 
 
+def _options(command) -> set[str]:
+    """The names of a command's options (what `[tool.intelliperf]` may set), not its positional arguments."""
+    return {p.name for p in command.params if p.param_type_name == "option" and p.name}
+
+
+# Help panels (a terminal's rich help): the long option names of each group.
+PANELS = {
+    "Diagnosis": "--formula --formula-path --formula-option --top-n --kernel --device --sample-programs --counters "
+    "--profile-dir --timeout --full-run --region-data --all-warps",
+    "Rewriting": "--rewriter --model --api-base --api-key-env --program --reasoning --transcript --save-transcript "
+    "--optimizer --demos --rounds",
+    "Budget": "--max-attempts --candidates --max-tokens --time-budget --candidate-timeout",
+    "Validation and sandbox": "--devices --project --racecheck-ctas --head-start --no-sandbox --sandbox-read "
+    "--sandbox-env --sandbox-network",
+    "Output": "--output --markdown --sarif --format --out-dir --out --work-dir --resume --in-place --force",
+    "Branch and pull request": "--branch --branch-name --base --create-pr --remote --github-repo --github-api "
+    "--pr-label",
+}
+PANEL_OF = {name: panel for panel, names in PANELS.items() for name in names.split()}
+EXAMPLES = {
+    "diagnose": [
+        "intelliperf diagnose -- python train.py --steps 3",
+        "intelliperf diagnose -f memoryAccess -o - -- python bench.py",
+    ],
+    "optimize": [
+        "intelliperf optimize -f atomicContention -- python train.py",
+        "intelliperf optimize -f overlap --model gpt-4.1 --create-pr -- python bench.py",
+    ],
+    "regions": [
+        "intelliperf regions -- python gemm.py",
+        "intelliperf regions -k attention --all-warps -- python attn.py",
+    ],
+    "eval": [
+        "intelliperf eval examples/ -r offline",
+        "intelliperf eval my_kernels/ --model gpt-4.1 --max-tokens 200000",
+    ],
+    "tune": [
+        "intelliperf tune examples/ --model gpt-4.1 --out tuned.json",
+        "intelliperf tune cases/ --model gpt-4.1 --optimizer mipro",
+    ],
+    "formulas": ["intelliperf formulas", "intelliperf formulas --formula-path my_formula.py --format json"],
+    "rewriters": ["intelliperf rewriters", "intelliperf rewriters --format json"],
+}
+
+
 def _command():
     """The click command typer builds from `app`, with readable metavars (flags show none) and
     `-- CMD [ARGS]...` (eval: `[CASES]...`) as the positional usage (typer would print `[-- CMD [ARGS]...]...` and
     the Python types <str>, <int>, <bool>)."""
     group = typer.main.get_command(app)
+    for name, command in group.commands.items():
+        if name in EXAMPLES:  # \b keeps click from rewrapping the lines
+            command.epilog = "\b\nExamples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
+        for param in command.params:
+            if param.param_type_name == "option":
+                param.rich_help_panel = PANEL_OF.get(max(param.opts, key=len), "Other")
     for command in [group, *group.commands.values()]:
         command.get_help_option = _quiet_metavar(command.get_help_option)
         for param in command.params:
@@ -908,15 +1055,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None) -> int:
     try:
-        _command()(args=argv, prog_name="intelliperf")  # click/typer handle their own usage errors (exit 2)
+        group = _command()
+        # [tool.intelliperf] in pyproject.toml: defaults under the command line's own flags
+        defaults = config.default_map({name: _options(cmd) for name, cmd in group.commands.items()})
+        group(args=argv, prog_name="intelliperf", default_map=defaults)  # click/typer handle usage errors (exit 2)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     except KeyboardInterrupt:  # one that came before typer's own handling of it
         return _ctrl_c.finish()
     except IntelliPerfError as exc:
-        err.print(f"[bold red]error:[/bold red] {exc.message}", highlight=False)
+        err.print(f"[bold red]error:[/bold red] {escape(exc.message)}", highlight=False)  # [brackets] are text
         if exc.hint:
-            err.print(exc.hint, style="dim", highlight=False)
+            err.print(escape(exc.hint), style="dim", highlight=False)
         return exc.exit_code
     return 0
 

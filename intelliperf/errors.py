@@ -81,12 +81,29 @@ class EmptyCommandError(WorkloadError):
 
 
 class CommandNotFoundError(WorkloadError):
-    def __init__(self, program: str) -> None:
+    def __init__(self, program: str, problem: str = "command not found", hint: str = "") -> None:
         super().__init__(
-            f"command not found: {program!r}",
-            hint="Check the spelling, or give the full path to the program.",
+            f"{problem}: {program!r}",
+            hint=hint or "Check the spelling, or give the full path to the program.",
         )
         self.program = program
+
+
+def not_runnable(program: str, errno_code: int | None = None) -> CommandNotFoundError:
+    """A program that exists but cannot be started: say why, and how to run it."""
+    import errno
+
+    if errno_code == errno.ENOEXEC:
+        return CommandNotFoundError(
+            program,
+            "the program has no #! line, so the system cannot start it",
+            f"Start it with `#!/usr/bin/env python3`, or run it through Python: -- python {program}",
+        )
+    return CommandNotFoundError(
+        program,
+        "the program is not executable",
+        f"Make it executable (chmod +x {program}), or run it through Python: -- python {program}",
+    )
 
 
 class WorkloadFailedError(WorkloadError):

@@ -34,7 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .errors import IntelliPerfError, ModelError, UsageError
-from .files import write_atomic
+from .files import output_folder, write_atomic
 from .models import Attempt, Speedup
 
 _LABELS = re.compile(r"^(?:# )?Labels:\s*(.+)$", re.M)  # in the docstring, or a comment (keeps line numbers)
@@ -112,6 +112,7 @@ class Totals(BaseModel):
     geomean_speedup: float | None = Field(None, description="over the accepted cases with a timed speedup")
     tokens: int
     failures: dict[str, int]
+    skipped: int = Field(0, description="cases not run: the token or time budget was spent first")
 
 
 class EvalReport(BaseModel):
@@ -220,6 +221,12 @@ def outcome_of(case: Case, row: str, report, seconds: float, out_dir: Path) -> O
     return out
 
 
+def _settings_text(settings) -> str:
+    if isinstance(settings, dict):
+        return ", ".join(f"{key}={value}" for key, value in settings.items()) or "defaults"
+    return str(settings)
+
+
 def totals(outcomes: list[Outcome]) -> Totals:
     ran = [o for o in outcomes if o.status != "skipped"]
     timed = [o for o in ran if o.fast_1 is not None]
@@ -236,6 +243,7 @@ def totals(outcomes: list[Outcome]) -> Totals:
         geomean_speedup=math.exp(statistics.fmean(math.log(s) for s in speedups)) if speedups else None,
         tokens=sum(o.tokens for o in ran),
         failures=dict(failures),
+        skipped=len(outcomes) - len(ran),
     )
 
 
@@ -389,7 +397,7 @@ def _start(path: Path, resume: bool, **fields) -> EvalReport:
 
 def _save(report: EvalReport, path: Path) -> None:
     report.totals = {row: totals([o for o in report.outcomes if o.row == row]) for row in report.rows}
-    path.parent.mkdir(parents=True, exist_ok=True)
+    output_folder(path.parent)
     write_atomic(str(path), report.model_dump_json(indent=1))
     write_atomic(str(path.with_suffix(".md")), markdown(report))
     plot(report, path.with_suffix(".png"))
@@ -407,7 +415,7 @@ def markdown(report: EvalReport) -> str:
         "",
         f"Model: {report.model or '(none)'}"
         + (f" at {report.api_base}" if report.api_base else "")
-        + f"; started {report.started}; settings {report.settings}.",
+        + f"; started {report.started}; settings: {_settings_text(report.settings)}.",
         "",
         "| row | cases | correct | accepted | fast_1 | fast_1.5 | geomean speedup | tokens | "
         + " | ".join(classes)
@@ -422,6 +430,15 @@ def markdown(report: EvalReport) -> str:
             + " | ".join(str(t.failures.get(c, 0)) for c in classes)
             + " |"
         )
+    skipped = {row: t.skipped for row, t in report.totals.items() if t.skipped}
+    if skipped:
+        why = next((o.detail for o in report.outcomes if o.status == "skipped"), "")
+        lines += [
+            "",
+            "**Not every case ran**: "
+            + ", ".join(f"{n} case(s) of {row}" for row, n in skipped.items())
+            + f" skipped ({why}); the figures above cover the cases that ran. `--resume` runs the rest.",
+        ]
     if report.device == "cpu":
         lines += [
             "",

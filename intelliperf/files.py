@@ -3,9 +3,11 @@ transcripts and the caches. Standard library only, so every layer may use it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
+from pathlib import Path
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:
@@ -67,3 +69,17 @@ def read_regular(path: str | os.PathLike) -> bytes:
             return f.read()
     finally:
         os.close(fd)
+
+
+IGNORE_ALL = "# intelliperf's output, not sources: git ignores this folder (delete this file to track it)\n*\n"
+
+
+def output_folder(folder: Path) -> None:
+    """Make an output folder. One that intelliperf creates ignores itself in git (a `.gitignore`
+    inside, as mypy and pytest do with their caches), so reports never end up in a commit; a
+    folder that already exists is the user's and stays as it is."""
+    if folder.is_dir():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):  # an output folder that cannot hold it still works
+        (folder / ".gitignore").write_text(IGNORE_ALL)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import IntelliPerfError, UsageError
+from .files import output_folder
 from .formulas import Formula, Registry
 from .models import Attempt, Evidence, Finding, KernelProfile, Measure, Optimization, Report, Speedup, Verdict
 from .profiling.aggregate import STATIC_BACKEND, Recording, load_recording
@@ -987,8 +988,9 @@ def _decide(s: Session, attempt: Attempt) -> None:
                 after < before * (1 - IMPROVEMENT) if better == "lower" else after > before * (1 + IMPROVEMENT)
             )
             if not attempt.metric_improved:
+                named = now.metric_name or was.metric_name or metric or "the formula's metric"
                 reasons.append(
-                    f"- [metric] correct, but {metric} did not improve: {before:g} -> {after:g} ({better} is better)"
+                    f"- [metric] correct, but {named} did not improve: {before:g} -> {after:g} ({better} is better)"
                 )
     if verdict.faster is not None:  # timed on a GPU: a correct candidate that is faster wins, metric or not
         won = verdict.correct and verdict.accepted
@@ -1052,6 +1054,7 @@ def _attempt_dir(s: Session, number: int) -> Path:
 
 
 def _save_attempt(s: Session, attempt: Attempt, changes: dict[str, str]) -> None:
+    output_folder(s.out_dir)
     folder = _attempt_dir(s, attempt.number)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "candidate.patch").write_text(attempt.diff)

@@ -59,3 +59,58 @@ def multi_report():
 def _no_interpreter_leak(monkeypatch):
     # Each test decides the mode itself; a TRITON_INTERPRET from the shell must not decide it.
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+
+
+def _stat(pid: int) -> tuple[str, int]:
+    """(state, parent) of a process."""
+    with open(f"/proc/{pid}/stat") as f:
+        state, parent = f.read().rsplit(")", 1)[1].split()[:2]
+    return state, int(parent)
+
+
+def _parent(pid: int) -> int:
+    return _stat(pid)[1]
+
+
+def _sandboxes() -> set[int]:
+    """Running bubblewrap processes this test session started (by /proc: what a sandboxed run
+    leaves behind if it leaks). One whose parent is gone (adopted by init) cannot be told apart
+    from another session's here, so it is not counted."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/comm") as f:
+                if f.read().strip() != "bwrap" or os.stat(f"/proc/{entry}").st_uid != os.getuid():
+                    continue
+            pid = int(entry)
+            state, parent = _stat(pid)
+            if state == "Z":  # exited; only its parent (or an init that reaps) can remove the entry
+                continue
+            while parent not in (0, 1, os.getpid()):
+                parent = _parent(parent)
+            if parent == os.getpid():
+                found.add(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left_behind():
+    """A test that leaves a sandbox running fails (and the sandbox is killed): a user's run must not either."""
+    import signal
+    import time
+
+    before = _sandboxes()
+    yield
+    deadline = time.monotonic() + 10  # a sandbox being torn down as the test returns gets its time
+    while (left := _sandboxes() - before) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert not left, f"the test left {len(left)} bubblewrap process(es) running: {sorted(left)}"

@@ -90,7 +90,7 @@ def test_workflows_are_well_formed_and_use_the_action_correctly():
             assert job["runs-on"] and job["steps"], (path, job_name)
             for step in job["steps"]:
                 assert ("run" in step) != ("uses" in step), (path, step)
-                if step.get("uses", "").split("@")[0] in ("./", "intelliperf/intelliperf"):
+                if step.get("uses", "").split("@")[0] in ("./", "your-org/intelliperf"):
                     given = set(step.get("with", {}))
                     assert given <= set(ACTION["inputs"]), (path, given - set(ACTION["inputs"]))
                     required = {n for n, s in ACTION["inputs"].items() if s.get("required")}
@@ -98,6 +98,19 @@ def test_workflows_are_well_formed_and_use_the_action_correctly():
     ci = yaml.safe_load((REPO / ".github/workflows/ci.yml").read_text())
     runs = [s.get("run", "") for job in ci["jobs"].values() for s in job["steps"]]
     assert "bash .ci/run" in runs and "ruff check ." in runs and "ruff format --check ." in runs
+
+
+def test_every_action_is_pinned_by_commit_and_no_script_splices_an_expression():
+    """A tag can be moved under a workflow; a commit cannot. An output spliced into `run:` is code
+    injection (a branch name, a PR title); it reaches the shell through `env:` instead."""
+    for path in [REPO / "action.yml", *WORKFLOWS]:
+        doc = yaml.safe_load(path.read_text())
+        steps = doc["runs"]["steps"] if "runs" in doc else [s for job in doc["jobs"].values() for s in job["steps"]]
+        for step in steps:
+            uses = step.get("uses", "")
+            if uses and not uses.startswith("./"):
+                assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", uses), (path, uses)
+            assert "${{" not in step.get("run", ""), (path, step.get("name"), step["run"])
 
 
 def _substitute(value: str, inputs: dict) -> str:

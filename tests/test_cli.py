@@ -64,7 +64,10 @@ def _check_sarif(log: dict, atomic_line: int) -> None:
         validator.validate(broken)
     (result,) = log["runs"][0]["results"]
     assert result["ruleId"] == "atomicContention" and result["level"] == "error"
-    assert log["runs"][0]["tool"]["driver"]["rules"][0]["id"] == "atomicContention"
+    rule = log["runs"][0]["tool"]["driver"]["rules"][0]
+    assert rule["id"] == "atomicContention" and "serialised" in rule["shortDescription"]["text"]
+    assert "one after another" in rule["fullDescription"]["text"]  # what code scanning shows as the rule's text
+    assert rule["help"]["text"].startswith("Known fixes:\n- reduce within the program first")
     place = result["locations"][0]["physicalLocation"]
     assert place["region"]["startLine"] == atomic_line
     assert place["artifactLocation"] == {"uri": "examples/atomic_contention/contended_sum.py", "uriBaseId": "SRCROOT"}
@@ -109,6 +112,11 @@ def test_formulas_command_lists_builtins():
     assert "atomicContention" in result.stdout and "diagnoseOnly" in result.stdout
     for option in ("min_depth=4", "min_programs=4", "min_efficiency=0.5", "min_weight_once=1.0"):  # -O keys
         assert option in result.stdout
+    listed = run_cli("formulas", "--format", "json")
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert listed.returncode == 0 and {"registerPressure", "laneUtilization", "memoryLocality"} <= set(rows)
+    assert rows["laneUtilization"]["options"]["min_utilization"] == 0.6
+    assert rows["memoryLocality"]["metric"] == "wave_footprint_ratio"
 
 
 def test_help_is_fast_and_lists_commands():
@@ -263,3 +271,13 @@ def test_help_names_what_each_option_takes(command):
         assert f"Usage: intelliperf {command} [OPTIONS] -- CMD [ARGS]..." in " ".join(result.stdout.split())
     if command == "optimize":
         assert re.search(r"--candidate-timeout\s+SECONDS", result.stdout)
+
+
+def test_rewriters_command_lists_what_rewriter_takes():
+    listed = run_cli("rewriters", "--format", "json")
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert listed.returncode == 0 and set(rows) >= {"llm", "recipes", "search", "replay"}
+    assert all(row["summary"] and row["from"] == "built-in" for row in rows.values())
+    assert "model" in rows["llm"]["options"] and rows["replay"]["options"] == ["transcript"]
+    table = run_cli("rewriters")
+    assert "auto: llm when a model is configured, otherwise recipes then search." in table.stdout

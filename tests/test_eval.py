@@ -100,7 +100,7 @@ def test_totals_count_fast_p_only_where_something_was_timed():
         Outcome(case="d", row="r", status="skipped", detail="token budget spent"),
     ]
     t = totals(gpu)
-    assert (t.cases, t.correct, t.accepted, t.fast_1, t.fast_1_5, t.tokens) == (3, 2, 2, 2, 1, 15)
+    assert (t.cases, t.correct, t.accepted, t.fast_1, t.fast_1_5, t.tokens, t.skipped) == (3, 2, 2, 2, 1, 15, 1)
     assert t.geomean_speedup == pytest.approx(1.5) and t.failures == {"crash": 2}
     cpu = totals([Outcome(case="a", row="r", status="won", correct=True, accepted=True)])
     assert cpu.fast_1 is None and cpu.geomean_speedup is None
@@ -182,7 +182,10 @@ def test_eval_counts_each_failure_class_of_a_scripted_model_then_resumes_with_th
             timeout=900,
         )
         assert len(server.requests) == 6
-    assert llm.returncode == 0, llm.stderr[-3000:]
+    # the budget ran out before the second case: said on stderr and in eval.md, and the exit code is not 0
+    assert llm.returncode == 8, llm.stderr[-3000:]
+    assert "1 case run(s) skipped: the budget was spent first; --resume runs them." in llm.stderr
+    assert "**Not every case ran**: 1 case(s) of llm skipped (token budget spent (900 of 900))" in llm.stdout
     report = json.loads((out / "eval.json").read_text())
     first, second = report["outcomes"]
     assert first["case"] == "atomic_contention/contended_sum:atomicContention" and first["status"] == "won"

@@ -252,3 +252,104 @@ def test_an_unreachable_model_endpoint_fails_in_seconds_before_the_profile(tmp_p
     assert "Traceback" not in result.stderr and "profiling" not in result.stderr
     assert not (tmp_path / "ran").exists() and not (tmp_path / "out").exists()
     assert took < 20, took
+
+
+# --- the conventions of the tools users know ------------------------------------------------------
+
+
+def test_dash_h_is_help_on_the_tool_and_on_every_command():
+    for args in (["-h"], ["diagnose", "-h"], ["optimize", "-h"], ["eval", "-h"]):
+        done = run_cli(*args)
+        assert done.returncode == 0 and "Usage: intelliperf" in done.stdout, args
+
+
+def test_shell_completion_is_printed_for_bash():
+    done = run_cli("--show-completion", "bash")
+    assert done.returncode == 0 and "_intelliperf_completion" in done.stdout and "complete " in done.stdout
+
+
+def test_quiet_prints_no_progress_and_verbose_times_it(tmp_path):
+    quiet = run_cli("-q", "diagnose", "--device", "cpu", "--output", str(tmp_path / "q.json"), "--", *SUM)
+    assert quiet.returncode == 0 and "intelliperf:" not in quiet.stderr
+    assert "contended_sum_kernel" in quiet.stdout  # results still come
+    loud = run_cli("-v", "diagnose", "--device", "cpu", "--output", str(tmp_path / "v.json"), "--", *SUM)
+    assert loud.returncode == 0 and "intelliperf: [" in loud.stderr and " s] " in loud.stderr
+    both = run_cli("-v", "-q", "diagnose", "--", *SUM)
+    assert both.returncode == 2 and "--verbose and --quiet contradict each other" in both.stderr
+
+
+def test_diagnose_only_names_the_bottlenecks_found_not_itself():
+    done = run_cli("diagnose", "-f", "diagnoseOnly", "--device", "cpu", "--", *SUM)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Bottlenecks found: atomicContention" in done.stdout and "diagnoseOnly bottleneck" not in done.stdout
+
+
+def test_a_script_without_a_shebang_or_the_execute_bit_is_told_how_to_run(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text("print('hi')\n")
+    not_executable = run_cli("diagnose", "--", str(script))
+    assert not_executable.returncode == 3 and "the program is not executable" in not_executable.stderr
+    assert f"-- python {script}" in not_executable.stderr
+    script.chmod(0o755)
+    no_shebang = run_cli("diagnose", "--", str(script))
+    assert no_shebang.returncode == 3 and "has no #! line" in no_shebang.stderr
+    assert "#!/usr/bin/env python3" in no_shebang.stderr and "check the spelling" not in no_shebang.stderr.lower()
+
+
+def test_an_output_folder_intelliperf_creates_ignores_itself_in_git(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    done = run_cli("diagnose", "--device", "cpu", "-o", "reports/report.json", "--", *SUM, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "reports" / "report.json").is_file() and (tmp_path / "reports" / ".gitignore").is_file()
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=tmp_path, capture_output=True, text=True)
+    assert status.stdout == ""  # nothing for the user to commit by mistake
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    assert run_cli("diagnose", "--device", "cpu", "-o", "mine/r.json", "--", *SUM, cwd=tmp_path).returncode == 0
+    assert not (mine / ".gitignore").exists()  # a folder the user made stays the user's
+
+
+def test_regions_on_the_cpu_says_no_timeline_was_drawn(tmp_path):
+    done = run_cli("regions", "--device", "cpu", "--out-dir", str(tmp_path / "r"), "--", *SUM)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no timeline (region timers run on a GPU only)" in done.stderr and "timeline written" not in done.stderr
+
+
+def test_pyproject_sets_defaults_that_flags_override_and_a_wrong_key_is_named(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.intelliperf]\ndevice = "cpu"\n[tool.intelliperf.diagnose]\nformula = "memoryAccess"\ntop-n = 1\n'
+    )
+    configured = run_cli("diagnose", "--", *SUM, cwd=tmp_path)
+    assert configured.returncode == 0, configured.stderr[-2000:]
+    assert "No memoryAccess bottleneck" in configured.stdout  # the project's formula, on the CPU
+    flagged = run_cli("diagnose", "-f", "atomicContention", "--", *SUM, cwd=tmp_path)
+    assert "Bottleneck (atomicContention) found first in contended_sum_kernel" in flagged.stdout  # the flag wins
+    (tmp_path / "pyproject.toml").write_text("[tool.intelliperf.optimize]\nmax-atempts = 3\n")
+    typo = run_cli("optimize", "--", *SUM, cwd=tmp_path)
+    assert typo.returncode == 2 and "`intelliperf optimize` takes no option `max_atempts`" in typo.stderr
+    assert "[tool.intelliperf.optimize]" in typo.stderr and str(tmp_path / "pyproject.toml") in typo.stderr
+    assert not (tmp_path / "intelliperf-out").exists()  # refused before anything ran
+
+
+def test_the_action_leaves_unset_inputs_to_the_project_and_the_cli(monkeypatch):
+    from intelliperf.delivery.action import optimize_args
+
+    monkeypatch.setenv("INPUT_COMMAND", "python train.py")
+    for name in ("FORMULA", "TOP_N", "REWRITER", "MAX_ATTEMPTS", "DEVICE", "COUNTERS"):
+        monkeypatch.setenv(f"INPUT_{name}", "")
+    args = optimize_args()
+    assert not {"--formula", "--top-n", "--rewriter", "--max-attempts", "--device", "--counters"} & set(args)
+    monkeypatch.setenv("INPUT_FORMULA", "memoryLocality")
+    assert optimize_args()[optimize_args().index("--formula") + 1] == "memoryLocality"
+
+
+def test_every_command_has_two_examples_and_every_option_a_help_panel():
+    from intelliperf.cli import EXAMPLES, _command
+
+    group = _command()
+    for name in ("diagnose", "optimize", "regions", "eval", "tune", "formulas", "rewriters"):
+        done = run_cli(name, "-h")
+        shown = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("intelliperf ")]
+        assert shown == EXAMPLES[name] and len(shown) == 2, (name, done.stdout[-600:])
+        ungrouped = [p.opts for p in group.commands[name].params if getattr(p, "rich_help_panel", None) == "Other"]
+        assert not ungrouped, (name, ungrouped)

@@ -39,20 +39,10 @@ def optimize_args() -> list[str]:
     command = shlex.split(_input("command"))
     if not command:
         raise SystemExit("intelliperf action: the `command` input is empty; e.g. command: python train_step.py")
-    args = [
-        "optimize",
-        "--formula",
-        _input("formula", "atomicContention"),
-        "--top-n",
-        _input("top-n", "10"),
-        "--rewriter",
-        _input("rewriter", "auto"),
-        "--max-attempts",
-        _input("max-attempts", "6"),
-        "--out-dir",
-        _input("out-dir", "intelliperf-out"),
-    ]
-    for name in ("kernel", "model", "api-base", "device", "devices", "time-budget", "counters"):
+    args = ["optimize", "--out-dir", _input("out-dir", "intelliperf-out")]
+    # An input left empty is not passed: the CLI's default, or the project's [tool.intelliperf], applies.
+    names = ("formula", "top-n", "rewriter", "max-attempts", "kernel", "model", "api-base", "device", "devices")
+    for name in (*names, "time-budget", "counters"):
         if _input(name):
             args += [f"--{name}", _input(name)]
     for path in re.split(r"[,\n]", _input("formula-path")):

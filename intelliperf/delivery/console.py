@@ -10,7 +10,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ..models import Finding, Optimization, Report
+from ..models import Attempt, Finding, Optimization, Report
 from .report import format_time, measure_text, speedup_text, warps_recorded
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "none": "green"}
@@ -30,6 +30,12 @@ def print_report(report: Report, console: Console) -> None:
                 console.print(regions_table(ev.regions))
     if report.formula == "regions":
         pass  # `intelliperf regions` asks no formula
+    elif report.formula == "diagnoseOnly":
+        found = sorted({f.formula for d in report.diagnoses for f in d.findings if f.present})
+        if found:
+            console.print(f"[bold]Bottlenecks found: {', '.join(found)} (see the kernels' verdicts above).[/bold]")
+        else:
+            console.print(f"[green]No formula found a bottleneck in the diagnosed kernels: {', '.join(report.top)}.[/]")
     elif report.selected:
         console.print(f"[bold]Bottleneck ({report.formula}) found first in [red]{report.selected}[/red].[/bold]")
     else:
@@ -52,7 +58,7 @@ def _print_optimization(opt: Optimization, console: Console) -> None:
             a.title,
             Text(a.status, style=style),
             measure_text(a.before, a.after, "metric"),
-            measure_text(a.before, a.after, "kernel_time_s"),
+            _kernel_time(a),
             speedup_text(a.verdict.speedup if a.verdict else None),
             f"{a.wall_s():.1f}",
         )
@@ -62,18 +68,29 @@ def _print_optimization(opt: Optimization, console: Console) -> None:
             console.print(Text(f"attempt {a.number}: " + a.reasons.splitlines()[0][:240], style="dim"))
     for note in opt.notes:
         console.print(Text(f"note: {note}", style="dim"))
-    if opt.winner is not None:
-        modelled = " (metric modelled on CPU; speed not measured without a GPU)" if opt.speedup is None else ""
-        if opt.bottleneck_removed is False:
-            modelled += "; the bottleneck is still there (faster, metric unchanged)"
+    if opt.winner is not None and opt.speedup is None:
         console.print(
-            f"[bold green]Validated win: attempt {opt.winner}, speedup {speedup_text(opt.speedup)}"
-            f"{modelled}.[/] Patch: {opt.patch}" + (" — applied." if opt.applied else "")
+            f"[bold green]Validated fix: attempt {opt.winner} is correct and its modelled metric improved; "
+            f"speed is not measured without a GPU.[/] Patch: {opt.patch}" + (" — applied." if opt.applied else "")
+        )
+    elif opt.winner is not None:
+        still = "; the bottleneck is still there (faster, metric unchanged)" if opt.bottleneck_removed is False else ""
+        console.print(
+            f"[bold green]Validated win: attempt {opt.winner}, speedup {speedup_text(opt.speedup)}{still}.[/] "
+            f"Patch: {opt.patch}" + (" — applied." if opt.applied else "")
         )
     elif opt.status in ("interrupted", "failed"):
         console.print(f"[bold red]Optimization {opt.status}: {opt.error}[/]")
     else:
         console.print(f"[bold yellow]No validated win in {len(opt.attempts)} attempt(s).[/]")
+
+
+def _kernel_time(a: Attempt) -> Text | str:
+    """The kernel's time before -> after where a GPU timed it; the interpreter's wall time says
+    nothing about speed, so a CPU run shows none."""
+    if a.verdict is None or a.verdict.faster is None:
+        return Text("not timed (CPU)" if a.verdict is not None else "", style="dim")
+    return measure_text(a.before, a.after, "kernel_time_s")
 
 
 def _kernel_table(report: Report) -> Table:

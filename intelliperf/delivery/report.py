@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
-from ..files import write_atomic
+from ..files import output_folder, write_atomic
 from ..models import Finding, Measure, Optimization, Regions, Report, Speedup
 from ..redact import scrub
 
@@ -43,7 +43,7 @@ def report_text(report: Report, kind: str) -> str:
 
 def _write(path: Path, text: str) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        output_folder(path.parent)
         write_atomic(str(path), scrub(text))  # every file written: secrets removed, whoever made the text
     except OSError as exc:  # checked before the run; this is what changed since
         raise UsageError(

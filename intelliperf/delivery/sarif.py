@@ -32,16 +32,32 @@ def to_sarif(report: Report) -> dict:
                     "driver": {
                         "name": "intelliperf",
                         "version": __version__,
-                        "rules": [
-                            {"id": rule, "name": rule, "shortDescription": {"text": f"intelliperf formula {rule}"}}
-                            for rule in rules
-                        ],
+                        "rules": [_rule(rule) for rule in rules],
                     }
                 },
                 "originalUriBaseIds": {"SRCROOT": {"uri": Path(report.run.cwd).resolve().as_uri() + "/"}},
                 "results": results,
             }
         ],
+    }
+
+
+def _rule(name: str) -> dict:
+    """A formula as a code-scanning rule: what it finds, and the known fixes as its help."""
+    from ..formulas import default_registry
+
+    registry = default_registry()
+    formula = registry.get(name) if name in registry.names() else None
+    summary = (formula.summary if formula else "") or f"intelliperf formula {name}"
+    problem = (formula.problem if formula else "") or summary
+    fixes = list(formula.techniques) if formula else []
+    help_text = "Known fixes:\n" + "\n".join(f"- {fix}" for fix in fixes) if fixes else problem
+    return {
+        "id": name,
+        "name": name,
+        "shortDescription": {"text": summary},
+        "fullDescription": {"text": problem},
+        "help": {"text": help_text, "markdown": help_text},
     }
 
 

@@ -121,6 +121,7 @@ class Rewriter(ABC, Generic[OptionsT]):
     `class Mine(Rewriter["Mine.Options"])`."""
 
     name: ClassVar[str]
+    summary: ClassVar[str] = ""  # one line for `intelliperf rewriters`
 
     class Options(RewriterOptions):
         """Subclassed by each rewriter that takes options."""

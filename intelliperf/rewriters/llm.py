@@ -133,6 +133,7 @@ def _facts(evidence: list[Evidence], kernel_file: str, most: int = 40) -> list[s
 
 class LLMRewriter(Rewriter["LLMRewriter.Options"]):
     name = "llm"
+    summary = "a model through DSPy (any OpenAI-compatible endpoint), given the evidence and every past attempt"
 
     class Options(Rewriter.Options):
         model: str = Field(description="LiteLLM model string; a bare name means openai/<name>")

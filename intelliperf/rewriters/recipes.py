@@ -21,6 +21,9 @@ memoryAccess:
 * tile-program-axis: a program index added with stride 1 to a strided access -> each program
   takes a tile of that index, so the access becomes a block with a contiguous axis
   (`tiling.py`; it also shrinks the grid in the launcher).
+* tile-strided-reduction: a loop walking a strided axis, one program per column, reducing or
+  scanning along it -> each program takes a tile of columns, [BLOCK, TILE] loads along the
+  contiguous axis (`strided_reduction.py`; the grid shrinks).
 
 registerPressure:
 * tile-row-loop: a whole row held in one oversized block and reduced -> loops over the row in
@@ -49,7 +52,7 @@ from dataclasses import dataclass
 from intelliperf.models import AccessSite
 from intelliperf.syntax import indent_of, last_line
 
-from . import lane_packing, program_order, row_partials, row_tiling, tiling
+from . import lane_packing, program_order, row_partials, row_tiling, strided_reduction, tiling
 from .base import Candidate, Rewriter, RewriteRequest
 
 _REDUCTION = {
@@ -364,7 +367,12 @@ RECIPES: dict[str, dict[str, Recipe]] = {
         "privatize-histogram": at_lines(privatize_histogram),
         "rows-per-program": declining(row_partials.rows_per_program, row_partials.NotRowPartial),
     },
-    "memoryAccess": {"tile-program-axis": declining(tiling.tile_program_axis, tiling.NotTileable)},
+    "memoryAccess": {
+        "tile-program-axis": declining(tiling.tile_program_axis, tiling.NotTileable),
+        "tile-strided-reduction": declining(
+            strided_reduction.tile_strided_reduction, strided_reduction.NotStridedReduction
+        ),
+    },
     "registerPressure": {"tile-row-loop": declining(row_tiling.tile_row_loop, row_tiling.NotRowTiled)},
     "laneUtilization": {
         "pack-rows": declining(lane_packing.pack_rows, lane_packing.NotPackable),
@@ -400,6 +408,7 @@ class RecipeRewriter(Rewriter):
     """Offers each recipe of the formula once, in order, then declines with the reasons."""
 
     name = "recipes"
+    summary = "offline: textbook source transforms per formula, each declining with a reason"
 
     def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
         return self.next_untried(request, n)

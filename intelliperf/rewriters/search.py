@@ -701,6 +701,7 @@ class SearchRewriter(Rewriter):
     already tried. An autotuned kernel first gets its config list widened."""
 
     name = "search"
+    summary = "offline: launch and compile knobs (block sizes, num_warps, num_stages), pinned in the launcher"
 
     def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
         return self.next_untried(request, n)

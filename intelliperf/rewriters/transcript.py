@@ -120,6 +120,7 @@ class ReplayRewriter(Rewriter["ReplayRewriter.Options"]):
     """Hands back the answers of a saved transcript, one per candidate, in order."""
 
     name = "replay"
+    summary = "the answers of a saved transcript of an llm run, in order (CI, tests)"
 
     class Options(Rewriter.Options):
         transcript: Path

@@ -7,6 +7,7 @@ passes through and its tail is kept for the error message when it fails.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import env as names
-from ..errors import CommandNotFoundError, EmptyCommandError, WorkloadFailedError, WorkloadTimeoutError
+from ..errors import CommandNotFoundError, EmptyCommandError, WorkloadFailedError, WorkloadTimeoutError, not_runnable
 from ..redact import without_secrets
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
@@ -65,8 +66,10 @@ def check_command(command: list[str]) -> None:
         raise EmptyCommandError()
     program = command[0]
     if os.sep in program or (os.altsep and os.altsep in program):
-        if not (os.path.isfile(program) and os.access(program, os.X_OK)):
+        if not os.path.isfile(program):
             raise CommandNotFoundError(program)
+        if not os.access(program, os.X_OK):
+            raise not_runnable(program)
     elif shutil.which(program) is None:
         raise CommandNotFoundError(program)
 
@@ -184,7 +187,9 @@ class Running:
                 stdout=subprocess.PIPE if merge else None,
                 pass_fds=pass_fds,
             )
-        except OSError as exc:  # e.g. not executable, bad interpreter line
+        except OSError as exc:  # e.g. not executable, no #! line, a #! line naming a missing interpreter
+            if exc.errno in (errno.ENOEXEC, errno.EACCES):
+                raise not_runnable(command[0], exc.errno) from None
             raise CommandNotFoundError(f"{command[0]} ({exc.strerror})") from None
         self.readers = [
             threading.Thread(target=_tee, args=(stream, echo or sys.stderr, self.tail), daemon=True)

@@ -1,0 +1,84 @@
+"""Defaults from the project's `pyproject.toml`, table `[tool.intelliperf]`, for the CLI (and so the Action).
+
+    [tool.intelliperf]
+    device = "cpu"                 # every command that takes --device
+    [tool.intelliperf.optimize]
+    formula = "memoryAccess"       # optimize's --formula
+    max-attempts = 3
+
+Keys are option names without the dashes (`max-attempts` or `max_attempts`); a command's own table
+wins over the top level, and a flag on the command line wins over both. The file is the first
+`pyproject.toml` found from the current folder upwards, as ruff and black find theirs. A key that
+no command takes is an error (exit 2) that names the file, before anything runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .errors import UsageError
+
+TABLE = "intelliperf"
+
+
+def find_pyproject(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read(path: Path) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover  (3.10: the tomli backport, a dependency there)
+        import tomli as tomllib
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}", hint="Fix the file's TOML syntax.") from None
+
+
+def default_map(commands: dict[str, set[str]], start: Path | None = None) -> dict[str, dict]:
+    """{command: {parameter: value}} for click's `default_map`, from `[tool.intelliperf]`.
+    `commands` names each command's parameters (python names)."""
+    path = find_pyproject(start or Path.cwd())
+    if path is None:
+        return {}
+    table = _read(path).get("tool", {}).get(TABLE)
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: [tool.{TABLE}] must be a table")
+    shared = {_name(k): v for k, v in table.items() if not isinstance(v, dict)}
+    own = {k: {_name(kk): vv for kk, vv in v.items()} for k, v in table.items() if isinstance(v, dict)}
+    unknown_commands = sorted(set(own) - set(commands))
+    if unknown_commands:
+        raise UsageError(
+            f"{path}: [tool.{TABLE}.{unknown_commands[0]}] is not a command",
+            hint=f"Commands: {', '.join(sorted(commands))}.",
+        )
+    taken = set().union(*commands.values()) if commands else set()
+    for key in shared:
+        if key not in taken:
+            raise UsageError(f"{path}: no command takes `{key}` ([tool.{TABLE}])", hint="Use an option's long name.")
+    for command, values in own.items():
+        for key in values:
+            if key not in commands[command]:
+                raise UsageError(
+                    f"{path}: `intelliperf {command}` takes no option `{key}` ([tool.{TABLE}.{command}])",
+                    hint=f"Its options: {', '.join(sorted(commands[command]))}.",
+                )
+    out: dict[str, dict] = {}
+    for command, params in commands.items():
+        values = {k: v for k, v in shared.items() if k in params} | own.get(command, {})
+        if values:
+            out[command] = values
+    return out
+
+
+def _name(key: str) -> str:
+    return key.lstrip("-").replace("-", "_")
