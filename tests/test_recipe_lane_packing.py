@@ -16,9 +16,10 @@ import pytest
 import torch
 from conftest import PROGRAMS, REPO
 from interpreted import same_outputs
+from recipe_request import recipe_request
 
-from intelliperf.models import ArgInfo, Finding, KernelProfile, LaunchSignature
-from intelliperf.rewriters.base import HardwareFacts, RewriteRequest
+from intelliperf.models import ArgInfo, LaunchSignature
+from intelliperf.rewriters.base import RewriteRequest
 from intelliperf.rewriters.lane_packing import NotPackable, pack_rows, split_row
 from intelliperf.rewriters.source import check_scope, code_unit, splice
 from intelliperf.validators.policy import check
@@ -35,22 +36,7 @@ def _request(
     args = [ArgInfo(name=k, kind="scalar", value=v) for k, v in scalars.items()]
     args += [ArgInfo(name=k, kind="constexpr", value=v) for k, v in constexprs.items()]
     signature = LaunchSignature(grid=[1, 1, 1], num_warps=4, args=args, launches=1, total_time_s=1e-3)
-    unit = code_unit(file, kernel, root)
-    profile = KernelProfile(
-        id=f"{kernel}@{file.name}:{unit.line}", name=kernel, file=str(file), line=unit.line, launches=1,
-        timed_launches=1, total_time_s=1e-3, mean_time_s=1e-3, share=1.0, signatures=[signature],
-    )  # fmt: skip
-    return RewriteRequest(
-        kernel=unit,
-        launcher=code_unit(file, launcher, root),
-        profile=profile,
-        finding=Finding(formula="laneUtilization", present=True, severity="high", explanation="lanes masked off"),
-        formula="laneUtilization",
-        problem="most of each block's lanes are masked off",
-        techniques=[],
-        metric=None,
-        hardware=HardwareFacts(device="no GPU (interpreter)"),
-    )
+    return recipe_request(code_unit(file, kernel, root), code_unit(file, launcher, root), "laneUtilization", signature)
 
 
 def _rewritten(request: RewriteRequest, recipe) -> str:

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import triton
 import triton.language as tl
+from recipe_request import recipe_request
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-from intelliperf.models import Finding, KernelProfile
-from intelliperf.rewriters import HardwareFacts, RewriteRequest
+from intelliperf.rewriters import RewriteRequest
 from intelliperf.rewriters.program_order import NotReorderable, grouped_order
 from intelliperf.rewriters.source import check_scope, code_unit, splice
 from intelliperf.validators.policy import check
@@ -32,29 +32,7 @@ _modules = itertools.count()
 def _request(file: Path, kernel: str, launcher: str, root: Path = REPO) -> RewriteRequest:
     unit = code_unit(file, kernel, root)
     assert unit is not None
-    profile = KernelProfile(
-        id=f"{kernel}@{file}:{unit.line}",
-        name=kernel,
-        file=str(file),
-        line=unit.line,
-        launches=1,
-        timed_launches=1,
-        total_time_s=1e-3,
-        mean_time_s=1e-3,
-        share=1.0,
-        signatures=[],
-    )
-    return RewriteRequest(
-        kernel=unit,
-        launcher=code_unit(file, launcher, root),
-        profile=profile,
-        finding=Finding(formula="memoryLocality", present=True, severity="high", explanation="B re-read per row"),
-        formula="memoryLocality",
-        problem="tiles launched row by row re-read the other input from DRAM",
-        techniques=["grouped tile order"],
-        metric=None,
-        hardware=HardwareFacts(device="test"),
-    )
+    return recipe_request(unit, code_unit(file, launcher, root), "memoryLocality")
 
 
 def _rewritten(request: RewriteRequest, tmp_path: Path) -> tuple[Path, str]:

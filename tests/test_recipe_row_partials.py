@@ -8,10 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from recipe_request import recipe_request
 from test_recipe_program_order import compiles_for_gpu, run_both
 
-from intelliperf.models import ArgInfo, Finding, KernelProfile, LaunchSignature
-from intelliperf.rewriters import HardwareFacts, RewriteRequest
+from intelliperf.models import ArgInfo, LaunchSignature
+from intelliperf.rewriters import RewriteRequest
 from intelliperf.rewriters.row_partials import NotRowPartial, rows_per_program
 from intelliperf.rewriters.source import check_scope, code_unit, splice
 from intelliperf.validators.policy import check
@@ -33,33 +34,12 @@ def _request(
     element types of the kernel's buffers."""
     unit = code_unit(file, kernel, REPO)
     assert unit is not None
-    signatures = []
+    signature = None
     if rows is not None:
         args = [ArgInfo(name=n, kind="tensor", dtype=d) for n, d in (dtypes or {}).items()]
-        signatures = [LaunchSignature(grid=[rows], args=args, launches=1, total_time_s=1e-3)]
-    profile = KernelProfile(
-        id=f"{kernel}@{file}:{unit.line}",
-        name=kernel,
-        file=str(file),
-        line=unit.line,
-        launches=1,
-        timed_launches=1,
-        total_time_s=1e-3,
-        mean_time_s=1e-3,
-        share=1.0,
-        signatures=signatures,
-    )
-    return RewriteRequest(
-        kernel=unit,
-        launcher=code_unit(file, launcher, REPO) if launcher else None,
-        profile=profile,
-        finding=Finding(formula="atomicContention", present=True, severity="high", explanation="rows serialise"),
-        formula="atomicContention",
-        problem="every program adds into the same cells",
-        techniques=["per-program partial sums"],
-        metric=None,
-        hardware=HardwareFacts(device="test", sm_count=sm_count),
-    )
+        signature = LaunchSignature(grid=[rows], args=args, launches=1, total_time_s=1e-3)
+    launcher_unit = code_unit(file, launcher, REPO) if launcher else None
+    return recipe_request(unit, launcher_unit, "atomicContention", signature, sm_count)
 
 
 def _rewritten(request: RewriteRequest, tmp_path: Path) -> tuple[Path, str, str]:

@@ -22,9 +22,10 @@ import pytest
 import torch
 from conftest import PROGRAMS, REPO
 from interpreted import same_outputs
+from recipe_request import recipe_request
 
-from intelliperf.models import ArgInfo, Finding, KernelProfile, LaunchSignature
-from intelliperf.rewriters import HardwareFacts, RewriteRequest
+from intelliperf.models import ArgInfo, LaunchSignature
+from intelliperf.rewriters import RewriteRequest
 from intelliperf.rewriters.row_tiling import NotRowTiled, tile_row_loop
 from intelliperf.rewriters.source import CodeUnit, check_scope, code_unit, splice
 from intelliperf.validators.policy import check
@@ -62,30 +63,7 @@ def _request(unit: CodeUnit, constexprs: dict, tensors: dict[str, str] | None = 
     args = [ArgInfo(name=n, kind="tensor", dtype=d) for n, d in (tensors or {}).items()]
     args += [ArgInfo(name=n, kind="constexpr", value=v) for n, v in constexprs.items()]
     signature = LaunchSignature(grid=[4], num_warps=num_warps, args=args, launches=1, total_time_s=1e-3)
-    profile = KernelProfile(
-        id=f"{unit.name}@{unit.relpath}:{unit.line}",
-        name=unit.name,
-        file=unit.file,
-        line=unit.line,
-        launches=1,
-        timed_launches=1,
-        total_time_s=1e-3,
-        mean_time_s=1e-3,
-        share=1.0,
-        signatures=[signature],
-    )
-    finding = Finding(formula="registerPressure", present=True, severity="high", explanation="registers spill")
-    return RewriteRequest(
-        kernel=unit,
-        launcher=None,
-        profile=profile,
-        finding=finding,
-        formula="registerPressure",
-        problem="register spills",
-        techniques=[],
-        metric=None,
-        hardware=HardwareFacts(device="test"),
-    )
+    return recipe_request(unit, None, "registerPressure", signature)
 
 
 def _unit(file: Path, name: str) -> CodeUnit:

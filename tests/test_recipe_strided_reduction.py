@@ -8,10 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from recipe_request import recipe_request
 from test_recipe_program_order import compiles_for_gpu, run_both
 
-from intelliperf.models import ArgInfo, Finding, KernelProfile, LaunchSignature
-from intelliperf.rewriters import HardwareFacts, RewriteRequest
+from intelliperf.models import ArgInfo, LaunchSignature
+from intelliperf.rewriters import RewriteRequest
 from intelliperf.rewriters.source import check_scope, code_unit, splice
 from intelliperf.rewriters.strided_reduction import NotStridedReduction, tile_strided_reduction
 from intelliperf.validators.policy import check
@@ -25,30 +26,9 @@ def _request(file: Path, kernel: str, launcher: str | None, dtypes: dict[str, st
     unit = code_unit(file, kernel, REPO)
     assert unit is not None
     args = [ArgInfo(name=n, kind="tensor", dtype=d) for n, d in (dtypes or {}).items()]
-    signatures = [LaunchSignature(grid=[1000], args=args, launches=1, total_time_s=1e-3)] if dtypes else []
-    profile = KernelProfile(
-        id=f"{kernel}@{file}:{unit.line}",
-        name=kernel,
-        file=str(file),
-        line=unit.line,
-        launches=1,
-        timed_launches=1,
-        total_time_s=1e-3,
-        mean_time_s=1e-3,
-        share=1.0,
-        signatures=signatures,
-    )
-    return RewriteRequest(
-        kernel=unit,
-        launcher=code_unit(file, launcher, REPO) if launcher else None,
-        profile=profile,
-        finding=Finding(formula="memoryAccess", present=True, severity="high", explanation="one row per lane"),
-        formula="memoryAccess",
-        problem="each lane of a warp reads another row: one element per 32-byte sector",
-        techniques=["tile the column index"],
-        metric=None,
-        hardware=HardwareFacts(device="test"),
-    )
+    signature = LaunchSignature(grid=[1000], args=args, launches=1, total_time_s=1e-3) if dtypes else None
+    launcher_unit = code_unit(file, launcher, REPO) if launcher else None
+    return recipe_request(unit, launcher_unit, "memoryAccess", signature)
 
 
 def _rewritten(request: RewriteRequest, tmp_path: Path) -> tuple[Path, str, str]:
