@@ -83,6 +83,11 @@ class Formula(ABC, Generic[OptionsT]):
         return list(self.counters.get(backend, ()))
 
     @staticmethod
+    def num_warps(kernel: KernelProfile) -> int | None:
+        """Warps per program of the kernel's most used launch signature (None: not recorded)."""
+        return kernel.signatures[0].num_warps if kernel.signatures else None
+
+    @staticmethod
     def counter_evidence(evidence: list[Evidence]) -> Evidence | None:
         """The hardware counters among the evidence, when a profiler pass gathered them."""
         return next((ev for ev in evidence if not ev.modelled and ev.metrics), None)

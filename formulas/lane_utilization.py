@@ -60,7 +60,7 @@ class LaneUtilization(Formula["LaneUtilization.Options"]):
         traced = [ev for ev in evidence if ev.sites or ev.programs_sampled]
         if not traced:
             return self.no_evidence(kernel)
-        threads = 32 * (_warps(kernel) or 4)
+        threads = 32 * (self.num_warps(kernel) or 4)
         # A scalar access (one lane per call: an index, a flag) has no lanes to waste.
         sites = [
             s for ev in traced for s in ev.sites if not s.is_atomic and s.lanes_issued and s.lanes_issued > s.calls
@@ -109,10 +109,6 @@ class LaneUtilization(Formula["LaneUtilization.Options"]):
             lines=[source_line(s.file, s.line, _detail(s, threads)) for s in flagged],
             **common,
         )
-
-
-def _warps(kernel: KernelProfile) -> int | None:
-    return kernel.signatures[0].num_warps if kernel.signatures else None
 
 
 def _lanes(s: AccessSite, threads: int) -> float:

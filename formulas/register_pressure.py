@@ -77,7 +77,7 @@ class RegisterPressure(Formula["RegisterPressure.Options"]):
         spilled = usage[worst_target]["spill_bytes"]
         metric = Metric(name=self.metric, value=spilled, unit=f"bytes per thread ({worst_target})", better="lower")
         common = dict(metric=metric, evidence_backend="static", modelled=False)
-        summary = _usage_summary(usage, _warps(kernel))
+        summary = _usage_summary(usage, self.num_warps(kernel))
         if spilled < self.options.min_spill_bytes:
             return self.finding(
                 False,
@@ -121,10 +121,6 @@ class RegisterPressure(Formula["RegisterPressure.Options"]):
             lines=_spill_lines(evidence),
             **common,
         )
-
-
-def _warps(kernel: KernelProfile) -> int | None:
-    return kernel.signatures[0].num_warps if kernel.signatures else None
 
 
 def _usage_summary(usage: dict[str, dict[str, float]], warps: int | None) -> str:
