@@ -322,21 +322,9 @@ def resources(asm: dict, target: str) -> tuple[dict[str, float], list[StaticFact
     cubin = asm.get("cubin")
     if not isinstance(cubin, bytes):
         return {}, []
-    import tempfile
-
     from triton import knobs
 
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        text = subprocess.run(
-            [knobs.nvidia.cuobjdump.path, "--dump-resource-usage", f.name],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        ).stdout
-    m = _CUDA_USAGE.search(text)
+    m = _CUDA_USAGE.search(_read_cubin(knobs.nvidia.cuobjdump.path, "--dump-resource-usage", cubin=cubin))
     if m is None:
         return {}, []
     registers, stack, shared, local = (int(g) for g in m.groups())
@@ -501,18 +489,19 @@ def sass_lines(cubin: bytes) -> list[list]:
     """[offset, file, line, instruction] for every SASS instruction of a cubin, from nvdisasm's
     line information (Triton emits it). An instruction inlined from a helper (tl.sum's
     combine, say) is put at the kernel line that called it: the outermost 'inlined at'."""
-    import subprocess
-    import tempfile
-
     from triton import knobs
+
+    return parse_sass_lines(_read_cubin(knobs.nvidia.nvdisasm.path, "-gi", "-c", cubin=cubin))
+
+
+def _read_cubin(tool: str, *options: str, cubin: bytes) -> str:
+    """What a CUDA binary tool (cuobjdump, nvdisasm) prints about a cubin, given as a file."""
+    import tempfile
 
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        text = subprocess.run(
-            [knobs.nvidia.nvdisasm.path, "-gi", "-c", f.name], capture_output=True, text=True, check=True, timeout=60
-        ).stdout
-    return parse_sass_lines(text)
+        return subprocess.run([tool, *options, f.name], capture_output=True, text=True, check=True, timeout=60).stdout
 
 
 def parse_sass_lines(text: str) -> list[list]:
