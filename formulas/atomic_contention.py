@@ -48,6 +48,12 @@ class AtomicContention(Formula["AtomicContention.Options"]):
         "reduce within the program first (tl.sum / tl.reduce) and issue one atomic per program",
         "privatise: accumulate a per-program histogram (tl.histogram or a local table) and add it once per bin",
         "spread the updates over several copies of the target and combine them in a second, small pass",
+        "sum runs first: where neighbouring lanes update the same address (sorted or repeated indices), a "
+        "segmented scan (tl.associative_scan over (run started, value), runs found by comparing each lane's "
+        "address with its neighbours' via tl.gather) sums each run, and only a run's last lane issues the atomic",
+        "per-program partials plus a reduce step: when every program adds into the same cells (a norm "
+        "backward's dW), each program sums several rows in registers and writes one partial row, reduced by a "
+        "second kernel or by torch in the launcher",
     )
 
     class Options(Formula.Options):

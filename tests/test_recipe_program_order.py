@@ -72,8 +72,9 @@ class Capture:
 setattr(after, kernel, Capture())
 torch.manual_seed(0)
 values = eval(inputs)
-expected = getattr(before, launcher)(*[v.clone() for v in values])
-got = getattr(after, launcher)(*[v.clone() for v in values])
+fresh = lambda: [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+expected = getattr(before, launcher)(*fresh())
+got = getattr(after, launcher)(*fresh())
 torch.testing.assert_close(got, expected, **({"rtol": 0, "atol": 0} if exact == "exact" else {}))
 
 def describe(value):

@@ -12,6 +12,10 @@ atomicContention:
 * privatize-histogram: lanes increment a few bins -> count per program with `tl.histogram`
   and add each bin once (bins from a power-of-two constexpr, or from the histogram buffer's
   recorded length when the bin index is loaded data).
+* sum-runs-then-atomic: lanes next to each other add into the same address (a scatter-add over
+  sorted or repeated indices) -> a segmented scan sums each run of equal addresses in the
+  program, and only each run's last lane issues the atomic (a @triton.jit combine helper is
+  added beside the kernel).
 
 * rows-per-program: one program per row, every program adding into the same cells (a norm
   backward's dW) -> each program walks several rows, sums in registers, adds once
@@ -92,6 +96,7 @@ class _Site:
     value: ast.expr
     mask: ast.expr | None
     evidence: AccessSite | None
+    helper: str | None = None  # a @triton.jit function the rewritten statements call, added beside the kernel
 
     @property
     def where(self) -> str:
@@ -340,23 +345,109 @@ def _loaded_bins(site: _Site, base: str, index: str, bins: list[str]) -> list[st
     ]
 
 
+RUN_SUM_HELPER = "_ip_segment_add"
+
+
+def _run_sum_helper(jit: str) -> str:
+    """The combine function of a segmented sum: (started, sum) pairs; a run that starts inside the
+    right-hand range resets the sum, so each lane ends with the sum of its run up to itself."""
+    return (
+        f"@{jit}\n"
+        f"def {RUN_SUM_HELPER}(started_a, sum_a, started_b, sum_b):\n"
+        "    return started_a | started_b, tl.where(started_b != 0, sum_b, sum_a + sum_b)\n"
+    )
+
+
+def _block_extent(site: _Site) -> str:
+    """The length of the kernel's one 1-D block: the end of its every `tl.arange(0, N)`."""
+    ends = {
+        ast.unparse(n.args[1])
+        for n in ast.walk(site.tree)
+        if isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.arange" and len(n.args) == 2
+        if isinstance(n.args[0], ast.Constant) and n.args[0].value == 0
+    }
+    two_d = any(
+        isinstance(n, ast.Subscript) and any(isinstance(e, ast.Constant) and e.value is None for e in ast.walk(n.slice))
+        for n in ast.walk(site.tree)
+    )
+    if two_d or len(ends) != 1:
+        raise NotApplicable(
+            f"{site.where}: the kernel's blocks are not one 1-D `tl.arange(0, N)` "
+            f"({'2-D blocks' if two_d else f'{len(ends)} block lengths'}), so its lanes have no single order to "
+            "sum runs along"
+        )
+    return ends.pop()
+
+
+def _jit_name(site: _Site) -> str:
+    for decorator in site.tree.decorator_list:
+        name = ast.unparse(decorator.func if isinstance(decorator, ast.Call) else decorator)
+        if name.split(".")[-1] == "jit":
+            return name
+    raise NotApplicable(f"{site.where}: the kernel has no @jit decorator to give the helper")
+
+
+def sum_runs_then_atomic(request: RewriteRequest, file_line: int) -> tuple[_Site, list[str]]:
+    site = _parse_site(request, file_line)
+    if site.op != "atomic_add":
+        raise NotApplicable(f"{site.where}: summing runs needs atomic_add, not {site.op}")
+    ev = site.evidence
+    if ev is None or ev.lanes_per_address_mean is None:
+        raise NotApplicable(f"{site.where}: no address trace of this line shows lanes repeating an address")
+    if ev.lanes_per_address_mean < 2:
+        raise NotApplicable(
+            f"{site.where}: the lanes of one call rarely share an address (mean {ev.lanes_per_address_mean:.1f} "
+            "lanes per address), so there are no runs to sum"
+        )
+    if isinstance(site.value, ast.Constant):
+        raise NotApplicable(f"{site.where}: the value is a constant; counting lanes is privatize-histogram's case")
+    block = _block_extent(site)
+    jit = _jit_name(site)
+    mask = ast.unparse(site.mask) if site.mask is not None else None
+    keys = f"tl.where({mask}, _ip_ptrs.to(tl.int64), -1)" if mask else "_ip_ptrs.to(tl.int64)"
+    values = f"tl.where({mask}, {ast.unparse(site.value)}, 0)" if mask else ast.unparse(site.value)
+    lines = [
+        "# intelliperf recipe sum-runs-then-atomic: neighbouring lanes that update one address sum their",
+        "# values in the program (a segmented scan), and the last lane of each run issues the atomic",
+        f"_ip_ptrs = {ast.unparse(site.pointer)}",
+        f"_ip_keys = {keys}",  # masked-off lanes get an address no pointer has, so they join no run
+        f"_ip_vals = ({values}).to(_ip_ptrs.dtype.element_ty)",
+        f"_ip_lane = tl.arange(0, {block})",
+        "_ip_prev = tl.gather(_ip_keys, tl.maximum(_ip_lane - 1, 0), 0)",
+        f"_ip_next = tl.gather(_ip_keys, tl.minimum(_ip_lane + 1, {block} - 1), 0)",
+        "_ip_starts = ((_ip_lane == 0) | (_ip_prev != _ip_keys)).to(tl.int32)",
+        f"_ip_last = (_ip_lane == {block} - 1) | (_ip_next != _ip_keys)",
+        f"_ip_started, _ip_sums = tl.associative_scan((_ip_starts, _ip_vals), 0, {RUN_SUM_HELPER})",
+        f"tl.atomic_add(_ip_ptrs, _ip_sums, mask={mask + ' & ' if mask else ''}_ip_last)",
+    ]
+    site.helper = _run_sum_helper(jit)
+    return site, lines
+
+
 LineRecipe = Callable[[RewriteRequest, int], tuple[_Site, list[str]]]
-Recipe = Callable[[RewriteRequest], tuple[str, str | None]]  # -> new kernel, new launcher (None: unchanged)
+# -> new kernel, new launcher, code beside the kernel (None: unchanged, none)
+Recipe = Callable[[RewriteRequest], tuple[str, str | None, str | None]]
 
 
 def at_lines(recipe: LineRecipe) -> Recipe:
     """A recipe that rewrites pinpointed statements, applied to the whole kernel."""
-    return lambda request: (apply_recipe(recipe, request), None)
+
+    def whole_kernel(request: RewriteRequest) -> tuple[str, str | None, str | None]:
+        kernel, helpers = apply_recipe(recipe, request)
+        return kernel, None, "\n\n".join(helpers) or None
+
+    return whole_kernel
 
 
-def declining(transform: Recipe, *refusals: type[Exception]) -> Recipe:
+def declining(transform: Callable[[RewriteRequest], tuple[str, str | None]], *refusals: type[Exception]) -> Recipe:
     """A whole-kernel transform whose own exception (why its pattern does not match) becomes NotApplicable."""
 
-    def recipe(request: RewriteRequest) -> tuple[str, str | None]:
+    def recipe(request: RewriteRequest) -> tuple[str, str | None, str | None]:
         try:
-            return transform(request)
+            kernel, launcher = transform(request)
         except refusals as exc:
             raise NotApplicable(str(exc)) from None
+        return kernel, launcher, None
 
     return recipe
 
@@ -365,6 +456,7 @@ RECIPES: dict[str, dict[str, Recipe]] = {
     "atomicContention": {
         "reduce-then-atomic": at_lines(reduce_then_atomic),
         "privatize-histogram": at_lines(privatize_histogram),
+        "sum-runs-then-atomic": at_lines(sum_runs_then_atomic),
         "rows-per-program": declining(row_partials.rows_per_program, row_partials.NotRowPartial),
     },
     "memoryAccess": {
@@ -382,26 +474,30 @@ RECIPES: dict[str, dict[str, Recipe]] = {
 }
 
 
-def apply_recipe(recipe: LineRecipe, request: RewriteRequest) -> str:
+def apply_recipe(recipe: LineRecipe, request: RewriteRequest) -> tuple[str, list[str]]:
     """The kernel with the recipe applied at every pinpointed line it matches (bottom-up, so line
-    numbers stay valid). Raises NotApplicable with every line's reason when it matches none."""
+    numbers stay valid), and the helpers those lines call (each once). Raises NotApplicable with
+    every line's reason when it matches none."""
     lines = request.kernel.source.splitlines()
     targets = sorted({src.line for src in request.finding.lines}, reverse=True)
     if not targets:
         raise NotApplicable("the finding names no source line to transform")
-    reasons = []
+    reasons: list[str] = []
+    helpers: list[str] = []
     for file_line in targets:
         try:
             site, new = recipe(request, file_line)
         except NotApplicable as exc:
             reasons.append(str(exc))
             continue
+        if site.helper and site.helper not in helpers:
+            helpers.append(site.helper)
         first = lines[site.stmt.lineno - 1]
         indent = indent_of(first)
         lines[site.stmt.lineno - 1 : last_line(site.stmt)] = textwrap.indent("\n".join(new), indent).splitlines()
     if reasons and len(reasons) == len(targets):
         raise NotApplicable("; ".join(reasons))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", helpers
 
 
 class RecipeRewriter(Rewriter):
@@ -423,7 +519,7 @@ class RecipeRewriter(Rewriter):
             if name in tried:
                 continue
             try:
-                kernel, launcher = recipe(request)
+                kernel, launcher, module = recipe(request)
             except NotApplicable as exc:
                 reasons.append(f"{name}: {exc}")
                 continue
@@ -432,6 +528,7 @@ class RecipeRewriter(Rewriter):
                 title=name,
                 kernel=kernel,
                 launcher=launcher,
+                module=module,
                 rationale=f"recipe {name} applied for the pinpointed line(s)",
             )
         done = f" (already tried: {', '.join(sorted(tried))})" if tried else ""
