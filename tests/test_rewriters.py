@@ -16,7 +16,8 @@ from intelliperf.errors import ModelError, UsageError
 from intelliperf.rewriters import HardwareFacts, PastAttempt, RewriteRequest
 from intelliperf.rewriters.llm import LLMRewriter
 from intelliperf.rewriters.recipes import RecipeRewriter
-from intelliperf.rewriters.search import SearchRewriter, pin
+from intelliperf.rewriters.search import SearchRewriter
+from intelliperf.rewriters.search_edits import pin
 from intelliperf.rewriters.source import ScopeError, check_scope, code_unit, extract_function, splice
 from intelliperf.rewriters.transcript import candidate_from_answer
 from intelliperf.testing.openai_server import Reply, ScriptedServer
@@ -223,7 +224,7 @@ if __name__ == "__main__":
 
 
 def test_a_candidate_may_add_kernels_helpers_and_constants_and_change_what_its_kernel_uses(tmp_path):
-    from intelliperf.loop import apply_candidate
+    from intelliperf.loop_apply import apply_candidate
     from intelliperf.rewriters import Candidate
 
     file = tmp_path / "prog.py"
@@ -248,7 +249,7 @@ def test_a_candidate_may_add_kernels_helpers_and_constants_and_change_what_its_k
 
 
 def test_code_beside_the_kernel_is_functions_and_constants_and_names_imported_elsewhere_are_refused(tmp_path):
-    from intelliperf.loop import apply_candidate
+    from intelliperf.loop_apply import apply_candidate
     from intelliperf.rewriters import Candidate
     from intelliperf.validators.policy import PolicyError
 
@@ -267,7 +268,7 @@ def test_code_beside_the_kernel_is_functions_and_constants_and_names_imported_el
 
 
 def test_a_module_level_launch_may_become_a_block(tmp_path):
-    from intelliperf.loop import apply_candidate
+    from intelliperf.loop_apply import apply_candidate
     from intelliperf.rewriters import Candidate
     from intelliperf.rewriters.source import launch_unit
 
@@ -383,7 +384,7 @@ def test_llm_configuration_errors_say_what_to_set(sum_request, tmp_path, monkeyp
 
 
 def test_search_pipelines_kernel_loops(sum_request):
-    from intelliperf.rewriters.search import pin_loop
+    from intelliperf.rewriters.search_edits import pin_loop
 
     kernel = (
         "@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    acc = 0.0\n"
@@ -401,7 +402,7 @@ def test_search_pipelines_kernel_loops(sum_request):
 
 
 def test_search_sweeps_warps_and_stages_jointly_then_pins_the_autotuners_choice(sum_request):
-    from intelliperf.rewriters.search import sweep_kernel, sweep_title, unpinned
+    from intelliperf.rewriters.search_sweep import sweep_kernel, sweep_title, unpinned
 
     overlap = sum_request.model_copy(update={"formula": "overlap", "launch": {"written": ["out_ptr"]}})
     sweep = SearchRewriter().rewrite(overlap)
@@ -467,7 +468,7 @@ def test_a_sweep_leaves_out_warps_whose_threads_cannot_hold_the_tile():
     over the 255 a thread may hold (all of it spills; ptxas took 23 s and 4.7 s on those configs against
     1-2 s on four warps). The sweep tries 4, 8 and 16 warps there, and says what it left out; a small
     tile, or one whose shape the launch does not give, keeps every value."""
-    from intelliperf.rewriters.search import sweep_kernel, sweep_title, sweep_warps
+    from intelliperf.rewriters.search_sweep import sweep_kernel, sweep_title, sweep_warps
 
     gemm = (
         "@triton.jit\ndef g(a_ptr, c_ptr, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):\n"
@@ -484,7 +485,7 @@ def test_a_sweep_leaves_out_warps_whose_threads_cannot_hold_the_tile():
 
 
 def test_a_sweep_is_never_the_fix_even_when_correct_and_faster():
-    from intelliperf.loop import _decide
+    from intelliperf.loop_verdict import decide
     from intelliperf.models import Attempt, Measure, Metric
     from intelliperf.validators.verdict import Speedup, Verdict
 
@@ -507,7 +508,7 @@ def test_a_sweep_is_never_the_fix_even_when_correct_and_faster():
             after=Measure(metric=10),  # as good as not measured: a screen's metric is not judged
             chosen=chosen,
         )
-        _decide(session, attempt)
+        decide(session, attempt)
         assert attempt.status == "rejected" and said in attempt.reasons
         assert "[metric]" not in attempt.reasons  # a screen's metric is not judged: its choice's will be
     plain = Attempt(
@@ -519,12 +520,12 @@ def test_a_sweep_is_never_the_fix_even_when_correct_and_faster():
         before=Measure(metric=10),
         after=Measure(metric=5),
     )
-    _decide(session, plain)
+    decide(session, plain)
     assert plain.status == "accepted"  # the same verdict without a sweep wins
 
 
 def test_a_correct_faster_fix_wins_when_the_metric_did_not_move_but_one_that_removes_the_bottleneck_ranks_first():
-    from intelliperf.loop import _decide, _rank
+    from intelliperf.loop_verdict import decide, rank
     from intelliperf.models import Attempt, Measure, Metric
     from intelliperf.validators.verdict import Speedup, Verdict
 
@@ -544,7 +545,7 @@ def test_a_correct_faster_fix_wins_when_the_metric_did_not_move_but_one_that_rem
         )
         a = Attempt(number=number, rewriter="replay", title="t", status="invalid", verdict=verdict,
                     before=Measure(metric=0.25), after=Measure(metric=after))  # fmt: skip
-        _decide(session, a)
+        decide(session, a)
         return a
 
     unmoved = attempt(1, after=0.25, estimate=1.5)
@@ -553,14 +554,14 @@ def test_a_correct_faster_fix_wins_when_the_metric_did_not_move_but_one_that_rem
     worse = attempt(2, after=0.2, estimate=1.3)  # the proxy moved the wrong way while the time fell
     assert worse.status == "accepted"
     removes = attempt(3, after=1.0, estimate=1.1)
-    assert max([unmoved, worse, removes], key=lambda a: _rank(a, finding)) is removes
+    assert max([unmoved, worse, removes], key=lambda a: rank(a, finding)) is removes
     on_cpu = attempt(4, after=0.25, estimate=1.5, faster=False)  # no time: the metric is the only evidence
     assert on_cpu.status == "rejected"
 
 
 def test_contention_moves_the_split_first(sum_request):
     from intelliperf.models import ArgInfo
-    from intelliperf.rewriters.search import knobs
+    from intelliperf.rewriters.search_knobs import knobs
 
     kernel = (
         "@triton.jit\ndef k(x_ptr, out_ptr, K, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, "

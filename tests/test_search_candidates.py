@@ -16,7 +16,9 @@ import pytest
 
 from intelliperf.models import ArgInfo, Finding, KernelProfile, LaunchSignature
 from intelliperf.rewriters import HardwareFacts, PastAttempt, RewriteRequest
-from intelliperf.rewriters.search import SearchRewriter, knobs, widen_autotune
+from intelliperf.rewriters.search import SearchRewriter
+from intelliperf.rewriters.search_edits import widen_autotune
+from intelliperf.rewriters.search_knobs import knobs
 from intelliperf.rewriters.source import CodeUnit, check_scope, code_unit, splice
 
 # Each program defines `run()`: it launches its autotuned kernel once, checks the result against

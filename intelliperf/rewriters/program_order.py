@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from ..syntax import indent_of, last_line
 from .base import RewriteRequest
+from .kernel_syntax import fresh_name, tl_name
 
 GROUP_M = 8  # row tiles per group, the tutorial's choice; the best value depends on the tile and the cache
 
@@ -71,17 +72,9 @@ def _function(source: str) -> ast.FunctionDef:
     return fn
 
 
-def _tl_name(node: ast.AST) -> str | None:
-    """`x` of a `tl.x(...)` call, else None."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if ast.unparse(node.func.value) in ("tl", "triton.language"):
-            return node.func.attr
-    return None
-
-
 def _program_axis(node: ast.AST) -> int | None:
     """AXIS of a `tl.program_id(AXIS)` / `tl.program_id(axis=AXIS)` call, else None."""
-    if _tl_name(node) != "program_id":
+    if tl_name(node) != "program_id":
         return None
     assert isinstance(node, ast.Call)
     given = node.args or [k.value for k in node.keywords if k.arg == "axis"]
@@ -176,7 +169,7 @@ def _fast_divisors(value: ast.BinOp, slow: str, divisor: ast.expr) -> set[str]:
 
 def _why_no_mapping(fn: ast.FunctionDef, pids: set[str]) -> str:
     assigned = _assignments(fn)
-    if any(_tl_name(n) == "swizzle2d" for n in ast.walk(fn)):
+    if any(tl_name(n) == "swizzle2d" for n in ast.walk(fn)):
         return "the tile order is already grouped (tl.swizzle2d)"
     for node in ast.walk(fn):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and _is_pid(node.left, pids):
@@ -270,16 +263,6 @@ def _slow_extent(fn: ast.FunctionDef, mapping: _Mapping) -> ast.expr:
     return next(iter(found.values()))
 
 
-def _fresh(taken: set[str], name: str) -> str:
-    """`name`, or `name_2`, `name_3`... the first not used in the kernel."""
-    candidate, number = name, 1
-    while candidate in taken:
-        number += 1
-        candidate = f"{name}_{number}"
-    taken.add(candidate)
-    return candidate
-
-
 def _grouped_statements(fn: ast.FunctionDef, mapping: _Mapping, count: str) -> list[str]:
     taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
     lines = [
@@ -288,18 +271,18 @@ def _grouped_statements(fn: ast.FunctionDef, mapping: _Mapping, count: str) -> l
     ]
     pid = ast.unparse(mapping.pid)
     if not isinstance(mapping.pid, ast.Name):
-        pid = _fresh(taken, "pid")
+        pid = fresh_name(taken, "pid")
         lines.append(f"{pid} = {ast.unparse(mapping.pid)}")
     per_row = ast.unparse(mapping.divisor)
     if not isinstance(mapping.divisor, ast.Name):
-        per_row = _fresh(taken, "num_pid_n")
+        per_row = fresh_name(taken, "num_pid_n")
         lines.append(f"{per_row} = {ast.unparse(mapping.divisor)}")
     rows = count
     if not count.isidentifier():
-        rows = _fresh(taken, "num_pid_m")
+        rows = fresh_name(taken, "num_pid_m")
         lines.append(f"{rows} = {count}")
     group, in_group, group_id, first, size = (
-        _fresh(taken, n) for n in ("GROUP_M", "num_pid_in_group", "group_id", "first_pid_m", "group_size_m")
+        fresh_name(taken, n) for n in ("GROUP_M", "num_pid_in_group", "group_id", "first_pid_m", "group_size_m")
     )
     return lines + [
         f"{group} = {GROUP_M}",

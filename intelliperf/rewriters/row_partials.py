@@ -28,8 +28,9 @@ import textwrap
 from dataclasses import dataclass
 from typing import cast
 
-from ..syntax import end, indent_of, last_line
+from ..syntax import indent_of, last_line
 from .base import RewriteRequest
+from .kernel_syntax import append_item, fresh_name, passed_as, tl_name
 from .source import grid_of, launch_call, replace_spans
 
 DEFAULT_ROWS = 16  # rows per program when the launch's row count was not recorded
@@ -67,7 +68,7 @@ def rows_per_program(request: RewriteRequest) -> tuple[str, str]:
     size, size_stmt = _row_count(launcher_fn, call)
     rows = _rows_per_program(request)
     params = [a.arg for a in fn.args.args]
-    extent = _passed_as(call, params, size)
+    extent = passed_as(call, params, size)
     taken = _names(fn)
     new_param = None
     if extent is None:
@@ -76,7 +77,7 @@ def rows_per_program(request: RewriteRequest) -> tuple[str, str]:
                 f"the row count `{ast.unparse(size)}` is not passed to the kernel, and its signature "
                 "(defaults, *args or keyword-only parameters) takes no new parameter"
             )
-        extent = new_param = _fresh(taken, size.id if isinstance(size, ast.Name) else "n_rows")
+        extent = new_param = fresh_name(taken, size.id if isinstance(size, ast.Name) else "n_rows")
     kernel = _kernel_text(request.kernel.source, fn, targets, rows, extent, new_param, taken)
     launcher = _launcher_text(textwrap.dedent(request.launcher.source), call, size, size_stmt, rows, new_param)
     return kernel, launcher
@@ -89,17 +90,9 @@ def _function(source: str) -> ast.FunctionDef:
     return fn
 
 
-def _tl_name(node: ast.AST) -> str | None:
-    """`x` of a `tl.x(...)` call, else None."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if ast.unparse(node.func.value) in ("tl", "triton.language"):
-            return node.func.attr
-    return None
-
-
 def _program_axis(node: ast.AST) -> int | None:
     """AXIS of a `tl.program_id(AXIS)` / `tl.program_id(axis=AXIS)` call, -1 when not a literal, else None."""
-    if _tl_name(node) != "program_id":
+    if tl_name(node) != "program_id":
         return None
     assert isinstance(node, ast.Call)
     given = node.args or [k.value for k in node.keywords if k.arg == "axis"]
@@ -110,16 +103,6 @@ def _program_axis(node: ast.AST) -> int | None:
 
 def _names(fn: ast.FunctionDef) -> set[str]:
     return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in fn.args.args}
-
-
-def _fresh(taken: set[str], name: str) -> str:
-    """`name`, or `name_2`, `name_3`... the first not used in the kernel."""
-    candidate, number = name, 1
-    while candidate in taken:
-        number += 1
-        candidate = f"{name}_{number}"
-    taken.add(candidate)
-    return candidate
 
 
 def _bound_here(node: ast.AST) -> set[str]:
@@ -163,7 +146,7 @@ def _reads_row(expr: ast.AST, dependent: set[str]) -> bool:
 def _check_body(fn: ast.FunctionDef, first_line: int) -> None:
     """Decline kernels whose programs do not each own one row: see the module docstring."""
     nodes = list(ast.walk(fn))
-    if any(_tl_name(n) == "num_programs" for n in nodes):
+    if any(tl_name(n) == "num_programs" for n in nodes):
         raise NotRowPartial("the kernel reads the grid size (tl.num_programs): it already spreads rows over programs")
     if not any(_program_axis(n) == 0 for n in nodes):
         raise NotRowPartial("the kernel never reads tl.program_id(0), so it has no row per program")
@@ -205,7 +188,7 @@ def _targets(fn: ast.FunctionDef, request: RewriteRequest) -> list[_Target]:
             reasons.append(f"{where}: the kernel uses the value the atomic returns, which partial sums would change")
             continue
         call = stmt.value if isinstance(stmt, ast.Expr) else None
-        name = _tl_name(call) if call is not None else None
+        name = tl_name(call) if call is not None else None
         if call is None or name is None or not name.startswith("atomic_"):
             continue
         assert isinstance(call, ast.Call) and isinstance(stmt, ast.Expr)
@@ -247,7 +230,7 @@ def _targets(fn: ast.FunctionDef, request: RewriteRequest) -> list[_Target]:
 
 
 def _is_atomic(node: ast.AST) -> bool:
-    return (_tl_name(node) or "").startswith("atomic_")
+    return (tl_name(node) or "").startswith("atomic_")
 
 
 def _accumulator_dtype(request: RewriteRequest, pointer: ast.expr) -> str:
@@ -332,9 +315,9 @@ def _is_full_slice(node: ast.expr) -> bool:
 
 
 def _call_shape(call: ast.Call, shapes: dict[str, Shape]) -> Shape:
-    if isinstance(call.func, ast.Attribute) and call.func.attr == "to" and _tl_name(call) is None:
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "to" and tl_name(call) is None:
         return _shape(call.func.value, shapes)
-    name = _tl_name(call)
+    name = tl_name(call)
     if name in ("program_id", "num_programs", "cdiv"):
         return ()
     if name == "arange" and len(call.args) == 2:
@@ -398,16 +381,6 @@ def _row_count(launcher: ast.FunctionDef, call: ast.Call) -> tuple[ast.expr, ast
     return grid.elts[0], statement
 
 
-def _passed_as(call: ast.Call, params: list[str], size: ast.expr) -> str | None:
-    """The kernel parameter that receives the row count, if the launch passes it."""
-    text = ast.unparse(size)
-    if not any(isinstance(a, ast.Starred) for a in call.args):
-        for param, arg in zip(params, call.args, strict=False):
-            if ast.unparse(arg) == text:
-                return param
-    return next((k.arg for k in call.keywords if k.arg in params and ast.unparse(k.value) == text), None)
-
-
 def _rows_per_program(request: RewriteRequest) -> int:
     """The largest power of two up to MAX_ROWS that leaves at least MIN_PROGRAMS programs (or two per
     SM) for the recorded row count: fewer atomics per cell without emptying the GPU."""
@@ -430,7 +403,7 @@ def _launcher_text(
         last = max(items, key=lambda n: (n.lineno, n.col_offset), default=None)
         if last is None:
             raise NotRowPartial("the launch passes no arguments to add the row count to")
-        _append_item(lines, last, f"{new_param}={ast.unparse(size)}")
+        append_item(lines, last, f"{new_param}={ast.unparse(size)}")
     text = replace_spans("\n".join(lines) + "\n", [(size, f"triton.cdiv({ast.unparse(size)}, {rows})")])
     lines = text.splitlines()
     indent = indent_of(lines[statement.lineno - 1])
@@ -439,17 +412,6 @@ def _launcher_text(
         f"{indent}# intelliperf recipe rows-per-program: {rows} rows per program, one atomic per program for them",
     )
     return "\n".join(lines) + "\n"
-
-
-def _append_item(lines: list[str], last: ast.expr | ast.keyword | ast.arg, item: str) -> None:
-    """Add `item` after `last` in a list of arguments or parameters: on a line of its own when the
-    items are written one per line (`last,` ends its line), else after it on the same line."""
-    line, column = end(last)
-    rest = lines[line - 1][column:].strip()
-    if rest.startswith(",") and not rest[1:].split("#")[0].strip():
-        lines.insert(line, f"{indent_of(lines[last.lineno - 1])}{item},")
-    else:
-        lines[line - 1] = lines[line - 1][:column] + f", {item}" + lines[line - 1][column:]
 
 
 # --- the kernel: hoisted statements, the row loop, the atomics after it ---
@@ -482,7 +444,7 @@ def _hoistable(fn: ast.FunctionDef, dependent: set[str], targets: list[_Target])
 
 
 def _has_effect(stmt: ast.stmt) -> bool:
-    return any(_tl_name(n) in ("store", "debug_barrier") or _is_atomic(n) for n in ast.walk(stmt))
+    return any(tl_name(n) in ("store", "debug_barrier") or _is_atomic(n) for n in ast.walk(stmt))
 
 
 def _chunks(lines: list[str], fn: ast.FunctionDef) -> tuple[list[str], list[tuple[ast.stmt, list[str]]]]:
@@ -522,18 +484,18 @@ def _kernel_text(
                 f"the atomic's address or mask uses {', '.join(sorted(needs - ready))}, computed inside the "
                 "row's work, so the one atomic after the loop could not read it"
             )
-    row, first, step = (_fresh(taken, n) for n in ("row_index", "first_row", "row_step"))
+    row, first, step = (fresh_name(taken, n) for n in ("row_index", "first_row", "row_step"))
     for target in targets:
         first_term = _terms(target.pointer)[0]
         base = first_term.id if isinstance(first_term, ast.Name) else "sum"
-        target.name = _fresh(taken, "partial_" + re.sub(r"_?ptr$", "", base, flags=re.I).lower())
+        target.name = fresh_name(taken, "partial_" + re.sub(r"_?ptr$", "", base, flags=re.I).lower())
     calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and _program_axis(n) == 0]
     if any(last_line(c) != c.lineno for c in calls):
         raise NotRowPartial("a tl.program_id(0) call spans several lines")
     lines = replace_spans(source, [(c, row) for c in calls]).splitlines()
     head, chunks = _chunks(lines, fn)
     if new_param is not None:  # in the signature's own lines, so the body's line numbers stay valid
-        _append_item(head, fn.args.args[-1], new_param)
+        append_item(head, fn.args.args[-1], new_param)
     indent = indent_of(lines[fn.body[0].lineno - 1])
     before, inside = [], []
     for stmt, text in chunks:

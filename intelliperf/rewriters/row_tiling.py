@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from ..syntax import indent_of, last_line
 from .base import RewriteRequest
+from .kernel_syntax import tl_name
 from .source import lines_of, node_span
 from .tiling import ELEMENTWISE
 
@@ -163,7 +164,7 @@ class _RowKernel:
                     f"the kernel indexes a block as 2-D or by position (`{ast.unparse(node)}`), and the recipe "
                     "chunks one-dimensional rows only"
                 )
-        aranges = [c for c in _calls(self.fn) if _tl_name(c) == "arange"]
+        aranges = [c for c in _calls(self.fn) if tl_name(c) == "arange"]
         if not aranges:
             raise NotRowTiled("the kernel has no `tl.arange` block, so there is no row to walk in chunks")
         sizes = sorted({ast.unparse(c.args[1]) if len(c.args) == 2 else "" for c in aranges})
@@ -183,7 +184,7 @@ class _RowKernel:
 
     def _check_calls(self) -> None:
         for call in _calls(self.fn):
-            name, func = _tl_name(call), ast.unparse(call.func)
+            name, func = tl_name(call), ast.unparse(call.func)
             allowed = (
                 name in TL_CALLS
                 or func in PLAIN_CALLS
@@ -243,12 +244,12 @@ class _RowKernel:
     ) -> tuple[bool, int]:
         """(depends on the row's lanes, highest reduction level it uses), recording its reductions;
         `outer` collects those not inside another reduction."""
-        if isinstance(expr, ast.Call) and _tl_name(expr) in REDUCTIONS:
+        if isinstance(expr, ast.Call) and tl_name(expr) in REDUCTIONS:
             reduction = self._reduction(expr, reads, index)
             if outer is not None:
                 outer.append(reduction)
             return False, reduction.level
-        if isinstance(expr, ast.Call) and _tl_name(expr) == "arange":
+        if isinstance(expr, ast.Call) and tl_name(expr) == "arange":
             return True, 0
         if isinstance(expr, ast.Name):
             return self._named(expr.id, reads)
@@ -263,7 +264,7 @@ class _RowKernel:
         return block, level
 
     def _reduction(self, call: ast.Call, reads: dict[str, int | None], index: int) -> _Reduction:
-        op = _tl_name(call) or ""
+        op = tl_name(call) or ""
         axis = call.args[1:2] or [k.value for k in call.keywords if k.arg == "axis"]
         extra = [k.arg for k in call.keywords if k.arg != "axis"]
         if not call.args or len(call.args) > 2 or extra:
@@ -303,7 +304,7 @@ class _RowKernel:
         found: dict[str, str] = {}
         for stmt in self.statements:
             for call in _calls(stmt.node):
-                if _tl_name(call) == "load" and call.args and self._on_lanes(call.args[0], stmt):
+                if tl_name(call) == "load" and call.args and self._on_lanes(call.args[0], stmt):
                     for name in self._parameters_behind(call.args[0], stmt):
                         if name in tensors:
                             found[name] = tensors[name]
@@ -312,7 +313,7 @@ class _RowKernel:
     def _on_lanes(self, expr: ast.expr, stmt: _Statement) -> bool:
         """Whether `expr`, read in `stmt`, depends on the row's lanes (a load of it reads the row)."""
         return any(
-            (isinstance(n, ast.Call) and _tl_name(n) == "arange")
+            (isinstance(n, ast.Call) and tl_name(n) == "arange")
             or (isinstance(n, ast.Name) and self._named(n.id, stmt.reads)[0])
             for n in ast.walk(expr)
         )
@@ -360,7 +361,7 @@ class _RowKernel:
             stmt = self.statements[r.statement]
             readers = [(self.statements[i].node, i) for i in self._needed([(r.argument, stmt)])]
             for node, index in [*readers, (r.argument, r.statement)]:
-                if index > stores[0].index and any(_tl_name(c) == "load" for c in _calls(node)):
+                if index > stores[0].index and any(tl_name(c) == "load" for c in _calls(node)):
                     raise NotRowTiled(
                         f"{self.where(node)} loads, for a row reduction, after the row store at "
                         f"{self.where(stores[0].node)}, and the chunked reductions would run before every store"
@@ -519,7 +520,7 @@ class _RowKernel:
         result, and continuation lines moved to `indent`."""
         replacements: dict[int, str] = {}
         for call in _calls(node):
-            if _tl_name(call) == "arange":
+            if tl_name(call) == "arange":
                 lanes = f"{self.start_name} + tl.arange(0, {self.chunk_name})"
                 whole = isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is call
                 replacements[id(call)] = lanes if whole else f"({lanes})"
@@ -543,20 +544,12 @@ def _calls(node: ast.AST) -> list[ast.Call]:
     return [n for n in ast.walk(node) if isinstance(n, ast.Call)]
 
 
-def _tl_name(call: ast.Call) -> str | None:
-    """`x` of a `tl.x(...)` call, else None."""
-    f = call.func
-    if isinstance(f, ast.Attribute) and ast.unparse(f.value) in ("tl", "triton.language"):
-        return f.attr
-    return None
-
-
 def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
 def _is_store(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _tl_name(stmt.value) == "store"
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and tl_name(stmt.value) == "store"
 
 
 def _assigned_name(stmt: ast.stmt) -> str | None:

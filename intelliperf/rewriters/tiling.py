@@ -22,6 +22,7 @@ import textwrap
 
 from ..syntax import end, indent_of
 from .base import RewriteRequest
+from .kernel_syntax import flagged_elem_bytes, tl_name
 from .source import CodeUnit, grid_of, launch_call
 
 TILE_BYTES = 128  # one full cache line of the widened index per row of the block
@@ -74,9 +75,9 @@ def tile_program_axis(request: RewriteRequest) -> tuple[str, str]:
     fn = _function(request.kernel.source)
     _check_elementwise(fn)
     index, axis = _program_index(fn, request)
-    accesses = [c for c in _calls(fn) if _tl_name(c) in ("load", "store")]
+    accesses = [c for c in _calls(fn) if tl_name(c) in ("load", "store")]
     widened = [c for c in accesses if index in _depends(fn, c.args[0] if c.args else None)]
-    tile = max(TILE_BYTES // _elem_bytes(request), 16)
+    tile = max(TILE_BYTES // flagged_elem_bytes(request), 16)
     launcher, extent = _shrink_grid(request, request.launcher, axis, tile)
     block = _block_elements(fn, request)
     if block * tile > MAX_BLOCK_ELEMENTS:
@@ -91,7 +92,7 @@ def tile_program_axis(request: RewriteRequest) -> tuple[str, str]:
         (call.lineno, call.col_offset, "("),
         (*end(call), f" * {tile} + tl.arange(0, {tile}))[None, :]"),
     ]
-    edits += [(*end(c), "[:, None]") for c in _calls(fn) if _tl_name(c) == "arange"]
+    edits += [(*end(c), "[:, None]") for c in _calls(fn) if tl_name(c) == "arange"]
     for access in widened:
         edits += _masked(access, f"{index} < {extent}")
     lines = request.kernel.source.splitlines()
@@ -111,14 +112,6 @@ def _calls(fn: ast.FunctionDef) -> list[ast.Call]:
     return [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
 
 
-def _tl_name(call: ast.Call) -> str | None:
-    """`x` of a `tl.x(...)` call, else None."""
-    f = call.func
-    if isinstance(f, ast.Attribute) and ast.unparse(f.value) in ("tl", "triton.language"):
-        return f.attr
-    return None
-
-
 def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
@@ -128,7 +121,7 @@ def _check_elementwise(fn: ast.FunctionDef) -> None:
     for stmt in body:
         simple = (
             isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-        ) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _tl_name(stmt.value) == "store")
+        ) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and tl_name(stmt.value) == "store")
         if not simple:
             raise NotTileable(
                 f"line {stmt.lineno} of the kernel is not `name = expression` or a tl.store (the recipe "
@@ -138,7 +131,7 @@ def _check_elementwise(fn: ast.FunctionDef) -> None:
         if isinstance(node, ast.Subscript):
             raise NotTileable(f"the kernel indexes a block (`{ast.unparse(node)}`): it is already multi-dimensional")
         if isinstance(node, ast.Call):
-            name = _tl_name(node)
+            name = tl_name(node)
             method = isinstance(node.func, ast.Attribute) and node.func.attr == "to"
             if not method and name not in ELEMENTWISE:
                 raise NotTileable(f"`{ast.unparse(node.func)}` is not an elementwise operation the recipe can widen")
@@ -149,7 +142,7 @@ def _program_index(fn: ast.FunctionDef, request: RewriteRequest) -> tuple[str, i
     flagged = {src.line - request.kernel.line + 1 for src in request.finding.lines}
     found = []
     for stmt in fn.body:
-        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and _tl_name(stmt.value) == "program_id":
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and tl_name(stmt.value) == "program_id":
             given = stmt.value.args or [k.value for k in stmt.value.keywords if k.arg == "axis"]
             target, axis = stmt.targets[0], given[0] if given else None
             if isinstance(target, ast.Name) and isinstance(axis, ast.Constant) and isinstance(axis.value, int):
@@ -159,13 +152,13 @@ def _program_index(fn: ast.FunctionDef, request: RewriteRequest) -> tuple[str, i
             "no program axis indexes single elements (`i = tl.program_id(AXIS)`), so there is no "
             "axis to tile; a strided gather like this one needs another data layout"
         )
-    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and _tl_name(n) in ("program_id", "num_programs")]
+    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and tl_name(n) in ("program_id", "num_programs")]
     for name, number in found:
         if sum(1 for c in uses if ast.unparse(c) in (f"tl.program_id({number})", f"tl.num_programs({number})")) > 1:
             continue  # the axis is read again elsewhere: tiling it would change that value too
         for call in _calls(fn):
             if (
-                _tl_name(call) in ("load", "store")
+                tl_name(call) in ("load", "store")
                 and call.lineno in flagged
                 and call.args
                 and any(_is_name(term, name) for term in _terms(call.args[0]))
@@ -206,9 +199,9 @@ def _masked(call: ast.Call, bound: str) -> list[tuple[int, int, str]]:
     """Insertions that AND `bound` into the access's mask (or give it one)."""
     mask = (
         call.args[2]
-        if _tl_name(call) == "store" and len(call.args) > 2
+        if tl_name(call) == "store" and len(call.args) > 2
         else call.args[1]
-        if _tl_name(call) == "load" and len(call.args) > 1
+        if tl_name(call) == "load" and len(call.args) > 1
         else next((k.value for k in call.keywords if k.arg == "mask"), None)
     )
     if isinstance(mask, (ast.Name, ast.Call, ast.Attribute)):
@@ -262,18 +255,12 @@ def _shrink_grid(request: RewriteRequest, launcher: CodeUnit, axis: int, tile: i
     return "\n".join(lines) + "\n", extent
 
 
-def _elem_bytes(request: RewriteRequest) -> int:
-    flagged = {src.line for src in request.finding.lines}
-    sizes = [s.elem_bytes for s in request.sites if s.line in flagged] or [4]
-    return min(sizes)
-
-
 def _block_elements(fn: ast.FunctionDef, request: RewriteRequest) -> int:
     """The longest `tl.arange` of the kernel, with its constexpr resolved."""
     constexprs = request.constexprs()
     longest = 1
     for call in _calls(fn):
-        if _tl_name(call) == "arange" and len(call.args) == 2:
+        if tl_name(call) == "arange" and len(call.args) == 2:
             end = call.args[1]
             value = end.value if isinstance(end, ast.Constant) else constexprs.get(ast.unparse(end))
             if not isinstance(value, int):
