@@ -69,16 +69,16 @@ def main() -> int:
         return rmtree(path, *args, **kwargs)
 
     shutil.rmtree = removing
-    import intelliperf.loop as loop
+    import intelliperf.loop_attempt as loop_attempt
     from intelliperf import cli
     from intelliperf.profiling import region_timers
     from intelliperf.workload import head_start
 
     validate = importlib.import_module("intelliperf.validators.validate")  # the package's `validate` is the function
-    for name in ("validate", "_judge", "_compare_replay", "_sanitized", "_timed"):
+    for name in ("validate", "_judge", "compare_replay", "sanitized", "timed"):
         marked(validate, name)
     marked(head_start.HeadStart, "hand_over", "a Python started ahead takes its run")
-    marked(loop, "_measure_candidate")
+    marked(loop_attempt, "measure_candidate")
     collect = region_timers.collect
 
     def timers(*args, **kwargs):

@@ -30,7 +30,7 @@ FIXES = HERE / "fixes"
 BENCH = r"""
 import importlib.util, json, sys, torch, triton
 from intelliperf.validators.correctness import load_tensors
-from intelliperf.validators.replay import _placed, call_launcher
+from intelliperf.validators.replay_calls import call_launcher, placed
 
 descs, inputs, files, name = json.loads(sys.argv[1])
 calls = {}
@@ -38,7 +38,7 @@ for side, path in files.items():
     spec = importlib.util.spec_from_file_location(f"fix_{side}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    values = _placed(load_tensors(inputs), descs)
+    values = placed(load_tensors(inputs), descs)
     fn = getattr(module, name)
     calls[side] = lambda fn=fn, values=values: call_launcher(fn, descs, values)
 out = {side: [] for side in calls}
@@ -53,7 +53,7 @@ def candidate_text(project: Path, after: str, kernel: str, launcher: str) -> str
     """The before-file (project/program.py) with the after-file's kernel, launcher and code beside them
     in place, as the loop applies a rewriter's answer given as a whole file; raises the loop's own
     ScopeError/PolicyError where a rewriter's answer would be refused."""
-    from intelliperf.loop import apply_candidate
+    from intelliperf.loop_apply import apply_candidate
     from intelliperf.rewriters import Candidate
     from intelliperf.rewriters.source import code_unit, extract_function
     from intelliperf.rewriters.transcript import beside_code

@@ -4,7 +4,7 @@
 
 Runs `intelliperf diagnose -f diagnoseOnly` on each program twice in this process: as it is (on a GPU
 the trace is deferred to profiling/trace_worker.py where the ncu or region-timer pass follows,
-api._trace_later) and with the deferral off (the trace taken inside the program's run). Prints the
+api_diagnosis.trace_later) and with the deferral off (the trace taken inside the program's run). Prints the
 wall seconds and stages of each, the notes about the trace, and whether the two runs' interpreter-trace
 evidence and findings are the same.
 """
@@ -15,7 +15,7 @@ import sys
 import time
 
 import intelliperf
-from intelliperf import api
+from intelliperf import api_diagnosis
 
 
 def diagnose(program: str) -> tuple[float, dict, list]:
@@ -32,11 +32,11 @@ def diagnose(program: str) -> tuple[float, dict, list]:
 
 
 def main() -> int:
-    deferring = api._trace_later
+    deferring = api_diagnosis.trace_later
     for program in sys.argv[1:]:
-        api._trace_later = deferring
+        api_diagnosis.trace_later = deferring
         later = diagnose(program)
-        api._trace_later = lambda *args: False
+        api_diagnosis.trace_later = lambda *args: False
         inline = diagnose(program)
         print(
             f"{program}: after the run {later[0]:.1f} s, inside it {inline[0]:.1f} s; same trace evidence: "

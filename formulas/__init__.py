@@ -7,7 +7,7 @@ if __name__ != "intelliperf.formulas":  # this folder imported from the reposito
     )
 
 
-from .base import Formula
+from .base import Formula, FormulaCatalog
 from .registry import ENTRY_POINT_GROUP, Registry, default_registry
 
-__all__ = ["ENTRY_POINT_GROUP", "Formula", "Registry", "default_registry"]
+__all__ = ["ENTRY_POINT_GROUP", "Formula", "FormulaCatalog", "Registry", "default_registry"]

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
+from typing import ClassVar, Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from intelliperf.errors import UsageError
 from intelliperf.models import Evidence, Finding, KernelProfile
-
-if TYPE_CHECKING:
-    from .registry import Registry
 
 
 class FormulaOptions(BaseModel):
@@ -22,6 +19,18 @@ class FormulaOptions(BaseModel):
 
 
 OptionsT = TypeVar("OptionsT", bound=FormulaOptions)
+
+
+class FormulaCatalog(Protocol):
+    """The registered formulas as a formula sees them (a `Registry` is one): names and instances.
+
+    Formulas that combine others (diagnoseOnly) look the others up through it; naming the
+    protocol here, not the Registry, keeps this module free of the registry that loads formulas.
+    """
+
+    def names(self) -> list[str]: ...
+
+    def create(self, name: str, **options) -> Formula: ...
 
 
 class Formula(ABC, Generic[OptionsT]):
@@ -66,19 +75,19 @@ class Formula(ABC, Generic[OptionsT]):
     def diagnose(self, kernel: KernelProfile, evidence: list[Evidence]) -> Finding:
         """Whether `kernel` has this formula's bottleneck, on the given evidence."""
 
-    def evaluate(self, kernel: KernelProfile, evidence: list[Evidence], registry: Registry) -> list[Finding]:
+    def evaluate(self, kernel: KernelProfile, evidence: list[Evidence], registry: FormulaCatalog) -> list[Finding]:
         """All findings this formula reports for a kernel (one, unless it combines formulas)."""
         return [self.diagnose(kernel, evidence)]
 
-    def needs(self, registry: Registry) -> set[str]:
+    def needs(self, registry: FormulaCatalog) -> set[str]:
         """The evidence backends to gather before this formula can judge a kernel."""
         return set(self.evidence)
 
-    def wants_regions(self, registry: Registry) -> bool:
+    def wants_regions(self, registry: FormulaCatalog) -> bool:
         """Whether to run the region-timer pass (Proton) for this formula on a GPU."""
         return self.regions
 
-    def counter_metrics(self, registry: Registry, backend: str) -> list[str]:
+    def counter_metrics(self, registry: FormulaCatalog, backend: str) -> list[str]:
         """The metrics to collect with `backend` for this formula."""
         return list(self.counters.get(backend, ()))
 

@@ -5,26 +5,31 @@ from __future__ import annotations
 import logging
 import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import __version__, env, redact
+from . import env, redact
+from .api_checks import check_paths
+from .api_diagnosis import profile_and_diagnose
+from .api_passes import RegionsOnly, trace_settings
 from .delivery.git import find_repo
 from .delivery.publish import Ready, deliver, prepare
-from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
-from .formulas import Registry, default_registry
-from .models import KernelDiagnosis, KernelProfile, OptimizationStatus, Report, RunInfo
-from .profiling.aggregate import STATIC_BACKEND, TRACE_BACKEND, Recording, collect_evidence, load_recording
-from .profiling.trace_worker import LaterTraces
+from .errors import UsageError
+from .formulas import default_registry
+from .models import OptimizationStatus, Report
 from .settings import DiagnoseSettings, OptimizeSettings, settled
 from .workload.devices import parse_devices
-from .workload.runner import TraceSettings, check_command, run_workload, uncompiled_note
 from .workload.workspace import within
 
-DEVICES = ("auto", "cpu", "gpu")
+if TYPE_CHECKING:
+    from .formulas import Formula, Registry
+    from .loop_session import Budget, Session
+    from .models import Optimization
+    from .profiling.aggregate import Recording
+    from .rewriters import Rewriter
+    from .validators import ValidationSettings
 
 Progress = Callable[[str], None]
 log = logging.getLogger("intelliperf")
@@ -33,13 +38,6 @@ log = logging.getLogger("intelliperf")
 def _logged(stage: str) -> None:
     """Progress for API callers that pass no `progress`: the `intelliperf` logger, at INFO."""
     log.info(redact.scrub(stage))
-
-
-# Seconds the interpreter trace of one launch may take in a GPU run, where it is one pass among
-# several: a 4096^3 GEMM's sampled programs take minutes in the interpreter (the atomics it looks for
-# show in the first programs; the trace says how many it ran). On the CPU it is the evidence: 60 s.
-GPU_TRACE_BUDGET_S = 10.0
-LATER_TRACE_START_S = 60.0  # a deferred trace's worker: its start and imports, before each launch's budget
 
 
 def diagnose(
@@ -70,228 +68,11 @@ def diagnose(
     )
     registry = default_registry(s.formula_paths)
     the_formula = registry.create(s.formula, **(s.formula_options or {}))
-    report, _ = _diagnose(list(command), the_formula, registry, s, progress=progress or _logged)
+    report, _ = profile_and_diagnose(list(command), the_formula, registry, s, progress=progress or _logged)
     from .delivery.report import write_reports
 
     write_reports(report, output=s.output, markdown=s.markdown, sarif=s.sarif)
     return report
-
-
-def _diagnose(
-    command: list[str],
-    the_formula,
-    registry: Registry,
-    s: DiagnoseSettings,
-    *,
-    progress: Progress,
-    timer_dir: str | Path | None = None,
-) -> tuple[Report, Recording]:
-    """Profile, rank and diagnose: the report without an optimization, and the recording."""
-    _kernel_pattern(s.kernel)  # a bad filter is said before anything runs
-    if s.top_n < 1:
-        raise UsageError(f"--top-n must be at least 1, got {s.top_n}")
-    if s.sample_programs < 1:
-        raise UsageError(f"--sample-programs must be at least 1, got {s.sample_programs}")
-    check_command(command)
-    command = _absolute_program(command, s.cwd)
-    interpret = _interpret(s.device)
-    trace = trace_settings(the_formula, registry, s.kernel, s.sample_programs, s.trace_launches, interpret)
-    backend, counter_note = _counter_backend(s.counters, the_formula, registry, interpret)
-    trace.sass_lines = backend == "ncu" and trace.pattern is not None
-    # On a GPU, where another pass follows, the trace runs after the program, beside that pass.
-    later = LaterTraces() if _trace_later(trace, interpret, backend, the_formula, registry) else None
-    try:
-        if later is not None and Path(s.cwd or os.getcwd()).is_dir():  # else the program run says what is wrong
-            later.warm(s.cwd or os.getcwd())  # its imports beside the profile run
-        return _diagnosed(command, the_formula, registry, s, trace, backend, counter_note, later, progress, timer_dir)
-    finally:
-        if later is not None:
-            later.discard()
-
-
-def _trace_later(trace: TraceSettings, interpret: bool, backend: str | None, the_formula, registry: Registry) -> bool:
-    """Whether the interpreter trace runs after the program (trace_worker): on a GPU, where the ncu or
-    region-timer pass follows for it to run beside (alone it would only add its worker's start-up)."""
-    traced = trace.pattern is not None and trace.sample_programs > 0
-    return not interpret and traced and (backend is not None or the_formula.wants_regions(registry))
-
-
-def _diagnosed(
-    command: list[str],
-    the_formula,
-    registry: Registry,
-    s: DiagnoseSettings,
-    trace: TraceSettings,
-    backend: str | None,
-    counter_note: str | None,
-    later: LaterTraces | None,
-    progress: Progress,
-    timer_dir: str | Path | None,
-) -> tuple[Report, Recording]:
-    """_diagnose's work, with its trace deferred to `later` where it is given."""
-    pattern = _kernel_pattern(s.kernel)
-    interpret = _interpret(s.device)
-    trace.later_dir = str(later.folder) if later is not None else None
-    stages: dict[str, float] = {}
-    started = time.perf_counter()
-    progress("profiling: running the command with the launch recorder")
-    with tempfile.TemporaryDirectory(prefix="intelliperf-") as tmp:
-        run = run_workload(command, Path(tmp), interpret=interpret, trace=trace, timeout_s=s.timeout_s, cwd=s.cwd)
-        recording = load_recording(Path(tmp))
-    stages["profile"] = time.perf_counter() - started
-    if later is not None:
-        later.start(run.cwd)
-
-    progress("diagnosing the top kernels")
-    started = time.perf_counter()
-    _check_recording(recording, command)
-    top = _select(recording.kernels, pattern, s.kernel, s.top_n)
-    counter_notes = [counter_note] if counter_note else []
-    passes_started = time.perf_counter()
-    (measured, timed), notes = _profiler_passes(
-        command, top, the_formula, registry, recording, s, backend, interpret, timer_dir, stages, progress
-    )
-    counter_notes += notes
-    started += time.perf_counter() - passes_started
-    if later is not None:
-        started_traces = time.perf_counter()
-        traced, notes = later.finish(LATER_TRACE_START_S + trace.budget_s * later.jobs())
-        recording.evidence = collect_evidence(recording.records + traced)
-        counter_notes += notes
-        stages["trace_wait"] = time.perf_counter() - started_traces
-        started += stages["trace_wait"]
-    diagnoses = []
-    for rank, profile in enumerate(top, start=1):
-        # best first: hardware counters, region timers, then the interpreter model, then the static view
-        evidence = (
-            ([measured[profile.id]] if profile.id in measured else [])
-            + ([timed[profile.id]] if profile.id in timed else [])
-            + recording.evidence_of(profile.id)
-        )
-        findings = the_formula.evaluate(profile, evidence, registry)
-        diagnoses.append(KernelDiagnosis(kernel=profile.name, rank=rank, findings=findings, evidence=evidence))
-    stages["diagnose"] = time.perf_counter() - started
-
-    selected = next((d.kernel for d in diagnoses if any(f.present for f in d.findings)), None)
-    report = Report(
-        tool_version=__version__,
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        formula=the_formula.name,
-        run=RunInfo(
-            command=command,
-            cwd=run.cwd,
-            mode="interpreter" if interpret else "compiled",
-            device=recording.first("device", "unknown"),
-            time_source=recording.first("time_source", "unknown"),
-            duration_s=run.duration_s,
-            processes=len(recording.records),
-            launches=recording.launches,
-            versions={"intelliperf": __version__, **_merged_versions(recording)},
-        ),
-        kernels=recording.kernels,
-        top=[p.name for p in top],
-        diagnoses=diagnoses,
-        selected=selected,
-        stages=stages,
-        notes=_notes(registry, recording, interpret) + counter_notes,
-    )
-    return report, recording
-
-
-def _profiler_passes(
-    command: list[str],
-    top: list[KernelProfile],
-    the_formula,
-    registry: Registry,
-    recording: Recording,
-    s: DiagnoseSettings,
-    backend: str | None,
-    interpret: bool,
-    timer_dir: str | Path | None,
-    stages: dict[str, float],
-    progress: Progress,
-) -> tuple[tuple[dict, dict], list[str]]:
-    """The counter pass (ncu, rocprofv3) and the region-timer pass: (counter evidence, timer evidence)
-    per kernel id, and notes; each pass's seconds in `stages`. Where both run on a GPU and stop the
-    program early they run side by side, taking turns on the GPU (profiling/window.py): one's start-up
-    and trace writing beside the other's kernels, never two programs' kernels at once. Each then may
-    wait for the other's turn, so its limit (--timeout) is the two passes' together."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    wants_timers = the_formula.wants_regions(registry)
-    side_by_side = backend is not None and wants_timers and not interpret and s.stop_early
-    limit = s.timeout_s * 2 if side_by_side and s.timeout_s else s.timeout_s
-
-    def timed_stage(name: str, run: Callable[[dict[str, str]], tuple[dict, list[str]]], turn: dict[str, str]):
-        begin = time.perf_counter()
-        try:
-            return run(turn)
-        finally:
-            stages[name] = time.perf_counter() - begin
-
-    def counter_pass(turn: dict[str, str]) -> tuple[dict, list[str]]:
-        if backend is None:
-            return {}, []
-        progress(f"counters: running the command under {backend} for the top {len(top)} kernel(s)")
-        return _counters(
-            backend, command, top, the_formula, registry, recording, limit, s.cwd, s.profile_dir, s.stop_early, turn
-        )
-
-    def timer_pass(turn: dict[str, str]) -> tuple[dict, list[str]]:
-        if not wants_timers:
-            return {}, []
-        if not interpret:
-            progress("region timers: running the command with the top kernels instrumented (Proton)")
-        return _region_timers(
-            command,
-            top,
-            interpret,
-            s.cwd,
-            limit,
-            timer_dir or s.profile_dir,
-            s.stop_early,
-            loops_only=not isinstance(the_formula, _RegionsOnly),
-            all_warps=s.all_warps,
-            data=s.region_data,
-            turn=turn,
-        )
-
-    stages |= {"counters": 0.0, "region_timers": 0.0}  # in this order, whichever ends first
-    began = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="intelliperf-turns-") as folder:
-        turn = {env.GPU_TURN: str(Path(folder) / "gpu.lock")} if side_by_side else {}
-        with ThreadPoolExecutor(max_workers=2 if side_by_side else 1) as pool:
-            counted = pool.submit(timed_stage, "counters", counter_pass, turn)
-            timers = pool.submit(timed_stage, "region_timers", timer_pass, turn)
-            (measured, notes), (timed, more) = counted.result(), timers.result()
-    for name, ran in (("counters", backend is not None), ("region_timers", wants_timers)):
-        if not ran:
-            stages.pop(name, None)
-    if side_by_side:
-        notes.append(
-            "the counter and region-timer passes ran side by side, taking turns on the GPU "
-            f"({stages['counters']:.1f} s and {stages['region_timers']:.1f} s in {time.perf_counter() - began:.1f} s)"
-        )
-    return (measured, timed), notes + more
-
-
-class _RegionsOnly:
-    """The formula slot of `intelliperf regions`: no verdict, the region timers and static view only."""
-
-    name = "regions"
-    metric = None
-
-    def needs(self, registry: Registry) -> set[str]:
-        return {STATIC_BACKEND}
-
-    def wants_regions(self, registry: Registry) -> bool:
-        return True
-
-    def counter_metrics(self, registry: Registry, backend: str) -> list[str]:
-        return []
-
-    def evaluate(self, kernel: KernelProfile, evidence: list, registry: Registry) -> list:
-        return []
 
 
 def regions(
@@ -327,8 +108,8 @@ def regions(
         all_warps=all_warps,
         region_data="trace",  # the timeline is what this command is for
     )
-    report, recording = _diagnose(
-        list(command), _RegionsOnly(), default_registry(), settings, progress=progress or _logged, timer_dir=out
+    report, recording = profile_and_diagnose(
+        list(command), RegionsOnly(), default_registry(), settings, progress=progress or _logged, timer_dir=out
     )
     for d in report.diagnoses:
         profile = next(k for k in report.kernels if k.name == d.kernel)
@@ -336,218 +117,6 @@ def regions(
             report.notes += static_regions(profile, d.evidence)
     write_reports(report, output=out / "report.json", markdown=out / "report.md")
     return report
-
-
-def _counter_backend(requested: str, the_formula, registry: Registry, interpret: bool) -> tuple[str | None, str | None]:
-    from .profiling import counters
-
-    wanted = any(the_formula.counter_metrics(registry, b) for b in ("ncu", "rocprofv3"))
-    asks = requested not in ("off", "auto") or wanted
-    return counters.choose(requested, interpret, counters.gpu_vendor() if asks and not interpret else None, wanted)
-
-
-def _counters(
-    backend: str,
-    command: list[str],
-    top: list[KernelProfile],
-    the_formula,
-    registry: Registry,
-    recording: Recording,
-    timeout_s: float | None,
-    cwd: str | None,
-    keep: str | Path | None,
-    stop_early: bool = True,
-    turn: dict[str, str] | None = None,
-):
-    """One profiler pass over the top kernels: evidence per kernel id, and notes. `turn`: the GPU turn
-    it takes (_profiler_passes)."""
-    from .profiling import counters, window
-
-    names = {p.id: p.id.split("@", 1)[0] for p in top}
-    metrics = the_formula.counter_metrics(registry, backend)
-    evidence, notes = counters.collect(
-        backend,
-        command,
-        sorted(set(names.values())),
-        metrics,
-        cwd=cwd,
-        timeout_s=timeout_s,
-        sass_tables=recording.sass_tables(),
-        keep=Path(keep) if keep else None,
-        stop_early=stop_early,
-        configs=window.tuned_configs(top),
-        env=turn,
-    )
-    return {pid: evidence[name] for pid, name in names.items() if name in evidence}, notes
-
-
-def _region_timers(
-    command: list[str],
-    top: list[KernelProfile],
-    interpret: bool,
-    cwd: str | None,
-    timeout_s: float | None,
-    keep: str | Path | None,
-    stop_early: bool = True,
-    loops_only: bool = True,
-    all_warps: bool = False,
-    data: str = "auto",
-    turn: dict[str, str] | None = None,
-) -> tuple[dict, list[str]]:
-    """One instrumented run over the top kernels (GPU only): evidence per kernel id, and notes.
-    `loops_only`: only kernels whose timers could change the verdict (a loop with a dot)."""
-    from .profiling import region_timers
-
-    why = region_timers.available(interpret)
-    if why:
-        return {}, [why]
-    root = Path(cwd or os.getcwd())
-    run = region_timers.collect(
-        command,
-        top,
-        root=root,
-        cwd=root,
-        timeout_s=timeout_s,
-        keep=Path(keep) if keep else None,
-        pictures=keep is not None,
-        stop_early=stop_early,
-        loops_only=loops_only,
-        all_warps=all_warps,
-        data=data,
-        env=turn,
-    )
-    if keep is None and run.evidence:
-        run.notes.append("the timeline (Perfetto JSON, PNG) is kept with --profile-dir DIR")
-    return run.evidence, run.notes
-
-
-def trace_settings(
-    the_formula,
-    registry: Registry,
-    kernel: str | None,
-    sample_programs: int = 32,
-    launches: int = 1,
-    interpret: bool = True,
-) -> TraceSettings:
-    """The address trace and static view a formula needs (none when it reads neither; no program traced
-    where it reads the static view only: bankConflict, overlap). Beside a GPU run the trace is bounded
-    like the other passes (GPU_TRACE_BUDGET_S)."""
-    from .profiling.static import DEFAULT_TARGETS
-
-    needs = the_formula.needs(registry)
-    wanted = bool(needs & {TRACE_BACKEND, STATIC_BACKEND})
-    return TraceSettings(
-        pattern=(kernel or ".") if wanted else None,
-        sample_programs=sample_programs if TRACE_BACKEND in needs else 0,
-        launches=launches,
-        budget_s=TraceSettings.budget_s if interpret else GPU_TRACE_BUDGET_S,
-        static_targets=DEFAULT_TARGETS if STATIC_BACKEND in needs else (),
-    )
-
-
-def _absolute_program(command: list[str], cwd: str | None) -> list[str]:
-    """A program named by a relative path (`.venv/bin/python`) made absolute: later runs of the command
-    start in a copy of the project, where it may not be (a virtual environment is not copied)."""
-    program = command[0]
-    if os.sep in program and not os.path.isabs(program):
-        return [os.path.abspath(os.path.join(cwd or os.getcwd(), program)), *command[1:]]
-    return command
-
-
-def check_paths(
-    files: dict[str, str | Path | None] | None = None, folders: dict[str, str | Path | None] | None = None
-) -> None:
-    """Where reports go, checked before anything runs: a file option must not name a folder, a
-    folder option must not name a file (either found only after a run used to end in a traceback
-    and a stray NAME.tmp)."""
-    for option, path in (files or {}).items():
-        if path is not None and Path(path).is_dir():
-            raise UsageError(
-                f"{option} {path} is a folder; it takes a file name",
-                hint=f"Pass a file path, e.g. {option} {Path(path) / 'report.json'}.",
-            )
-    for option, path in (folders or {}).items():
-        if path is not None and Path(path).exists() and not Path(path).is_dir():
-            raise UsageError(f"{option} {path} is a file; it takes a folder (created if missing)")
-
-
-def _kernel_pattern(kernel: str | None) -> re.Pattern | None:
-    if kernel is None:
-        return None
-    try:
-        return re.compile(kernel)
-    except re.error as exc:
-        raise UsageError(f"--kernel {kernel!r} is not a valid regular expression: {exc}") from None
-
-
-def _interpret(device: str) -> bool:
-    """True when the kernels must run in Triton's interpreter (no GPU, or --device cpu)."""
-    if device not in DEVICES:
-        raise UsageError(f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
-    if device == "cpu":
-        return True
-    import torch
-
-    has_gpu = torch.cuda.is_available()
-    if device == "gpu" and not has_gpu:
-        raise UsageError(
-            "--device gpu was asked for, but torch sees no GPU on this machine",
-            hint="Use --device cpu (or auto) to run the kernels in Triton's interpreter.",
-        )
-    return not has_gpu
-
-
-def _check_recording(recording: Recording, command: list[str]) -> None:
-    if recording.errors:
-        raise IntelliPerfError("the launch recorder failed inside the program: " + "; ".join(recording.errors))
-    if recording.processes_started == 0:
-        raise NoKernelsError(
-            f"the command ran, but no Python process of it started the recorder: {' '.join(command)}",
-            hint="intelliperf records Python programs (python app.py, python -m pkg, pytest ...). A shell script "
-            "works too if it runs Python without clearing PYTHONPATH.",
-        )
-    if not recording.kernels:
-        raise NoKernelsError(
-            f"the command ran, but launched no Triton kernel ({recording.processes_started} Python process(es) "
-            "watched)",
-            hint="Is the code path that launches the @triton.jit kernels taken with these arguments?",
-        )
-
-
-def _select(kernels: list[KernelProfile], pattern: re.Pattern | None, raw: str | None, top_n: int):
-    chosen = [k for k in kernels if pattern is None or pattern.search(k.name)]
-    if not chosen:
-        raise KernelFilterError(raw or "", [k.name for k in kernels])
-    return chosen[:top_n]
-
-
-def _merged_versions(recording: Recording) -> dict[str, str]:
-    versions: dict[str, str] = {}
-    for record in recording.records:
-        versions.update(record.get("versions", {}))
-    return versions
-
-
-def _notes(registry: Registry, recording: Recording, interpret: bool) -> list[str]:
-    notes = [f"formula plug-in {name!r} could not be loaded: {why}" for name, why in registry.broken.items()]
-    if interpret:
-        notes.append(
-            "No GPU was used: kernel times are wall times of Triton's interpreter, and the evidence is a "
-            "model of the memory traffic, not hardware counters."
-        )
-    for k in recording.kernels:
-        if k.timed_launches < k.launches:
-            notes.append(
-                f"{k.name}: {k.timed_launches} of {k.launches} launches were timed (the first ones and a "
-                "random sample); its total time is scaled from them"
-            )
-    for record in recording.records:
-        notes += [f"recorder, process {record['pid']}: {problem}" for problem in record.get("problems", [])]
-    if uncompiled := uncompiled_note():
-        notes.append(uncompiled)
-    for items in recording.evidence.values():
-        notes += [f"{ev.kernel}: {note}" for ev in items for note in ev.notes]
-    return notes
 
 
 def optimize(
@@ -571,7 +140,6 @@ def optimize(
     `devices` ("all" or "0,1"): validate each round's candidates in parallel, one worker per GPU;
     `candidates` (per round) then defaults to the number of GPUs.
     """
-    from . import loop
     from .delivery.report import write_reports
     from .rewriters import make_rewriters
 
@@ -581,15 +149,7 @@ def optimize(
         files={"--output": s.output, "--markdown": s.markdown, "--sarif": s.sarif},
         folders={"--out-dir": s.out_dir, "--profile-dir": s.profile_dir},
     )
-    gpus = parse_devices(s.devices)
-    budget = loop.Budget(
-        max_attempts=s.max_attempts,
-        time_budget_s=s.time_budget_s,
-        max_tokens=s.max_tokens,
-        candidates=max(len(gpus), 1) if s.candidates is None else s.candidates,
-        devices=gpus,
-    )
-    budget.check()
+    budget = _budget(s)
     model = s.model or os.environ.get(env.MODEL) or None
     key_env = (s.llm_options or {}).get("api_key_env")
     redact.also(key_env)
@@ -597,16 +157,14 @@ def optimize(
     root = Path(s.project or s.cwd or os.getcwd()).resolve()
     if not root.is_dir():
         raise UsageError(f"--project {root} is not a folder")
-    validation = s.validation.model_copy(deep=True)
-    validation.secrets = sorted({*validation.secrets, *([key_env] if key_env else [])})
     out = Path(s.out_dir).resolve()
-    validation.sandbox.build((root, out), validation.secrets)  # refuse before anything runs
+    validation = _validation(s, key_env, root, out)
     if s.in_place:
         check_clean(root, s.force)
     ready = prepare(s.publish, root) if s.publish else None
     registry = default_registry(s.formula_paths)
     the_formula = registry.create(s.formula, **(s.formula_options or {}))
-    report, recording = _diagnose(
+    report, recording = profile_and_diagnose(
         list(command),
         the_formula,
         registry,
@@ -624,20 +182,77 @@ def optimize(
         report.notes.append(f"nothing to optimize: no diagnosed kernel has the {the_formula.name} bottleneck")
         write()
         return report
-    profile = next(k for k in recording.kernels if k.name == report.selected)
-    finding = next(f for f in report.diagnosis(report.selected).findings if f.present)
+    _check_workdir(report, root)
+    progress(
+        "rewriters: "
+        + " then ".join(r.name for r in rewriters)
+        + ("" if model else " (no model configured: pass --model NAME [--api-base URL] to use an LLM)")
+    )
+    session = _session(report, recording, the_formula, registry, root, out, s, validation, budget, write, progress)
+    optimization = _attempts(session, rewriters, write)
+    if ready is not None:  # before --in-place, which makes the patched files differ from the commit
+        _publish(ready, report, write)
+    if s.in_place and optimization.winner is not None:
+        apply_in_place(root, optimization, s.force)
+    write()
+    return report
+
+
+def _budget(s: OptimizeSettings) -> Budget:
+    """The loop's budget from the settings, checked; `candidates` per round defaults to one per GPU."""
+    from .loop_session import Budget
+
+    gpus = parse_devices(s.devices)
+    budget = Budget(
+        max_attempts=s.max_attempts,
+        time_budget_s=s.time_budget_s,
+        max_tokens=s.max_tokens,
+        candidates=max(len(gpus), 1) if s.candidates is None else s.candidates,
+        devices=gpus,
+    )
+    budget.check()
+    return budget
+
+
+def _validation(s: OptimizeSettings, key_env: str | None, root: Path, out: Path) -> ValidationSettings:
+    """The validation settings, with the model's key among the secrets kept from candidate code; the
+    sandbox is built once here so that a machine without one refuses before anything runs."""
+    validation = s.validation.model_copy(deep=True)
+    validation.secrets = sorted({*validation.secrets, *([key_env] if key_env else [])})
+    validation.sandbox.build((root, out), validation.secrets)  # refuse before anything runs
+    return validation
+
+
+def _check_workdir(report: Report, root: Path) -> None:
+    """The command's working directory must be inside the project folder copied for each candidate."""
     if not within(Path(report.run.cwd), root):
         raise UsageError(
             f"the command runs in {report.run.cwd}, outside the project folder {root}",
             hint="Pass --project DIR: the folder copied for each candidate must contain the command's "
             "working directory and the kernel's file.",
         )
-    progress(
-        "rewriters: "
-        + " then ".join(r.name for r in rewriters)
-        + ("" if model else " (no model configured: pass --model NAME [--api-base URL] to use an LLM)")
-    )
-    session = loop.Session(
+
+
+def _session(
+    report: Report,
+    recording: Recording,
+    the_formula: Formula,
+    registry: Registry,
+    root: Path,
+    out: Path,
+    s: OptimizeSettings,
+    validation: ValidationSettings,
+    budget: Budget,
+    write: Callable[[], None],
+    progress: Progress,
+) -> Session:
+    """What the loop works on: the selected kernel, its finding and recording, and where it writes."""
+    from .loop_session import Session
+
+    assert report.selected is not None  # optimize returned before the loop where nothing was selected
+    profile = next(k for k in recording.kernels if k.name == report.selected)
+    finding = next(f for f in report.diagnosis(report.selected).findings if f.present)
+    return Session(
         report=report,
         profile=profile,
         finding=finding,
@@ -654,6 +269,13 @@ def optimize(
         write=write,
         progress=progress,
     )
+
+
+def _attempts(session: Session, rewriters: list[Rewriter], write: Callable[[], None]) -> Optimization:
+    """The loop run; an interruption or a failure is recorded in the report (written) before it goes on up."""
+    from . import loop
+
+    report = session.report
     started = time.perf_counter()
     try:
         optimization = loop.run(session, rewriters)
@@ -664,12 +286,7 @@ def optimize(
         _stop(report, "failed", f"{type(exc).__name__}: {exc}", write)
         raise
     report.stages["attempts"] = round(time.perf_counter() - started - report.stages.get("reference", 0), 3)
-    if ready is not None:  # before --in-place, which makes the patched files differ from the commit
-        _publish(ready, report, write)
-    if s.in_place and optimization.winner is not None:
-        apply_in_place(root, optimization, s.force)
-    write()
-    return report
+    return optimization
 
 
 def _publish(ready: Ready, report: Report, write: Callable[[], None]) -> None:

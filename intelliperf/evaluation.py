@@ -269,16 +269,9 @@ def run(
 ) -> EvalReport:
     """Optimize every case with every row's rewriters; the report is rewritten after each case."""
     from . import api
-    from .loop import Budget
-    from .validators import SandboxSettings, ValidationSettings
 
     api.check_paths(folders={"--out-dir": out_dir})
-    Budget(
-        max_attempts=max_attempts,
-        time_budget_s=time_budget_s,
-        max_tokens=max_tokens,
-        candidates=1 if candidates is None else candidates,
-    ).check()  # before any case runs
+    _check_budget(max_attempts, time_budget_s, max_tokens, candidates)  # before any case runs
     progress = progress or (lambda message: None)
     path = out_dir / "eval.json"
     report = _start(
@@ -305,51 +298,109 @@ def run(
                 continue
             used = sum(o.tokens for o in report.outcomes)
             spent = time.monotonic() - began
-            if max_tokens is not None and used >= max_tokens or time_budget_s is not None and spent >= time_budget_s:
-                why = (
-                    f"token budget spent ({used} of {max_tokens})"
-                    if max_tokens is not None and used >= max_tokens
-                    else f"time budget spent ({spent:.0f} of {time_budget_s:g} s)"
-                )
+            why = _budget_spent(used, spent, max_tokens, time_budget_s)
+            if why:
                 report.outcomes.append(Outcome(case=case.name, row=row, status="skipped", detail=why))
                 continue
             where = out_dir / "runs" / _slug(row) / _slug(case.name)
             progress(f"{row} on {case.name}")
-            start = time.monotonic()
             try:
-                result = api.optimize(
-                    [sys.executable, case.program.name],
-                    formula=case.formula,
-                    cwd=str(case.program.parent),
+                outcome = _optimized(
+                    case,
+                    row,
+                    where,
                     device=device,
-                    rewriter="auto" if row == OFFLINE else row,
-                    model=model if row == "llm" else None,
-                    llm_options={**(llm_options or {}), "transcript": where / "transcript.json"},
+                    model=model,
+                    llm_options=llm_options,
                     max_attempts=max_attempts,
                     candidates=candidates,
                     max_tokens=None if max_tokens is None else max_tokens - used,
                     time_budget_s=None if time_budget_s is None else time_budget_s - spent,
-                    validation=ValidationSettings(sandbox=SandboxSettings(env=list(sandbox_env or []))),
-                    out_dir=where,
-                    progress=partial(_prefixed, progress, f"  {case.name}: "),
+                    sandbox_env=sandbox_env,
+                    progress=progress,
                 )
-                outcome = outcome_of(case, row, result, round(time.monotonic() - start, 1), where)
             except ModelError:
                 _save(report, path)  # the endpoint is down or refuses the key: every next case would fail too
                 raise
-            except IntelliPerfError as exc:
-                outcome = Outcome(
-                    case=case.name,
-                    row=row,
-                    status="error",
-                    seconds=round(time.monotonic() - start, 1),
-                    detail=exc.message[:500],
-                    out_dir=str(where),
-                )
             report.outcomes.append(outcome)
             _save(report, path)
     _save(report, path)
     return report
+
+
+def _check_budget(max_attempts: int, time_budget_s: float | None, max_tokens: int | None, candidates: int | None):
+    """The budget's figures checked as optimize checks them (a UsageError for a bad one)."""
+    from .loop_session import Budget
+
+    Budget(
+        max_attempts=max_attempts,
+        time_budget_s=time_budget_s,
+        max_tokens=max_tokens,
+        candidates=1 if candidates is None else candidates,
+    ).check()
+
+
+def _budget_spent(used: int, spent: float, max_tokens: int | None, time_budget_s: float | None) -> str | None:
+    """Why the next case run is skipped: the tokens or the seconds of the budget are spent (None: neither)."""
+    if max_tokens is not None and used >= max_tokens or time_budget_s is not None and spent >= time_budget_s:
+        return (
+            f"token budget spent ({used} of {max_tokens})"
+            if max_tokens is not None and used >= max_tokens
+            else f"time budget spent ({spent:.0f} of {time_budget_s:g} s)"
+        )
+    return None
+
+
+def _optimized(
+    case: Case,
+    row: str,
+    where: Path,
+    *,
+    device: str,
+    model: str | None,
+    llm_options: dict | None,
+    max_attempts: int,
+    candidates: int | None,
+    max_tokens: int | None,
+    time_budget_s: float | None,
+    sandbox_env: list[str] | None,
+    progress,
+) -> Outcome:
+    """One case optimized with one row's rewriters in `where` (the budget: what is left of the eval's), and
+    its outcome; an error the user can fix is that case's outcome, but a model that fails raises."""
+    from . import api
+    from .validators import SandboxSettings, ValidationSettings
+
+    start = time.monotonic()
+    try:
+        result = api.optimize(
+            [sys.executable, case.program.name],
+            formula=case.formula,
+            cwd=str(case.program.parent),
+            device=device,
+            rewriter="auto" if row == OFFLINE else row,
+            model=model if row == "llm" else None,
+            llm_options={**(llm_options or {}), "transcript": where / "transcript.json"},
+            max_attempts=max_attempts,
+            candidates=candidates,
+            max_tokens=max_tokens,
+            time_budget_s=time_budget_s,
+            validation=ValidationSettings(sandbox=SandboxSettings(env=list(sandbox_env or []))),
+            out_dir=where,
+            progress=partial(_prefixed, progress, f"  {case.name}: "),
+        )
+        return outcome_of(case, row, result, round(time.monotonic() - start, 1), where)
+    except ModelError:
+        raise  # the caller saves the report first
+    except IntelliPerfError as exc:
+        return Outcome(
+            case=case.name,
+            row=row,
+            status="error",
+            seconds=round(time.monotonic() - start, 1),
+            detail=exc.message[:500],
+            out_dir=str(where),
+        )
 
 
 def _prefixed(progress: Callable[[str], None], prefix: str, message: str) -> None:

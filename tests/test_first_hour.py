@@ -344,9 +344,9 @@ def test_the_action_leaves_unset_inputs_to_the_project_and_the_cli(monkeypatch):
 
 
 def test_every_command_has_two_examples_and_every_option_a_help_panel():
-    from intelliperf.cli import EXAMPLES, _command
+    from intelliperf.cli.help_format import EXAMPLES, click_command
 
-    group = _command()
+    group = click_command()
     for name in ("diagnose", "optimize", "regions", "eval", "tune", "formulas", "rewriters"):
         done = run_cli(name, "-h")
         shown = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("intelliperf ")]

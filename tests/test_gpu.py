@@ -88,12 +88,12 @@ def test_torch_compile_kernels_are_ranked_with_their_generated_source():
 def test_the_trace_deferred_beside_the_counter_pass_is_the_one_taken_in_the_program(monkeypatch):
     """Where ncu follows, the interpreter trace runs after the program (trace_worker), beside that pass:
     the evidence is the same as the trace taken inside the program, and the report says where it ran."""
-    from intelliperf import api
+    from intelliperf import api_diagnosis
 
     command = py(EXAMPLES / "contended_sum.py", "--n", str(N), "--repeat", "2")
     deferred = intelliperf.diagnose(command, formula="diagnoseOnly", device="gpu")
     assert any("traced after the run, beside the next passes" in n for n in deferred.notes), deferred.notes
-    monkeypatch.setattr(api, "_trace_later", lambda *args: False)
+    monkeypatch.setattr(api_diagnosis, "trace_later", lambda *args: False)
     inline = intelliperf.diagnose(command, formula="diagnoseOnly", device="gpu")
     assert not any("traced after the run" in n for n in inline.notes)
 

@@ -300,7 +300,7 @@ def test_a_timeout_on_a_busy_machine_is_retried_once_and_stays_unjudged(tmp_path
     """A candidate killed at its limit is `timed-out` (not judged), and on a busy machine it gets
     one more validation with twice the time before that."""
     import intelliperf
-    from intelliperf import loop
+    from intelliperf import loop_attempt
     from intelliperf.validators import ValidationSettings
 
     slow = (
@@ -321,7 +321,7 @@ def test_a_timeout_on_a_busy_machine_is_retried_once_and_stays_unjudged(tmp_path
             }
         )
     )
-    monkeypatch.setattr(loop, "busy", lambda: True)
+    monkeypatch.setattr(loop_attempt, "busy", lambda: True)
     report = intelliperf.optimize(
         SUM_CMD,
         cwd=str(EXAMPLES),

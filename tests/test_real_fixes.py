@@ -42,3 +42,32 @@ def test_a_fix_whose_kernel_needs_divisible_sizes_is_taken_and_judged_at_an_odd_
     assert row["status"] in ("correct", "rejected"), row.get("reason")
     if row["status"] == "rejected":
         assert "unseen" in row["reasons"] and "launcher-0 " not in row["reasons"], row["reasons"]
+
+
+def test_a_fix_that_relies_on_sorted_ids_is_judged_on_sorted_ids(tmp_path):
+    """The segment sum's ids are sorted, and the expert's gather (one program per segment, ranges by
+    torch.searchsorted) relies on it: the replays draw fresh ids sorted as the program's were, so the
+    fix is correct, not a mismatch on ids no run of the program has."""
+    row = fixes_run.run_pair(MANIFEST["segment_sum_sorted"], gpu=False, work=tmp_path)
+    assert row["status"] == "correct", row.get("reason") or row.get("reasons")
+
+
+def test_fresh_integer_inputs_keep_the_order_only_of_sorted_captures():
+    """Sorted along the last axis stays sorted (per row); ids captured unsorted are drawn unsorted, so
+    a fix that assumed an order the program's data does not have still meets data without it."""
+    import torch
+
+    from intelliperf.validators.capture import describe_value
+    from intelliperf.validators.replay_inputs import fill_fresh
+
+    generator = torch.Generator().manual_seed(0)
+    rows = torch.sort(torch.randint(0, 1000, (3, 500)), dim=-1).values
+    shuffled = torch.randint(0, 1000, (500,))
+    for captured, keeps_order in ((rows, True), (shuffled, False), (torch.arange(7), True)):
+        desc = describe_value(captured, stats=True)
+        assert desc["sorted"] is keeps_order
+        fresh = torch.empty_like(captured)
+        fill_fresh(fresh, desc, generator)
+        assert bool((fresh[..., 1:] >= fresh[..., :-1]).all()) is keeps_order
+        assert fresh.min() >= captured.min() and fresh.max() <= captured.max()
+    assert "sorted" not in describe_value(torch.randn(8), stats=True)

@@ -181,7 +181,7 @@ AUTOTUNED = textwrap.dedent("""\
     import triton
     import triton.language as tl
 
-    from intelliperf.validators.replay import _launch
+    from intelliperf.validators.replay_calls import launch_recorded
 
 
     @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
@@ -199,7 +199,7 @@ AUTOTUNED = textwrap.dedent("""\
         double[(4,)](x, y, 256, BLOCK=64)
     except ValueError as exc:
         print("the autotuner refuses its own config:", exc)
-    out = _launch(double, recorded, {"x_ptr": x, "y_ptr": y}, ["y_ptr"])
+    out = launch_recorded(double, recorded, {"x_ptr": x, "y_ptr": y}, ["y_ptr"])
     assert torch.equal(out["arg:y_ptr"], 2 * x), out
     print("replayed")
     """)

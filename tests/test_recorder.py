@@ -181,7 +181,7 @@ def test_many_compiled_launches_are_all_counted_and_a_sample_timed(tmp_path):
     assert kernel.total() == pytest.approx(2000 * 1e-3)  # scaled from the timed ones
 
     # what the parent reads back, and the note that tells the user the total is scaled
-    from intelliperf.api import _notes
+    from intelliperf.api_diagnosis import report_notes
     from intelliperf.formulas import default_registry
     from intelliperf.profiling.aggregate import load_recording
 
@@ -192,7 +192,7 @@ def test_many_compiled_launches_are_all_counted_and_a_sample_timed(tmp_path):
     assert profile.total_time_s == pytest.approx(2.0)
     assert any(
         f"{kernel.timed} of 2000 launches were timed" in note
-        for note in _notes(default_registry(), recording, interpret=False)
+        for note in report_notes(default_registry(), recording, interpret=False)
     )
 
 

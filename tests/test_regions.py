@@ -418,13 +418,13 @@ def test_a_run_told_the_originals_launches_is_read_again_with_the_candidates(tmp
 
 
 def test_the_run_beside_the_validation_gives_the_metric_unless_the_candidate_autotunes(tmp_path, monkeypatch):
-    """`loop._measure_candidate` takes the region-timer run made beside the validation, read again with the
+    """`loop_measure.measure_candidate` takes the region-timer run made beside the validation, read again with the
     candidate's launches (here 8 warps where the original had 4), without another run. A candidate that
     autotunes is run once more with the config its validation run chose pinned: the run beside, told none,
     timed its configs and may have chosen another."""
     from types import SimpleNamespace
 
-    from intelliperf import loop
+    from intelliperf import loop_measure
     from intelliperf.profiling.regions import Instrumented
 
     table = Instrumented(text="", regions=_regions("attention"), loop_line=28, notes=[])
@@ -446,11 +446,11 @@ def test_the_run_beside_the_validation_gives_the_metric_unless_the_candidate_aut
         again.append(profile)
         return run
 
-    monkeypatch.setattr(loop, "_timer_run", timer_run)
+    monkeypatch.setattr(loop_measure, "timer_run", timer_run)
 
     def measured(candidate):
         recording = SimpleNamespace(kernels=[candidate], first=lambda *a: "cuda-events", evidence_of=lambda _id: [])
-        return loop._measure_candidate(s, recording, None, True, tmp_path, None, run)  # type: ignore[arg-type]
+        return loop_measure.measure_candidate(s, recording, None, True, tmp_path, None, run)  # type: ignore[arg-type]
 
     wider = _attention_profile(2048, warps=8).model_copy(update={"id": "candidate"})
     assert measured(wider).metric == pytest.approx(0.1331, abs=1e-4) and again == []
@@ -545,7 +545,7 @@ def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metri
     another way than the original's is not compared."""
     from types import SimpleNamespace
 
-    from intelliperf import loop
+    from intelliperf import loop_measure, loop_verdict
     from intelliperf.models import Attempt, Measure, Verdict
     from intelliperf.workload.runner import TraceSettings
 
@@ -572,16 +572,17 @@ def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metri
         )
 
     s = session([timed])
-    baseline = loop._baseline(s)
+    baseline = loop_measure.measure_baseline(s)
     assert (baseline.metric_name, baseline.metric) == ("exposed_memory_share", pytest.approx(0.1331, abs=1e-4))
-    lean = loop._candidate_trace(s, baseline)
+    lean = loop_measure.candidate_trace(s, baseline)
     assert lean.static_targets == () and lean.pattern is None  # nothing but the launches and the captures
     with_trace = session([timed])
     with_trace.trace = TraceSettings(pattern="k", sample_programs=32, static_targets=("cuda:90",))
-    assert loop._candidate_trace(with_trace, loop._baseline(with_trace)).pattern == "k"  # the address trace stays
+    lean_traced = loop_measure.candidate_trace(with_trace, loop_measure.measure_baseline(with_trace))
+    assert lean_traced.pattern == "k"  # the address trace stays
     s = session([])  # no timers (a CPU, a failed pass): the metric is the static view's
-    assert loop._baseline(s).metric_name == "synchronous_load_share"
-    assert loop._candidate_trace(s, loop._baseline(s)) is trace
+    assert loop_measure.measure_baseline(s).metric_name == "synchronous_load_share"
+    assert loop_measure.candidate_trace(s, loop_measure.measure_baseline(s)) is trace
 
     class ReadsBoth(Overlap):  # a user's formula: timers' share, weighted by the static view's loads
         def diagnose(self, kernel, evidence):
@@ -590,7 +591,7 @@ def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metri
             return found.model_copy(update={"metric": found.metric.model_copy(update={"value": loads})})
 
     s = session([timed], ReadsBoth())
-    assert loop._candidate_trace(s, loop._baseline(s)) is trace
+    assert loop_measure.candidate_trace(s, loop_measure.measure_baseline(s)) is trace
 
     # Before from the timers, after from the static view (the candidate's timer run failed): not compared.
     s = SimpleNamespace(formula=Overlap(), finding=SimpleNamespace(metric=None))
@@ -603,7 +604,7 @@ def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metri
         after=Measure(metric=0.0, metric_name="synchronous_load_share"),
         verdict=Verdict(correct=True),
     )
-    loop._decide(s, attempt)
+    loop_verdict.decide(s, attempt)
     assert attempt.metric_improved is None and attempt.status != "accepted"
     assert "synchronous_load_share, the original's exposed_memory_share: they do not compare" in attempt.reasons
 

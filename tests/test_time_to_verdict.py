@@ -289,7 +289,7 @@ def test_proton_buffer_grows_to_what_the_first_run_needed():
 
 
 def test_a_timeout_is_a_verdict_of_its_own():
-    from intelliperf import loop
+    from intelliperf import loop_verdict
 
     s = SimpleNamespace(formula=SimpleNamespace(metric="m"), finding=SimpleNamespace(metric=None))
     killed = Attempt(
@@ -300,7 +300,7 @@ def test_a_timeout_is_a_verdict_of_its_own():
         before=Measure(),
         verdict=Verdict(correct=False, problems=[Problem(kind="timeout", message="ran past 60 s")]),
     )
-    loop._decide(s, killed)
+    loop_verdict.decide(s, killed)
     assert killed.status == "timed-out"
     wrong = Attempt(
         number=2,
@@ -312,7 +312,7 @@ def test_a_timeout_is_a_verdict_of_its_own():
             correct=False, problems=[Problem(kind="timeout", message="x"), Problem(kind="mismatch", message="y")]
         ),
     )
-    loop._decide(s, wrong)
+    loop_verdict.decide(s, wrong)
     assert wrong.status == "rejected"
 
 
@@ -334,8 +334,8 @@ def test_limits_scale_with_the_load(monkeypatch):
     monkeypatch.setattr(v.os, "getloadavg", lambda: (8.0, 8.0, 8.0))
     monkeypatch.setattr(v.os, "cpu_count", lambda: 2)
     assert v.load_factor() == 4.0 and v.busy()
-    assert v._limit(10, ValidationSettings()) == 280  # (4 x 10 + 30) x 4
-    assert v._limit(10, ValidationSettings(patience=2)) == 560
+    assert v.default_limit(10, ValidationSettings()) == 280  # (4 x 10 + 30) x 4
+    assert v.default_limit(10, ValidationSettings(patience=2)) == 560
     monkeypatch.setattr(v.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
     assert v.load_factor() == 1.0 and not v.busy()
 
@@ -378,7 +378,7 @@ def test_formulas_that_read_the_static_view_only_get_no_address_trace():
     for them (on a GPU the trace took 10 s of a 14 s profile run), and the verdict is the one the static
     view gives. atomicContention reads both, and gets both."""
     import intelliperf
-    from intelliperf.api import trace_settings
+    from intelliperf.api_passes import trace_settings
     from intelliperf.formulas import default_registry
 
     registry = default_registry()
@@ -438,7 +438,7 @@ def test_the_timing_waits_until_the_run_beside_it_waits_for_its_turn(tmp_path, m
     import threading
     import time
 
-    from intelliperf import loop
+    from intelliperf import loop_head_start
 
     where = tmp_path / "timers"
     lock = region_timers.turn_file(where)
@@ -455,15 +455,15 @@ def test_the_timing_waits_until_the_run_beside_it_waits_for_its_turn(tmp_path, m
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    beside = loop.TimersBeside(where, fd, thread, out)
+    beside = loop_head_start.TimersBeside(where, fd, thread, out)
     begin = time.perf_counter()
     assert beside.quiet() is None and time.perf_counter() - begin >= 0.25  # it waited for the park
     release.set()
     assert beside.finish(10) is out[0] and beside.lock == -1 and out[0].notes == ["ran"]
 
-    monkeypatch.setattr(loop, "PARK_WAIT_S", 0.2)
+    monkeypatch.setattr(loop_head_start, "PARK_WAIT_S", 0.2)
     stuck = threading.Thread(target=lambda: time.sleep(2), daemon=True)
     stuck.start()
-    late = loop.TimersBeside(tmp_path / "stuck", -1, stuck, [])
+    late = loop_head_start.TimersBeside(tmp_path / "stuck", -1, stuck, [])
     assert "had not reached its first launch after 0.2 s" in (late.quiet() or "")
     assert late.finish(0) is None

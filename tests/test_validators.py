@@ -30,7 +30,7 @@ from intelliperf.validators import (
 )
 from intelliperf.validators.compare import Reordering, _agrees, _judged, dtype_name, identical
 from intelliperf.validators.outputs import analyse_ttir
-from intelliperf.validators.replay import unseen_shapes
+from intelliperf.validators.replay_inputs import unseen_shapes
 
 AXPY = PROGRAMS / "validation"
 COMMAND = [sys.executable, "axpy.py", "4096"]
@@ -786,7 +786,7 @@ def test_early_work_stands_only_for_what_the_candidate_called(module_level_refer
     """`_stands`: each part of a kernel launch or of a launcher that the early trials and timing assumed;
     changed, they run again (the candidate that would fool a looser key: the same kernel at another grid,
     block or scalar, or another kernel in the same file)."""
-    stands = sys.modules["intelliperf.validators.timing"]._stands
+    stands = sys.modules["intelliperf.validators.timing"].stands
     project = copy_project(module_level_reference.program.root, {}, tmp_path / "c")
     validate(module_level_reference, Program(project, COMMAND), work_dir=tmp_path / "v")
     job = json.loads((tmp_path / "v" / "replay" / "job.json").read_text())
@@ -885,28 +885,28 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
     import dataclasses
 
     from intelliperf.validators.performance import started
-    from intelliperf.validators.replay_checks import _candidate_job
-    from intelliperf.validators.timing import _start_timing
-    from intelliperf.validators.workers import _Warm
+    from intelliperf.validators.replay_checks import candidate_job
+    from intelliperf.validators.timing import start_timing
+    from intelliperf.validators.workers import Warm
 
     compiled = dataclasses.replace(axpy_reference, interpret=False)  # as on a GPU: timing is due
-    job = _candidate_job(compiled, axpy_reference.manifest, tmp_path / "replay")
+    job = candidate_job(compiled, axpy_reference.manifest, tmp_path / "replay")
     settings = ValidationSettings()
 
-    def ahead() -> _Warm:
-        warm = _Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
+    def ahead() -> Warm:
+        warm = Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
         warm.timing = {"reference": started(_timer(4, 4)), "candidate": started(_timer(2, 2))}
         warm.timed, warm.timed_mode = job, "launcher"
         return warm
 
     warm = ahead()
     expected = dict(warm.timing)
-    sides = _start_timing(compiled, job, AXPY, tmp_path, settings, {}, warm)
+    sides = start_timing(compiled, job, AXPY, tmp_path, settings, {}, warm)
     assert sides == expected and not warm.timing  # both kept; the warm set no longer owns them
     renamed = {**job, "launcher": {**job["launcher"], "qualname": "axpy_fast"}}
     warm = ahead()
     expected = dict(warm.timing)
-    replaced = _start_timing(compiled, renamed, AXPY, tmp_path, settings, {}, warm)
+    replaced = start_timing(compiled, renamed, AXPY, tmp_path, settings, {}, warm)
     try:
         assert replaced["reference"] is expected["reference"]
         assert replaced["candidate"] is not expected["candidate"] and expected["candidate"].proc.poll() is not None
@@ -917,15 +917,15 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
         for side in [*sides.values(), *replaced.values()]:
             side.stop()
     # Inputs too large to hold on the GPU while the program runs: nothing is started ahead.
-    from intelliperf.validators.timing import _time_ahead
+    from intelliperf.validators.timing import time_ahead
 
     workers_module = sys.modules["intelliperf.validators.workers"]
 
     program = Program(AXPY, COMMAND)
     for limit, ahead_sides in ((1 << 30, {"reference", "candidate"}), (1000, set())):
         monkeypatch.setattr(workers_module, "AHEAD_INPUTS_BYTES", limit)
-        warm = _Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
-        _time_ahead(warm, compiled, job, program, tmp_path / f"ahead-{limit}", settings)
+        warm = Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
+        time_ahead(warm, compiled, job, program, tmp_path / f"ahead-{limit}", settings)
         try:
             assert set(warm.timing) == ahead_sides and warm.timed_mode == ("launcher" if ahead_sides else None)
         finally:
@@ -935,19 +935,19 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
     # is kept only where the candidate launched it the same way.
     monkeypatch.setattr(workers_module, "AHEAD_INPUTS_BYTES", 1 << 30)
     module_level = dataclasses.replace(module_level_reference, interpret=False)
-    kernel_job = _candidate_job(module_level, module_level.manifest, tmp_path / "replay-m")
-    warm = _Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
-    _time_ahead(warm, module_level, kernel_job, module_level.program, tmp_path / "ahead-m", settings)
+    kernel_job = candidate_job(module_level, module_level.manifest, tmp_path / "replay-m")
+    warm = Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
+    time_ahead(warm, module_level, kernel_job, module_level.program, tmp_path / "ahead-m", settings)
     for side in warm.timing.values():
         side.stop()
     assert set(warm.timing) == {"reference", "candidate"} and warm.timed_mode == "kernel"
     regridded = {**kernel_job, "launch": {**kernel_job["launch"], "grid": [16, 1, 1]}}
-    for candidate_job, kept in ((kernel_job, True), (regridded, False)):
+    for cand_job, kept in ((kernel_job, True), (regridded, False)):
         warm = ahead()
         warm.timed_mode = "kernel"
         warm.timed = kernel_job
         before = dict(warm.timing)
-        sides = _start_timing(module_level, candidate_job, module_level.program.root, tmp_path, settings, {}, warm)
+        sides = start_timing(module_level, cand_job, module_level.program.root, tmp_path, settings, {}, warm)
         try:
             assert (sides["candidate"] is before["candidate"]) == kept
         finally:

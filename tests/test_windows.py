@@ -29,7 +29,8 @@ from intelliperf.validators import (
 )
 from intelliperf.validators.correctness import reordering
 from intelliperf.validators.outputs import analyse_ttir
-from intelliperf.validators.replay import ALIAS_CALLS, _call_record, aliases, tensor_bytes, unseen_shapes
+from intelliperf.validators.replay_inputs import tensor_bytes, unseen_shapes
+from intelliperf.validators.replay_outputs import ALIAS_CALLS, aliases, call_record
 
 AXPY = PROGRAMS / "validation"
 WINDOWS = PROGRAMS / "windows"
@@ -125,8 +126,8 @@ def test_aliases_are_found_between_any_two_calls_and_overlapping_views():
     """The comparison itself, on real tensors: views of one arena overlap only where their bytes do."""
     arena = torch.empty(4 * 8)
     x = torch.empty(8)
-    calls = [_call_record(f"c{i}", arena[(i % 4) * 8 : (i % 4 + 1) * 8], {"x": x}) for i in range(6)]
-    calls.append(_call_record("in-place", x, {"x": x}))
+    calls = [call_record(f"c{i}", arena[(i % 4) * 8 : (i % 4 + 1) * 8], {"x": x}) for i in range(6)]
+    calls.append(call_record("in-place", x, {"x": x}))
     found = aliases(calls)
     assert found["c0"]["return[0]"] == ["return[0] of c4"] and found["c5"]["return[0]"] == ["return[0] of c1"]
     assert found["c2"]["return[0]"] == [] and found["in-place"]["return[0]"] == ["arg:x"]

@@ -59,6 +59,11 @@ def describe_value(value, stats: bool) -> dict:
         if stats and value.numel():
             lo, hi = value.detach().reshape(-1).aminmax() if value.dtype != torch.bool else (value.min(), value.max())
             row["min"], row["max"] = float(lo), float(hi)
+            integer = not (value.is_floating_point() or value.is_complex() or value.dtype == torch.bool)
+            if integer and value.dim() and value.shape[-1] > 1:
+                # sorted ids (segments, CSR offsets, cumulative lengths): fresh draws keep the order,
+                # which a fix may rely on as the program does
+                row["sorted"] = bool((value[..., 1:] >= value[..., :-1]).all())
         return row
     base = getattr(value, "base", None)  # a host-side TensorDescriptor: its tensor is the buffer
     if base is not None and isinstance(base, torch.Tensor):

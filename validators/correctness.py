@@ -168,6 +168,21 @@ def compare_captures(
                 message=f"the candidate never launched {kernel!r}; the reference launched it {ref['dispatches']} times",
             )
         ], []
+    names = ref["written"]
+    missing = [n for n in names if n not in cand["kernel"]["params"]]
+    deferred = set(missing) if launcher_judges else set()
+    problems = _launch_guards(ref, cand, kernel, [] if launcher_judges else missing)
+    common = [i for i in ref["kept"] if i in set(cand["kept"])]
+    found, compared = _compare_dispatches(
+        ref, cand, common, tol, unstable, load_ref, launcher_judges, launcher_changed, len(problems), deferred
+    )
+    return problems + found, _compared_lines(ref, kernel, common, compared, deferred)
+
+
+def _launch_guards(ref: dict, cand: dict, kernel: str, missing: list[str]) -> list[Problem]:
+    """What is wrong before any value is compared: as many dispatches as the reference's, on the same streams,
+    the output arguments the reference writes (`missing`: those the candidate's kernel lacks and no launcher
+    replay judges instead), and no races between the candidate's programs."""
     problems = []
     skipped = "it skips dispatches (or serves results from a cache)"
     if cand["dispatches"] != ref["dispatches"]:
@@ -195,10 +210,7 @@ def compare_captures(
                 ),
             )
         )
-    names = ref["written"]
-    missing = [n for n in names if n not in cand["kernel"]["params"]]
-    deferred = set(missing) if launcher_judges else set()
-    if missing and not launcher_judges:
+    if missing:
         problems.append(
             Problem(
                 kind="missing-output",
@@ -209,12 +221,31 @@ def compare_captures(
                 ),
             )
         )
-    problems += race(ref, cand, kernel)
-    common = [i for i in ref["kept"] if i in set(cand["kept"])]
+    return problems + race(ref, cand, kernel)
+
+
+def _compare_dispatches(
+    ref: dict,
+    cand: dict,
+    common: list[int],
+    tol: Tolerances,
+    unstable: Set[str],
+    load_ref: Callable[[Path], dict],
+    launcher_judges: bool,
+    launcher_changed: bool,
+    already: int,
+    deferred: set[str],
+) -> tuple[list[Problem], int]:
+    """The written buffers of every dispatch both runs kept, compared value by value (until MAX_PROBLEMS,
+    counting the `already` found by the guards); how many buffer comparisons ran. An output the launcher's
+    replays judge instead (reshaped, or holding other values where the launcher changed too) goes to
+    `deferred`."""
+    names = ref["written"]
     launches = dict(zip(ref["kept"], ref.get("launches") or [], strict=False))  # each dispatch's own shapes
+    problems: list[Problem] = []
     compared = 0
     for index in common:
-        if len(problems) >= MAX_PROBLEMS:
+        if already + len(problems) >= MAX_PROBLEMS:
             break
         r, c = _buffers(ref, index, load_ref), _buffers(cand, index, load_tensors)
         for name in names:
@@ -237,6 +268,13 @@ def compare_captures(
                 else:
                     problems += found
                 compared += 1
+    return problems, compared
+
+
+def _compared_lines(ref: dict, kernel: str, common: list[int], compared: int, deferred: set[str]) -> list[str]:
+    """The checks' lines: what was compared in-program, what was left to the launcher's replays, and which
+    dispatches a long run's capture kept."""
+    names = ref["written"]
     checks = [
         f"in-program: {len(common)} of {ref['dispatches']} dispatches of {kernel!r} compared "
         f"({compared} buffer comparisons; outputs {', '.join(names) or 'none'} found by {ref['method']})"
@@ -252,7 +290,7 @@ def compare_captures(
             f"the kernel ran {ref['dispatches']} times: compared the first {ref['limits'][0]}, the last "
             f"{ref['limits'][1]} and an evenly strided sample in between"
         )
-    return problems, checks
+    return checks
 
 
 def _reshaped(ref, cand) -> bool:

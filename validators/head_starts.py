@@ -20,7 +20,7 @@ from .performance import (
 
 # Problems that already say what is wrong: no replay after them.
 from .settings import WORKER, ValidationSettings
-from .workers import _timing_env, _worker_env, _worker_folder, _worker_kinds
+from .worker_processes import timing_env, worker_env, worker_folder, worker_kinds
 
 
 @dataclass
@@ -31,7 +31,7 @@ class Ahead:
 
     program: HeadStart | None  # None where the command is no Python's
     workers: dict[str, HeadStart]  # "replay", and each sanitizer check
-    timing: dict[str, _TimingHead] = field(default_factory=dict)  # "reference", "candidate" (GPU)
+    timing: dict[str, TimingHead] = field(default_factory=dict)  # "reference", "candidate" (GPU)
 
     def take(self, name: str) -> HeadStart | None:
         return self.workers.pop(name, None)
@@ -48,7 +48,7 @@ class Ahead:
 
 
 @dataclass
-class _TimingHead:
+class TimingHead:
     """A timing worker's Python started ahead (`start_ahead`): its parent's end (`performance.started`), and
     the numbers of the pipe ends it inherited (commands in, answers out), which its `time` command names."""
 
@@ -91,12 +91,12 @@ def start_ahead(
         )
     workers = {}
     ours = {names.CUDA_AHEAD: "1"} if cuda and not interpret else {}
-    for name, (wrap, extra) in _worker_kinds(interpret, settings)[0].items():
-        folder = _worker_folder(work_dir, name)
+    for name, (wrap, extra) in worker_kinds(interpret, settings)[0].items():
+        folder = worker_folder(work_dir, name)
         workers[name] = HeadStart.start(
             box,
             WORKER[0],
-            env=confined_env(box, _worker_env(interpret, folder, settings, env | extra | ours), home, settings.seed),
+            env=confined_env(box, worker_env(interpret, folder, settings, env | extra | ours), home, settings.seed),
             writable=(folder, home),
             readable=(inputs, root),
             go_file=folder / ".intelliperf-run.json",
@@ -111,7 +111,7 @@ def start_ahead(
 
 def _timing_ahead(
     box: sandboxing.Sandbox, project: Path, inputs: Path, out: Path, settings: ValidationSettings, env: dict
-) -> _TimingHead:
+) -> TimingHead:
     """One side's timing worker started ahead: `_timing_side`'s sandbox, environment and pipes, no job yet."""
     held: dict = {}
 
@@ -119,7 +119,7 @@ def _timing_ahead(
         held["head"] = HeadStart.start(
             box,
             WORKER[0],
-            env=_timing_env(box, False, out, settings, env),  # (timing: compiled kernels only)
+            env=timing_env(box, False, out, settings, env),  # (timing: compiled kernels only)
             writable=(out,),
             readable=(inputs, project),
             go_file=out / ".intelliperf-run.json",
@@ -129,4 +129,4 @@ def _timing_ahead(
         return held["head"].running.proc
 
     side = started(start)
-    return _TimingHead(held["head"], side, held["fds"])
+    return TimingHead(held["head"], side, held["fds"])

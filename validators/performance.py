@@ -115,7 +115,7 @@ def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
     inputs. The parent times each batch too."""
     import torch
 
-    from .replay import fill_fresh
+    from .replay_inputs import fill_fresh
 
     commands, answers = os.fdopen(cmd_fd, "r"), os.fdopen(out_fd, "w", buffering=1)
     if not CLOCK:
@@ -198,20 +198,20 @@ def _timed_call(job: dict, module):
     the kernel (its grid, constexprs and options, as its program ran it) on the first kernel
     trial's inputs. Returns (call, the inputs by name, their descriptions) or why there is none."""
     from .correctness import load_tensors
-    from .replay import _launcher_fn, _placed, call_launcher, kernel_call
+    from .replay_calls import call_launcher, kernel_call, launcher_fn, placed
 
     notes: dict[str, list[str]] = {"notes": []}
-    fn = _launcher_fn(job, "_intelliperf_side", notes) if job.get("reference_launcher_args") else None
+    fn = launcher_fn(job, "_intelliperf_side", notes) if job.get("reference_launcher_args") else None
     inputs = Path(job["inputs_dir"])
     if fn is not None and (inputs / "launcher-0.pt").exists():
         descs = job["reference_launcher_args"]
-        values = _placed(load_tensors(inputs / "launcher-0.pt"), descs)
+        values = placed(load_tensors(inputs / "launcher-0.pt"), descs)
         return (lambda: call_launcher(fn, descs, values)), values, descs
     kernel = getattr(module, job["kernel"]["name"], None)
     if kernel is None or not (inputs / "kernel-0.pt").exists():
         return "; ".join(notes["notes"] + ["and the kernel's own launch has no replayed inputs"])
     descs = [d for d in job["reference_launch"]["args"] if d["kind"] == "tensor"]
-    tensors = _placed(load_tensors(inputs / "kernel-0.pt"), descs)
+    tensors = placed(load_tensors(inputs / "kernel-0.pt"), descs)
     return kernel_call(kernel, job["launch"], tensors), tensors, descs
 
 

@@ -32,7 +32,7 @@ from .correctness import (
 
 # Problems that already say what is wrong: no replay after them.
 from .settings import TRUTH_KEPT_BYTES, GroundTruthError, Program, ValidationSettings
-from .workers import _summary, _worker_env, start_worker
+from .worker_processes import start_worker, worker_env, worker_summary
 from .workload import check_same, recorded_signatures
 
 
@@ -149,7 +149,7 @@ class ReferenceRun:
         return self.origin / Path(path).resolve().relative_to(self.program.root.resolve())
 
 
-def _capture_env(
+def capture_env(
     kernel: str,
     capture_dir: Path,
     interpret: bool,
@@ -187,64 +187,13 @@ def capture_reference(
     `profiled`: the kernel's launch signatures as the profile recorded them; the reference's run must
     reproduce them (`workload.check_same`, else WorkloadMismatchError, exit 2).
     Raises WorkloadError if the reference itself fails; SandboxError if no sandbox can run."""
-    from intelliperf.errors import NoKernelsError, WorkloadFailedError
-
     settings = settings or ValidationSettings()
     work_dir = Path(work_dir)
     box = sandbox or settings.sandbox.build((program.root, work_dir), settings.secrets)
     truth, inputs = work_dir / "truth", work_dir / "inputs"
-    copy = copy_project(program.root, {}, work_dir / "project", exclude=(*exclude, work_dir))
-    ref = Program(
-        copy,
-        in_copy(program.command, program.root, copy),
-        copy / program.workdir().resolve().relative_to(Path(program.root).resolve()),
-        env=program.env,
-    )
-
-    def run(i: int, folder: Path = truth) -> tuple[dict, float]:
-        capture_dir = folder / f"capture-{i}"
-        capture_dir.mkdir(parents=True, exist_ok=True)
-        env = _capture_env(kernel, capture_dir, interpret, settings) | ref.env
-        result = confined(
-            box,
-            ref.command,
-            cwd=ref.workdir(),
-            env=env,
-            home=work_dir / "home",
-            seed=settings.seed,
-            writable=(copy, capture_dir),
-        )
-        if result.returncode != 0:  # no time limit: the reference is the user's own program
-            raise WorkloadFailedError(
-                program.command,
-                result.returncode,
-                scrub("\n".join(result.tail[-12:]))
-                + (
-                    "\n(run in intelliperf's sandbox: it sees no $HOME, /tmp or secret variables; "
-                    "--sandbox-read PATH and --sandbox-env NAME let more through)"
-                    if box.enabled
-                    else ""
-                ),
-            )
-        manifest = load_capture(capture_dir)
-        if manifest is None:
-            raise NoKernelsError(f"the reference run never launched {kernel!r}")
-        return manifest, result.duration_s
-
-    out = truth / "replay"
-    for folder in (out, inputs):
-        folder.mkdir(parents=True, exist_ok=True)
-    worker = start_worker(
-        box,
-        "prepare",
-        out,
-        cwd=copy,
-        home=work_dir / "home",
-        seed=settings.seed,
-        env=_worker_env(interpret, out, settings, ref.env),
-        writable=(out, inputs),
-        readable=(copy,),
-    )
+    ref = _pristine_copy(program, work_dir, exclude)
+    run = _capture_runner(program, ref, kernel, box, interpret, settings, work_dir)
+    worker = _start_replay_side(box, ref, interpret, settings, work_dir)
     try:
         manifest, duration = run(0)
         if profiled:
@@ -274,6 +223,87 @@ def capture_reference(
     reference.notes += reference.replay.get("notes", [])
     reference.digests, reference.stats = _digests(truth, inputs), _stats(truth, inputs)
     return reference
+
+
+def _pristine_copy(program: Program, work_dir: Path, exclude: tuple[Path, ...]) -> Program:
+    """The program in a copy of its project under `work_dir` (never the user's own tree): its command and
+    working folder mapped into the copy."""
+    copy = copy_project(program.root, {}, work_dir / "project", exclude=(*exclude, work_dir))
+    return Program(
+        copy,
+        in_copy(program.command, program.root, copy),
+        copy / program.workdir().resolve().relative_to(Path(program.root).resolve()),
+        env=program.env,
+    )
+
+
+def _capture_runner(
+    program: Program,
+    ref: Program,
+    kernel: str,
+    box: sandboxing.Sandbox,
+    interpret: bool,
+    settings: ValidationSettings,
+    work_dir: Path,
+) -> Callable[..., tuple[dict, float]]:
+    """`run(i, folder)`: run i of the pristine copy `ref` with the capture on, into `folder`/capture-i (the
+    truth's by default; later runs, which ask whether the program is deterministic, go elsewhere): its
+    manifest and seconds. Raises WorkloadFailedError when the program fails, NoKernelsError when it never
+    launched `kernel`."""
+    from intelliperf.errors import NoKernelsError, WorkloadFailedError
+
+    def run(i: int, folder: Path = work_dir / "truth") -> tuple[dict, float]:
+        capture_dir = folder / f"capture-{i}"
+        capture_dir.mkdir(parents=True, exist_ok=True)
+        env = capture_env(kernel, capture_dir, interpret, settings) | ref.env
+        result = confined(
+            box,
+            ref.command,
+            cwd=ref.workdir(),
+            env=env,
+            home=work_dir / "home",
+            seed=settings.seed,
+            writable=(ref.root, capture_dir),
+        )
+        if result.returncode != 0:  # no time limit: the reference is the user's own program
+            raise WorkloadFailedError(
+                program.command,
+                result.returncode,
+                scrub("\n".join(result.tail[-12:]))
+                + (
+                    "\n(run in intelliperf's sandbox: it sees no $HOME, /tmp or secret variables; "
+                    "--sandbox-read PATH and --sandbox-env NAME let more through)"
+                    if box.enabled
+                    else ""
+                ),
+            )
+        manifest = load_capture(capture_dir)
+        if manifest is None:
+            raise NoKernelsError(f"the reference run never launched {kernel!r}")
+        return manifest, result.duration_s
+
+    return run
+
+
+def _start_replay_side(
+    box: sandboxing.Sandbox, ref: Program, interpret: bool, settings: ValidationSettings, work_dir: Path
+) -> Running:
+    """The reference side's replay worker, started before the reference runs (its start-up overlaps the
+    run), in the pristine copy: it writes the truth's replay outputs and the inputs candidates will read."""
+    out, inputs = work_dir / "truth" / "replay", work_dir / "inputs"
+    for folder in (out, inputs):
+        folder.mkdir(parents=True, exist_ok=True)
+    return start_worker(
+        box,
+        "prepare",
+        out,
+        cwd=ref.root,
+        home=work_dir / "home",
+        seed=settings.seed,
+        env=worker_env(interpret, out, settings, ref.env),
+        writable=(out, inputs),
+        readable=(ref.root,),
+    )
 
 
 def _unstable(
@@ -316,7 +346,7 @@ def _prepare_replay(reference: ReferenceRun, worker: Running, settings: Validati
     (out / "job.json").write_text(json.dumps(job))
     worker.send(str(out / "job.json"))
     result = worker.wait(None)
-    summary = _summary(out, result, "the reference side of the replay", None)
+    summary = worker_summary(out, result, "the reference side of the replay", None)
     partial = (out / "replay.json").exists() and json.loads((out / "replay.json").read_text())
     if summary.get("problem") and partial and partial.get("runs"):  # it died on a later trial: keep the earlier
         done = partial["runs"]

@@ -23,14 +23,14 @@ if TYPE_CHECKING:
     from .reference import ReferenceRun
 
 
-def _compare_replay(
+def compare_replay(
     verdict: Verdict, reference: ReferenceRun, cand: dict, job: dict, replay: dict, settings: ValidationSettings
 ) -> None:
     """The replay's outputs compared with the truth."""
     begin = time.perf_counter()
     reference.verify()
     same_params = cand["kernel"]["params"] == reference.manifest["kernel"]["params"]
-    replayed = _noted(verdict, _replay_problems(reference, replay, Path(job["out_dir"]), settings, same_params))
+    replayed = noted(verdict, _replay_problems(reference, replay, Path(job["out_dir"]), settings, same_params))
     named = [p for p in replayed if p.kind in NAMED_BY_REPLAY]
     verdict.problems = named + verdict.problems + [p for p in replayed if p.kind not in NAMED_BY_REPLAY]
     verdict.checks += _replay_checks(replay)
@@ -39,7 +39,7 @@ def _compare_replay(
     verdict.seconds["compare"] = round(verdict.seconds.get("compare", 0) + time.perf_counter() - begin, 3)
 
 
-def _launcher_changed(ref: dict | None, cand: dict | None) -> bool:
+def launcher_changed(ref: dict | None, cand: dict | None) -> bool:
     """Whether the candidate's launcher (the function that launched the kernel) reads otherwise than the
     reference's: then work may have moved between it and the kernel."""
     if not ref or not cand or ref.get("qualname") != cand.get("qualname"):
@@ -64,7 +64,7 @@ def _function_text(file: str, qualname: str) -> str | None:
     return ast.dump(found) if found is not None else None
 
 
-def _noted(verdict: Verdict, problems: list[Problem]) -> list[Problem]:
+def noted(verdict: Verdict, problems: list[Problem]) -> list[Problem]:
     """The problems that hold against the candidate; a change the validator accepts but reports
     (NaN handling the reference left to its atomics) goes to the notes, once per buffer."""
     for p in problems:
@@ -74,7 +74,7 @@ def _noted(verdict: Verdict, problems: list[Problem]) -> list[Problem]:
     return [p for p in problems if p.kind != "nan-handling"]
 
 
-def _loaded_outside(cand: dict | None, candidate: Program) -> Problem | None:
+def loaded_outside(cand: dict | None, candidate: Program) -> Problem | None:
     """The candidate run must execute the copy's kernel, not an installed or original one."""
     if cand is None or not cand["kernel"].get("file"):
         return None
@@ -92,7 +92,7 @@ def _loaded_outside(cand: dict | None, candidate: Program) -> Problem | None:
     )
 
 
-def _candidate_job(reference: ReferenceRun, cand: dict, out: Path) -> dict:
+def candidate_job(reference: ReferenceRun, cand: dict, out: Path) -> dict:
     ref = reference.manifest
     return {
         "kernel": cand["kernel"],
@@ -113,8 +113,6 @@ def _replay_problems(
 ) -> list[Problem]:
     """Problems of the candidate's replay against the ground truth. Every planned launcher trial
     must have run (or failed), and every kernel trial when the kernel kept its parameters."""
-    import torch
-
     if replay.get("problem"):
         return [replay["problem"]]
     if replay.get("error"):
@@ -126,7 +124,65 @@ def _replay_problems(
         ]
     plan = {r["label"]: r for r in reference.replay.get("runs", [])}
     ran = {r["label"]: r for r in replay["runs"] if r.get("label") in plan}
-    problems = [
+    failed = {f["label"] for f in replay["failures"]}
+    unverified = _nothing_checked(reference, replay, plan, ran, failed)
+    if unverified is not None:
+        return [unverified]
+    problems = _crashes(replay, plan)
+    expected = [label for label, r in plan.items() if r["mode"] == "launcher" or kernel_expected]
+    missing = [label for label in expected if label not in ran and label not in failed]
+    if missing:
+        problems.append(
+            Problem(
+                kind="unverified",
+                message=(f"the replay did not run {', '.join(missing[:3])}: " + "; ".join(replay.get("notes", [])[:2])),
+            )
+        )
+    previous: dict[str, dict] = {}  # per mode, the candidate's outputs of its last trial on the recorded tensors
+    for label, run in ran.items():
+        planned = plan[label]
+        r = reference.load(reference.truth / "replay" / f"{label}.pt")
+        try:
+            c = load_tensors(out / f"{label}.pt")
+        except NotRegularFile as exc:
+            problems.append(Problem(kind="capture", message=f"the candidate's replay output was tampered with: {exc}"))
+            continue
+        problems += _trial_problems(
+            reference, label, run, planned, r, c, previous.get(run["mode"], {}), set(ran), settings
+        )
+        regime = planned.get("regime", "captured")
+        if planned["shape"] == "recorded" and regime == "captured" and not planned.get("fresh"):
+            previous[run["mode"]] = c
+    return problems
+
+
+def _nothing_checked(reference: ReferenceRun, replay: dict, plan: dict, ran: dict, failed: set[str]) -> Problem | None:
+    """Why no replay checked the candidate, where none did: the reference itself could not be replayed (no
+    plan), or the candidate ran and failed none of the planned trials (its notes say why)."""
+    if plan and not ran and not failed:
+        return Problem(
+            kind="unverified",
+            message=(
+                "no replay could check the candidate ("
+                + "; ".join(replay.get("notes", [])[:3])
+                + "): it is unverified; "
+                "keep the kernel's parameters or the launcher's arguments as they are"
+            ),
+        )
+    if not plan:
+        why = "; ".join(reference.replay.get("notes", []))[:600]
+        return Problem(
+            kind="unverified",
+            message="the replay could not run for the reference itself, so nothing "
+            "beyond the program's own dispatches checked the candidate: "
+            f"unverified ({why})",
+        )
+    return None
+
+
+def _crashes(replay: dict, plan: dict) -> list[Problem]:
+    """The planned trials the candidate raised on, each with its shape, inputs, seed and traceback."""
+    return [
         Problem(
             kind="crash",
             message=scrub(
@@ -138,89 +194,70 @@ def _replay_problems(
         for f in replay["failures"]
         if f.get("label") in plan
     ]
-    failed = {f["label"] for f in replay["failures"]}
-    if plan and not ran and not failed:
-        return [
-            Problem(
-                kind="unverified",
-                message=(
-                    "no replay could check the candidate ("
-                    + "; ".join(replay.get("notes", [])[:3])
-                    + "): it is unverified; "
-                    "keep the kernel's parameters or the launcher's arguments as they are"
-                ),
-            )
-        ]
-    if not plan:
-        why = "; ".join(reference.replay.get("notes", []))[:600]
-        return [
-            Problem(
-                kind="unverified",
-                message="the replay could not run for the reference itself, so nothing "
-                "beyond the program's own dispatches checked the candidate: "
-                f"unverified ({why})",
-            )
-        ]
-    expected = [label for label, r in plan.items() if r["mode"] == "launcher" or kernel_expected]
-    missing = [label for label in expected if label not in ran and label not in failed]
-    if missing:
-        problems.append(
-            Problem(
-                kind="unverified",
-                message=(f"the replay did not run {', '.join(missing[:3])}: " + "; ".join(replay.get("notes", [])[:2])),
-            )
-        )
-    previous: dict[str, dict] = {}
-    for label, run in ran.items():
-        planned = plan[label]
-        r = reference.load(reference.truth / "replay" / f"{label}.pt")
-        try:
-            c = load_tensors(out / f"{label}.pt")
-        except NotRegularFile as exc:
-            problems.append(Problem(kind="capture", message=f"the candidate's replay output was tampered with: {exc}"))
+
+
+def _trial_problems(
+    reference: ReferenceRun,
+    label: str,
+    run: dict,
+    planned: dict,
+    r: dict,
+    c: dict,
+    previous: dict,
+    labels: set[str],
+    settings: ValidationSettings,
+) -> list[Problem]:
+    """One trial the candidate ran (its outputs `c`) against the truth (`r`): what its results alias (`labels`,
+    the trials both sides ran), then each output's values; an output that differs but equals the candidate's
+    result for the previous trial (`previous`, its outputs on the same tensors) is a stale result."""
+    regime = planned.get("regime", "captured")
+    where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
+    problems = _aliasing(where, planned.get("aliases"), run.get("aliases"), labels)
+    inputs: dict = {}  # the trial's inputs, read when an UNCHANGED argument meets a changed one
+    for name, ref_value in r.items():
+        if name not in c:
+            problems.append(Problem(kind="missing-output", message=f"{where}: the candidate produced no {name}"))
             continue
-        regime = planned.get("regime", "captured")
-        where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
-        problems += _aliasing(where, planned.get("aliases"), run.get("aliases"), set(ran))
-        inputs: dict = {}  # the trial's inputs, read when an UNCHANGED argument meets a changed one
-        for name, ref_value in r.items():
-            if name not in c:
-                problems.append(Problem(kind="missing-output", message=f"{where}: the candidate produced no {name}"))
-                continue
-            if _unchanged(ref_value) and _unchanged(c[name]):
-                continue  # both left the same input as it was
-            arg = name.removeprefix("arg:")
-            ref_value, c[name] = (_given(reference, label, arg, v, inputs) for v in (ref_value, c[name]))
-            found = compare_buffer(
-                ref_value,
-                c[name],
-                name=name,
-                dispatch=None,
-                tol=settings.tolerances,
-                poisoned=arg in planned["poisoned"],
-                **_made_by(planned, name, reference.manifest),
-            )
-            earlier = previous.get(run["mode"], {}).get(name)
-            if found and isinstance(earlier, torch.Tensor) and identical(earlier, c[name]):
-                found = [
-                    Problem(
-                        kind="stale-result",
-                        buffer=name,
-                        message=(
-                            f"{name} is exactly the candidate's result for the previous trial's inputs: it returns a "
-                            "stale "
-                            "result (a cache keyed on pointers or shapes?), or its result no longer depends on the "
-                            "inputs "
-                            "(e.g. a float accumulator so large that the added values round away)"
-                        ),
-                    )
-                ]
-            for p in found:
-                p.message = f"{where}: {p.message}"
-            problems += found
-        if planned["shape"] == "recorded" and regime == "captured" and not planned.get("fresh"):
-            previous[run["mode"]] = c
+        if _unchanged(ref_value) and _unchanged(c[name]):
+            continue  # both left the same input as it was
+        arg = name.removeprefix("arg:")
+        ref_value, c[name] = (_given(reference, label, arg, v, inputs) for v in (ref_value, c[name]))
+        found = compare_buffer(
+            ref_value,
+            c[name],
+            name=name,
+            dispatch=None,
+            tol=settings.tolerances,
+            poisoned=arg in planned["poisoned"],
+            **_made_by(planned, name, reference.manifest),
+        )
+        if found and _stale(previous.get(name), c[name]):
+            found = [_stale_result(name)]
+        for p in found:
+            p.message = f"{where}: {p.message}"
+        problems += found
     return problems
+
+
+def _stale(earlier, value) -> bool:
+    """Whether `value` is bit for bit the candidate's result for the previous trial's inputs."""
+    import torch
+
+    return isinstance(earlier, torch.Tensor) and identical(earlier, value)
+
+
+def _stale_result(name: str) -> Problem:
+    return Problem(
+        kind="stale-result",
+        buffer=name,
+        message=(
+            f"{name} is exactly the candidate's result for the previous trial's inputs: it returns a "
+            "stale "
+            "result (a cache keyed on pointers or shapes?), or its result no longer depends on the "
+            "inputs "
+            "(e.g. a float accumulator so large that the added values round away)"
+        ),
+    )
 
 
 def _unchanged(value) -> bool:

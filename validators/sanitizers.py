@@ -13,15 +13,16 @@ from intelliperf.redact import scrub
 from .verdict import Problem, Verdict
 
 # Problems that already say what is wrong: no replay after them.
-from .workers import _process_problem, _Warm
+from .worker_processes import process_problem
+from .workers import Warm
 
 
-def _send_sanitizers(warm: _Warm, job: dict, work_dir: Path) -> None:
+def send_sanitizers(warm: Warm, job: dict, work_dir: Path) -> None:
     for check, worker in warm.sanitizers.items():
-        worker.send(_write_job(job, work_dir / "sanitizer" / check))
+        worker.send(write_job(job, work_dir / "sanitizer" / check))
 
 
-def _first_trials(job: dict) -> dict:
+def first_trials(job: dict) -> dict:
     """The sanitizers' job: the first trial of each replay mode (kernel, launcher; the launcher's alone where
     it ran early); instrumented, they are slow, and one trial shows an out-of-bounds access or a
     shared-memory race as well as many."""
@@ -35,14 +36,14 @@ def _first_trials(job: dict) -> dict:
     return {**job, "plan": list(first.values())}
 
 
-def _write_job(job: dict, out: Path) -> str:
+def write_job(job: dict, out: Path) -> str:
     """`job` with `out` as its out_dir, written to out/job.json: the path a worker is given."""
     job = {**job, "out_dir": str(out)}
     (out / "job.json").write_text(json.dumps(job))
     return str(out / "job.json")
 
 
-def _sanitized(verdict: Verdict, warm: _Warm, work_dir: Path, job: dict, timeout: float, start: float) -> None:
+def sanitized(verdict: Verdict, warm: Warm, work_dir: Path, job: dict, timeout: float, start: float) -> None:
     """The sanitizers' findings into the verdict of a candidate its replay found correct, before it is
     timed (their instrumented kernels would disturb the timing): a finding, a crash or a timeout rejects
     it (every check must have run); clean, it is one more check passed, saying which CTAs racecheck ran."""
@@ -53,7 +54,7 @@ def _sanitized(verdict: Verdict, warm: _Warm, work_dir: Path, job: dict, timeout
     found = []
     for check, worker in warm.sanitizers.items():
         result = worker.wait(max(1.0, timeout - (time.perf_counter() - start)))
-        problem = _process_problem(f"compute-sanitizer {check} on the replay", result, timeout)
+        problem = process_problem(f"compute-sanitizer {check} on the replay", result, timeout)
         if problem is not None:
             found.append(problem if problem.kind == "timeout" else _sanitizer_problem(check, result.tail))
     verdict.seconds["sanitizer"] = round(time.perf_counter() - start, 3)

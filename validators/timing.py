@@ -24,16 +24,17 @@ from .performance import (
 )
 
 # Problems that already say what is wrong: no replay after them.
-from .sanitizers import _write_job
+from .sanitizers import write_job
 from .settings import WORKER, Program, ValidationSettings
 from .verdict import Problem, Verdict
-from .workers import _timing_env, _Warm, fits_beside
+from .worker_processes import timing_env
+from .workers import Warm, fits_beside
 
 if TYPE_CHECKING:
     from .reference import ReferenceRun
 
 
-def _timed(verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict, settings: ValidationSettings) -> Verdict:
+def timed(verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict, settings: ValidationSettings) -> Verdict:
     """A correct candidate timed against the reference on a GPU."""
     if not verdict.correct:
         return verdict
@@ -53,14 +54,14 @@ def _timed(verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict, s
     return verdict
 
 
-def _time_ahead(
-    warm: _Warm, reference: ReferenceRun, job: dict, candidate: Program, work_dir: Path, settings: ValidationSettings
+def time_ahead(
+    warm: Warm, reference: ReferenceRun, job: dict, candidate: Program, work_dir: Path, settings: ValidationSettings
 ) -> None:
     """On a GPU, the timing workers started before the candidate's program runs, so their start-up
     (Python, torch, the kernel's compilation, the inputs) is over when the replay ends: the reference's
     always; the candidate's on the reference's description of what it would call (the launcher, or for a
     launch from module level the kernel at the recorded launch); when the candidate's run says it called
-    something else (`_stands`), `_start_timing` starts it again. Not where the inputs a timing worker
+    something else (`stands`), `start_timing` starts it again. Not where the inputs a timing worker
     places on the GPU are large: it would hold them while the program, which may need that memory, runs."""
     if reference.interpret or not settings.timing or not reference.replay.get("runs"):
         return
@@ -82,7 +83,7 @@ def _timed_mode(reference: ReferenceRun, job: dict) -> str | None:
     return None
 
 
-def _stands(early: dict | None, job: dict, mode: str | None) -> bool:
+def stands(early: dict | None, job: dict, mode: str | None) -> bool:
     """Whether work of `mode` done on `early` (the reference's description of what the candidate would
     call) did what the candidate's own run called: for the launcher's trials, the same kernel file and
     launcher (file, name, arguments); for the kernel's own, the same kernel (file, name, parameters)
@@ -105,14 +106,14 @@ def _stands(early: dict | None, job: dict, mode: str | None) -> bool:
     return key(early) == key(job)
 
 
-def _start_timing(
+def start_timing(
     reference: ReferenceRun,
     job: dict,
     root: Path,
     work_dir: Path,
     settings: ValidationSettings,
     env: dict,
-    warm: _Warm,
+    warm: Warm,
 ) -> dict:
     """On a GPU, both sides' timing workers: those `warm` started ahead where they time what `job` would
     (the candidate's only when its run called what they expected), the others now; empty when nothing
@@ -122,7 +123,7 @@ def _start_timing(
         for side in sides.values():
             side.stop()
         return {}
-    if "candidate" in sides and not _stands(warm.timed, job, warm.timed_mode):
+    if "candidate" in sides and not stands(warm.timed, job, warm.timed_mode):
         sides.pop("candidate").stop()
     jobs = _timing_jobs(reference, job, root)
     for name in jobs.keys() - sides.keys():
@@ -190,17 +191,17 @@ def _timing_side(
     work_dir: Path,
     settings: ValidationSettings,
     env: dict,
-    warm: _Warm,
+    warm: Warm,
 ):
     """One side's timing worker ("reference" or "candidate") with its job (`performance.started`), talking over
     two inherited pipes: in the Python started for it ahead (`warm.timing_heads`) where that fits, else
     started now in the sandbox."""
     out = work_dir / f"timing-{name}"
     out.mkdir(parents=True, exist_ok=True)
-    path = _write_job(job, out)
+    path = write_job(job, out)
     folder = Path(job["kernel"]["file"]).parent
     box = reference.sandbox
-    full_env = _timing_env(box, reference.interpret, out, settings, env)
+    full_env = timing_env(box, reference.interpret, out, settings, env)
     readable = (reference.inputs, root)
     ahead = warm.timing_heads.pop(name, None)
     if ahead is not None:

@@ -4,8 +4,8 @@ Every process that runs program code runs in the sandbox (`intelliperf.workload.
 reference's too, so both sides see the same files and variables; every program run is seeded
 identically (INTELLIPERF_SEED: Python, NumPy, torch).
 
-One module per step: `settings.py` (what a validation is told), `reference.py` (1), `workers.py` and
-`head_starts.py` (the processes beside the run), `replay_checks.py` (4), `sanitizers.py` (4b),
+One module per step: `settings.py` (what a validation is told), `reference.py` (1), `worker_processes.py`,
+`workers.py` and `head_starts.py` (the processes beside the run), `replay_checks.py` (4), `sanitizers.py` (4b),
 `timing.py` (5); this module runs them in order.
 
 1. The reference (`reference.py`; the same workload as profiled, `workload.py`): a pristine copy of
@@ -43,25 +43,15 @@ from .correctness import (
 
 # Problems that already say what is wrong: no replay after them.
 from .head_starts import Ahead
-from .reference import ReferenceRun, _capture_env
-from .replay import early_mode
-from .replay_checks import _candidate_job, _compare_replay, _launcher_changed, _loaded_outside, _noted
-from .sanitizers import _first_trials, _sanitized, _send_sanitizers, _write_job
+from .reference import ReferenceRun, capture_env
+from .replay_candidate import early_mode
+from .replay_checks import candidate_job, compare_replay, launcher_changed, loaded_outside, noted
+from .sanitizers import first_trials, sanitized, send_sanitizers, write_job
 from .settings import GUARDS, Program, ValidationSettings
-from .timing import _stands, _start_timing, _time_ahead, _timed
+from .timing import stands, start_timing, time_ahead, timed
 from .verdict import Problem, Verdict
-from .workers import (
-    _limit,
-    _process_problem,
-    _summary,
-    _Warm,
-    _worker_env,
-    _worker_folder,
-    _worker_kinds,
-    fits_beside,
-    run_limit,
-    start_worker,
-)
+from .worker_processes import process_problem, start_worker, worker_env, worker_folder, worker_kinds, worker_summary
+from .workers import Warm, default_limit, fits_beside, run_limit
 
 
 def validate(
@@ -91,9 +81,7 @@ def validate(
     cand_dir.mkdir(parents=True, exist_ok=True)
     ref = reference.manifest
     env = (
-        _capture_env(
-            reference.kernel, cand_dir, reference.interpret, settings, ref["written"], ref["dispatches"], trace
-        )
+        capture_env(reference.kernel, cand_dir, reference.interpret, settings, ref["written"], ref["dispatches"], trace)
         | candidate.env
     )
     reference.seed_cache(work_dir / "home")
@@ -136,7 +124,7 @@ def _judge(
     timeout: float,
     start: float,
     cand_dir: Path,
-    warm: _Warm | None,
+    warm: Warm | None,
     work_dir: Path,
     settings: ValidationSettings,
 ) -> Verdict:
@@ -144,7 +132,7 @@ def _judge(
     screen's (no workers) ends after the comparison."""
     ref = reference.manifest
     verdict.seconds["candidate_run"] = round(time.perf_counter() - start, 3)
-    failure = _process_problem("the candidate program", result, timeout)
+    failure = process_problem("the candidate program", result, timeout)
     if failure:
         verdict.problems.append(failure)
         return verdict
@@ -154,13 +142,13 @@ def _judge(
     except NotRegularFile as exc:
         verdict.problems.append(Problem(kind="capture", message=f"the candidate's capture was tampered with: {exc}"))
         return verdict
-    outside = _loaded_outside(cand, candidate)
+    outside = loaded_outside(cand, candidate)
     if outside:
         verdict.problems.append(outside)
         return verdict
     reference.verify()
     launcher_judges = warm is not None and reference.launcher_replayed
-    changed = launcher_judges and _launcher_changed(ref.get("launcher"), (cand or {}).get("launcher"))
+    changed = launcher_judges and launcher_changed(ref.get("launcher"), (cand or {}).get("launcher"))
 
     def compared() -> tuple[list[Problem], list[str]]:
         try:
@@ -175,7 +163,7 @@ def _judge(
     if any(p.kind in VALUE_KINDS for p in problems):  # is the program itself that unstable? Asked once.
         verdict.notes += reference.check_stability(settings)
         problems, checks = compared()
-    verdict.problems += _noted(verdict, problems)
+    verdict.problems += noted(verdict, problems)
     verdict.checks += checks
     verdict.notes += (cand or {}).get("notes", [])
     verdict.seconds["compare"] = round(time.perf_counter() - begin, 3)
@@ -189,12 +177,12 @@ def _judge(
         )
         return verdict
     # Even after a mismatch: the poisoned and refilled replays say *why* (unwritten, stale).
-    job = _candidate_job(reference, cand, work_dir / "replay")
+    job = candidate_job(reference, cand, work_dir / "replay")
     mode = early_mode(job["plan"])
-    job["early_done"] = mode if _stands(warm.early, job, mode) else None
+    job["early_done"] = mode if stands(warm.early, job, mode) else None
     # The candidate side runs the same trials as the reference side did: its time, not the program's, is the
     # yardstick (a replay of 14 trials can outlast a short program several times over on a loaded CPU).
-    replay_timeout = settings.timeout_s or max(timeout, _limit(reference.replay_s, settings))
+    replay_timeout = settings.timeout_s or max(timeout, default_limit(reference.replay_s, settings))
     return _replay_and_time(verdict, reference, candidate, cand, job, warm, replay_timeout, settings)
 
 
@@ -204,7 +192,7 @@ def _replay_and_time(
     candidate: Program,
     cand: dict,
     job: dict,
-    warm: _Warm,
+    warm: Warm,
     replay_timeout: float,
     settings: ValidationSettings,
 ) -> Verdict:
@@ -213,8 +201,8 @@ def _replay_and_time(
     program run and the replay; the parent times only after the replay and the sanitizers have ended."""
     start = time.perf_counter()
     out = Path(job["out_dir"])
-    warm.replay.send(_write_job(job, out))
-    firsts = _first_trials(job)
+    warm.replay.send(write_job(job, out))
+    firsts = first_trials(job)
     if not firsts["plan"]:
         warm.unsanitize("compute-sanitizer not run: nothing of the candidate could be replayed")
     # Large inputs: one kind of worker holds them on the GPU at a time (replay, sanitizers, timing).
@@ -222,21 +210,21 @@ def _replay_and_time(
     timing: dict = {}
     try:
         if beside:
-            _send_sanitizers(warm, firsts, out.parent)
-            timing = _start_timing(reference, job, candidate.root, out.parent, settings, candidate.env, warm)
-        replay = _summary(out, warm.replay.wait(replay_timeout), "the replay of the candidate", replay_timeout)
+            send_sanitizers(warm, firsts, out.parent)
+            timing = start_timing(reference, job, candidate.root, out.parent, settings, candidate.env, warm)
+        replay = worker_summary(out, warm.replay.wait(replay_timeout), "the replay of the candidate", replay_timeout)
         verdict.seconds["replay"] = round(time.perf_counter() - start, 3)
-        _compare_replay(verdict, reference, cand, job, replay, settings)
+        compare_replay(verdict, reference, cand, job, replay, settings)
         if verdict.correct:  # a failed candidate waits for nothing more: its sanitizers end with `warm`
             if not beside:
-                _send_sanitizers(warm, firsts, out.parent)
-            _sanitized(verdict, warm, out.parent, firsts, settings.timeout_s or 4 * replay_timeout, start)
+                send_sanitizers(warm, firsts, out.parent)
+            sanitized(verdict, warm, out.parent, firsts, settings.timeout_s or 4 * replay_timeout, start)
         if verdict.correct and not beside:
-            timing = _start_timing(reference, job, candidate.root, out.parent, settings, candidate.env, warm)
+            timing = start_timing(reference, job, candidate.root, out.parent, settings, candidate.env, warm)
         if verdict.correct and warm.quiet is not None:
             said = warm.quiet()
             verdict.notes += [said] if said else []
-        return _timed(verdict, reference, job, timing, settings)
+        return timed(verdict, reference, job, timing, settings)
     finally:  # timed sides ended already; unused ones (a failed replay) may still be starting
         for side in timing.values():
             side.stop()
@@ -248,14 +236,14 @@ def _start_workers(
     work_dir: Path,
     settings: ValidationSettings,
     ahead: Ahead | None = None,
-) -> _Warm:
+) -> Warm:
     """The candidate's replay worker and, on a GPU, its compute-sanitizer workers, started before its
     program runs (in the Pythons `ahead` started for them where they fit): their start-up (Python, torch,
     Triton; under the sanitizer an instrumented CUDA context, seconds) overlaps the program's run. The
     trials of `early_mode` start at once too (the sanitizers' first one), on the reference's description in
     the candidate's copy: the launcher's (the candidate may change its body, not where it is or what it
     takes), or where the kernel is launched from module level its own at the reference's recorded launch;
-    when the candidate's own run says it called something else (`_stands`), they run again. On a GPU not
+    when the candidate's own run says it called something else (`stands`), they run again. On a GPU not
     where the inputs are large (`AHEAD_INPUTS_BYTES`)."""
     ref = reference.manifest
     mapped = {
@@ -268,18 +256,18 @@ def _start_workers(
         "launches": ref["launches"],
     }
     # the candidate's job, if its run calls what the reference did
-    expected = _candidate_job(reference, mapped, _worker_folder(work_dir, "replay"))
+    expected = candidate_job(reference, mapped, worker_folder(work_dir, "replay"))
     # Not where the inputs are large, or the program's recorded peak leaves no room (`fits_beside`): the
     # trials would hold GPU memory while the program, which may need it, runs.
     beside = reference.interpret or fits_beside(reference)
     early = expected if beside and reference.replay.get("runs") else None
     late = {} if beside else {names.CUDA_LATE: "1"}  # no CUDA context either while the program runs
-    kinds, unsanitized = _worker_kinds(reference.interpret, settings)
+    kinds, unsanitized = worker_kinds(reference.interpret, settings)
 
     def worker(name: str) -> Running:
-        folder = _worker_folder(work_dir, name)
+        folder = worker_folder(work_dir, name)
         wrap, extra = kinds[name]
-        job = early and {**(early if name == "replay" else _first_trials(early)), "out_dir": str(folder)}
+        job = early and {**(early if name == "replay" else first_trials(early)), "out_dir": str(folder)}
         return start_worker(
             reference.sandbox,
             "run",
@@ -287,7 +275,7 @@ def _start_workers(
             cwd=Path(mapped["kernel"]["file"]).parent,
             home=work_dir / "home",
             seed=settings.seed,
-            env=_worker_env(reference.interpret, folder, settings, candidate.env | late | extra),
+            env=worker_env(reference.interpret, folder, settings, candidate.env | late | extra),
             writable=(folder,),
             readable=(reference.inputs, candidate.root),
             early=job,
@@ -295,10 +283,10 @@ def _start_workers(
             ahead=ahead.take(name) if ahead else None,
         )
 
-    warm = _Warm(worker("replay"), early, {}, unsanitized)
+    warm = Warm(worker("replay"), early, {}, unsanitized)
     if ahead is not None:
         warm.timing_heads, ahead.timing = ahead.timing, {}
-    _time_ahead(warm, reference, expected, candidate, work_dir, settings)
+    time_ahead(warm, reference, expected, candidate, work_dir, settings)
     for check in [name for name in kinds if name != "replay"]:
         warm.sanitizers[check] = worker(check)
     return warm

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from .. import env
 from ..files import write_json
+from .launch_tallies import MAX_SIGNATURES, KernelTally, SignatureTally, arg_dict, arg_key, plain
 from .window import TUNING, compile_together, launch_info, track_tuning
 
 
@@ -60,79 +61,16 @@ ENV_STATIC, ENV_SASS = env.STATIC_TARGETS, env.SASS_LINES
 ENV_TRACE_LATER = env.TRACE_LATER
 TRACE_LATER_BYTES = 2 << 30  # above this, a launch's inputs are traced in the program, not saved for later
 
-MAX_SIGNATURES = 32
 ENV_TIME_FRACTION = env.TIME_FRACTION
 TIME_ALL_FIRST = 64  # launches of each kernel that are always timed
 _RESOLVE_BATCH = 256  # pending event pairs before completed ones are read back
 _MAX_PENDING = 16384  # beyond this, wait for the oldest events rather than grow without bound
 
 
-class _Counts:
-    """Launches, and the time of those that were timed; totals are scaled up from them."""
-
-    __slots__ = ("launches", "timed", "timed_s")
-
-    def __init__(self):
-        self.launches, self.timed, self.timed_s = 0, 0, 0.0
-
-    def total(self) -> float:
-        return self.timed_s * self.launches / self.timed if self.timed else 0.0
-
-
-class _Signature(_Counts):
-    __slots__ = ("grid", "num_warps", "num_stages", "args", "tuning")
-
-    def __init__(self, grid, num_warps, num_stages, args):
-        super().__init__()
-        self.grid, self.num_warps, self.num_stages, self.args = grid, num_warps, num_stages, args
-        self.tuning = 0  # launches by triton.autotune's benchmarking of configs
-
-
-class _Kernel(_Counts):
-    __slots__ = ("name", "file", "line", "signatures", "dropped", "traced", "deferred", "static", "sass_lines")
-
-    def __init__(self, name: str, file: str | None, line: int | None) -> None:
-        super().__init__()
-        self.name, self.file, self.line = name, file, line
-        self.signatures: dict[tuple, _Signature] = {}
-        self.dropped = 0
-        self.traced: dict | None = None
-        self.deferred = 0  # launches whose inputs were saved for a trace after the run (trace_worker)
-        self.static: dict | None = None
-        self.sass_lines: list | None = None
-
-    def as_dict(self) -> dict:
-        sigs = sorted(self.signatures.values(), key=lambda s: -s.launches)
-        return {
-            "name": self.name,
-            "file": self.file,
-            "line": self.line,
-            "launches": self.launches,
-            "timed_launches": self.timed,
-            "total_time_s": self.total(),
-            "signatures_dropped": self.dropped,
-            "signatures": [
-                {
-                    "grid": list(s.grid),
-                    "num_warps": s.num_warps,
-                    "num_stages": s.num_stages,
-                    "args": s.args,
-                    "launches": s.launches,
-                    "tuning_launches": s.tuning,
-                    "total_time_s": s.total(),
-                }
-                for s in sigs
-            ],
-            "trace": self.traced,
-            "static": self.static,
-            "sass_lines": self.sass_lines,
-        }
-
-
 class _FnInfo:
     """What never changes between launches of one @triton.jit function."""
 
-    def __init__(self, jit_fn, entry: Callable[[str, str, int], _Kernel]) -> None:
+    def __init__(self, jit_fn, entry: Callable[[str, str, int], KernelTally]) -> None:
         import inspect
 
         py_fn = jit_fn.fn
@@ -161,51 +99,14 @@ def is_constexpr(annotation) -> bool:
     return getattr(annotation, "__name__", "") == "constexpr"
 
 
-def _arg_key(value, is_constexpr, tensor_type):
-    """A hashable description of one argument. Called for every argument of every launch, so it
-    keeps torch's own objects (dtype, Size, device) and turns them into text only once per
-    distinct signature (_arg_dict)."""
-    if is_constexpr:
-        return ("constexpr", _plain(value))
-    if value is None:
-        return ("none",)
-    if isinstance(value, tensor_type):
-        return ("tensor", value.dtype, value.shape, value.stride(), value.device)
-    if isinstance(value, (bool, int, float)):
-        return ("scalar", value)
-    return ("other", type(value).__name__)
-
-
-def _plain(value):
-    return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
-
-
-def _arg_dict(name, key) -> dict:
-    kind = key[0]
-    if kind == "tensor":
-        return {
-            "name": name,
-            "kind": kind,
-            "dtype": str(key[1]).replace("torch.", ""),
-            "shape": list(key[2]),
-            "strides": list(key[3]),
-            "device": str(key[4]),
-        }
-    if kind in ("scalar", "constexpr"):
-        return {"name": name, "kind": kind, "value": key[1]}
-    if kind == "other":
-        return {"name": name, "kind": kind, "type_name": key[1]}
-    return {"name": name, "kind": kind}
-
-
 class Recorder:
     def __init__(self, out_dir: str) -> None:
         self.out_dir = out_dir
-        self.kernels: dict[tuple, _Kernel] = {}
+        self.kernels: dict[tuple, KernelTally] = {}
         self.fn_info: dict[Any, _FnInfo] = {}  # JITFunction -> _FnInfo (keeps it alive: no id reuse)
         self.mode = "compiled"
-        self.current: _Signature | None = None
-        self.current_kernel: _Kernel | None = None
+        self.current: SignatureTally | None = None
+        self.current_kernel: KernelTally | None = None
         self.pending: deque = deque()
         self.event_pool: list = []
         self.enter_event: Any = None
@@ -224,7 +125,7 @@ class Recorder:
         self.events: Any = None  # clock.DriverEvents or TorchEvents, made at the first compiled launch
         self.timing_failed = False
         self.time_this = True
-        self.hook_kernel: _Kernel | None = None
+        self.hook_kernel: KernelTally | None = None
         self.sources: dict = {}  # CUfunction handle -> JITFunction, from CompiledKernel.launch_metadata
         self.time_fraction = float(os.environ.get(ENV_TIME_FRACTION, "0.0625"))
         self.rng = random.Random(0)  # a fixed seed: the same run samples the same launches
@@ -256,13 +157,13 @@ class Recorder:
         g = tuple(grid(bound) if callable(grid) else grid)
         grid = (int(g[0]), int(g[1]) if len(g) > 1 else 1, int(g[2]) if len(g) > 2 else 1)
         tensor = self.tensor_type
-        arg_keys = tuple([_arg_key(bound.get(n), c, tensor) for n, c in info.params])
+        arg_keys = tuple([arg_key(bound.get(n), c, tensor) for n, c in info.params])
         key = (grid, options.get("num_warps"), options.get("num_stages"), arg_keys)
         kernel = info.kernel
         sig = kernel.signatures.get(key)
         if sig is None and len(kernel.signatures) < MAX_SIGNATURES:
-            args_json = [_arg_dict(n, k) for n, k in zip(info.arg_names, arg_keys, strict=False)]
-            sig = kernel.signatures[key] = _Signature(grid, key[1], key[2], args_json)
+            args_json = [arg_dict(n, k) for n, k in zip(info.arg_names, arg_keys, strict=False)]
+            sig = kernel.signatures[key] = SignatureTally(grid, key[1], key[2], args_json)
         elif sig is None:
             kernel.dropped += 1
         kernel.launches += 1
@@ -303,7 +204,7 @@ class Recorder:
         info.captured = self.capture is not None and self.capture.wants(info.name)
         return info
 
-    def maybe_trace(self, kernel: _Kernel, info: _FnInfo, bound: dict, grid) -> None:
+    def maybe_trace(self, kernel: KernelTally, info: _FnInfo, bound: dict, grid) -> None:
         done = (kernel.traced or {}).get("launches_traced", 0) + kernel.deferred
         if done >= self.trace_launches or self.sample < 1:  # sample 0: the static view only, no address trace
             return
@@ -318,7 +219,7 @@ class Recorder:
             self.busy = False
         kernel.traced = merge_traces(kernel.traced, result)
 
-    def trace_later(self, folder: str, kernel: _Kernel, info: _FnInfo, bound: dict, grid) -> bool:
+    def trace_later(self, folder: str, kernel: KernelTally, info: _FnInfo, bound: dict, grid) -> bool:
         """Save the launch's inputs (host copies) into `folder` for a trace after the run, in its own Python
         (trace_worker), where the kernel can be found again by its qualified name; False: trace it here, now."""
         qualname = getattr(info.py_fn, "__qualname__", "")
@@ -345,7 +246,7 @@ class Recorder:
         self.deferred += 1
         return True
 
-    def static_view(self, kernel: _Kernel, info: _FnInfo, bound: dict, options: dict) -> None:
+    def static_view(self, kernel: KernelTally, info: _FnInfo, bound: dict, options: dict) -> None:
         """The kernel compiled for each static target, read line by line (once per kernel)."""
         from .static import static_launch
 
@@ -389,7 +290,7 @@ class Recorder:
         run.__intelliperf_original__ = original  # type: ignore[attr-defined]  # what uninstall puts back
         return run
 
-    def keep_sass_lines(self, kernel: _Kernel, compiled) -> None:
+    def keep_sass_lines(self, kernel: KernelTally, compiled) -> None:
         """The binary that ran, offset by offset to kernel lines (once per kernel)."""
         from .static import sass_lines
 
@@ -409,20 +310,20 @@ class Recorder:
         self.busy = True
         try:
             capture.after_dispatch(
-                info.py_fn, info.arg_names, bound, compiled, grid, {k: _plain(v) for k, v in options.items()}
+                info.py_fn, info.arg_names, bound, compiled, grid, {k: plain(v) for k, v in options.items()}
             )
         except Exception as exc:  # the program goes on; the validator reads the note
             capture.notes.append(f"capture failed at dispatch {capture.dispatches - 1}: {type(exc).__name__}: {exc}")
         finally:
             self.busy = False
 
-    def should_time(self, kernel: _Kernel) -> bool:
+    def should_time(self, kernel: KernelTally) -> bool:
         """Every launch is counted; the first ones of each kernel and then a random sample are
         timed, so that a kernel launched millions of times is not slowed by its own clock."""
         return kernel.launches <= TIME_ALL_FIRST or self.rng.random() < self.time_fraction
 
     @staticmethod
-    def add_time(kernel: _Kernel, sig: _Signature | None, seconds: float) -> None:
+    def add_time(kernel: KernelTally, sig: SignatureTally | None, seconds: float) -> None:
         kernel.timed += 1
         kernel.timed_s += seconds
         if sig is not None:
@@ -474,14 +375,14 @@ class Recorder:
         self.pending.clear()
         self.problems.append(f"device timing stopped: {type(exc).__name__}: {exc}")
 
-    def _kernel_entry(self, name: str, file: str | None, line: int | None) -> _Kernel:
+    def _kernel_entry(self, name: str, file: str | None, line: int | None) -> KernelTally:
         key = (name, file, line)
         kernel = self.kernels.get(key)
         if kernel is None:
-            kernel = self.kernels[key] = _Kernel(name, file, line)
+            kernel = self.kernels[key] = KernelTally(name, file, line)
         return kernel
 
-    def _hook_only_kernel(self, metadata) -> _Kernel:
+    def _hook_only_kernel(self, metadata) -> KernelTally:
         """The kernel of a launch seen only by the hooks: known by its source where the compiled
         kernel told us (install_compiler), else by name. Its arguments are not described."""
         self._register_exit()

@@ -91,44 +91,12 @@ def collect(
     the output (default: a temporary one), laid out as `start_ahead` expects; `ahead`: the Python
     `start_ahead` started there, which takes the run where it fits. `turn`: a lock file whose holder has the
     GPU; the program waits for it at its first launch, compiled (window.PARKED says when; `parked`)."""
-    from ..workload.workspace import copy_project, in_copy, within
+    from ..workload.workspace import copy_project, in_copy
 
     out = TimerRun()
     started = time.perf_counter()
     root = Path(root).resolve()
-    files: dict[str, str] = dict(changes or {})
-    tables = {}
-    for profile in kernels:
-        if not profile.file or not within(Path(profile.file), root):
-            out.notes.append(
-                f"{profile.name}: its file ({profile.file}) is outside the project, so it was not instrumented"
-            )
-            continue
-        rel = str(Path(profile.file).resolve().relative_to(root))
-        text = files.get(rel) or (root / rel).read_text()
-        layout = layout_in(text, profile.name, profile.line)
-        why = untimed(layout, profile.name) if loops_only else None
-        if loops_only and layout is not None and layout.via is not None:
-            # Timing the helper's loop traces every region of every iteration of every program: the
-            # attention tutorial's pass ran past 8 minutes on the H100, and timing the kernel's own
-            # statements measures one call at 99 % of the kernel, which no formula can judge. The static
-            # view judges such a loop (`intelliperf regions` still times the kernel's own statements).
-            why = (
-                f"{profile.name}: the main loop is in the @triton.jit helper {layout.via[0]} (called at line "
-                f"{layout.via[1]}), which region timers do not instrument (every iteration of every program "
-                "would be traced)"
-            )
-        if why:
-            out.notes.append(f"{why}: no region timers for it")
-            continue
-        try:
-            done = instrument(text, profile.name, profile.line)
-        except (ValueError, SyntaxError) as exc:
-            out.notes.append(f"{profile.name}: not instrumented: {exc}")
-            continue
-        files[rel] = done.text
-        tables[profile.id] = done
-        out.notes += [f"{profile.name}: {n}" for n in done.notes]
+    files, tables = _instrumented(kernels, root, changes, loops_only, out.notes)
     if not tables:
         return out
     timed = [p for p in kernels if p.id in tables]
@@ -138,20 +106,7 @@ def collect(
         folder = Path(keep) if keep else out_dir
         folder.mkdir(parents=True, exist_ok=True)
         prefix = folder / "proton"
-        extra = dict(env or {})
-        if stop_early:
-            # The first launch, no warm-up: on the H100 each instrumented launch of a GEMM cost ~18 s of
-            # Proton's trace processing (3 launches 66.6 s, 2 launches 48.6 s), and compilation is not in
-            # the kernel's own cycles.
-            extra |= window.settings(
-                dict.fromkeys((p.name for p in timed), 0),
-                1,
-                str(folder),
-                configs=window.tuned_configs(timed),
-                turn_at_launch=turn is not None,
-            )
-            if turn is not None:
-                extra[ENV_TURN] = turn
+        extra = _program_env(env, timed, folder, stop_early, turn)
         mode, recorded = sampling(mode or DEFAULT_MODE, timed, files, all_warps)
         kind, why_totals = data_kind(data, timed, recorded, stop_early)
         if kind == "tree":
@@ -163,15 +118,7 @@ def collect(
             command_there = in_copy(command, root, copy)
             return _run(command_there, workdir, prefix, mode, timeout_s, extra, sandbox, (copy, folder), ahead)
 
-        result, counts = run(mode, ahead)
-        if result.ahead:
-            out.notes.append(f"region timers: the instrumented run took a Python started ahead ({STARTED_WITH})")
-        dropped = _dropped(counts, mode)
-        bigger = _bigger_buffer(counts, mode, timed)
-        if dropped and bigger:  # sized from what the first run needed: the loop's trips times its regions
-            out.notes.append(f"region timers: {dropped}; ran again with {bigger}")
-            mode, (result, counts) = bigger, run(bigger)
-            dropped = _dropped(counts, mode)
+        mode, result, dropped = _run_with_room(run, mode, ahead, timed, out.notes)
         out.notes += window.notes(folder, "region timers")  # and what the bootstrap wrote there (Proton's start)
         ran = time.perf_counter() - started
         read = _Read(timed, tables, recorded, dropped, folder if keep else None, pictures)
@@ -188,6 +135,93 @@ def collect(
         f"{out.seconds - ran:.1f} s; Proton, mode {mode})"
     )
     return out
+
+
+def _instrumented(
+    kernels: list[KernelProfile], root: Path, changes: dict[str, str] | None, loops_only: bool, notes: list[str]
+) -> tuple[dict[str, str], dict]:
+    """The project's files with timers put in each kernel that takes them ({relpath: text}, over a candidate's
+    `changes`), and each instrumented kernel's table by profile id; why a kernel has none goes in `notes`."""
+    from ..workload.workspace import within
+
+    files: dict[str, str] = dict(changes or {})
+    tables = {}
+    for profile in kernels:
+        if not profile.file or not within(Path(profile.file), root):
+            notes.append(
+                f"{profile.name}: its file ({profile.file}) is outside the project, so it was not instrumented"
+            )
+            continue
+        rel = str(Path(profile.file).resolve().relative_to(root))
+        text = files.get(rel) or (root / rel).read_text()
+        why = _not_timed(text, profile, loops_only)
+        if why:
+            notes.append(f"{why}: no region timers for it")
+            continue
+        try:
+            done = instrument(text, profile.name, profile.line)
+        except (ValueError, SyntaxError) as exc:
+            notes.append(f"{profile.name}: not instrumented: {exc}")
+            continue
+        files[rel] = done.text
+        tables[profile.id] = done
+        notes += [f"{profile.name}: {n}" for n in done.notes]
+    return files, tables
+
+
+def _not_timed(text: str, profile: KernelProfile, loops_only: bool) -> str | None:
+    """Why a kernel gets no timers where only those that could change a verdict do (`loops_only`): no loop
+    with a dot, or its main loop in a helper (None: it gets them)."""
+    layout = layout_in(text, profile.name, profile.line)
+    why = untimed(layout, profile.name) if loops_only else None
+    if loops_only and layout is not None and layout.via is not None:
+        # Timing the helper's loop traces every region of every iteration of every program: the
+        # attention tutorial's pass ran past 8 minutes on the H100, and timing the kernel's own
+        # statements measures one call at 99 % of the kernel, which no formula can judge. The static
+        # view judges such a loop (`intelliperf regions` still times the kernel's own statements).
+        why = (
+            f"{profile.name}: the main loop is in the @triton.jit helper {layout.via[0]} (called at line "
+            f"{layout.via[1]}), which region timers do not instrument (every iteration of every program "
+            "would be traced)"
+        )
+    return why
+
+
+def _program_env(
+    env: dict[str, str] | None, timed: list[KernelProfile], folder: Path, stop_early: bool, turn: str | None
+) -> dict[str, str]:
+    """The instrumented program's added variables: `env`, and with `stop_early` the launch window that
+    stops it after each timed kernel's first launch (waiting for the GPU `turn` there, where one is given)."""
+    extra = dict(env or {})
+    if stop_early:
+        # The first launch, no warm-up: on the H100 each instrumented launch of a GEMM cost ~18 s of
+        # Proton's trace processing (3 launches 66.6 s, 2 launches 48.6 s), and compilation is not in
+        # the kernel's own cycles.
+        extra |= window.settings(
+            dict.fromkeys((p.name for p in timed), 0),
+            1,
+            str(folder),
+            configs=window.tuned_configs(timed),
+            turn_at_launch=turn is not None,
+        )
+        if turn is not None:
+            extra[ENV_TURN] = turn
+    return extra
+
+
+def _run_with_room(run, mode: str, ahead, timed: list[KernelProfile], notes: list[str]):
+    """The instrumented run (in the Python started `ahead` where given), once more with a bigger buffer
+    where Proton dropped records: (the mode it ran in, its result, what was still dropped)."""
+    result, counts = run(mode, ahead)
+    if result.ahead:
+        notes.append(f"region timers: the instrumented run took a Python started ahead ({STARTED_WITH})")
+    dropped = _dropped(counts, mode)
+    bigger = _bigger_buffer(counts, mode, timed)
+    if dropped and bigger:  # sized from what the first run needed: the loop's trips times its regions
+        notes.append(f"region timers: {dropped}; ran again with {bigger}")
+        mode, (result, counts) = bigger, run(bigger)
+        dropped = _dropped(counts, mode)
+    return mode, result, dropped
 
 
 @dataclass

@@ -1,0 +1,199 @@
+"""The diagnosis run behind `diagnose`, `regions` and `optimize`: the program run with the launch
+recorder, its kernels ranked, the profiler passes, and the formula's findings in a Report."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import __version__
+from .api_checks import absolute_program, kernel_pattern, runs_interpreted
+from .api_passes import counter_backend, profiler_passes, trace_settings
+from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
+from .formulas import Registry
+from .models import KernelDiagnosis, KernelProfile, Report, RunInfo
+from .profiling.aggregate import Recording, collect_evidence, load_recording
+from .profiling.trace_worker import LaterTraces
+from .settings import DiagnoseSettings
+from .workload.runner import TraceSettings, check_command, run_workload, uncompiled_note
+
+LATER_TRACE_START_S = 60.0  # a deferred trace's worker: its start and imports, before each launch's budget
+
+
+def profile_and_diagnose(
+    command: list[str],
+    the_formula,
+    registry: Registry,
+    s: DiagnoseSettings,
+    *,
+    progress: Callable[[str], None],
+    timer_dir: str | Path | None = None,
+) -> tuple[Report, Recording]:
+    """Profile, rank and diagnose: the report without an optimization, and the recording."""
+    kernel_pattern(s.kernel)  # a bad filter is said before anything runs
+    if s.top_n < 1:
+        raise UsageError(f"--top-n must be at least 1, got {s.top_n}")
+    if s.sample_programs < 1:
+        raise UsageError(f"--sample-programs must be at least 1, got {s.sample_programs}")
+    check_command(command)
+    command = absolute_program(command, s.cwd)
+    interpret = runs_interpreted(s.device)
+    trace = trace_settings(the_formula, registry, s.kernel, s.sample_programs, s.trace_launches, interpret)
+    backend, counter_note = counter_backend(s.counters, the_formula, registry, interpret)
+    trace.sass_lines = backend == "ncu" and trace.pattern is not None
+    # On a GPU, where another pass follows, the trace runs after the program, beside that pass.
+    later = LaterTraces() if trace_later(trace, interpret, backend, the_formula, registry) else None
+    try:
+        if later is not None and Path(s.cwd or os.getcwd()).is_dir():  # else the program run says what is wrong
+            later.warm(s.cwd or os.getcwd())  # its imports beside the profile run
+        return _diagnosed(command, the_formula, registry, s, trace, backend, counter_note, later, progress, timer_dir)
+    finally:
+        if later is not None:
+            later.discard()
+
+
+def trace_later(trace: TraceSettings, interpret: bool, backend: str | None, the_formula, registry: Registry) -> bool:
+    """Whether the interpreter trace runs after the program (trace_worker): on a GPU, where the ncu or
+    region-timer pass follows for it to run beside (alone it would only add its worker's start-up)."""
+    traced = trace.pattern is not None and trace.sample_programs > 0
+    return not interpret and traced and (backend is not None or the_formula.wants_regions(registry))
+
+
+def _diagnosed(
+    command: list[str],
+    the_formula,
+    registry: Registry,
+    s: DiagnoseSettings,
+    trace: TraceSettings,
+    backend: str | None,
+    counter_note: str | None,
+    later: LaterTraces | None,
+    progress: Callable[[str], None],
+    timer_dir: str | Path | None,
+) -> tuple[Report, Recording]:
+    """profile_and_diagnose's work, with its trace deferred to `later` where it is given."""
+    pattern = kernel_pattern(s.kernel)
+    interpret = runs_interpreted(s.device)
+    trace.later_dir = str(later.folder) if later is not None else None
+    stages: dict[str, float] = {}
+    started = time.perf_counter()
+    progress("profiling: running the command with the launch recorder")
+    with tempfile.TemporaryDirectory(prefix="intelliperf-") as tmp:
+        run = run_workload(command, Path(tmp), interpret=interpret, trace=trace, timeout_s=s.timeout_s, cwd=s.cwd)
+        recording = load_recording(Path(tmp))
+    stages["profile"] = time.perf_counter() - started
+    if later is not None:
+        later.start(run.cwd)
+
+    progress("diagnosing the top kernels")
+    started = time.perf_counter()
+    _check_recording(recording, command)
+    top = _select(recording.kernels, pattern, s.kernel, s.top_n)
+    counter_notes = [counter_note] if counter_note else []
+    passes_started = time.perf_counter()
+    (measured, timed), notes = profiler_passes(
+        command, top, the_formula, registry, recording, s, backend, interpret, timer_dir, stages, progress
+    )
+    counter_notes += notes
+    started += time.perf_counter() - passes_started
+    if later is not None:
+        started_traces = time.perf_counter()
+        traced, notes = later.finish(LATER_TRACE_START_S + trace.budget_s * later.jobs())
+        recording.evidence = collect_evidence(recording.records + traced)
+        counter_notes += notes
+        stages["trace_wait"] = time.perf_counter() - started_traces
+        started += stages["trace_wait"]
+    diagnoses = []
+    for rank, profile in enumerate(top, start=1):
+        # best first: hardware counters, region timers, then the interpreter model, then the static view
+        evidence = (
+            ([measured[profile.id]] if profile.id in measured else [])
+            + ([timed[profile.id]] if profile.id in timed else [])
+            + recording.evidence_of(profile.id)
+        )
+        findings = the_formula.evaluate(profile, evidence, registry)
+        diagnoses.append(KernelDiagnosis(kernel=profile.name, rank=rank, findings=findings, evidence=evidence))
+    stages["diagnose"] = time.perf_counter() - started
+
+    selected = next((d.kernel for d in diagnoses if any(f.present for f in d.findings)), None)
+    report = Report(
+        tool_version=__version__,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        formula=the_formula.name,
+        run=RunInfo(
+            command=command,
+            cwd=run.cwd,
+            mode="interpreter" if interpret else "compiled",
+            device=recording.first("device", "unknown"),
+            time_source=recording.first("time_source", "unknown"),
+            duration_s=run.duration_s,
+            processes=len(recording.records),
+            launches=recording.launches,
+            versions={"intelliperf": __version__, **_merged_versions(recording)},
+        ),
+        kernels=recording.kernels,
+        top=[p.name for p in top],
+        diagnoses=diagnoses,
+        selected=selected,
+        stages=stages,
+        notes=report_notes(registry, recording, interpret) + counter_notes,
+    )
+    return report, recording
+
+
+def _check_recording(recording: Recording, command: list[str]) -> None:
+    if recording.errors:
+        raise IntelliPerfError("the launch recorder failed inside the program: " + "; ".join(recording.errors))
+    if recording.processes_started == 0:
+        raise NoKernelsError(
+            f"the command ran, but no Python process of it started the recorder: {' '.join(command)}",
+            hint="intelliperf records Python programs (python app.py, python -m pkg, pytest ...). A shell script "
+            "works too if it runs Python without clearing PYTHONPATH.",
+        )
+    if not recording.kernels:
+        raise NoKernelsError(
+            f"the command ran, but launched no Triton kernel ({recording.processes_started} Python process(es) "
+            "watched)",
+            hint="Is the code path that launches the @triton.jit kernels taken with these arguments?",
+        )
+
+
+def _select(kernels: list[KernelProfile], pattern: re.Pattern | None, raw: str | None, top_n: int):
+    chosen = [k for k in kernels if pattern is None or pattern.search(k.name)]
+    if not chosen:
+        raise KernelFilterError(raw or "", [k.name for k in kernels])
+    return chosen[:top_n]
+
+
+def _merged_versions(recording: Recording) -> dict[str, str]:
+    versions: dict[str, str] = {}
+    for record in recording.records:
+        versions.update(record.get("versions", {}))
+    return versions
+
+
+def report_notes(registry: Registry, recording: Recording, interpret: bool) -> list[str]:
+    notes = [f"formula plug-in {name!r} could not be loaded: {why}" for name, why in registry.broken.items()]
+    if interpret:
+        notes.append(
+            "No GPU was used: kernel times are wall times of Triton's interpreter, and the evidence is a "
+            "model of the memory traffic, not hardware counters."
+        )
+    for k in recording.kernels:
+        if k.timed_launches < k.launches:
+            notes.append(
+                f"{k.name}: {k.timed_launches} of {k.launches} launches were timed (the first ones and a "
+                "random sample); its total time is scaled from them"
+            )
+    for record in recording.records:
+        notes += [f"recorder, process {record['pid']}: {problem}" for problem in record.get("problems", [])]
+    if uncompiled := uncompiled_note():
+        notes.append(uncompiled)
+    for items in recording.evidence.values():
+        notes += [f"{ev.kernel}: {note}" for ev in items for note in ev.notes]
+    return notes

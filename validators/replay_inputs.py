@@ -1,0 +1,194 @@
+"""Fresh inputs for the replay's trials: tensors laid out as recorded (or at unseen shapes), filled with values
+drawn like the captured ones or beyond their range, and the unseen shapes themselves (about 3/4 and a little
+over twice the recorded sizes, never a multiple of a block size, within a budget of bytes).
+
+Imports only torch (when a tensor is made).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Set
+from typing import Any
+
+
+class ReplayUnsupported(Exception):
+    """An argument (of the kernel or the launcher) the replay cannot draw afresh or pass again."""
+
+
+def torch_dtype(name: str):
+    """The torch dtype a description names (`float32`)."""
+    import torch
+
+    return getattr(torch, name)
+
+
+def _strided_like(shape, strides, dtype, device):
+    """An empty tensor of `shape` laid out in the order of `strides` (row-major, transposed...)."""
+    import torch
+
+    if not shape:
+        return torch.empty((), dtype=dtype, device=device)
+    order = sorted(range(len(shape)), key=lambda i: -strides[i] if i < len(strides) else 0)
+    base = torch.empty([shape[i] for i in order], dtype=dtype, device=device)
+    inverse = [order.index(i) for i in range(len(shape))]
+    return base.permute(inverse)
+
+
+def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
+    """Refill in place with values drawn like the captured ones (uniform in their range; integers
+    sorted along the last axis where the captured ones were), or,
+    for floating-point tensors, beyond it: `negative` (all below zero), `wide` (mixed sign, 16x
+    the captured magnitude), `nonfinite` (captured range with NaN, +Inf and -Inf sprinkled in).
+
+    The values are drawn on the tensor's device (a 16M-element input drawn on the host and
+    copied took most of a second per trial), from a seed the trial's generator gives."""
+    import torch
+
+    lo, hi = desc.get("min", 0.0), desc.get("max", 1.0)
+    device = tensor.device
+    local = torch.Generator(device=device).manual_seed(int(torch.randint(1 << 62, (1,), generator=generator)))
+    draw = {"generator": local, "device": device}
+    if tensor.dtype == torch.bool:
+        values = torch.rand(tensor.shape, **draw) < 0.5
+    elif tensor.dtype.is_floating_point:
+        wide = torch.float64 if tensor.dtype == torch.float64 else torch.float32
+        magnitude = max(abs(lo), abs(hi), 1.0)
+        if regime == "negative":
+            lo, hi = -magnitude, -magnitude / 64
+        elif regime == "wide":
+            big = min(16 * magnitude, float(torch.finfo(tensor.dtype).max) / 1e3)
+            lo, hi = -big, big
+        values = torch.rand(tensor.shape, dtype=wide, **draw) * (hi - lo) + lo
+        if regime == "nonfinite" and values.numel():
+            flat = values.view(-1)
+            picks = torch.randint(0, flat.numel(), (max(3, flat.numel() // 97),), **draw)
+            flat[picks[0::3]] = float("nan")
+            flat[picks[1::3]] = float("inf")
+            flat[picks[2::3]] = float("-inf")
+    else:
+        values = torch.randint(int(lo), int(hi) + 1, tensor.shape, dtype=torch.int64, **draw)
+        if desc.get("sorted") and values.dim():
+            values = values.sort(dim=-1).values
+    tensor.copy_(values.to(tensor.dtype))
+
+
+def make_inputs(descs: list[dict], shapes: dict | None = None, guarded: bool = False) -> dict:
+    """Tensors (and scalars) for the described arguments; `shapes` maps names to new shapes. `guarded`:
+    each float tensor sits inside a larger allocation whose rest holds NaN, so a reference that reads
+    past its inputs at this shape (sizes that only hold together as recorded) shows it by NaN in its
+    outputs, and the trial is not compared (`replay_reference._Trial.run`)."""
+    values: dict[str, Any] = {}
+    for d in descs:
+        if d["kind"] == "tensor":
+            if d.get("alias_of") in values and shapes is None:
+                values[d["name"]] = values[d["alias_of"]]
+                continue
+            shape = (shapes or {}).get(d["name"], d["shape"])
+            tensor = _strided_like(shape, d["strides"], torch_dtype(d["dtype"]), d["device"])
+            values[d["name"]] = _guarded_by_nan(tensor) if guarded and tensor.is_floating_point() else tensor
+        elif d["kind"] == "scalar":
+            values[d["name"]] = d["value"]
+        elif d["kind"] == "dtype":
+            values[d["name"]] = torch_dtype(d["value"])
+        else:
+            raise ReplayUnsupported(
+                f"argument {d['name']!r} is a {d.get('type_name', d['kind'])}, which the replay cannot draw afresh"
+            )
+    return values
+
+
+GUARD_ELEMENTS = 1 << 16  # NaN on each side of a guarded tensor
+
+
+def _guarded_by_nan(tensor):
+    """`tensor`'s shape and strides in the middle of a NaN-filled allocation."""
+    import torch
+
+    span = sum((s - 1) * st for s, st in zip(tensor.shape, tensor.stride(), strict=True)) + 1 if tensor.numel() else 0
+    base = torch.full((span + 2 * GUARD_ELEMENTS,), float("nan"), dtype=tensor.dtype, device=tensor.device)
+    return base.as_strided(tensor.shape, tensor.stride(), GUARD_ELEMENTS)
+
+
+def _smaller(d: int) -> int:
+    s = d - max(1, d // 4)
+    s = s if s % 2 else s - 1
+    return max(1, s if s != d else d - 1)
+
+
+def _larger(d: int, factor: float = 2.0) -> int:
+    """`d` grown by `factor`, odd; at 2 (the default) past double by an eighth more, 1,024 -> 2,177: a block
+    hard-coded at twice a power-of-two size, 2,048 for 1,000-1,024, no longer covers it."""
+    g = d + max(1, int(d * (factor - 1))) + (2 * (d // 16) if factor >= 2 else 0)
+    return g if g % 2 else g + 1
+
+
+# The tensors of the larger unseen shape, at most (the recorded shape's, grown by 3/2 in every dimension, fits
+# whatever its size, as the program's own run did). On a device: what a trial may hold beside the program run
+# (workers.AHEAD_INPUTS_BYTES). Under the interpreter, which runs each program's block in NumPy: about 1 us per
+# element of a simple kernel on this 2-core machine, so 32 MiB (8M float32 elements) is seconds a call, per side.
+UNSEEN_BYTES = 1 << 30
+UNSEEN_BYTES_INTERPRETED = 32 << 20
+SMALLEST_GROWTH = 1.5
+
+
+def tensor_bytes(descs: list[dict], shapes: dict | None = None) -> int:
+    """Bytes of the distinct tensors `descs` describe, at `shapes` where given."""
+    total = 0
+    for d in descs:
+        if d["kind"] == "tensor" and "alias_of" not in d:
+            shape = (shapes or {}).get(d["name"], d["shape"])
+            total += math.prod(shape) * torch_dtype(d["dtype"]).itemsize
+    return total
+
+
+def unseen_shapes(
+    descs: list[dict], grow: bool, compiled: Set[int] = frozenset(), max_bytes: int | None = None
+) -> tuple[dict, dict]:
+    """New sizes for every dimension of 2 or more: odd (so no multiple of any block size), about
+    3/4 (`grow=False`) or a little over twice (`grow=True`: see `_larger`) the original; where the
+    grown tensors would take more than `max_bytes`, the largest growth that fits, but never less than 3/2.
+    Integer arguments equal to a changed size or element count follow. A size that an integer input's
+    values index (they span 0..size-1: histogram bins, a gather's table) stays, or the indices would fall
+    outside it; so does one in `compiled` (the kernel's constexpr values: it may assume that size, and no
+    launch could change it)."""
+    indexed = {
+        int(a["max"]) + 1
+        for a in descs
+        if a["kind"] == "tensor" and "max" in a and not a["dtype"].startswith(("float", "bfloat", "complex", "bool"))
+    }
+    kept = indexed | set(compiled)
+    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2 and d not in kept}
+
+    def grown(factor: float) -> dict[int, int]:
+        return {d: _larger(d, factor) for d in sizes}
+
+    def shapes_for(new: dict[int, int]) -> dict[str, list[int]]:
+        return {a["name"]: [new.get(d, d) for d in a["shape"]] for a in descs if a["kind"] == "tensor"}
+
+    if not grow:
+        new = {d: _smaller(d) for d in sizes}
+    else:
+        new = grown(2.0)
+        if max_bytes is not None and tensor_bytes(descs, shapes_for(new)) > max_bytes:
+            low, high = SMALLEST_GROWTH, 2.0  # the largest growth that fits, to a 1/64 step
+            while high - low > 1 / 64:
+                mid = (low + high) / 2
+                low, high = (mid, high) if tensor_bytes(descs, shapes_for(grown(mid))) <= max_bytes else (low, mid)
+            new = grown(low)
+    shapes = shapes_for(new)
+    numels = {math.prod(a["shape"]): math.prod(shapes[a["name"]]) for a in descs if a["kind"] == "tensor"}
+    scalars = {}
+    for a in descs:
+        if a["kind"] == "scalar" and isinstance(a["value"], int) and not isinstance(a["value"], bool):
+            if a["value"] in new:
+                scalars[a["name"]] = new[a["value"]]
+            elif a["value"] in numels and a["value"] >= 2:
+                scalars[a["name"]] = numels[a["value"]]
+    return shapes, scalars
+
+
+def unseen_budget(descs: list[dict]) -> int:
+    """`max_bytes` of the larger unseen shape: the interpreter's where the tensors are on the host."""
+    on_host = all(d.get("device", "cpu") == "cpu" for d in descs if d["kind"] == "tensor")
+    return UNSEEN_BYTES_INTERPRETED if on_host else UNSEEN_BYTES

@@ -1,0 +1,166 @@
+"""What a replayed launcher call produced: its outputs (an argument left as it was given is UNCHANGED), the
+memory its results share with its arguments and with other calls' results (aliasing), and, on the reference's
+side, which kernel arguments each result is (`KernelLaunches`, the kernel's launches watched).
+
+Imports only torch and triton.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .compare import UNCHANGED, identical
+
+
+def outputs_of(result, args: dict, given: dict) -> dict:
+    """What a launcher produced: its return value(s) and every tensor argument after the call; an
+    argument still bit for bit as `given` (the trial's host inputs) is UNCHANGED, not saved again (most
+    arguments are inputs, often the largest buffers of the replay)."""
+    import torch
+
+    out: dict[str, Any] = {}
+    items = result if isinstance(result, (tuple, list)) else [result]
+    for i, item in enumerate(items):
+        if isinstance(item, torch.Tensor):
+            out[f"return[{i}]"] = item.detach().to("cpu", copy=True)
+    for name, value in args.items():
+        if isinstance(value, torch.Tensor):
+            after = value.detach().to("cpu", copy=True)
+            before = given.get(name)
+            out[f"arg:{name}"] = UNCHANGED if isinstance(before, torch.Tensor) and identical(before, after) else after
+    return out
+
+
+ALIAS_CALLS = 6  # launcher calls, on distinct inputs, whose returned storage is compared pair by pair
+
+
+def _span(t) -> tuple[str, int, int] | None:
+    """The bytes a tensor's elements occupy: (device, first, past the last); None for an empty one."""
+    if t.numel() == 0:
+        return None
+    size = t.element_size()
+    low = sum((n - 1) * st for n, st in zip(t.shape, t.stride(), strict=True) if st < 0)
+    high = sum((n - 1) * st for n, st in zip(t.shape, t.stride(), strict=True) if st > 0)
+    return (str(t.device), t.data_ptr() + low * size, t.data_ptr() + (high + 1) * size)
+
+
+def _overlap(a, b) -> bool:
+    return a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
+def _returned(result) -> dict[str, Any]:
+    import torch
+
+    items = result if isinstance(result, (tuple, list)) else [result]
+    return {f"return[{i}]": t for i, t in enumerate(items) if isinstance(t, torch.Tensor)}
+
+
+def call_record(label: str, result, args: dict) -> dict:
+    """What aliasing needs of one launcher call: its returned tensors (kept alive, so no later allocation
+    reuses their memory) and the spans of its tensor arguments as they were at the call."""
+    import torch
+
+    return {
+        "label": label,
+        "returned": _returned(result),
+        "args": {f"arg:{n}": _span(v) for n, v in args.items() if isinstance(v, torch.Tensor)},
+    }
+
+
+def aliases(calls: list[dict]) -> dict[str, dict[str, list[str]]]:
+    """Per call, per returned tensor: what else its memory overlaps, among the same call's tensor arguments
+    and every other call's returned tensors (`return[0] of launcher-2`), whatever order they ran in."""
+    spans = [(c["label"], name, _span(t)) for c in calls for name, t in c["returned"].items()]
+    found: dict[str, dict[str, list[str]]] = {}
+    for c in calls:
+        mine = {}
+        for name, t in c["returned"].items():
+            span = _span(t)
+            shared = [arg for arg, other in c["args"].items() if _overlap(span, other)]
+            shared += [f"{n} of {label}" for label, n, other in spans if label != c["label"] and _overlap(span, other)]
+            mine[name] = sorted(shared)
+        found[c["label"]] = mine
+    return found
+
+
+class KernelLaunches:
+    """The target kernel's launches while it is installed (the reference's launcher trials): the tensors each
+    launch was given, by parameter, so that a launcher's results can be told by the kernel arguments they
+    are (an output a reduction made, or one the kernel only copies)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.launches: list[dict] = []
+        self._undo: list[tuple[type, Any]] = []
+
+    def __enter__(self) -> KernelLaunches:
+        from triton.runtime.interpreter import InterpretedFunction
+        from triton.runtime.jit import JITFunction
+
+        for cls in (JITFunction, InterpretedFunction):
+            original = cls.run
+            self._undo.append((cls, original))
+            cls.run = self._wrap(original)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for cls, original in reversed(self._undo):
+            cls.run = original
+        self._undo = []
+
+    def _wrap(self, original):
+        watcher = self
+
+        def run(jit, *args, grid, warmup, **kwargs):
+            if not warmup and getattr(getattr(jit, "fn", None), "__name__", None) == watcher.name:
+                try:
+                    watcher._record(jit, args, kwargs, grid)
+                except Exception:  # never stop the reference's launch for the record's sake
+                    pass
+            return original(jit, *args, grid=grid, warmup=warmup, **kwargs)
+
+        return run
+
+    def _record(self, jit, args, kwargs, grid) -> None:
+        import torch
+
+        names = list(getattr(jit, "arg_names", []))
+        bound = {**dict(zip(names, args, strict=False)), **{k: v for k, v in kwargs.items() if k in names}}
+        g = tuple(grid({**kwargs, **bound}) if callable(grid) else grid)
+        tensors = {}
+        for name, value in bound.items():
+            base = value if isinstance(value, torch.Tensor) else getattr(value, "base", None)
+            if isinstance(base, torch.Tensor):
+                tensors[name] = (list(base.shape), _span(base))
+        self.launches.append({"grid": [int(x) for x in g] + [1] * (3 - len(g)), "tensors": tensors})
+
+    def made_of(self, result, args: dict) -> dict:
+        """For a launcher call's outputs (`return[i]`, `arg:NAME`): the kernel parameters whose memory each
+        overlaps in any launch (`made_of`; [] for a tensor made otherwise, on the host), how many launches
+        reached it (`times`), and the first such launch's grid and tensor shapes (`launch`, as a capture
+        describes one). Nothing where the kernel was not seen launched."""
+        import torch
+
+        if not self.launches:
+            return {}
+        outputs = {**_returned(result), **{f"arg:{n}": v for n, v in args.items() if isinstance(v, torch.Tensor)}}
+        made: dict[str, list[str]] = {}
+        times: dict[str, int] = {}
+        first: dict[str, int] = {}
+        for name, t in outputs.items():
+            span = _span(t)
+            params: set[str] = set()
+            for i, launch in enumerate(self.launches):
+                hit = {p for p, (_, other) in launch["tensors"].items() if _overlap(span, other)}
+                if hit:
+                    times[name] = times.get(name, 0) + 1
+                    first.setdefault(name, i)
+                params |= hit
+            made[name] = sorted(params)
+        index = min(first.values(), default=0)
+        launch = self.launches[index]
+        described = {
+            "grid": launch["grid"],
+            "args": [{"name": p, "kind": "tensor", "shape": shape} for p, (shape, _) in launch["tensors"].items()],
+        }
+        return {"made_of": made, "times": times, "launch": described}

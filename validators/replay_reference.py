@@ -1,0 +1,262 @@
+"""The reference side of the replay (`prepare`, once per session): every trial's inputs drawn and saved for the
+candidates, the pristine reference run on them and its outputs saved as the ground truth. The launcher's
+trials first (fresh draws on the same tensors, inputs beyond the captured range, two unseen shapes, enough
+calls at one shape to compare their storage), then the kernel's own (write-only outputs poisoned).
+
+Imports only torch and triton.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Set
+from pathlib import Path
+
+from .compare import INT_POISON
+from .replay_calls import call_launcher, kernel_args, launch_recorded, launcher_fn, save_tensors, sync_device
+from .replay_inputs import ReplayUnsupported, fill_fresh, make_inputs, tensor_bytes, unseen_budget, unseen_shapes
+from .replay_outputs import ALIAS_CALLS, KernelLaunches, aliases, call_record, outputs_of
+
+REGIMES = ("negative", "wide", "nonfinite")  # inputs beyond the captured range, at the recorded shape
+
+
+def prepare(job: dict, module, summary: dict) -> None:
+    """Inputs for every trial (saved for candidates) and the reference's outputs on them (the truth).
+
+    The launcher's trials come first: where they ran (fresh inputs on refilled tensors, inputs
+    beyond the captured range, unseen shapes), the kernel's own trials add only what the launcher
+    cannot show, one trial with its write-only outputs poisoned. Every trial costs a call on each
+    side, and under the interpreter a call of a large kernel takes seconds."""
+    inputs, truth = Path(job["inputs_dir"]), Path(job["out_dir"])
+    kernel = getattr(module, job["kernel"]["name"], None)
+    fn = launcher_fn(job, "_intelliperf_side", summary)
+    if fn is not None:
+        try:
+            _prepare_launcher(job, fn, inputs, truth, summary, compiled_sizes(job))
+        except ReplayUnsupported as exc:
+            summary["notes"].append(f"launcher replay not possible: {exc}")
+    covered = any(r["mode"] == "launcher" and r["regime"] != "captured" for r in summary["runs"])
+    try:
+        _prepare_kernel(job, kernel, inputs, truth, summary, poisoned_only=covered)
+    except ReplayUnsupported as exc:
+        summary["notes"].append(f"kernel replay not possible: {exc}")
+
+
+def compiled_sizes(job: dict) -> set[int]:
+    """The integers the kernel was compiled for at the recorded launch (its constexpr arguments): a
+    tensor dimension equal to one may be built into the kernel (a record's 8 fields strided by
+    FIELDS=8, a head dimension one HEAD_DIM tile covers), so an unseen shape that changed it would
+    read out of bounds in the reference too, and compare garbage with garbage."""
+    constexprs = set(job["kernel"].get("constexprs", ()))
+    return {
+        d["value"]
+        for d in job["launch"]["args"]
+        if d["name"] in constexprs and d["kind"] == "scalar" and type(d["value"]) is int and d["value"] >= 2
+    }
+
+
+def _prepare_kernel(job, kernel, inputs: Path, truth: Path, summary: dict, poisoned_only: bool = False) -> None:
+    import torch
+
+    launch = job["launch"]
+    written, read = set(job["written"]), set(job["read"])
+    descs = [d for d in launch["args"] if d["kind"] == "tensor"]
+    kernel_args(launch, {})  # raises ReplayUnsupported for arguments it cannot draw
+    trials = [("captured", t) for t in range(job["trials"])] + [(r, job["trials"] + i) for i, r in enumerate(REGIMES)]
+    if poisoned_only:
+        trials = trials[:1]
+    for regime, trial in trials:
+        seed = job["seed"] + 100 + trial
+        generator = torch.Generator().manual_seed(seed)
+        tensors = make_inputs(descs)
+        poisoned = []
+        for d in descs:
+            if "alias_of" in d:
+                continue
+            t = tensors[d["name"]]
+            if d["name"] in written and d["name"] not in read:
+                t.fill_(float("nan") if t.dtype.is_floating_point else INT_POISON)
+                poisoned.append(d["name"])
+            elif d["name"] in job.get("locks", ()):
+                t.fill_(d.get("min") or 0)  # released, as the program's zero-filled locks start
+            else:
+                fill_fresh(t, d, generator, regime if d["name"] not in job.get("indexes", ()) else "captured")
+        label = f"kernel-{trial if regime == 'captured' else regime}"
+        save_tensors(inputs / f"{label}.pt", {n: t.detach().to("cpu", copy=True) for n, t in tensors.items()})
+        try:
+            out = launch_recorded(kernel, launch, tensors, written)
+        except Exception as exc:
+            if regime == "captured":
+                raise
+            summary["notes"].append(
+                f"{label}: the reference rejected {regime} inputs ({type(exc).__name__}); not compared"
+            )
+            continue
+        save_tensors(truth / f"{label}.pt", out)
+        _ran(
+            summary,
+            truth,
+            {
+                "label": label,
+                "mode": "kernel",
+                "seed": seed,
+                "shape": "recorded",
+                "regime": regime,
+                "poisoned": poisoned,
+            },
+        )
+
+
+def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compiled: Set[int]) -> None:
+    """The launcher's trials: fresh draws on the same tensors, inputs beyond the captured range, the unseen
+    shapes; every call's returned storage then compared with every other's. At least ALIAS_CALLS of those
+    calls, on distinct inputs, are at one shape (a ring of output buffers kept per shape shows there): the
+    recorded shape has them with the default 3 trials; where the reference rejected some, or fewer trials
+    were asked for, fresh draws make up the count at the shape where that costs least."""
+    descs = job["launcher"]["args"]
+    values = make_inputs(descs)
+    calls: list[dict] = []
+    trial = _Trial(job, fn, inputs, truth, summary, calls)
+    # per shape replayed: how to draw its inputs, its tensors' bytes and the calls made at it
+    shapes_run = {"recorded": {"descs": descs, "shapes": None, "bytes": tensor_bytes(descs), "calls": 0}}
+    for t in range(job["trials"]):  # the same tensors every trial, refilled: pointer caches go stale
+        seed = job["seed"] + t
+        _refill(values, descs, seed)
+        trial.run(f"launcher-{t}", descs, values, {"seed": seed, "shape": "recorded", "regime": "captured"}, True)
+        shapes_run["recorded"]["calls"] += 1
+    for i, regime in enumerate(REGIMES):
+        seed = job["seed"] + 500 + i
+        fresh = make_inputs(descs)
+        _refill(fresh, descs, seed, lambda d, regime=regime: "captured" if _indexes(d, job) else regime)
+        info = {"seed": seed, "shape": "recorded", "regime": regime}
+        shapes_run["recorded"]["calls"] += trial.run(f"launcher-{regime}", descs, fresh, info)
+    for grow in (False, True):
+        budget = unseen_budget(descs)
+        shapes, scalars = unseen_shapes(descs, grow, compiled, max_bytes=budget)
+        label = _changed(shapes, descs)
+        if not label:
+            summary["notes"].append(
+                "no unseen shape tried: every dimension of the launcher's tensors is 1, indexed by an integer "
+                "input, or a size the kernel is compiled for (a constexpr value)"
+            )
+            break
+        twice = unseen_shapes(descs, True, compiled)[0]
+        if grow and twice != shapes:
+            summary["notes"].append(
+                f"the larger unseen shape grows the sizes by less than twice: twice ({_changed(twice, descs)}) "
+                f"would take {tensor_bytes(descs, twice) / 2**20:,.0f} MiB of tensors, more than the "
+                f"{budget / 2**20:,.0f} MiB a replay's trial may take here"
+            )
+        new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
+        seed = job["seed"] + (1001 if grow else 1000)
+        fresh = make_inputs(new_descs, shapes, guarded=True)
+        _refill(fresh, new_descs, seed)
+        shape = f"unseen, {'larger' if grow else 'smaller'} ({label})"
+        info = {"seed": seed, "shape": shape, "regime": "captured", "args": new_descs}
+        if trial.run(f"launcher-{'larger' if grow else 'smaller'}", new_descs, fresh, info):
+            shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
+    shape, where = min(
+        ((k, v) for k, v in shapes_run.items() if v["calls"]),
+        key=lambda kv: (max(0, ALIAS_CALLS - kv[1]["calls"]) * kv[1]["bytes"], kv[1]["bytes"]),
+    )
+    for k in range(max(0, ALIAS_CALLS - where["calls"])):
+        seed = job["seed"] + 2000 + k
+        fresh = make_inputs(where["descs"], where["shapes"], guarded=where["shapes"] is not None)
+        _refill(fresh, where["descs"], seed)
+        info = {"seed": seed, "shape": shape, "regime": "captured", "fresh": True, "args": where["descs"]}
+        trial.run(f"launcher-again-{k}", where["descs"], fresh, info)
+    found = aliases(calls)
+    for run in summary["runs"]:
+        if run["mode"] == "launcher" and run["label"] in found:
+            run["aliases"] = found[run["label"]]
+    _ran(summary, truth, None)
+
+
+def _changed(shapes: dict, descs: list[dict]) -> str:
+    """The shapes that differ from the recorded ones, `name=[...]`."""
+    return ", ".join(f"{n}={s}" for n, s in shapes.items() if s != next(d["shape"] for d in descs if d["name"] == n))
+
+
+class _Trial:
+    """One launcher trial on the reference's side: its inputs saved, the call (the kernel's launches watched),
+    its outputs saved as the truth and the call kept for the aliasing comparison."""
+
+    def __init__(self, job: dict, fn, inputs: Path, truth: Path, summary: dict, calls: list[dict]):
+        self.job, self.fn, self.inputs, self.truth, self.summary, self.calls = job, fn, inputs, truth, summary, calls
+
+    def run(self, label: str, descs: list[dict], values: dict, info: dict, must: bool = False) -> bool:
+        """Whether the reference took the trial (`must`: one at the captured shape and range, which it has to)."""
+        given = _host(values)
+        save_tensors(self.inputs / f"{label}.pt", given)
+        try:
+            with KernelLaunches(self.job["kernel"]["name"]) as launches:
+                result = call_launcher(self.fn, descs, values)
+                sync_device()
+        except Exception as exc:
+            if must:
+                raise
+            self.summary["notes"].append(
+                f"{label}: the reference itself rejected these inputs "
+                f"({type(exc).__name__}: {str(exc)[:200]}); not compared"
+            )
+            return False
+        outputs = outputs_of(result, values, given)
+        if info["shape"].startswith("unseen") and _nan_from_nowhere(outputs, given):
+            self.summary["notes"].append(
+                f"{label}: the reference read past its inputs at this shape (NaN from the guard around them reached "
+                "its outputs: its sizes only hold together as recorded); not compared"
+            )
+            return False
+        self.calls.append(call_record(label, result, values))
+        save_tensors(self.truth / f"{label}.pt", outputs)
+        run = {"label": label, "mode": "launcher", "poisoned": [], **info, **launches.made_of(result, values)}
+        _ran(self.summary, self.truth, run)
+        return True
+
+
+def _refill(values: dict, descs: list[dict], seed: int, regime=lambda desc: "captured") -> None:
+    """Each distinct tensor in `values` drawn afresh from `seed`, in the regime `regime(desc)` names
+    (a tensor shared by two arguments is drawn once)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    drawn = set()
+    for d in descs:
+        if d["kind"] == "tensor" and id(values[d["name"]]) not in drawn:
+            drawn.add(id(values[d["name"]]))
+            fill_fresh(values[d["name"]], d, generator, regime(d))
+
+
+def _indexes(desc: dict, job: dict) -> bool:
+    """A launcher argument that is (by dtype and shape) a kernel argument whose values become
+    addresses: values outside its captured range would write out of bounds, in the reference too."""
+    index_args = [a for a in job["launch"]["args"] if a["name"] in job.get("indexes", ()) and a["kind"] == "tensor"]
+    return any(a["dtype"] == desc["dtype"] and a["shape"] == desc["shape"] for a in index_args)
+
+
+def _nan_from_nowhere(outputs: dict, given: dict) -> bool:
+    """NaN in an output of a trial whose inputs held none."""
+    import torch
+
+    def nan(t) -> bool:
+        return isinstance(t, torch.Tensor) and t.is_floating_point() and bool(torch.isnan(t).any())
+
+    return not any(nan(t) for t in given.values()) and any(nan(t) for t in outputs.values())
+
+
+def _ran(summary: dict, out: Path, run: dict | None) -> None:
+    """Record a finished trial at once: if a later one brings the process down (an out-of-bounds
+    write on an unseen shape), the trials before it still count. (None: the summary as it is now.)"""
+    if run is not None:
+        summary["runs"].append(run)
+    (out / "replay.json").write_text(json.dumps(summary))
+
+
+def _host(values: dict) -> dict:
+    import torch
+
+    return {
+        n: (v.detach().to("cpu", copy=True) if isinstance(v, torch.Tensor) else v)
+        for n, v in values.items()
+        if isinstance(v, (torch.Tensor, int, float, bool)) or v is None
+    }
