@@ -89,7 +89,7 @@ def run_pair(entry: dict, gpu: bool, work: Path) -> dict:
     except Exception as exc:  # the refusal a rewriter's answer would get
         row.update(status="refused", reason=f"{type(exc).__name__}: {exc}")
         return row
-    command = [sys.executable, "program.py", *([] if gpu else entry.get("cpu_args", []))]
+    command = [sys.executable, "program.py", *(entry.get("gpu_args", []) if gpu else entry.get("cpu_args", []))]
     begin = time.perf_counter()
     try:
         program = Program(project, command)

@@ -100,6 +100,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--shard", default="0/1")
     parser.add_argument("--no-optimize", action="store_true")
+    parser.add_argument(
+        "--steps",
+        default="diagnose,offline,expert",
+        help="which of diagnose, offline, expert to run (a long pair's steps on two GPUs)",
+    )
     args = parser.parse_args()
     import torch
     from fixes_run import run_pair
@@ -112,33 +117,39 @@ def main() -> int:
         if e["bottleneck"] in FORMULAS and re.search(args.only, e["name"])
     ]
     index, count = map(int, args.shard.split("/"))
+    steps = set(args.steps.split(","))
     rows = []
     work = Path(tempfile.mkdtemp(prefix="intelliperf-formulas-"))
     try:
         for entry in entries[index::count]:
             name, formula = entry["name"], entry["bottleneck"]
-            program_args = [] if gpu else entry.get("diagnose_cpu_args", entry.get("cpu_args", []))
+            program_args = (
+                entry.get("gpu_args", []) if gpu else entry.get("diagnose_cpu_args", entry.get("cpu_args", []))
+            )
             row: dict = {"name": name, "formula": formula, "kind": entry["kind"], "args": program_args}
             for side in ("before", "after"):
                 folder = work / name / side
                 folder.mkdir(parents=True)
                 shutil.copy(FIXES / f"{name}_{side}.py", folder / "program.py")
-                row[side] = diagnosed(folder / "program.py", program_args, formula, entry["kernel"], device)
+                if "diagnose" in steps:
+                    row[side] = diagnosed(folder / "program.py", program_args, formula, entry["kernel"], device)
             if gpu and not args.no_optimize:
                 before = work / name / "before" / "program.py"
-                row["offline"] = optimized(before, [], formula, device, work / name / "o")
+                if "offline" in steps:
+                    row["offline"] = optimized(before, program_args, formula, device, work / name / "o")
+            if gpu and not args.no_optimize and "expert" in steps:
                 expert = run_pair(entry, gpu, work / name / "expert")
                 row["expert"] = {k: expert.get(k) for k in ("status", "reasons", "reason")}
                 row["expert"]["speedup"] = (expert.get("speedup") or {}).get("estimate")
-                if row["offline"].get("speedup") and row["expert"]["speedup"]:
+                if (row.get("offline") or {}).get("speedup") and row["expert"]["speedup"]:
                     row["offline_over_expert"] = row["offline"]["speedup"] / row["expert"]["speedup"]
             rows.append(row)
             print(
                 json.dumps(
                     {k: row[k] for k in ("name", "formula")}
                     | {
-                        "before": row["before"].get("present", row["before"].get("error")),
-                        "after": row["after"].get("present", row["after"].get("error")),
+                        "before": row.get("before", {}).get("present", row.get("before", {}).get("error")),
+                        "after": row.get("after", {}).get("present", row.get("after", {}).get("error")),
                         "offline": (row.get("offline") or {}).get("speedup")
                         or (row.get("offline") or {}).get("status"),
                         "expert": (row.get("expert") or {}).get("speedup"),

@@ -120,7 +120,7 @@ class AtomicContention(Formula["AtomicContention.Options"]):
             True,
             f"{len(flagged)} atomic line(s) of {kernel.name} serialise: at worst {depth} lanes of one "
             f"{worst.op} call update the same address of `{worst.buffer or '?'}`, so they run one after "
-            "another. Reduce within the program first and issue one atomic per address." + _measured(counted),
+            f"another. {_within_fix(worst)}" + _measured(counted),
             severity=severity,
             lines=lines,
             **common,
@@ -236,3 +236,16 @@ def _measured_at(counted: Evidence | None, file: str, line: int) -> str:
     if not total or here is None:
         return ""
     return f"; measured: {here.counters.get(samples, 0.0) / total:.0%} of the kernel's warp-stall samples at this line"
+
+
+def _within_fix(site) -> str:
+    """The fix for lanes of one call sharing addresses: one address for all, a few bins, or runs."""
+    per_call = site.lanes / max(site.calls, 1)
+    mean = site.lanes_per_address_mean or 0
+    if mean >= 0.9 * per_call:
+        return "Reduce the block within the program first and issue one atomic per program."
+    return (
+        "Combine the lanes that share an address in the program first, then issue one atomic per address: "
+        "a per-program histogram (tl.histogram) for a few bins, or, where neighbouring lanes share an "
+        "address (sorted or repeated indices), a segmented sum of each run."
+    )
