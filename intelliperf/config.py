@@ -9,12 +9,14 @@
 Keys are option names without the dashes (`max-attempts` or `max_attempts`); a command's own table
 wins over the top level, and a flag on the command line wins over both. The file is the first
 `pyproject.toml` found from the current folder upwards, as ruff and black find theirs. A key that
-no command takes is an error (exit 2) that names the file, before anything runs.
+no command takes, or a value its option does not take, is an error (exit 2) that names the file,
+before anything runs.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import UsageError
@@ -42,9 +44,14 @@ def _read(path: Path) -> dict:
         raise UsageError(f"cannot read {path}: {exc}", hint="Fix the file's TOML syntax.") from None
 
 
-def default_map(commands: dict[str, set[str]], start: Path | None = None) -> dict[str, dict]:
+def default_map(
+    commands: dict[str, set[str]],
+    start: Path | None = None,
+    check: Callable[[str, str, object], object] | None = None,
+) -> dict[str, dict]:
     """{command: {parameter: value}} for click's `default_map`, from `[tool.intelliperf]`.
-    `commands` names each command's parameters (python names)."""
+    `commands` names each command's parameters (python names); `check(command, parameter, value)`
+    raises ValueError for a value the option does not take, which becomes an error naming the file."""
     path = find_pyproject(start or Path.cwd())
     if path is None:
         return {}
@@ -77,7 +84,22 @@ def default_map(commands: dict[str, set[str]], start: Path | None = None) -> dic
         values = {k: v for k, v in shared.items() if k in params} | own.get(command, {})
         if values:
             out[command] = values
+    if check is not None:
+        _check_values(out, own, path, check)
     return out
+
+
+def _check_values(out: dict[str, dict], own: dict[str, dict], path: Path, check: Callable) -> None:
+    for command, values in out.items():
+        for key, value in values.items():
+            try:
+                check(command, key, value)
+            except ValueError as exc:
+                where = f"[tool.{TABLE}.{command}]" if key in own.get(command, {}) else f"[tool.{TABLE}]"
+                raise UsageError(
+                    f"{path}: `{key} = {value!r}` ({where}) is not a value `intelliperf {command}` takes: {exc}",
+                    hint="Fix the value in the file, or give the option on the command line.",
+                ) from None
 
 
 def _name(key: str) -> str:

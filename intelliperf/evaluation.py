@@ -40,11 +40,11 @@ from .models import Attempt, Speedup
 _LABELS = re.compile(r"^(?:# )?Labels:\s*(.+)$", re.M)  # in the docstring, or a comment (keeps line numbers)
 OFFLINE = "offline"  # the row name for `--rewriter auto` without a model: recipes, then search
 
-# The first tag of an attempt's reasons decides its class; the order puts the cause before the
+# The first of an attempt's problem kinds decides its class; the order puts the cause before the
 # consequences (a crash also leaves outputs unwritten, but it is a crash).
 FAILURE_CLASSES: dict[str, tuple[str, ...]] = {
     "syntax": ("syntax", "format"),
-    "scope": ("scope", "unchanged", "invalid"),
+    "scope": ("scope", "unchanged"),
     "policy": ("policy",),
     "crash": ("crash", "not-launched", "replay-failed", "capture"),
     "timeout": ("timeout",),
@@ -56,6 +56,7 @@ FAILURE_CLASSES: dict[str, tuple[str, ...]] = {
         "missing-output",
         "mismatch",
         "nan",
+        "nan-handling",
         "inf",
         "all-zero",
         "unwritten",
@@ -69,7 +70,6 @@ FAILURE_CLASSES: dict[str, tuple[str, ...]] = {
     "not faster": ("slower", "not-faster", "implausible-speed"),
     "metric": ("metric",),
 }
-_TAG = re.compile(r"^- \[([a-z-]+)\]", re.M)
 
 
 class Case(BaseModel):
@@ -172,7 +172,7 @@ def classify(attempt: Attempt) -> str | None:
     """The failure class of a rejected attempt; None for a win or a search's sweep (a screen)."""
     if attempt.status == "accepted":
         return None
-    tags = _TAG.findall(attempt.reasons)
+    tags = [p.kind for p in attempt.problems]
     if "sweep" in tags:
         return None
     if attempt.status == "timed-out":

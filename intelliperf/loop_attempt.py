@@ -15,7 +15,7 @@ from .loop_head_start import TimersBeside, before_timing, start_next, timers_bes
 from .loop_measure import measure_candidate
 from .loop_session import Session, Started
 from .loop_verdict import decide, timed_out
-from .models import Attempt, Optimization, Verdict
+from .models import Attempt, Optimization, Problem, Verdict
 from .profiling.aggregate import load_recording
 from .profiling.window import tuned_configs
 from .rewriters import Candidate, CodeUnit
@@ -82,18 +82,18 @@ def _applied(
     s: Session, attempt: Attempt, kernel: CodeUnit, launcher: CodeUnit | None, cand: Candidate
 ) -> dict[str, str] | None:
     """The candidate's {relpath: new text}; None where it is invalid or breaks the scope or the source policy
-    (said in `attempt.reasons`)."""
+    (said in `attempt.problems`)."""
     if cand.invalid:
-        attempt.reasons = f"- [{cand.invalid_kind}] {cand.invalid}"
+        attempt.set_problems([Problem(kind=cand.invalid_kind, message=cand.invalid)])
         return None
     try:
         return apply_candidate(s.originals, kernel, launcher, cand)
     except PolicyError as exc:
-        attempt.reasons = f"- [policy] {exc}"
+        attempt.set_problems([Problem(kind="policy", message=str(exc))])
         return None
     except (ScopeError, SyntaxError) as exc:
         kind = "syntax" if isinstance(exc, (SyntaxError, NotPython)) else "scope"
-        attempt.reasons = f"- [{kind}] {exc}"
+        attempt.set_problems([Problem(kind=kind, message=str(exc))])
         return None
 
 
@@ -142,10 +142,9 @@ def _first_validation(
         if beside is not None:  # never leave its turn held: its run would wait for it forever
             beside.finish(0)
         if isinstance(exc, KeyboardInterrupt):  # the report keeps the attempt whose folder is already there
-            attempt.status, attempt.reasons = (
-                "interrupted",
-                "- [interrupted] stopped by the user (Ctrl-C) while it was being validated; not judged",
-            )
+            attempt.status = "interrupted"
+            stopped = "stopped by the user (Ctrl-C) while it was being validated; not judged"
+            attempt.set_problems([Problem(kind="interrupted", message=stopped)])
             opt.attempts.append(attempt)
             s.write()
         raise

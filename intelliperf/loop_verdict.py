@@ -4,7 +4,7 @@ metric before and after; and the best of the accepted ones."""
 from __future__ import annotations
 
 from .loop_session import Session
-from .models import Attempt, Finding, KernelProfile, Measure, Speedup, Verdict
+from .models import Attempt, Finding, KernelProfile, Measure, Problem, Speedup, Verdict
 
 IMPROVEMENT = 0.01  # the metric must move by more than 1 % in its better direction
 
@@ -12,7 +12,7 @@ IMPROVEMENT = 0.01  # the metric must move by more than 1 % in its better direct
 def decide(s: Session, attempt: Attempt) -> None:
     verdict = attempt.verdict
     assert verdict is not None  # decided after validation
-    reasons = [verdict.reasons()] if verdict.problems else []
+    problems = list(verdict.problems)
     said = _timed_against_profile(verdict.speedup, getattr(s, "profile", None))
     if said and said not in verdict.notes:
         verdict.notes.append(said)
@@ -25,12 +25,16 @@ def decide(s: Session, attempt: Attempt) -> None:
             attempt.metric_improved = True  # what the metric counts is gone from the kernel
         elif before is None or after is None:
             attempt.metric_improved = None
-            reasons.append(f"- [metric] the candidate's {metric or 'metric'} could not be measured")
+            unmeasured = f"the candidate's {metric or 'metric'} could not be measured"
+            problems.append(Problem(kind="metric", message=unmeasured))
         elif was.metric_name and now.metric_name and was.metric_name != now.metric_name:
             attempt.metric_improved = None  # e.g. region timers gave one, the static view the other
-            reasons.append(
-                f"- [metric] the candidate's metric was {now.metric_name}, the original's {was.metric_name}: they "
-                "do not compare (its evidence differed: did the region-timer run fail?)"
+            problems.append(
+                Problem(
+                    kind="metric",
+                    message=f"the candidate's metric was {now.metric_name}, the original's {was.metric_name}: they "
+                    "do not compare (its evidence differed: did the region-timer run fail?)",
+                )
             )
         else:
             attempt.metric_improved = (
@@ -38,8 +42,11 @@ def decide(s: Session, attempt: Attempt) -> None:
             )
             if not attempt.metric_improved:
                 named = now.metric_name or was.metric_name or metric or "the formula's metric"
-                reasons.append(
-                    f"- [metric] correct, but {named} did not improve: {before:g} -> {after:g} ({better} is better)"
+                problems.append(
+                    Problem(
+                        kind="metric",
+                        message=f"correct, but {named} did not improve: {before:g} -> {after:g} ({better} is better)",
+                    )
                 )
     if verdict.faster is not None:  # timed on a GPU: a correct candidate that is faster wins, metric or not
         won = verdict.correct and verdict.accepted
@@ -47,16 +54,15 @@ def decide(s: Session, attempt: Attempt) -> None:
         won = verdict.correct and verdict.speedup is None and attempt.metric_improved is True
     if attempt.chosen is not None:  # a sweep screens configs; the one it found is tried next, pinned
         won = False
-        reasons.insert(
-            0,
-            f"- [sweep] a screen, not a fix: its autotuner chose {_config_text(attempt.chosen)}, "
+        screened = (
+            f"a screen, not a fix: its autotuner chose {_config_text(attempt.chosen)}, "
             "which the search tries next as a pinned config"
             if attempt.chosen
-            else "- [sweep] a screen, not a fix: which config its autotuner chose could not be read from "
-            "the candidate's run",
+            else "a screen, not a fix: which config its autotuner chose could not be read from the candidate's run"
         )
+        problems.insert(0, Problem(kind="sweep", message=screened))
     attempt.status = "accepted" if won else "timed-out" if timed_out(verdict) else "rejected"
-    attempt.reasons = "\n".join(r for r in reasons if r)
+    attempt.set_problems(problems)
 
 
 def _timed_against_profile(speedup: Speedup | None, profile: KernelProfile | None) -> str | None:

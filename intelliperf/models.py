@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 class _Model(BaseModel):
@@ -48,7 +48,20 @@ ProblemKind = Literal[
     "aliased-output",
     "policy",
     "sanitizer",
+    # found by the optimize loop, around the validators' verdict
+    "format",
+    "syntax",
+    "scope",
+    "unchanged",
+    "metric",
+    "sweep",
+    "interrupted",
 ]
+
+
+def render_problems(problems: list[Problem]) -> str:
+    """Problems as the lines a person and a rewriter read: `- [kind] message`."""
+    return "\n".join(f"- [{p.kind}] {p.message}" for p in problems)
 
 
 class Difference(BaseModel):
@@ -95,7 +108,7 @@ class Verdict(BaseModel):
 
     def reasons(self) -> str:
         """The problems as text for the next rewrite attempt."""
-        return "\n".join(f"- [{p.kind}] {p.message}" for p in self.problems)
+        return render_problems(self.problems)
 
 
 # --- what the recorder saw -------------------------------------------------------------------
@@ -385,7 +398,10 @@ class Attempt(_Model):
         "run of it outlasted its limit (also after one retry on a busy machine), so it was not judged; "
         "interrupted: the user stopped the run (Ctrl-C) while it was being validated"
     )
-    reasons: str = Field("", description="why it was rejected; what the next rewrite is told")
+    problems: list[Problem] = Field(
+        default_factory=list, description="why it was rejected: the verdict's problems and the loop's, typed"
+    )
+    reasons: str = Field("", description="the problems as text: what the next rewrite is told")
     files: list[str] = Field(default_factory=list, description="project files the candidate changes")
     diff: str = ""
     verdict: Verdict | None = None
@@ -406,6 +422,11 @@ class Attempt(_Model):
     device: str | None = Field(
         None, description="with --devices: the GPU its runs were pinned to (CUDA_VISIBLE_DEVICES)"
     )
+
+    def set_problems(self, problems: list[Problem]) -> None:
+        """The attempt's problems, and its reasons rendered from them (one text, one list)."""
+        self.problems = problems
+        self.reasons = render_problems(problems)
 
     def wall_s(self) -> float:
         """Its seconds, rewrite to decision: `total` plus the rewrite (stages overlap, so their sum is more);

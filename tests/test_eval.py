@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from conftest import EXAMPLES, REPO, run_cli
 
 from intelliperf.errors import UsageError
 from intelliperf.evaluation import FAILURE_CLASSES, Outcome, classify, find_cases, totals
-from intelliperf.models import Attempt
+from intelliperf.models import Attempt, Problem, ProblemKind
 from intelliperf.testing.openai_server import Reply, ScriptedServer
 
 KERNEL = (EXAMPLES / "contended_sum.py").read_text().split("@triton.jit\n")[1].split("\n\n\n")[0]
@@ -48,21 +49,34 @@ def _cases(tmp_path: Path) -> Path:
     return folder
 
 
-def test_classify_reads_the_first_tag_and_ignores_wins_and_sweeps():
-    def attempt(status: str, reasons: str) -> Attempt:
-        return Attempt(number=1, rewriter="llm", title="t", status=status, reasons=reasons)
+def test_classify_reads_the_first_problem_kind_and_ignores_wins_and_sweeps():
+    def attempt(status: str, *kinds: str) -> Attempt:
+        made = Attempt(number=1, rewriter="llm", title="t", status=status)
+        made.set_problems([Problem(kind=k, message=f"a {k} problem") for k in kinds])  # type: ignore[arg-type]
+        return made
 
-    assert classify(attempt("accepted", "")) is None
-    assert classify(attempt("rejected", "- [sweep] a screen\n- [metric] correct, but ...")) is None
-    assert classify(attempt("invalid", "- [syntax] not valid Python")) == "syntax"
-    assert classify(attempt("invalid", "- [format] the reply did not have the requested fields")) == "syntax"
-    assert classify(attempt("invalid", "- [invalid] an old report's tag")) == "scope"
-    assert classify(attempt("rejected", "- [crash] exit 1\n- [unwritten] out")) == "crash"
-    assert classify(attempt("rejected", "- [mismatch] out differs\n- [slower] 0.5x")) == "mismatch"
-    assert classify(attempt("timed-out", "- [timeout] ran past 60 s")) == "timeout"
-    assert classify(attempt("rejected", "something without a tag")) == "other"
+    assert classify(attempt("accepted")) is None
+    assert classify(attempt("rejected", "sweep", "metric")) is None
+    assert classify(attempt("invalid", "syntax")) == "syntax"
+    assert classify(attempt("invalid", "format")) == "syntax"
+    assert classify(attempt("invalid", "unchanged")) == "scope"
+    assert classify(attempt("rejected", "crash", "unwritten")) == "crash"
+    assert classify(attempt("rejected", "mismatch", "slower")) == "mismatch"
+    assert classify(attempt("rejected", "nan-handling")) == "mismatch"
+    assert classify(attempt("timed-out", "timeout")) == "timeout"
+    assert classify(attempt("interrupted", "interrupted")) == "other"
+    # the reasons the next rewrite reads are the same problems as text
+    told = attempt("rejected", "crash", "unwritten").reasons
+    assert told == "- [crash] a crash problem\n- [unwritten] a unwritten problem"
+
+
+def test_every_problem_kind_has_one_failure_class():
+    """The kinds are written once (models.ProblemKind); each but a screen or a user's stop is classified,
+    so no rejection is counted as "other" for want of a class."""
     every_kind = [k for kinds in FAILURE_CLASSES.values() for k in kinds]
-    assert len(every_kind) == len(set(every_kind))  # one class per tag
+    assert len(every_kind) == len(set(every_kind))  # one class per kind
+    assert set(get_args(ProblemKind)) - set(every_kind) == {"sweep", "interrupted"}
+    assert set(every_kind) <= set(get_args(ProblemKind))
 
 
 def test_totals_count_fast_p_only_where_something_was_timed():

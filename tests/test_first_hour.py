@@ -81,11 +81,12 @@ def test_a_read_only_folder_is_refused_before_anything_runs(tmp_path):
 # --- 3. special targets: stdout, a symbolic link, a FIFO ----------------------------------------
 
 
-@pytest.mark.parametrize("target", ["-", "/dev/fd/1"])
+@pytest.mark.parametrize("target", [("-o", "-"), ("-o", "/dev/fd/1"), ("--format", "json")])
 def test_a_report_to_stdout_is_all_that_stdout_carries(tmp_path, target):
     """`-o -` wrote a file named `-`; with stdout as the report, the table and the program's own
-    output go to stderr, so `intelliperf diagnose -o - ... | jq` reads one JSON document."""
-    result = run_cli("diagnose", "-f", "atomicContention", "-o", target, "--device", "cpu", "--", *SUM, cwd=tmp_path)
+    output go to stderr, so `intelliperf diagnose -o - ... | jq` reads one JSON document, and so
+    does `--format json`."""
+    result = run_cli("diagnose", "-f", "atomicContention", *target, "--device", "cpu", "--", *SUM, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     report = Report.model_validate(json.loads(result.stdout))  # stdout is the report, whole
     assert report.selected == "contended_sum_kernel"
@@ -99,6 +100,10 @@ def test_markdown_to_stdout_and_two_reports_there_refused(tmp_path):
     assert result.returncode == 0 and result.stdout.startswith("# intelliperf diagnosis"), result.stderr[-2000:]
     both = run_cli("diagnose", "-o", "-", "--sarif", "-", "--", sys.executable, str(_marker_program(tmp_path)))
     assert both.returncode == 2 and "--output and --sarif name stdout, which takes one report" in both.stderr
+    json_too = run_cli(
+        "diagnose", "--format", "json", "--markdown", "-", "--", sys.executable, str(_marker_program(tmp_path))
+    )
+    assert json_too.returncode == 2 and "--format json and --markdown both name stdout" in json_too.stderr
     assert not (tmp_path / "ran").exists()
 
 
@@ -329,6 +334,16 @@ def test_pyproject_sets_defaults_that_flags_override_and_a_wrong_key_is_named(tm
     assert typo.returncode == 2 and "`intelliperf optimize` takes no option `max_atempts`" in typo.stderr
     assert "[tool.intelliperf.optimize]" in typo.stderr and str(tmp_path / "pyproject.toml") in typo.stderr
     assert not (tmp_path / "intelliperf-out").exists()  # refused before anything ran
+    # a value the option does not take is named with the file too (click's message named only the option)
+    for table, line, said in (
+        ("[tool.intelliperf.optimize]", 'max-attempts = "three"', "`max_attempts = 'three'`"),
+        ("[tool.intelliperf]", 'device = "tpu"', "`device = 'tpu'`"),
+    ):
+        (tmp_path / "pyproject.toml").write_text(f"{table}\n{line}\n")
+        wrong = run_cli("optimize", "--", *SUM, cwd=tmp_path)
+        assert wrong.returncode == 2 and said in wrong.stderr and table in wrong.stderr, wrong.stderr
+        assert str(tmp_path / "pyproject.toml") in " ".join(wrong.stderr.split()) and "Traceback" not in wrong.stderr
+    assert not (tmp_path / "intelliperf-out").exists()
 
 
 def test_the_action_leaves_unset_inputs_to_the_project_and_the_cli(monkeypatch):

@@ -21,6 +21,7 @@ from .options import (
     Kernel,
     Markdown,
     Output,
+    OutputFormat,
     ProfileDir,
     RegionData,
     RegionDataOption,
@@ -30,7 +31,7 @@ from .options import (
     TopN,
     parse_options,
 )
-from .outputs import check_outputs, emit_streams, report_streams, stdout_for_report
+from .outputs import check_outputs, emit_streams, json_on_stdout, report_streams, stdout_for_report
 
 
 def diagnose(
@@ -52,6 +53,10 @@ def diagnose(
     output: Output = None,
     markdown: Markdown = None,
     sarif: Sarif = None,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option("--format", help="table, or json: the report on stdout for scripts (the table goes to stderr)."),
+    ] = OutputFormat.table,
 ) -> None:
     """Profile a program, rank its Triton kernels and diagnose the top ones."""
     from ..api import diagnose as run_diagnose
@@ -62,6 +67,8 @@ def diagnose(
     check_outputs(outputs, {"--profile-dir": profile_dir})
     streams = report_streams(outputs)
     output, markdown, sarif = (None if option in streams else path for option, path in outputs.items())
+    if output_format is OutputFormat.json:
+        streams = json_on_stdout(streams)
     ctrl_c.watch(output, markdown, sarif)
     settings = DiagnoseSettings(
         formula=formula,

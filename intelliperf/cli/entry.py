@@ -8,6 +8,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from functools import partial
 
 import typer
 from rich.markup import escape
@@ -22,6 +23,18 @@ from .interrupt import ctrl_c
 def _options(command) -> set[str]:
     """The names of a command's options (what `[tool.intelliperf]` may set), not its positional arguments."""
     return {p.name for p in command.params if p.param_type_name == "option" and p.name}
+
+
+def _check_default(group, command: str, name: str, value: object) -> None:
+    """A default from the config file, converted as the option converts its flag's value."""
+    from typer import _click  # typer's own click, whose parameters these are
+
+    cmd = group.commands[command]
+    param = next(p for p in cmd.params if p.name == name)
+    try:
+        param.process_value(_click.Context(cmd), value)
+    except _click.exceptions.BadParameter as exc:
+        raise ValueError(exc.message) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +61,9 @@ def _run(argv: list[str] | None) -> int:
     try:
         group = click_command()
         # [tool.intelliperf] in pyproject.toml: defaults under the command line's own flags
-        defaults = config.default_map({name: _options(cmd) for name, cmd in group.commands.items()})
+        defaults = config.default_map(
+            {name: _options(cmd) for name, cmd in group.commands.items()}, check=partial(_check_default, group)
+        )
         group(args=argv, prog_name="intelliperf", default_map=defaults)  # click/typer handle usage errors (exit 2)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1

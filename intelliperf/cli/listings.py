@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +11,7 @@ import typer
 from rich.markup import escape
 
 from .app import err, out
-
-
-class OutputFormat(str, Enum):
-    table = "table"
-    json = "json"
+from .options import OutputFormat
 
 
 def formulas(

@@ -42,6 +42,11 @@ class Counters(str, Enum):
     off = "off"
 
 
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
 class RegionData(str, Enum):
     auto = "auto"
     trace = "trace"

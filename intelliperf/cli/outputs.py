@@ -21,7 +21,7 @@ def check_outputs(files: dict[str, Path | None], folders: dict[str, Path | None]
         preflight.check_output(option, path, folder=True)
 
 
-REPORT_KINDS = {"--output": "json", "--markdown": "markdown", "--sarif": "sarif"}
+REPORT_KINDS = {"--output": "json", "--markdown": "markdown", "--sarif": "sarif", "--format": "json"}
 
 
 def report_streams(outputs: dict[str, Path | None]) -> dict[str, Path | None]:
@@ -39,6 +39,16 @@ def report_streams(outputs: dict[str, Path | None]) -> dict[str, Path | None]:
             f"{' and '.join(to_stdout)} name stdout, which takes one report", hint="Send the others to files."
         )
     return streams
+
+
+def json_on_stdout(streams: dict[str, Path | None]) -> dict[str, Path | None]:
+    """`--format json`: the JSON report on stdout, unless `-o -` already puts it there; stdout takes one."""
+    on_stdout = [option for option, path in streams.items() if path is None]
+    if on_stdout == ["--output"]:
+        return streams
+    if on_stdout:
+        raise UsageError(f"--format json and {on_stdout[0]} both name stdout", hint="Send the other to a file.")
+    return {**streams, "--format": None}
 
 
 @contextmanager
