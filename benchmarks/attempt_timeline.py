@@ -1,4 +1,4 @@
-"""Where an optimize attempt's seconds go, as a timeline (issue 19): `intelliperf optimize` run in this
+"""Where an optimize attempt's seconds go, as a timeline: `intelliperf optimize` run in this
 process with the parent's stages marked (validation, the candidate's program run handed to its Python,
 the replay's comparison, the sanitizers, the timing, the region-timer run), and, before each attempt's
 folder is removed, what its processes said of their own time: the candidate program's capture (`at`:

@@ -1,4 +1,4 @@
-"""Where an attempt's seconds go when intelliperf judges a candidate (issue 19): the ground truth's
+"""Where an attempt's seconds go when intelliperf judges a candidate: the ground truth's
 files, loading and comparing the in-program captures, checking the ground truth, one validation of an
 unchanged candidate with its stage seconds and its workers' phases, the timing's parts (waiting for
 the workers to be ready, the pairs, the copy bandwidth), and what the candidate's program run is

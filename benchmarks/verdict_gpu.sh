@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Time to a verdict on the device (issue 19): the GPU validator tests, stage times of diagnose and
+# Time to a verdict on the device: the GPU validator tests, stage times of diagnose and
 # of one optimize attempt, and where the diagnose parent process spends its own time (cProfile).
 #   (device tool) run: bash benchmarks/verdict_gpu.sh      carry: [".whl"]
 #   ONLY=REGEX picks the programs (default: the README's example and one public kernel).

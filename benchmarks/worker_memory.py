@@ -1,4 +1,4 @@
-"""GPU memory of one worker intelliperf starts beside a candidate's program run (issue 19): a process
+"""GPU memory of one worker intelliperf starts beside a candidate's program run: a process
 with torch and Triton loaded, a CUDA context and one compiled Triton kernel launched, alone and under
 compute-sanitizer; and the peak the capture records for the README's example. The device's used
 memory (`nvidia-smi`) is read before the worker starts and while it waits.
