@@ -1,4 +1,5 @@
-"""Finding formulas: built-ins and plug-ins through one entry-point group, plus formula files."""
+"""Finding formulas: built-ins and plug-ins through one entry-point group (`intelliperf.plugins`), plus
+formula files."""
 
 from __future__ import annotations
 
@@ -8,12 +9,11 @@ import re
 import sys
 import traceback
 from collections.abc import Sequence
-from importlib.metadata import entry_points
 from pathlib import Path
-from typing import cast
 
 from pydantic import BaseModel
 
+from intelliperf import plugins
 from intelliperf.errors import FormulaLoadError, UnknownFormulaError
 
 from .base import Formula
@@ -22,53 +22,29 @@ ENTRY_POINT_GROUP = "intelliperf.formulas"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
-class Registry:
+class Registry(plugins.Registry[Formula]):
+    """The formulas by name: entry points (built-ins included) and formula files."""
+
     def __init__(self) -> None:
-        self._formulas: dict[str, type[Formula]] = {}
-        self._sources: dict[str, str] = {}
-        self.broken: dict[str, str] = {}  # plug-in name -> why it could not be loaded
-
-    def names(self) -> list[str]:
-        return sorted(self._formulas)
-
-    def source(self, name: str) -> str:
-        return self._sources[name]
+        super().__init__("formula", ENTRY_POINT_GROUP, _check)
 
     def get(self, name: str) -> type[Formula]:
-        if name in self._formulas:
-            return self._formulas[name]
-        if name in self.broken:
-            raise FormulaLoadError(f"formula {name!r} is registered but failed to load: {self.broken[name]}")
-        raise UnknownFormulaError(name, self.names())
+        try:
+            found = self.find(name)
+        except plugins.PluginError as exc:
+            raise FormulaLoadError(exc.message) from None
+        if found is None:
+            raise UnknownFormulaError(name, self.names())
+        return found
 
     def create(self, name: str, **options) -> Formula:
         return self.get(name)(**options)
 
     def register(self, cls: object, source: str) -> None:
-        """Add a formula class after checking it; errors name the plug-in and what is wrong."""
-        problem = _check(cls)
-        if problem:
-            raise FormulaLoadError(f"formula plug-in {source} is not usable: {problem}")
-        formula = cast(type[Formula], cls)  # _check found it is one
-        existing = self._formulas.get(formula.name)
-        if existing is not None and existing is not formula:
-            raise FormulaLoadError(
-                f"formula name {formula.name!r} from {source} is already taken by {self._sources[formula.name]}",
-                hint="Give the new formula another name.",
-            )
-        self._formulas[formula.name] = formula
-        self._sources[formula.name] = source
-
-    def load_entry_points(self) -> None:
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            source = f"entry point {ep.name!r} ({ep.value})"
-            try:
-                cls = ep.load()
-                self.register(cls, source)
-            except FormulaLoadError as exc:
-                self.broken[ep.name] = exc.message
-            except Exception as exc:  # a broken third-party plug-in must not hide the others
-                self.broken[ep.name] = f"{source}: {type(exc).__name__}: {exc}"
+        try:
+            super().register(cls, source)
+        except plugins.PluginError as exc:
+            raise FormulaLoadError(exc.message, hint=exc.hint) from None
 
     def load_file(self, path: str | Path) -> list[str]:
         """Import a Python file and register every Formula subclass it defines."""
@@ -124,7 +100,7 @@ def _where(exc: BaseException, path: Path) -> str:
 
 def default_registry(formula_paths: Sequence[str | Path] = ()) -> Registry:
     registry = Registry()
-    registry.load_entry_points()
+    registry.load_entry_points()  # a broken plug-in is a note (registry.broken), not an error
     for path in formula_paths:
         registry.load_file(path)
     return registry

@@ -19,6 +19,7 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.env": 0,
     "intelliperf.redact": 0,
     "intelliperf.syntax": 0,
+    "intelliperf.plugins": 0,
     "intelliperf.workload": 1,
     # Inside the user's program the bootstrap is the top: it puts the recorder, the launch window
     # and (in validation runs) the output capture into Triton. Nothing imports it; the runner

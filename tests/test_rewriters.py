@@ -632,6 +632,10 @@ class SumFirst(Rewriter):
 
 class Misnamed(SumFirst):
     name = "other"
+
+
+class Recipes(SumFirst):
+    name = "recipes"
 """
 
 
@@ -639,7 +643,7 @@ def test_a_rewriter_plug_in_is_chosen_by_name_and_runs_through_the_loop(tmp_path
     """A real distribution on sys.path registering rewriters under `intelliperf.rewriters`, found
     through importlib.metadata like an installed plug-in; broken ones are named, not fatal."""
     import intelliperf
-    from intelliperf.rewriters import make_rewriters, plugins
+    from intelliperf.rewriters import make_rewriters, rewriter_registry
 
     (tmp_path / "myrewriter.py").write_text(PLUGIN)
     dist = tmp_path / "myrewriter-0.1.dist-info"
@@ -648,16 +652,18 @@ def test_a_rewriter_plug_in_is_chosen_by_name_and_runs_through_the_loop(tmp_path
     (dist / "entry_points.txt").write_text(
         "[intelliperf.rewriters]\nsumfirst = myrewriter:SumFirst\n"
         "missing = myrewriter:Missing\nmisnamed = myrewriter:Misnamed\n"
-        "recipes = myrewriter:SumFirst\n"
+        "recipes = myrewriter:Recipes\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    found, broken = plugins()
-    assert list(found) == ["sumfirst"]
+    registry = rewriter_registry()
+    broken = registry.broken
+    assert [n for n in registry.names() if not registry.built_in(n)] == ["sumfirst"]
+    assert registry.names() == ["llm", "recipes", "replay", "search", "sumfirst"]  # the built-ins, by entry point too
     assert "AttributeError" in broken["missing"] and "the class's name is 'other'" in broken["misnamed"]
-    assert "a built-in rewriter's name" in broken["recipes"]
+    assert "already taken by built-in" in broken["recipes"]  # ours load first: no plug-in shadows one
     with pytest.raises(UsageError, match="the rewriter plug-in 'missing' failed to load"):
         make_rewriters("missing")
-    with pytest.raises(UsageError, match="one of auto, llm, recipes, search, replay, sumfirst"):
+    with pytest.raises(UsageError, match="one of auto, llm, recipes, replay, search, sumfirst"):
         make_rewriters("nope")
     monkeypatch.chdir(EXAMPLES)
     report = intelliperf.optimize(

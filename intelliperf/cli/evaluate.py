@@ -96,9 +96,10 @@ def evaluate(
 def _eval_rows(rewriter: list[str], model: str | None) -> list[str]:
     """The table's rows (--rewriter, once each; default llm and offline with a model, else offline), checked."""
     rows = list(dict.fromkeys(rewriter)) or (["llm", "offline"] if model else ["offline"])
-    from ..rewriters import plugins
+    from ..rewriters import rewriter_registry
 
-    takes = ["llm", "offline", "recipes", "search", *plugins()[0]]
+    registry = rewriter_registry()
+    takes = ["llm", "offline", "recipes", "search", *(n for n in registry.names() if not registry.built_in(n))]
     unknown = [r for r in rows if r not in takes]
     if unknown:
         raise UsageError(f"--rewriter takes {', '.join(takes)}, got {', '.join(map(repr, unknown))}")

@@ -54,18 +54,19 @@ def rewriters(
     """List the rewriters --rewriter takes: the built-ins and the installed plug-ins."""
     from rich.table import Column, Table
 
-    from ..rewriters import ENTRY_POINT_GROUP, REWRITERS, plugins
+    from ..rewriters import rewriter_registry
 
-    found, broken = plugins()
+    registry = rewriter_registry()
     rows: list[dict[str, Any]] = [
         {
             "name": name,
             "summary": cls.summary,
             "options": sorted(cls.Options.model_fields),
-            "from": "built-in" if name in REWRITERS else f"entry point {name!r} ({ENTRY_POINT_GROUP})",
+            "from": registry.source(name),
         }
-        for name, cls in {**REWRITERS, **found}.items()
+        for name, cls in sorted(registry.classes().items(), key=lambda item: not registry.built_in(item[0]))
     ]
+    broken = registry.broken
     if output_format is OutputFormat.json:
         sys.stdout.write(json.dumps(rows, indent=1) + "\n")
     else:

@@ -14,28 +14,21 @@ are chosen by that name with `--rewriter`.
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
 from pathlib import Path
 
 from intelliperf.errors import UsageError
+from intelliperf.plugins import Registry
 
 from .base import Candidate, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
 from .llm import LLMRewriter
-from .recipes import RecipeRewriter
 from .search import SearchRewriter
 from .source import CodeUnit
 from .transcript import ReplayRewriter, Transcript
 
-REWRITERS: dict[str, type[Rewriter]] = {
-    r.name: r for r in (LLMRewriter, RecipeRewriter, SearchRewriter, ReplayRewriter)
-}
-CHOICES = ("auto", *REWRITERS)
-ENTRY_POINT_GROUP = "intelliperf.rewriters"
+ENTRY_POINT_GROUP = "intelliperf.rewriters"  # the built-ins register here too (pyproject.toml)
 
 __all__ = [
-    "CHOICES",
     "ENTRY_POINT_GROUP",
-    "REWRITERS",
     "Candidate",
     "CodeUnit",
     "HardwareFacts",
@@ -44,8 +37,21 @@ __all__ = [
     "Rewriter",
     "Transcript",
     "make_rewriters",
-    "plugins",
+    "rewriter_registry",
 ]
+
+
+def _check(cls: object) -> str | None:
+    if not (isinstance(cls, type) and issubclass(cls, Rewriter)):
+        return "it is not a subclass of intelliperf.rewriters.Rewriter"
+    if cls.name == "auto":
+        return "`auto` chooses among the others: no rewriter may take its name"
+    return None
+
+
+def rewriter_registry() -> Registry[Rewriter]:
+    """The rewriters by name: the built-ins and the installed plug-ins, and the plug-ins that failed."""
+    return Registry("rewriter", ENTRY_POINT_GROUP, _check).load_entry_points()
 
 
 def make_rewriters(
@@ -59,21 +65,14 @@ def make_rewriters(
     API caller may hand over a Rewriter instance instead."""
     if isinstance(choice, Rewriter):
         return [choice]
-    if choice not in CHOICES:
-        found, broken = plugins()
-        if choice in broken:
-            raise UsageError(
-                f"the rewriter plug-in {choice!r} failed to load: {broken[choice]}",
-                hint=f"Fix the package that registers it under the entry-point group {ENTRY_POINT_GROUP}.",
-            )
-        if choice not in found:
-            raise UsageError(f"--rewriter must be one of {', '.join([*CHOICES, *found])}, got {choice!r}")
-        return [found[choice]()]
     if choice == "auto":
         return make_rewriters("llm" if model else "recipes", model=model, llm_options=llm_options) + (
             [] if model else [SearchRewriter()]
         )
-    cls = REWRITERS[choice]
+    registry = rewriter_registry()
+    cls = registry.find(choice)  # a plug-in that failed to load is an error that says why
+    if cls is None:
+        raise UsageError(f"--rewriter must be one of {', '.join(['auto', *registry.names()])}, got {choice!r}")
     if cls is LLMRewriter:
         if not model:
             raise UsageError(
@@ -87,22 +86,3 @@ def make_rewriters(
             raise UsageError("--rewriter replay needs --transcript FILE (saved by an earlier --rewriter llm run)")
         return [ReplayRewriter(ReplayRewriter.Options(transcript=transcript))]
     return [cls()]
-
-
-def plugins() -> tuple[dict[str, type[Rewriter]], dict[str, str]]:
-    """({name: class} of the installed rewriter plug-ins, {name: why it failed to load})."""
-    found: dict[str, type[Rewriter]] = {}
-    broken: dict[str, str] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            cls = ep.load()
-            if not (isinstance(cls, type) and issubclass(cls, Rewriter)):
-                raise TypeError("it is not a subclass of intelliperf.rewriters.Rewriter")
-            if ep.name in CHOICES:
-                raise ValueError(f"{ep.name!r} is a built-in rewriter's name")
-            if getattr(cls, "name", None) != ep.name:
-                raise ValueError(f"the class's name is {getattr(cls, 'name', None)!r}, the entry point's {ep.name!r}")
-            found[ep.name] = cls
-        except Exception as exc:  # a broken third-party plug-in must not hide the others
-            broken[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
-    return found, broken
