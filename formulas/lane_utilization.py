@@ -99,12 +99,18 @@ class LaneUtilization(Formula["LaneUtilization.Options"]):
             if small
             else ""
         )
+        only_threads = small == flagged and all(s.lanes >= 0.95 * (s.lanes_issued or 0) for s in small)
+        fix = (
+            "Give each program fewer warps (32 x num_warps no more than its block) or a larger block."
+            if only_threads  # the masks keep every element: the idle lanes are threads without one
+            else "Size the block from the real extent and pack several rows or heads into each program."
+        )
         return self.finding(
             True,
-            f"{kernel.name}'s blocks are mostly masked off: {used:.0%} of the lanes its loads and stores issue are "
+            f"{kernel.name}'s {'threads outnumber its blocks' if only_threads else 'blocks are mostly masked off'}: "
+            f"{used:.0%} of the lanes its loads and stores issue are "
             f"active; {len(flagged)} line(s) below {self.options.min_utilization:.0%} carry {wasted_share:.0%} of "
-            f"them.{cause} Size the block from the real extent and pack several rows or heads into each program."
-            + measured,
+            f"them.{cause} {fix}" + measured,
             severity="high" if used < 0.3 else "medium",
             lines=[source_line(s.file, s.line, _detail(s, threads)) for s in flagged],
             **common,

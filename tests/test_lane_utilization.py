@@ -33,3 +33,20 @@ def test_a_block_far_wider_than_the_row_is_flagged_at_its_masked_accesses():
 def test_a_block_the_row_fills_is_not_flagged():
     finding = _finding(250)
     assert not finding.present and finding.metric.value > 0.9
+
+
+SHORT_ROWS = PROGRAMS / "lane_packing" / "short_rows.py"
+
+
+def test_threads_that_outnumber_a_full_block_are_flagged_with_fewer_warps_as_the_fix():
+    """64 elements, every one kept by its mask, on 4 warps: half the threads repeat the others (on an
+    H100 the Unsloth RoPE kernel's fixed version runs so, and 2 warps made it 1.16x faster); on 2 warps
+    the block fills them."""
+    command = [sys.executable, str(SHORT_ROWS)]
+    report = intelliperf.diagnose(command, formula="laneUtilization", device="cpu")
+    [finding] = report.diagnoses[0].findings
+    assert finding.present and finding.metric.value == 0.5
+    assert "threads outnumber its blocks" in finding.explanation and "fewer warps" in finding.explanation
+    filled = intelliperf.diagnose([*command, "--warps", "2"], formula="laneUtilization", device="cpu")
+    [finding] = filled.diagnoses[0].findings
+    assert not finding.present and finding.metric.value == 1.0
