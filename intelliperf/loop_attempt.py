@@ -13,14 +13,14 @@ from .files import output_folder
 from .loop_apply import apply_candidate
 from .loop_head_start import TimersBeside, before_timing, start_next, timers_beside
 from .loop_measure import measure_candidate
-from .loop_session import Session, Started
+from .loop_session import AttemptHeadStarts, Session
 from .loop_verdict import decide, timed_out
 from .models import Attempt, Optimization, Problem, Verdict
 from .profiling.aggregate import load_recording
 from .profiling.window import tuned_configs
 from .rewriters import Candidate, CodeUnit
 from .rewriters.source import NotPython, ScopeError, unified_diff
-from .validators import Ahead, Program, ReferenceRun, ValidationSettings, copy_project, validate
+from .validators import HeadStarts, Program, ReferenceRun, ValidationSettings, copy_project, validate
 from .validators.policy import PolicyError
 from .validators.workers import busy, run_limit
 from .workload.devices import pinned_env
@@ -129,7 +129,7 @@ def _first_validation(
     where: Path,
     device: str | None,
     settings: ValidationSettings,
-    ahead: Started | None,
+    ahead: AttemptHeadStarts | None,
     beside: TimersBeside | None,
 ) -> tuple[Program, Verdict]:
     """`validated`, in the Pythons started `ahead` for it; on any exit but its end the run `beside` gets its
@@ -157,7 +157,7 @@ def _once_more_when_busy(
     where: Path,
     device: str | None,
     settings: ValidationSettings,
-    ahead: Started | None,
+    ahead: AttemptHeadStarts | None,
     beside: TimersBeside | None,
     number: int,
 ) -> tuple[Program, Verdict]:
@@ -224,7 +224,7 @@ def validated(
     where: Path,
     device: str | None,
     settings: ValidationSettings,
-    ahead: Ahead | None = None,
+    ahead: HeadStarts | None = None,
     quiet: Callable[[], str | None] | None = None,
 ) -> tuple[Program, Verdict]:
     """The candidate's copy of the project, and the validators' verdict on it: its program and workers in

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .loop_measure import timer_run, times_regions
-from .loop_session import Session, Started, serial_device
+from .loop_session import AttemptHeadStarts, Session, serial_device
 from .profiling.window import tuned_configs
-from .validators import Program, ReferenceRun, start_ahead
+from .validators import Program, ReferenceRun, start_head_starts
 from .validators.workers import fits_beside
 from .workload.devices import pinned_env
 
@@ -66,7 +66,7 @@ PARK_WAIT_S = 60.0  # how long the timing waits for a region-timer run beside it
 
 
 def start_next(s: Session, work: Path, done: int, reference: ReferenceRun | None = None) -> None:
-    """The Pythons for the next candidate's program run and workers (`start_ahead`), in a folder of its own,
+    """The Pythons for the next candidate's program run and workers (`start_head_starts`), in a folder of its own,
     after attempt `done` (0: while the reference is captured; beside it where it is a screen), where the
     settings want them (`ValidationSettings.head_start`); not after the budget's last attempt, not where
     candidates are spread over several GPUs, nor twice. Once the `reference` says its workers fit beside its
@@ -78,7 +78,7 @@ def start_next(s: Session, work: Path, done: int, reference: ReferenceRun | None
     if last or not wanted or s.ahead is not None or len(s.budget.devices) > 1 or s.sandbox is None:
         return
     where = Path(tempfile.mkdtemp(prefix="attempt-", dir=work))
-    validation = start_ahead(
+    validation = start_head_starts(
         s.sandbox,
         s.report.run.command[0],
         where / "project",
@@ -94,10 +94,10 @@ def start_next(s: Session, work: Path, done: int, reference: ReferenceRun | None
     if times_regions(s):
         from .profiling import region_timers
 
-        timers = region_timers.start_ahead(
+        timers = region_timers.start_timer_head_start(
             s.sandbox, s.report.run.command[0], where / "timers", pinned_env(serial_device(s))
         )
-    s.ahead = Started(where, validation, timers)
+    s.ahead = AttemptHeadStarts(where, validation, timers)
 
 
 def timers_beside(

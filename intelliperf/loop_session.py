@@ -12,7 +12,7 @@ from .errors import UsageError
 from .formulas import Formula, Registry
 from .models import Finding, KernelProfile, Optimization, Report
 from .profiling.aggregate import Recording
-from .validators import Ahead, ValidationSettings
+from .validators import HeadStarts, ValidationSettings
 from .workload.head_start import HeadStart
 from .workload.runner import TraceSettings
 from .workload.sandbox import Sandbox
@@ -57,17 +57,17 @@ class Session:
     started: float = field(default_factory=time.perf_counter)
     originals: dict[str, str] = field(default_factory=dict)  # the files a candidate may change, as the run began
     sandbox: Sandbox | None = None  # every program run of the loop goes through it
-    ahead: Started | None = None  # the next attempt's folder, and the Pythons started for it
+    ahead: AttemptHeadStarts | None = None  # the next attempt's folder, and the Pythons started for it
     candidate_trace: TraceSettings | None = None  # what a candidate's validation run records (`candidate_trace`)
 
 
 @dataclass
-class Started:
+class AttemptHeadStarts:
     """The next attempt's folder and the Pythons started for it (`start_next`): its validation's, and its
     region-timer run's where the formula reads region timers."""
 
     where: Path
-    validation: Ahead
+    validation: HeadStarts
     timers: HeadStart | None = None  # for `region_timers.collect(where=where / "timers")`
 
     def stop(self) -> None:

@@ -15,7 +15,7 @@ from intelliperf.validators import (  # noqa: E402
     capture_reference,
     compare_buffer,
     copy_project,
-    start_ahead,
+    start_head_starts,
     validate,
 )
 from intelliperf.validators.compare import Tolerances  # noqa: E402
@@ -121,7 +121,7 @@ def test_identical_candidate_is_correct_and_not_faster(axpy_reference, tmp_path)
 def test_a_write_past_the_end_that_no_output_shows_is_rejected_by_compute_sanitizer(tmp_path, ahead):
     """1000 floats: the store's 8 extra lanes land in the allocator's padding, so no output, in the
     program or in a replay, changes; only memcheck (each tensor its own allocation) sees them. Also with
-    the program and the sanitizer workers in Pythons started before the candidate existed (start_ahead)."""
+    the program and the sanitizer workers in Pythons started before the candidate existed (start_head_starts)."""
     command = [sys.executable, "axpy.py", "1000"]
     ref = capture_reference(Program(AXPY, command), "axpy_kernel", interpret=False, work_dir=tmp_path / "ref")
     store = "tl.store(out_ptr + offs, alpha * x + y, mask=mask)"
@@ -177,8 +177,8 @@ def test_contended_sum_fix_is_accepted_and_faster(tmp_path, ahead):
 
 
 def _ahead(ref, command, copy, work):
-    """The Pythons `start_ahead` starts for a candidate whose copy will be `copy`, validated in `work`."""
-    started = start_ahead(
+    """The Pythons `start_head_starts` starts for a candidate whose copy will be `copy`, validated in `work`."""
+    started = start_head_starts(
         ref.sandbox,
         command[0],
         copy,

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 from conftest import PROGRAMS
 
-from intelliperf.validators import Program, ValidationSettings, capture_reference, copy_project, start_ahead, validate
+from intelliperf.validators import (
+    Program,
+    ValidationSettings,
+    capture_reference,
+    copy_project,
+    start_head_starts,
+    validate,
+)
 from intelliperf.workload import sandbox as sandboxing
 from intelliperf.workload.head_start import REFUSED, HeadStart, is_python, script_of, torch_comes_first
 from intelliperf.workload.runner import TraceSettings, bootstrap_env, workload_env
@@ -92,15 +99,15 @@ sys.exit(3)
 
 
 def _started_ahead(box, root: Path, work: Path, settings: ValidationSettings, **kwargs):
-    """`start_ahead` for the copy `root` and the validation folder `work` (`_layout`)."""
+    """`start_head_starts` for the copy `root` and the validation folder `work` (`_layout`)."""
     inputs, reference = work.parent / "inputs", work.parent / "reference"
-    return start_ahead(
+    return start_head_starts(
         box, sys.executable, root, work, inputs=inputs, reference_root=reference, settings=settings, **kwargs
     )
 
 
 def _program_ahead(box, root: Path, work: Path, *, interpret: bool = True, seed: int = 0, env: dict | None = None):
-    """The program's Python of `start_ahead` (its workers' are not needed here)."""
+    """The program's Python of `start_head_starts` (its workers' are not needed here)."""
     ahead = _started_ahead(box, root, work, ValidationSettings(seed=seed), interpret=interpret, env=env or {})
     for worker in ahead.workers.values():
         worker.stop()
@@ -233,7 +240,7 @@ def test_candidates_validated_in_a_head_start_are_judged_as_in_a_fresh_run(axpy,
     not handed its run, which starts afresh."""
     reference, command = axpy
     where = tmp_path / "attempt"
-    ahead = start_ahead(
+    ahead = start_head_starts(
         reference.sandbox,
         command[0],
         where / "project",
@@ -320,7 +327,7 @@ def test_what_the_tool_it_runs_under_sets_survives_the_hand_over(tmp_path):
 
 
 def test_workers_started_ahead_make_their_cuda_context_only_where_asked(tmp_path):
-    """`start_ahead(cuda=True)` (the loop asks once the reference says its workers fit beside its run): each
+    """`start_head_starts(cuda=True)` (the loop asks once the reference says its workers fit beside its run): each
     worker's Python, not the program's, makes its CUDA context as it starts; with the interpreter, or not asked,
     none does. On this CPU machine no context can be made: the Python still takes its run, as a fresh one
     would find that out at its run."""

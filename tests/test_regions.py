@@ -611,7 +611,7 @@ def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metri
 
 def test_a_candidates_region_timer_run_takes_a_python_started_ahead(tmp_path):
     """The optimize loop starts the Python of a candidate's region-timer run with the candidate's others
-    (`region_timers.start_ahead`): the run, in the real sandbox, is handed to it where it fits, and starts
+    (`region_timers.start_timer_head_start`): the run, in the real sandbox, is handed to it where it fits, and starts
     afresh where it does not (here: another environment). The user's files stay as they were."""
     import sys
 
@@ -623,7 +623,7 @@ def test_a_candidates_region_timer_run_takes_a_python_started_ahead(tmp_path):
 
     def run(name: str, started_with: dict, run_with: dict):
         where = tmp_path / name
-        head = region_timers.start_ahead(box, sys.executable, where, env=started_with)
+        head = region_timers.start_timer_head_start(box, sys.executable, where, env=started_with)
         assert head is not None and (where / "project").is_dir() and not any((where / "project").iterdir())
         out = region_timers.collect(
             command,
@@ -647,5 +647,5 @@ def test_a_candidates_region_timer_run_takes_a_python_started_ahead(tmp_path):
         {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
     )
     assert taken not in run("other-env", {}, {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})
-    assert region_timers.start_ahead(box, "/bin/sh", tmp_path / "sh") is None  # no Python to start ahead
+    assert region_timers.start_timer_head_start(box, "/bin/sh", tmp_path / "sh") is None  # no Python to start ahead
     assert (EXAMPLES / "gemm.py").read_text() == before

@@ -887,14 +887,14 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
     from intelliperf.validators.performance import started
     from intelliperf.validators.replay_checks import candidate_job
     from intelliperf.validators.timing import start_timing
-    from intelliperf.validators.workers import Warm
+    from intelliperf.validators.workers import WorkersBeside
 
     compiled = dataclasses.replace(axpy_reference, interpret=False)  # as on a GPU: timing is due
     job = candidate_job(compiled, axpy_reference.manifest, tmp_path / "replay")
     settings = ValidationSettings()
 
-    def ahead() -> Warm:
-        warm = Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
+    def ahead() -> WorkersBeside:
+        warm = WorkersBeside(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
         warm.timing = {"reference": started(_timer(4, 4)), "candidate": started(_timer(2, 2))}
         warm.timed, warm.timed_mode = job, "launcher"
         return warm
@@ -924,7 +924,7 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
     program = Program(AXPY, COMMAND)
     for limit, ahead_sides in ((1 << 30, {"reference", "candidate"}), (1000, set())):
         monkeypatch.setattr(workers_module, "AHEAD_INPUTS_BYTES", limit)
-        warm = Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
+        warm = WorkersBeside(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
         time_ahead(warm, compiled, job, program, tmp_path / f"ahead-{limit}", settings)
         try:
             assert set(warm.timing) == ahead_sides and warm.timed_mode == ("launcher" if ahead_sides else None)
@@ -936,7 +936,7 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
     monkeypatch.setattr(workers_module, "AHEAD_INPUTS_BYTES", 1 << 30)
     module_level = dataclasses.replace(module_level_reference, interpret=False)
     kernel_job = candidate_job(module_level, module_level.manifest, tmp_path / "replay-m")
-    warm = Warm(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
+    warm = WorkersBeside(replay=None, early=None, sanitizers={})  # type: ignore[arg-type]
     time_ahead(warm, module_level, kernel_job, module_level.program, tmp_path / "ahead-m", settings)
     for side in warm.timing.values():
         side.stop()
@@ -1137,7 +1137,7 @@ def test_a_candidates_triton_cache_starts_as_a_copy_of_the_references(tmp_path):
     (cache / "link").symlink_to(secret)
     reference = SimpleNamespace(home=tmp_path / "reference" / "home", interpret=False)
     home = tmp_path / "candidate" / "home"
-    home.mkdir(parents=True)  # made ahead for a started Python, as start_ahead does
+    home.mkdir(parents=True)  # made ahead for a started Python, as start_head_starts does
     ReferenceRun.seed_cache(reference, home)
     assert (home / "triton-cache" / "ABC" / "cuda_utils.so").read_bytes() == b"\x7fELF built once"
     assert (home / "triton-cache" / "ABC" / "link").is_symlink()

@@ -18,7 +18,7 @@ if __name__ != "intelliperf.validators":  # this folder imported from the reposi
 from intelliperf.workload.workspace import copy_project
 
 from .compare import Tolerances, compare_buffer
-from .head_starts import Ahead, start_ahead
+from .head_starts import HeadStarts, start_head_starts
 from .performance import judge, speedup_interval
 from .reference import ReferenceRun, capture_reference
 from .settings import Program, SandboxSettings, ValidationSettings
@@ -26,7 +26,7 @@ from .validate import validate
 from .verdict import Problem, Speedup, Verdict
 
 __all__ = [
-    "Ahead",
+    "HeadStarts",
     "Problem",
     "Program",
     "ReferenceRun",
@@ -40,6 +40,6 @@ __all__ = [
     "copy_project",
     "judge",
     "speedup_interval",
-    "start_ahead",
+    "start_head_starts",
     "validate",
 ]

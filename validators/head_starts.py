@@ -24,14 +24,14 @@ from .worker_processes import timing_env, worker_env, worker_folder, worker_kind
 
 
 @dataclass
-class Ahead:
-    """Pythons started for a candidate not made yet (`start_ahead`): its program's and its workers' (the
+class HeadStarts:
+    """Pythons started for a candidate not made yet (`start_head_starts`): its program's and its workers' (the
     replay's, and each compute-sanitizer check's where they will run). `validate` hands each its run where
     it fits (`HeadStart.fits`) and starts the others afresh; what nothing took is stopped."""
 
     program: HeadStart | None  # None where the command is no Python's
     workers: dict[str, HeadStart]  # "replay", and each sanitizer check
-    timing: dict[str, TimingHead] = field(default_factory=dict)  # "reference", "candidate" (GPU)
+    timing: dict[str, TimingHeadStart] = field(default_factory=dict)  # "reference", "candidate" (GPU)
 
     def take(self, name: str) -> HeadStart | None:
         return self.workers.pop(name, None)
@@ -48,8 +48,8 @@ class Ahead:
 
 
 @dataclass
-class TimingHead:
-    """A timing worker's Python started ahead (`start_ahead`): its parent's end (`performance.started`), and
+class TimingHeadStart:
+    """A timing worker's Python started ahead (`start_head_starts`): its parent's end (`performance.started`), and
     the numbers of the pipe ends it inherited (commands in, answers out), which its `time` command names."""
 
     head: HeadStart
@@ -57,7 +57,7 @@ class TimingHead:
     fds: tuple[int, int]
 
 
-def start_ahead(
+def start_head_starts(
     box: sandboxing.Sandbox,
     python: str,
     root: Path,
@@ -69,7 +69,7 @@ def start_ahead(
     settings: ValidationSettings,
     env: dict,
     cuda: bool = False,
-) -> Ahead:
+) -> HeadStarts:
     """Pythons started for a candidate not made yet, laid out as `validate` will have it: its copy of the
     project in `root`, `work_dir` the validation's folder, `inputs` the reference's replay inputs and
     `reference_root` its copy of the project (both made now where the reference is not captured yet), `env`
@@ -102,7 +102,7 @@ def start_ahead(
             go_file=folder / ".intelliperf-run.json",
             wrap=tuple(wrap),
         )
-    ahead = Ahead(program, workers)
+    ahead = HeadStarts(program, workers)
     if not interpret and settings.timing:
         for name, project in (("reference", reference_root), ("candidate", root)):
             ahead.timing[name] = _timing_ahead(box, project, inputs, work_dir / f"timing-{name}", settings, env | ours)
@@ -111,7 +111,7 @@ def start_ahead(
 
 def _timing_ahead(
     box: sandboxing.Sandbox, project: Path, inputs: Path, out: Path, settings: ValidationSettings, env: dict
-) -> TimingHead:
+) -> TimingHeadStart:
     """One side's timing worker started ahead: `_timing_side`'s sandbox, environment and pipes, no job yet."""
     held: dict = {}
 
@@ -129,4 +129,4 @@ def _timing_ahead(
         return held["head"].running.proc
 
     side = started(start)
-    return TimingHead(held["head"], side, held["fds"])
+    return TimingHeadStart(held["head"], side, held["fds"])

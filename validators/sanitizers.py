@@ -14,10 +14,10 @@ from .verdict import Problem, Verdict
 
 # Problems that already say what is wrong: no replay after them.
 from .worker_processes import process_problem
-from .workers import Warm
+from .workers import WorkersBeside
 
 
-def send_sanitizers(warm: Warm, job: dict, work_dir: Path) -> None:
+def send_sanitizers(warm: WorkersBeside, job: dict, work_dir: Path) -> None:
     for check, worker in warm.sanitizers.items():
         worker.send(write_job(job, work_dir / "sanitizer" / check))
 
@@ -43,7 +43,7 @@ def write_job(job: dict, out: Path) -> str:
     return str(out / "job.json")
 
 
-def sanitized(verdict: Verdict, warm: Warm, work_dir: Path, job: dict, timeout: float, start: float) -> None:
+def sanitized(verdict: Verdict, warm: WorkersBeside, work_dir: Path, job: dict, timeout: float, start: float) -> None:
     """The sanitizers' findings into the verdict of a candidate its replay found correct, before it is
     timed (their instrumented kernels would disturb the timing): a finding, a crash or a timeout rejects
     it (every check must have run); clean, it is one more check passed, saying which CTAs racecheck ran."""

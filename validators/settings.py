@@ -96,7 +96,8 @@ class ValidationSettings(BaseModel):
     head_start: bool | None = Field(
         None,
         description="start each candidate's Pythons (program, replay, sanitizer and timing workers; torch and "
-        "Triton imported) before it exists (`start_ahead`); the program's only where it allows (`python script.py` "
+        "Triton imported) before it exists (`start_head_starts`); the program's only where it allows "
+        "(`python script.py` "
         "importing torch first); default: where the machine has 4 cores or more (on fewer their start-up slows "
         "the run it overlaps about as much as it saves)",
     )

@@ -28,7 +28,7 @@ from .sanitizers import write_job
 from .settings import WORKER, Program, ValidationSettings
 from .verdict import Problem, Verdict
 from .worker_processes import timing_env
-from .workers import Warm, fits_beside
+from .workers import WorkersBeside, fits_beside
 
 if TYPE_CHECKING:
     from .reference import ReferenceRun
@@ -55,7 +55,12 @@ def timed(verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict, se
 
 
 def time_ahead(
-    warm: Warm, reference: ReferenceRun, job: dict, candidate: Program, work_dir: Path, settings: ValidationSettings
+    warm: WorkersBeside,
+    reference: ReferenceRun,
+    job: dict,
+    candidate: Program,
+    work_dir: Path,
+    settings: ValidationSettings,
 ) -> None:
     """On a GPU, the timing workers started before the candidate's program runs, so their start-up
     (Python, torch, the kernel's compilation, the inputs) is over when the replay ends: the reference's
@@ -113,7 +118,7 @@ def start_timing(
     work_dir: Path,
     settings: ValidationSettings,
     env: dict,
-    warm: Warm,
+    warm: WorkersBeside,
 ) -> dict:
     """On a GPU, both sides' timing workers: those `warm` started ahead where they time what `job` would
     (the candidate's only when its run called what they expected), the others now; empty when nothing
@@ -191,7 +196,7 @@ def _timing_side(
     work_dir: Path,
     settings: ValidationSettings,
     env: dict,
-    warm: Warm,
+    warm: WorkersBeside,
 ):
     """One side's timing worker ("reference" or "candidate") with its job (`performance.started`), talking over
     two inherited pipes: in the Python started for it ahead (`warm.timing_heads`) where that fits, else

@@ -42,7 +42,7 @@ from .correctness import (
 )
 
 # Problems that already say what is wrong: no replay after them.
-from .head_starts import Ahead
+from .head_starts import HeadStarts
 from .reference import ReferenceRun, capture_env
 from .replay_candidate import early_mode
 from .replay_checks import candidate_job, compare_replay, launcher_changed, loaded_outside, noted
@@ -51,7 +51,7 @@ from .settings import GUARDS, Program, ValidationSettings
 from .timing import stands, start_timing, time_ahead, timed
 from .verdict import Problem, Verdict
 from .worker_processes import process_problem, start_worker, worker_env, worker_folder, worker_kinds, worker_summary
-from .workers import Warm, default_limit, fits_beside, run_limit
+from .workers import WorkersBeside, default_limit, fits_beside, run_limit
 
 
 def validate(
@@ -61,14 +61,14 @@ def validate(
     work_dir: Path | None = None,
     settings: ValidationSettings | None = None,
     trace: TraceSettings | None = None,
-    ahead: Ahead | None = None,
+    ahead: HeadStarts | None = None,
     quiet: Callable[[], str | None] | None = None,
 ) -> Verdict:
     """Correctness (in-program + replay), then speed on a GPU. Never raises for a bad candidate.
 
     With `trace`, the candidate run also records the launch profile and the address trace into
     `work_dir/candidate` (load it with `load_recording`), so the optimize loop gets the formula's
-    metric for the candidate from the same single run of the program. `ahead` (`start_ahead`) holds
+    metric for the candidate from the same single run of the program. `ahead` (`start_head_starts`) holds
     the Pythons started for its program and workers before it existed. `quiet`, called before a correct
     candidate is timed, returns once nothing the caller started beside the validation does GPU work (a note
     where it could not make sure)."""
@@ -124,7 +124,7 @@ def _judge(
     timeout: float,
     start: float,
     cand_dir: Path,
-    warm: Warm | None,
+    warm: WorkersBeside | None,
     work_dir: Path,
     settings: ValidationSettings,
 ) -> Verdict:
@@ -192,7 +192,7 @@ def _replay_and_time(
     candidate: Program,
     cand: dict,
     job: dict,
-    warm: Warm,
+    warm: WorkersBeside,
     replay_timeout: float,
     settings: ValidationSettings,
 ) -> Verdict:
@@ -235,8 +235,8 @@ def _start_workers(
     candidate: Program,
     work_dir: Path,
     settings: ValidationSettings,
-    ahead: Ahead | None = None,
-) -> Warm:
+    ahead: HeadStarts | None = None,
+) -> WorkersBeside:
     """The candidate's replay worker and, on a GPU, its compute-sanitizer workers, started before its
     program runs (in the Pythons `ahead` started for them where they fit): their start-up (Python, torch,
     Triton; under the sanitizer an instrumented CUDA context, seconds) overlaps the program's run. The
@@ -283,7 +283,7 @@ def _start_workers(
             ahead=ahead.take(name) if ahead else None,
         )
 
-    warm = Warm(worker("replay"), early, {}, unsanitized)
+    warm = WorkersBeside(worker("replay"), early, {}, unsanitized)
     if ahead is not None:
         warm.timing_heads, ahead.timing = ahead.timing, {}
     time_ahead(warm, reference, expected, candidate, work_dir, settings)

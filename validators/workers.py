@@ -1,6 +1,6 @@
 """How the workers beside a candidate's program (replay, compute-sanitizer and timing; started by
 `worker_processes.py`) fit the machine: how long a run may take (scaled by the machine's load), whether the
-workers fit on the GPU beside the program run, and the set of workers started before it runs (`Warm`).
+workers fit on the GPU beside the program run, and the set of workers started before it runs (`WorkersBeside`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from intelliperf.workload.runner import Running
 from .settings import ValidationSettings
 
 if TYPE_CHECKING:
-    from .head_starts import TimingHead
+    from .head_starts import TimingHeadStart
     from .reference import ReferenceRun
 
 
@@ -47,7 +47,7 @@ def default_limit(reference_s: float, settings: ValidationSettings) -> float:
 
 
 @dataclass
-class Warm:
+class WorkersBeside:
     """The workers started before the candidate's program runs, each waiting for its job."""
 
     replay: Running
@@ -57,12 +57,12 @@ class Warm:
     timing: dict[str, Any] = field(default_factory=dict)  # side -> timing worker started ahead (GPU)
     timed: dict | None = None  # the job the candidate's timing worker was started with
     timed_mode: str | None = None  # what it times: the launcher, or the kernel's own launch
-    timing_heads: dict[str, TimingHead] = field(default_factory=dict)  # timing workers' Pythons started ahead
+    timing_heads: dict[str, TimingHeadStart] = field(default_factory=dict)  # timing workers' Pythons started ahead
     timed_ahead: list[str] = field(default_factory=list)  # the timing workers handed their job in those
     quiet: Callable[[], str | None] | None = None  # before the timing: the caller's GPU work beside it stops
 
     def started_ahead(self) -> list[str]:
-        """The workers that ran in a Python started before the candidate existed (`start_ahead`)."""
+        """The workers that ran in a Python started before the candidate existed (`start_head_starts`)."""
         workers = {"replay worker": self.replay, **self.sanitizers}
         return [name for name, running in workers.items() if running.ahead] + self.timed_ahead
 

@@ -88,8 +88,8 @@ def collect(
     could not change a verdict (no loop with a dot to overlap its loads with). `all_warps`: record
     every warp of each CTA (default: the first of each warp group, `recorded_warps`). `data`: Proton's
     trace, its per-scope totals ("tree"), or "auto" (`data_kind`). `where`: an empty folder for the copy and
-    the output (default: a temporary one), laid out as `start_ahead` expects; `ahead`: the Python
-    `start_ahead` started there, which takes the run where it fits. `turn`: a lock file whose holder has the
+    the output (default: a temporary one), laid out as `start_timer_head_start` expects; `ahead`: the Python
+    `start_timer_head_start` started there, which takes the run where it fits. `turn`: a lock file whose holder has the
     GPU; the program waits for it at its first launch, compiled (window.PARKED says when; `parked`)."""
     from ..workload.workspace import copy_project, in_copy
 
@@ -451,7 +451,7 @@ def _layout(where: Path) -> tuple[Path, Path, Path]:
     return where / "project", where / "out", where / "out" / "home"
 
 
-def start_ahead(sandbox, python: str, where: Path, env: dict[str, str] | None = None):
+def start_timer_head_start(sandbox, python: str, where: Path, env: dict[str, str] | None = None):
     """A Python for a later sandboxed `collect(where=where)`, started now with torch and Triton imported
     (`HeadStart`), so that the instrumented run of a candidate does not start with seconds of imports;
     None where the command is no Python's. `env`: the variables the run will add (its GPU)."""

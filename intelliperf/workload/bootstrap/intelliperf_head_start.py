@@ -93,7 +93,7 @@ def main() -> None:
     import torch  # (the start-up this process takes off its run)
     import triton  # noqa: F401
 
-    if os.environ.get("INTELLIPERF_CUDA_AHEAD") == "1":  # a worker, with room beside the run (start_ahead)
+    if os.environ.get("INTELLIPERF_CUDA_AHEAD") == "1":  # a worker, with room beside the run (start_head_starts)
         try:  # the context itself: torch.cuda.init alone makes none (0.6 s more under racecheck at the run)
             torch.cuda.init()
             torch.cuda.synchronize()
