@@ -1,10 +1,14 @@
-"""The RewriteRequest the optimize loop hands a recipe, built for the recipe tests from real code units."""
+"""The RewriteRequest the optimize loop hands a recipe, built for the recipe tests from real code units,
+and the recipe's answer applied to its program as the loop applies a candidate."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from intelliperf.formulas import default_registry
+from intelliperf.loop_apply import apply_candidate
 from intelliperf.models import Finding, KernelProfile, LaunchSignature
-from intelliperf.rewriters.base import HardwareFacts, RewriteRequest
+from intelliperf.rewriters.base import Candidate, HardwareFacts, RewriteRequest
 from intelliperf.rewriters.source import CodeUnit
 
 
@@ -41,3 +45,16 @@ def recipe_request(
         metric=found.metric,
         hardware=HardwareFacts(device="test", sm_count=sm_count),
     )
+
+
+def applied(
+    request: RewriteRequest, tmp_path: Path, kernel: str, launcher: str | None = None, module: str | None = None
+) -> Path:
+    """The program with a recipe's kernel, launcher and code beside the kernel applied by the optimize
+    loop's own `apply_candidate` (source policy, scope, no new imports), written to `tmp_path`."""
+    cand = Candidate(rewriter="recipes", title="test", kernel=kernel, launcher=launcher, module=module)
+    originals = {request.kernel.relpath: Path(request.kernel.file).read_text()}
+    texts = apply_candidate(originals, request.kernel, request.launcher, cand)
+    path = tmp_path / Path(request.kernel.file).name
+    path.write_text(texts[request.kernel.relpath])
+    return path

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 import triton
 import triton.language as tl
-from recipe_request import recipe_request
+from recipe_request import applied, recipe_request
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 from intelliperf.rewriters import RewriteRequest
 from intelliperf.rewriters.program_order import NotReorderable, grouped_order
-from intelliperf.rewriters.source import check_scope, code_unit, splice
+from intelliperf.rewriters.source import code_unit
 from intelliperf.validators.policy import check
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,13 +39,7 @@ def _rewritten(request: RewriteRequest, tmp_path: Path) -> tuple[Path, str]:
     """The program with the recipe's kernel spliced in, checked as the optimize loop checks a candidate."""
     kernel, launcher = grouped_order(request)
     assert launcher is None
-    check(request.kernel.source, kernel, request.kernel.name, kernel=True)
-    original = Path(request.kernel.file).read_text()
-    text = splice(original, request.kernel.qualname, kernel)
-    check_scope(original, text, {request.kernel.name}, kernel=request.kernel.name)
-    path = tmp_path / Path(request.kernel.file).name
-    path.write_text(text)
-    return path, kernel
+    return applied(request, tmp_path, kernel), kernel
 
 
 # Runs in a process of its own: Triton's interpreter must be on before triton is imported.
@@ -140,10 +134,12 @@ def compiles_for_gpu(path: Path, name: str, launch: dict) -> None:
     triton.compile(source, target=GPUTarget("cuda", 90, 32), options=launch["options"])
 
 
-def _same_output(original: Path, rewritten: Path, request: RewriteRequest, inputs: str) -> None:
+def same_output(original: Path, rewritten: Path, request: RewriteRequest, inputs: str, exact: bool = False) -> None:
+    """The launcher of both programs gives the same outputs in the interpreter (`exact`: to the bit), and
+    the rewritten kernel compiles for a GPU target at its first launch. A new program order computes the
+    same tiles the same way: its tests ask for equality to the bit."""
     assert request.launcher is not None
-    # the same tiles, computed the same way: equal to the bit
-    launch = run_both(original, rewritten, request.kernel.name, request.launcher.name, inputs, exact=True)
+    launch = run_both(original, rewritten, request.kernel.name, request.launcher.name, inputs, exact=exact)
     compiles_for_gpu(rewritten, request.kernel.name, launch)
 
 
@@ -156,7 +152,7 @@ def test_grouped_order_on_the_tutorial_gemm(tmp_path):
     assert "group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)" in kernel
     assert "pid_m = pid // num_pid_n" not in kernel
     inputs = "torch.randn(640, 96, dtype=torch.float16), torch.randn(96, 384, dtype=torch.float16)"
-    _same_output(file, path, request, inputs)
+    same_output(file, path, request, inputs, exact=True)
 
 
 def test_grouped_order_on_a_tuple_split_with_the_program_id_inline(tmp_path):
@@ -168,7 +164,7 @@ def test_grouped_order_on_a_tuple_split_with_the_program_id_inline(tmp_path):
     assert "pid = tl.program_id(axis=0)" in kernel and "num_pid_n = tl.cdiv(N, BN)" in kernel
     assert "num_pid_m = tl.cdiv(M, BM)" in kernel
     assert "tm = first_pid_m + pid % num_pid_in_group % group_size_m" in kernel.replace("(", "").replace(")", "")
-    _same_output(file, path, request, "torch.randn(170, 24), torch.randn(24, 40)")
+    same_output(file, path, request, "torch.randn(170, 24), torch.randn(24, 40)", exact=True)
 
 
 def test_grouped_order_on_a_column_major_order(tmp_path):
@@ -178,9 +174,8 @@ def test_grouped_order_on_a_column_major_order(tmp_path):
     request = _request(file, "gemm_colmajor_kernel", "gemm_colmajor")
     path, kernel = _rewritten(request, tmp_path)
     assert "num_pid_m = tl.cdiv(N, BLOCK_N)" in kernel and "num_pid_in_group = GROUP_M * tiles_m" in kernel
-    _same_output(
-        file, path, request, "torch.randn(40, 20, dtype=torch.float16), torch.randn(20, 150, dtype=torch.float16)"
-    )
+    inputs = "torch.randn(40, 20, dtype=torch.float16), torch.randn(20, 150, dtype=torch.float16)"
+    same_output(file, path, request, inputs, exact=True)
 
 
 def test_new_names_do_not_collide_with_the_kernels(tmp_path):

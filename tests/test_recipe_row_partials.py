@@ -8,14 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from recipe_request import recipe_request
-from test_recipe_program_order import compiles_for_gpu, run_both
+from recipe_request import applied, recipe_request
+from test_recipe_program_order import same_output
 
 from intelliperf.models import ArgInfo, LaunchSignature
 from intelliperf.rewriters import RewriteRequest
 from intelliperf.rewriters.row_partials import NotRowPartial, rows_per_program
-from intelliperf.rewriters.source import check_scope, code_unit, splice
-from intelliperf.validators.policy import check
+from intelliperf.rewriters.source import code_unit
 
 REPO = Path(__file__).resolve().parents[1]
 PROGRAMS = REPO / "tests" / "programs" / "row_partials"
@@ -46,20 +45,7 @@ def _rewritten(request: RewriteRequest, tmp_path: Path) -> tuple[Path, str, str]
     """The program with the recipe's kernel and launcher spliced in, checked as the loop checks a candidate."""
     assert request.launcher is not None
     kernel, launcher = rows_per_program(request)
-    check(request.kernel.source, kernel, request.kernel.name, kernel=True)
-    check(request.launcher.source, launcher, request.launcher.name, kernel=False)
-    original = Path(request.kernel.file).read_text()
-    text = splice(splice(original, request.kernel.qualname, kernel), request.launcher.qualname, launcher)
-    check_scope(original, text, {request.kernel.name, request.launcher.name}, kernel=request.kernel.name)
-    path = tmp_path / Path(request.kernel.file).name
-    path.write_text(text)
-    return path, kernel, launcher
-
-
-def _same_output(file: Path, path: Path, request: RewriteRequest, inputs: str, exact: bool = False) -> None:
-    assert request.launcher is not None
-    launch = run_both(file, path, request.kernel.name, request.launcher.name, inputs, exact=exact)
-    compiles_for_gpu(path, request.kernel.name, launch)
+    return applied(request, tmp_path, kernel, launcher), kernel, launcher
 
 
 LAYER_NORM_INPUTS = (
@@ -81,7 +67,7 @@ def test_rows_per_program_on_liger_layer_norm_backward(tmp_path):
     assert "partial_dw += tl.where(mask, dw.to(atomic_dtype), 0).to(tl.float32)" in kernel
     assert kernel.rstrip().endswith("tl.atomic_add(DB_ptr + cols, partial_db.to(DB_ptr.dtype.element_ty), mask=mask)")
     assert "grid = (triton.cdiv(n_rows, 16),)" in launcher and "n_rows=n_rows," in launcher
-    _same_output(LIGER, path, request, LAYER_NORM_INPUTS)
+    same_output(LIGER, path, request, LAYER_NORM_INPUTS)
 
 
 def test_rows_per_program_with_a_grid_lambda_and_the_row_count_passed(tmp_path):
@@ -96,7 +82,7 @@ def test_rows_per_program_with_a_grid_lambda_and_the_row_count_passed(tmp_path):
     # a scalar per program into one cell: a scalar partial sum
     assert "partial_total = tl.zeros((), dtype=tl.float32)" in kernel
     assert "partial_total += (tl.sum(y, axis=0)).to(tl.float32)" in kernel
-    _same_output(file, path, request, "torch.randn(45, 50), torch.randn(45)")
+    same_output(file, path, request, "torch.randn(45, 50), torch.randn(45)")
 
 
 def test_rows_per_program_on_int32_counts_with_a_row_owned_atomic(tmp_path):
@@ -112,7 +98,7 @@ def test_rows_per_program_on_int32_counts_with_a_row_owned_atomic(tmp_path):
     assert "partial_col_counts = tl.zeros((BLOCK_COLS,), dtype=tl.int32)" in kernel
     assert "        tl.atomic_add(row_counts + r, tl.sum(nonzero, axis=0))" in kernel  # in the loop
     assert "tl.atomic_add(col_counts + c, partial_col_counts.to(col_counts.dtype.element_ty), mask=inside)" in kernel
-    _same_output(file, path, request, "(torch.randint(-1, 2, (45, 30), dtype=torch.int32),)", exact=True)
+    same_output(file, path, request, "(torch.randint(-1, 2, (45, 30), dtype=torch.int32),)", exact=True)
 
 
 @pytest.mark.parametrize(

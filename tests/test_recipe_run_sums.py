@@ -12,16 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from recipe_request import recipe_request
-from test_recipe_program_order import compiles_for_gpu, run_both
+from recipe_request import applied, recipe_request
+from test_recipe_program_order import same_output
 
 from intelliperf.models import AccessSite, SourceLine
 from intelliperf.rewriters.recipes import RUN_SUM_HELPER, NotApplicable, apply_recipe, sum_runs_then_atomic
-from intelliperf.rewriters.source import code_unit, splice
-from intelliperf.validators.policy import check
+from intelliperf.rewriters.source import code_unit
 
 REPO = Path(__file__).resolve().parents[1]
-PROGRAM = REPO / "tests" / "programs" / "segment_sum" / "sorted_segment_sum.py"
+PROGRAM = REPO / "benchmarks" / "fixes" / "segment_sum_sorted_before.py"
 ATOMIC_LINE = 24
 
 
@@ -45,17 +44,11 @@ def _request(kernel: str, lanes_per_address: float, edit: tuple[str, str] = ("",
 
 
 def _rewritten(request, tmp_path: Path) -> tuple[Path, str, str]:
-    """The program with the rewritten kernel and its helper before it, checked as the loop checks them."""
+    """The program with the rewritten kernel and its helper beside it, applied as the loop applies a
+    candidate (the helper is held to the kernel policy too)."""
     kernel, helpers = apply_recipe(sum_runs_then_atomic, request)
     assert len(helpers) == 1
-    check(request.kernel.source, kernel, request.kernel.name, kernel=True)
-    check("", helpers[0], RUN_SUM_HELPER, kernel=True)  # the helper is held to the kernel policy too
-    original = PROGRAM.read_text()
-    text = splice(original, request.kernel.qualname, kernel)
-    text = text.replace("@triton.jit\ndef segment_sum_kernel", f"{helpers[0]}\n\n@triton.jit\ndef segment_sum_kernel")
-    path = tmp_path / PROGRAM.name
-    path.write_text(text)
-    return path, kernel, helpers[0]
+    return applied(request, tmp_path, kernel, module=helpers[0]), kernel, helpers[0]
 
 
 @pytest.mark.parametrize(
@@ -73,8 +66,7 @@ def test_sum_runs_adds_what_the_original_added(tmp_path, inputs):
     assert "tl.associative_scan((_ip_starts, _ip_vals), 0, _ip_segment_add)" in kernel
     assert "tl.atomic_add(_ip_ptrs, _ip_sums, mask=mask & _ip_last)" in kernel
     assert f"def {RUN_SUM_HELPER}(started_a, sum_a, started_b, sum_b)" in helper
-    launch = run_both(PROGRAM, path, "segment_sum_kernel", "segment_sum", inputs, exact=False)
-    compiles_for_gpu(path, "segment_sum_kernel", launch)
+    same_output(PROGRAM, path, request, inputs)
 
 
 @pytest.mark.parametrize(

@@ -8,14 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from recipe_request import recipe_request
-from test_recipe_program_order import compiles_for_gpu, run_both
+from recipe_request import applied, recipe_request
+from test_recipe_program_order import same_output
 
 from intelliperf.models import ArgInfo, LaunchSignature
 from intelliperf.rewriters import RewriteRequest
-from intelliperf.rewriters.source import check_scope, code_unit, splice
+from intelliperf.rewriters.source import code_unit
 from intelliperf.rewriters.strided_reduction import NotStridedReduction, tile_strided_reduction
-from intelliperf.validators.policy import check
 
 REPO = Path(__file__).resolve().parents[1]
 PROGRAMS = REPO / "tests" / "programs" / "strided_reduction"
@@ -36,20 +35,7 @@ def _rewritten(request: RewriteRequest, tmp_path: Path) -> tuple[Path, str, str]
     assert request.launcher is not None
     kernel, launcher = tile_strided_reduction(request)
     assert launcher is not None
-    check(request.kernel.source, kernel, request.kernel.name, kernel=True)
-    check(request.launcher.source, launcher, request.launcher.name, kernel=False)
-    original = Path(request.kernel.file).read_text()
-    text = splice(splice(original, request.kernel.qualname, kernel), request.launcher.qualname, launcher)
-    check_scope(original, text, {request.kernel.name, request.launcher.name}, kernel=request.kernel.name)
-    path = tmp_path / Path(request.kernel.file).name
-    path.write_text(text)
-    return path, kernel, launcher
-
-
-def _same_output(file: Path, path: Path, request: RewriteRequest, inputs: str, exact: bool = False) -> None:
-    assert request.launcher is not None
-    launch = run_both(file, path, request.kernel.name, request.launcher.name, inputs, exact=exact)
-    compiles_for_gpu(path, request.kernel.name, launch)
+    return applied(request, tmp_path, kernel, launcher), kernel, launcher
 
 
 def test_column_sums_with_a_vector_accumulator(tmp_path):
@@ -64,7 +50,7 @@ def test_column_sums_with_a_vector_accumulator(tmp_path):
     assert "mask=(rows < n_rows) & (col < n_cols)" in kernel
     assert "tl.store(out_ptr + col, tl.sum(acc, axis=0, keep_dims=True), mask=col < n_cols)" in kernel
     assert "column_sums_kernel[(triton.cdiv(n_cols, 32),)](" in launcher and "BLOCK_ROWS=min(512, 256)" in launcher
-    _same_output(file, path, request, "(torch.randn(300, 45),)")
+    same_output(file, path, request, "(torch.randn(300, 45),)")
 
 
 def test_half_precision_columns_take_a_wider_tile(tmp_path):
@@ -73,7 +59,7 @@ def test_half_precision_columns_take_a_wider_tile(tmp_path):
     request = _request(file, "column_sums_kernel", "column_sums", {"x_ptr": "torch.float16", "out_ptr": "float32"})
     path, kernel, launcher = _rewritten(request, tmp_path)
     assert "tl.arange(0, 64))[None, :]" in kernel and "BLOCK_ROWS=min(512, 128)" in launcher
-    _same_output(file, path, request, "(torch.randn(300, 70, dtype=torch.float16),)")
+    same_output(file, path, request, "(torch.randn(300, 70, dtype=torch.float16),)")
 
 
 def test_column_max_with_a_scalar_accumulator_and_a_new_extent(tmp_path):
@@ -87,7 +73,7 @@ def test_column_max_with_a_scalar_accumulator_and_a_new_extent(tmp_path):
     assert "best = tl.maximum(best, tl.max(vals, axis=0, keep_dims=True))" in kernel
     assert "BLOCK: tl.constexpr, n_cols):" in kernel and "mask=c < n_cols)" in kernel
     assert "grid = lambda meta: (triton.cdiv(n_cols, 32),)" in launcher and "n_cols=n_cols)" in launcher
-    _same_output(file, path, request, "(torch.randn(100, 40),)", exact=True)
+    same_output(file, path, request, "(torch.randn(100, 40),)", exact=True)
 
 
 def test_column_mean_and_variance_in_two_passes(tmp_path):
@@ -99,7 +85,7 @@ def test_column_mean_and_variance_in_two_passes(tmp_path):
     assert "total = tl.full((1, 32), 0.0, tl.float32)" in kernel
     assert "sq = tl.zeros((BLOCK_M, 32), dtype=tl.float32)" in kernel
     assert "tl.sum(sq, axis=0, keep_dims=True) / M" in kernel and "grid = (triton.cdiv(N, 32),)" in launcher
-    _same_output(file, path, request, "(torch.randn(150, 50),)")
+    same_output(file, path, request, "(torch.randn(150, 50),)")
 
 
 def test_column_running_sums_with_a_carried_total(tmp_path):
@@ -109,7 +95,7 @@ def test_column_running_sums_with_a_carried_total(tmp_path):
     path, kernel, _ = _rewritten(request, tmp_path)
     assert "carry = tl.zeros((1, 32), dtype=tl.float32)" in kernel
     assert "tl.cumsum(x, axis=0) + carry, mask=inside & (col < n_cols))" in kernel
-    _same_output(file, path, request, "(torch.randn(100, 37),)")
+    same_output(file, path, request, "(torch.randn(100, 37),)")
 
 
 def test_a_scan_written_along_axis_minus_one_and_the_total_after_the_loop(tmp_path):
@@ -121,7 +107,7 @@ def test_a_scan_written_along_axis_minus_one_and_the_total_after_the_loop(tmp_pa
     assert "running = tl.full((1, 32), 0.0, tl.float32)" in kernel and "tl.cumsum(x, axis=0) + running" in kernel
     assert "running = running + tl.sum(x, axis=0, keep_dims=True)" in kernel
     assert "tl.store(Y + M * N + col, running, mask=col < N)" in kernel
-    _same_output(file, path, request, "(torch.randn(20, 35),)")
+    same_output(file, path, request, "(torch.randn(20, 35),)")
 
 
 def test_a_batch_of_matrices_tiles_the_second_grid_axis(tmp_path):
@@ -133,7 +119,7 @@ def test_a_batch_of_matrices_tiles_the_second_grid_axis(tmp_path):
     assert "b = tl.program_id(0)" in kernel and "n = (tl.program_id(1) * 32 + tl.arange(0, 32))[None, :]" in kernel
     assert "tl.store(Y + b * N + n, tl.max(acc, 0, keep_dims=True), mask=n < N)" in kernel
     assert "batched_abs_max_kernel[(B, triton.cdiv(N, 32))](" in launcher
-    _same_output(file, path, request, "(torch.randn(2, 20, 40),)", exact=True)
+    same_output(file, path, request, "(torch.randn(2, 20, 40),)", exact=True)
 
 
 @pytest.mark.parametrize(
