@@ -238,11 +238,9 @@ def _measured_at(counted: Evidence | None, file: str, line: int) -> str:
     return f"; measured: {here.counters.get(samples, 0.0) / total:.0%} of the kernel's warp-stall samples at this line"
 
 
-def _within_fix(site) -> str:
+def _within_fix(site: AccessSite) -> str:
     """The fix for lanes of one call sharing addresses: one address for all, a few bins, or runs."""
-    per_call = site.lanes / max(site.calls, 1)
-    mean = site.lanes_per_address_mean or 0
-    if mean >= 0.9 * per_call:
+    if site.one_address_per_call():
         return "Reduce the block within the program first and issue one atomic per program."
     return (
         "Combine the lanes that share an address in the program first, then issue one atomic per address: "

@@ -194,6 +194,13 @@ class AccessSite(_Model):
     )
     lanes_per_program: float | None = Field(None, description="active atomic lanes per sampled program")
 
+    def lanes_per_call(self) -> float:
+        return self.lanes / max(self.calls, 1)
+
+    def one_address_per_call(self) -> bool:
+        """An atomic whose active lanes in a call all update one address (mean within 10 % of them)."""
+        return (self.lanes_per_address_mean or 0) >= 0.9 * self.lanes_per_call()
+
 
 class WaveBuffer(_Model):
     """One loaded buffer in the first wave of a grid (interpreter trace, first call of each load line)."""

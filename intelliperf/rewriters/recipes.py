@@ -58,6 +58,7 @@ from intelliperf.syntax import indent_of, last_line
 
 from . import lane_packing, program_order, row_partials, row_tiling, strided_reduction, tiling
 from .base import Candidate, Rewriter, RewriteRequest
+from .kernel_syntax import tl_name
 
 _REDUCTION = {
     "atomic_add": ("tl.sum", None),
@@ -213,13 +214,11 @@ def reduce_then_atomic(request: RewriteRequest, file_line: int) -> tuple[_Site, 
     ev = site.evidence
     if ev is not None and (ev.lanes_per_address_max or 0) < 2:
         raise NotApplicable(f"{site.where}: no two lanes of one call update the same address")
-    if ev is not None and ev.lanes_per_address_mean is not None:
-        per_call = ev.lanes / max(ev.calls, 1)
-        if ev.lanes_per_address_mean < 0.9 * per_call:
-            raise NotApplicable(
-                f"{site.where}: the lanes of one call hit several addresses (mean "
-                f"{ev.lanes_per_address_mean:.0f} of {per_call:.0f} lanes per address), not one"
-            )
+    if ev is not None and ev.lanes_per_address_mean is not None and not ev.one_address_per_call():
+        raise NotApplicable(
+            f"{site.where}: the lanes of one call hit several addresses (mean "
+            f"{ev.lanes_per_address_mean:.0f} of {ev.lanes_per_call():.0f} lanes per address), not one"
+        )
     pointer = _scalar_pointer(site)
     if isinstance(site.value, ast.Constant):
         raise NotApplicable(
@@ -363,7 +362,7 @@ def _block_extent(site: _Site) -> str:
     ends = {
         ast.unparse(n.args[1])
         for n in ast.walk(site.tree)
-        if isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.arange" and len(n.args) == 2
+        if isinstance(n, ast.Call) and tl_name(n) == "arange" and len(n.args) == 2
         if isinstance(n.args[0], ast.Constant) and n.args[0].value == 0
     }
     two_d = any(
