@@ -210,14 +210,25 @@ class WaveBuffer(_Model):
     lines: int = Field(description="distinct lines the wave's programs touch together")
     panels: float = Field(description="lines / lines_per_program: how many programs' worth of distinct data")
     reuse: float = Field(description="programs of the whole grid that load each line, on average (from its size)")
+    loop_calls: float = Field(1.0, description="calls of the buffer's load per program: its loop's iterations")
+
+
+class WaveStore(_Model):
+    """One stored buffer in the first wave of a grid: how full the 32-byte sectors it writes are."""
+
+    buffer: str
+    bytes_per_program: float = Field(description="distinct bytes one program's first stores write")
+    sector_fill: float = Field(description="bytes the wave writes / bytes of the 32-byte sectors it writes into")
+    buffer_bytes: int
 
 
 class WaveFootprint(_Model):
-    """What the programs a GPU runs at once load together: the L2 reuse their order gives."""
+    """What the programs a GPU runs at once load and store together: the L2 reuse their order gives."""
 
     programs: int = Field(description="programs of the wave traced, in launch order from the first")
     programs_total: int
     buffers: list[WaveBuffer] = Field(default_factory=list)
+    stores: list[WaveStore] = Field(default_factory=list)
 
 
 class StaticFact(_Model):

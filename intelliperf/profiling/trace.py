@@ -11,13 +11,16 @@ slots whether the data fills it or not).
 
 For a grid of several waves, a second pass runs the first wave's programs (the ones a GPU runs at
 once) up to the second call of any memory line, and keeps, per loaded buffer, the 128-byte lines
-each program's first call touched: how much of what the wave loads it shares (`wave_footprint`).
+each program's first call touched: how much of what the wave loads it shares (`wave_footprint`);
+per stored buffer, the bytes written and the 32-byte sectors they fall in: whether the programs
+that run together fill the sectors they write, or leave them for programs that run much later.
 
 Imports only numpy, torch and triton: this runs inside the user's program.
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
 import os
 import sys
@@ -229,6 +232,7 @@ class _FootprintTracer(_Tracer):
         super().__init__(buffers, budget_s)
         self.seen: set[tuple[str, int, str]] = set()
         self.footprint: dict[str, dict[int, np.ndarray]] = {}  # buffer -> program -> lines
+        self.written: dict[str, dict[int, np.ndarray]] = {}  # buffer -> program -> byte offsets written
 
     def start(self, program: int) -> None:
         self.program, self.seen = program, set()
@@ -240,7 +244,7 @@ class _FootprintTracer(_Tracer):
         if key in self.seen:
             raise _ProgramDone()
         self.seen.add(key)
-        if op != "load":
+        if op not in ("load", "store") or is_atomic:
             return
         grid = np.asarray(ptrs.data, dtype=np.uint64)
         if mask is not None:
@@ -249,9 +253,17 @@ class _FootprintTracer(_Tracer):
         found = self.buffer_at(int(addresses[0])) if addresses.size else None
         if found is None:
             return
-        # lines counted from the buffer's start: a GPU allocation is aligned to them, a host copy may not be
+        # offsets from the buffer's start: a GPU allocation is aligned to lines, a host copy may not be
         buffer, start = found
-        lines = np.unique((addresses - np.uint64(start)) // LINE_BYTES)
+        offsets = addresses - np.uint64(start)
+        if op == "store":
+            elem_bytes = max(ptrs.get_element_ty().primitive_bitwidth // 8, 1)
+            first_bytes = np.unique(offsets)
+            written = (first_bytes[:, None] + np.arange(elem_bytes, dtype=np.uint64)).reshape(-1)
+            per_program = self.written.setdefault(buffer, {})
+            per_program[self.program] = np.union1d(per_program.get(self.program, written[:0]), written)
+            return
+        lines = np.unique(offsets // LINE_BYTES)
         per_program = self.footprint.setdefault(buffer, {})
         per_program[self.program] = np.union1d(per_program.get(self.program, lines[:0]), lines)
 
@@ -273,7 +285,25 @@ class _FootprintTracer(_Tracer):
                     "reuse": round(total * each / max(sizes.get(buffer, 1.0), 1.0), 2),
                 }
             )
-        return {"programs": programs, "programs_total": total, "buffers": rows}
+        return {"programs": programs, "programs_total": total, "buffers": rows, "stores": self._stores(total)}
+
+    def _stores(self, total: int) -> list[dict]:
+        """Per stored buffer: the bytes a program writes, and how full the wave leaves the 32-byte
+        sectors its programs write (bytes written over the bytes of the sectors touched)."""
+        sizes = {name: end - start for name, start, end in self.buffers}
+        rows = []
+        for buffer, per_program in self.written.items():
+            written = np.unique(np.concatenate(list(per_program.values())))
+            sectors = np.unique(written // SECTOR_BYTES).size
+            rows.append(
+                {
+                    "buffer": buffer,
+                    "bytes_per_program": round(float(np.mean([b.size for b in per_program.values()])), 2),
+                    "sector_fill": round(written.size / (sectors * SECTOR_BYTES), 4) if sectors else 1.0,
+                    "buffer_bytes": int(sizes.get(buffer, 0)),
+                }
+            )
+        return rows
 
 
 def lane_axis(addresses: np.ndarray, elem_bytes: int) -> int:
@@ -494,12 +524,36 @@ def _whole_loop_reuse(wave: dict, tracer: _Tracer, sampled: int) -> None:
     for row in wave["buffers"]:
         calls = [s.calls for s in tracer.sites.values() if s.buffer == row["buffer"] and s.op == "load"]
         if calls:  # a program the budget stopped counts as one: the estimate errs low
-            row["reuse"] = round(row["reuse"] * max(1.0, max(calls) / (sampled + 1 if sampled < 2 else sampled)), 2)
+            row["loop_calls"] = round(max(1.0, max(calls) / (sampled + 1 if sampled < 2 else sampled)), 2)
+            row["reuse"] = round(row["reuse"] * row["loop_calls"], 2)
+
+
+def _first_iterations(py_fn, kernel):
+    """The kernel with each `for` loop cut after its first iteration, so a program of the wave pass
+    reaches the stores after its loops; the kernel as it is where this Triton's interpreter has no
+    rewriter to extend (the pass then stops at a loop's second iteration, before those stores)."""
+    from triton.runtime import interpreter as ti
+
+    class Cut(ast.NodeTransformer):
+        def visit_For(self, node: ast.For) -> ast.For:
+            self.generic_visit(node)
+            node.body.append(ast.copy_location(ast.Break(), node.body[-1]))
+            return node
+
+    class FirstIterations(ti.FunctionRewriter):
+        def _transform_ast(self, src):
+            return ast.fix_missing_locations(Cut().visit(super()._transform_ast(src)))
+
+    try:
+        return FirstIterations(py_fn).rewrite_ast()
+    except Exception:  # another interpreter's internals: the kernel as it is
+        return kernel
 
 
 def _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s, notes: list) -> dict | None:
-    """The first `wave` programs of the grid, each up to the second call of a memory line."""
+    """The first `wave` programs of the grid, each through the first iteration of its loops."""
     gx, gy, _ = grid
+    kernel = _first_iterations(py_fn, kernel)
     tracer = _FootprintTracer(buffers, budget_s)
     done = 0
     try:

@@ -128,6 +128,11 @@ def _facts(evidence: list[Evidence], kernel_file: str, most: int = 40) -> list[s
             f"about {b.reuse:g} programs of the grid"
             for b in wave.buffers
         ]
+        usage += [
+            f"first wave stores to `{w.buffer}`: {w.bytes_per_program:g} bytes per program, filling "
+            f"{w.sector_fill:.0%} of the 32-byte sectors they write into ({w.buffer_bytes:,} bytes in all)"
+            for w in wave.stores
+        ]
     return usage + [f"{x.target} line {x.line}: {x.count}x {x.kind} {x.instruction}" for x in facts[:most]]
 
 
