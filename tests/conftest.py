@@ -72,10 +72,21 @@ def _parent(pid: int) -> int:
     return _stat(pid)[1]
 
 
-def _sandboxes() -> set[int]:
-    """Running bubblewrap processes this test session started (by /proc: what a sandboxed run
-    leaves behind if it leaks). One whose parent is gone (adopted by init) cannot be told apart
-    from another session's here, so it is not counted."""
+def _adopt_orphans() -> None:
+    """Make this process the child subreaper of everything it starts: a process whose parent exits
+    is adopted here instead of by init, so a leaked sandbox stays one of this session's."""
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+_adopt_orphans()
+
+
+def running_sandboxes() -> set[int]:
+    """Running bubblewrap processes this test session started, orphans included (this process is
+    their subreaper): what a sandboxed run leaves behind if it leaks."""
     found = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -103,14 +114,25 @@ def _no_process_left_behind():
     import signal
     import time
 
-    before = _sandboxes()
+    before = running_sandboxes()
     yield
     deadline = time.monotonic() + 10  # a sandbox being torn down as the test returns gets its time
-    while (left := _sandboxes() - before) and time.monotonic() < deadline:
+    while (left := running_sandboxes() - before) and time.monotonic() < deadline:
         time.sleep(0.2)
+    described = [_described(pid) for pid in sorted(left)]
     for pid in left:
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-    assert not left, f"the test left {len(left)} bubblewrap process(es) running: {sorted(left)}"
+    assert not left, f"the test left {len(left)} bubblewrap process(es) running: {described}"
+
+
+def _described(pid: int) -> str:
+    try:
+        state, parent = _stat(pid)
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read().split(b"\0")
+        return f"{pid} (state {state}, parent {parent}): ... {b' '.join(words[-4:]).decode(errors='replace')[:200]}"
+    except OSError:
+        return str(pid)

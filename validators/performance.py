@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from intelliperf.workload.runner import kill
+
 from .verdict import Problem, Speedup
 
 L2_FLUSH_BYTES = 256 << 20
@@ -269,7 +271,7 @@ class _Side:
     def stop(self) -> None:
         """Ends a worker that may still be starting (an unused one: the candidate failed its replay)."""
         if self.proc.poll() is None:
-            self.proc.kill()
+            kill(self.proc)
             self.proc.wait()  # killed: no teardown to wait for, and the caller may count on it being gone
         self.close()
 
@@ -290,7 +292,7 @@ def _reap(proc) -> None:
     try:
         proc.wait(timeout=10)
     except Exception:
-        proc.kill()
+        kill(proc)
         proc.wait()
 
 

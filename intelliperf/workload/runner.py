@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -231,10 +232,53 @@ class Running:
         return ProcessResult(returncode, time.perf_counter() - self.start, list(self.tail), self.ahead)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
+        kill(self.proc)
         self.proc.wait()
         self.close()
+
+
+def kill(proc: subprocess.Popen) -> None:
+    """SIGKILL a process and its children, the process stopped first so that it starts none meanwhile.
+    bubblewrap killed just after it cloned the sandbox's first process, before that process asked to
+    die with its parent, left the sandbox running: an orphan that, as its namespace's init, ignores
+    SIGTERM. Killing that first process from here ends the whole sandbox."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.kill(proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 1
+        while _state(proc.pid) not in ("T", "t", "Z", "") and time.monotonic() < deadline:
+            time.sleep(0.001)
+        for child in _children(proc.pid):
+            os.kill(child, signal.SIGKILL)
+    except OSError:  # gone meanwhile
+        pass
+    try:
+        proc.kill()
+    except OSError:
+        pass
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
 
 
 def spawn(command: list[str], *, cwd: str, env: dict, timeout_s: float | None, echo=None) -> ProcessResult:
