@@ -4,6 +4,7 @@ real files, FIFOs and signals; the only fake is a closed loopback port."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -145,15 +146,17 @@ def test_a_fifo_is_written_into_not_replaced(tmp_path):
 # --- 4. Ctrl-C --------------------------------------------------------------------------------------
 
 
-def _interrupt(args: list[str], *, after: str, started: Path | None = None):
+def _interrupt(args: list[str], *, after: str, started: Path | None = None, group: bool = False):
     """`intelliperf ARGS`, sent SIGINT once its stderr shows a line containing `after` (and the file
-    `started` exists: the program is running); the finished process and the seconds it took to end."""
+    `started` exists: the program is running); the finished process and the seconds it took to end.
+    `group`: to its whole process group, as a terminal's Ctrl-C is (the program it runs gets it too)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "intelliperf", *args],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=group,
     )
     assert process.stderr is not None
     seen = []
@@ -164,7 +167,10 @@ def _interrupt(args: list[str], *, after: str, started: Path | None = None):
     deadline = time.monotonic() + 60
     while started is not None and not started.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+    if group:
+        os.killpg(process.pid, signal.SIGINT)
+    else:
+        process.send_signal(signal.SIGINT)
     sent = time.monotonic()
     out, rest = process.communicate(timeout=120)
     return subprocess.CompletedProcess(args, process.returncode, out, "".join(seen) + rest), time.monotonic() - sent
@@ -187,13 +193,16 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def test_ctrl_c_in_diagnose_says_one_line_and_exits_130(tmp_path):
-    """It exited 130 without a word (typer's silent exit), or with a traceback; the program stops too."""
+@pytest.mark.parametrize("group", [False, True], ids=["to-intelliperf", "to-the-terminal-group"])
+def test_ctrl_c_in_diagnose_says_one_line_and_exits_130(tmp_path, group):
+    """It exited 130 without a word (typer's silent exit), or with a traceback; the program stops too.
+    A terminal's Ctrl-C reaches the program as well: its own traceback is not shown either."""
     out = tmp_path / "report.json"
     done, took = _interrupt(
         ["diagnose", "-o", str(out), "--device", "cpu", "--", sys.executable, str(_sleeper(tmp_path))],
         after="profiling",
         started=tmp_path / "pid",
+        group=group,
     )
     assert done.returncode == 130, done.stderr
     said = [line for line in done.stderr.splitlines() if "interrupted" in line]
@@ -218,10 +227,13 @@ def test_ctrl_c_early_in_optimize_does_not_point_to_a_missing_report(tmp_path):
     assert "Traceback" not in done.stderr
 
 
-def test_ctrl_c_during_the_attempts_names_the_report_it_wrote(tmp_path):
+@pytest.mark.parametrize("group", [False, True], ids=["to-intelliperf", "to-the-terminal-group"])
+def test_ctrl_c_during_the_attempts_names_the_report_it_wrote(tmp_path, group):
     out_dir = tmp_path / "out"
     done, _ = _interrupt(
-        ["optimize", "--out-dir", str(out_dir), "--device", "cpu", "--", *SUM], after="capturing the reference"
+        ["optimize", "--out-dir", str(out_dir), "--device", "cpu", "--", *SUM],
+        after="capturing the reference",
+        group=group,
     )
     assert done.returncode == 130, done.stderr[-3000:]
     (said,) = [line for line in done.stderr.splitlines() if "interrupted" in line]
@@ -368,3 +380,25 @@ def test_every_command_has_two_examples_and_every_option_a_help_panel():
         assert shown == EXAMPLES[name] and len(shown) == 2, (name, done.stdout[-600:])
         ungrouped = [p.opts for p in group.commands[name].params if getattr(p, "rich_help_panel", None) == "Other"]
         assert not ungrouped, (name, ungrouped)
+
+
+def test_a_programs_own_ctrl_c_traceback_is_not_echoed_but_other_tracebacks_are(tmp_path):
+    """What the program prints reaches the user, except a traceback ending in KeyboardInterrupt (the
+    program got the terminal's Ctrl-C; intelliperf says it was interrupted); the tail keeps all of it."""
+    from intelliperf.workload.runner import Running
+
+    program = tmp_path / "two.py"
+    program.write_text(
+        "import sys, traceback\n"
+        "print('before', file=sys.stderr, flush=True)\n"
+        "try:\n    raise KeyboardInterrupt\nexcept KeyboardInterrupt:\n    traceback.print_exc()\n"
+        "sys.stderr.flush()\n"
+        "raise ValueError('the real failure')\n"
+    )
+    sink = io.StringIO()
+    result = Running([sys.executable, str(program)], cwd=str(tmp_path), env=dict(os.environ), echo=sink).wait(60)
+    shown = sink.getvalue()
+    assert result.returncode == 1 and shown.startswith("before\n")
+    assert "KeyboardInterrupt" not in shown and shown.count("Traceback (most recent call last):") == 1
+    assert shown.rstrip().endswith("ValueError: the real failure")
+    assert "KeyboardInterrupt" in result.tail and result.tail[-1] == "ValueError: the real failure"

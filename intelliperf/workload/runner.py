@@ -148,10 +148,25 @@ class Tail:
 
 
 def _tee(stream, sink, tail: deque) -> None:
+    """The child's lines to `sink` and `tail`. A traceback is held until its last line and not shown
+    where that is `KeyboardInterrupt`: a terminal's Ctrl-C reaches the program too, and intelliperf
+    says in one line that it was interrupted (the tail keeps the traceback)."""
+    held: list[str] = []
     for raw in iter(stream.readline, b""):
-        sink.write(raw.decode(errors="replace"))
+        line = raw.decode(errors="replace")
+        tail.append(line.rstrip("\n"))
+        if line.startswith("Traceback (most recent call last):") or (held and line[:1].isspace()):
+            held.append(line)
+            continue
+        if held and line.rstrip("\n") == "KeyboardInterrupt":
+            held = []
+            continue
+        sink.write("".join(held) + line)
         sink.flush()
-        tail.append(raw.decode(errors="replace").rstrip("\n"))
+        held = []
+    if held:
+        sink.write("".join(held))
+        sink.flush()
     stream.close()
 
 
