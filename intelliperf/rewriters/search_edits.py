@@ -122,7 +122,9 @@ def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
 def widen_autotune(kernel: str) -> str | None:
     """The kernel with its @triton.autotune config list widened by each config's pipelining and
     warp neighbours (num_stages +/- 1, num_warps x2), so the autotuner itself picks among more; None
-    when the decorator's configs are not an argument the search can wrap (`**kwargs`)."""
+    when the configs are not a list written out in the decorator. The neighbours are written out
+    beside each config (what a reviewer reads in the patch, and what candidate code may contain:
+    computed copies of computed configs would have to read their hooks, which it may not)."""
     try:
         fn = plain_function(kernel)
     except (SyntaxError, ValueError):
@@ -132,12 +134,29 @@ def widen_autotune(kernel: str) -> str | None:
         return None
     configs = next((k.value for k in dec.keywords if k.arg == "configs"), None)
     if configs is None and dec.args and not isinstance(dec.args[0], ast.Starred):
-        configs = dec.args[0]  # autotune(configs, key): the tutorials' `autotune(list(filter(keep, configs)), ...)`
-    if configs is None:
+        configs = dec.args[0]
+    if not isinstance(configs, (ast.List, ast.Tuple)) or not configs.elts:
         return None
-    # The configs' own text (comments and all) in parentheses: any expression, a conditional
-    # `A if c else B` too, stays one iterable.
-    wider = replace_spans(kernel, [(configs, WIDENED.format(configs=_segment(kernel, configs)))])
+    if not all(isinstance(c, ast.Call) for c in configs.elts):
+        return None
+    seen = {_config_key(c) for c in configs.elts}
+    added = []
+    for call in configs.elts:
+        for neighbour in _neighbours(call):
+            if _config_key(neighbour) not in seen:
+                seen.add(_config_key(neighbour))
+                added.append(ast.unparse(neighbour))
+    if not added:
+        return None
+    first = configs.elts[0]
+    pad = " " * (first.col_offset if first.lineno != configs.lineno else configs.col_offset + 4)
+    listed = _segment(kernel, configs)
+    body, close = listed[:-1].rstrip(), listed[-1]
+    before_close = listed[len(body) : -1]  # the closing bracket's own line and indent, where it has them
+    before_close = before_close if "\n" in before_close else "\n" + " " * configs.col_offset
+    body += "" if body.endswith(",") else ","
+    listed = body + "".join(f"\n{pad}{text}," for text in added) + before_close + close
+    wider = replace_spans(kernel, [(configs, listed)])
     try:
         ast.parse(wider)
     except SyntaxError:  # not expected; never hand on a kernel that does not parse
@@ -145,16 +164,38 @@ def widen_autotune(kernel: str) -> str | None:
     return wider
 
 
-# A config's neighbours are copies made by its own class from its attributes (a triton.Config's
-# attributes are its constructor's keywords), so the decorator needs no name the file may not
-# import as such (`triton`, `Config`: `from triton import autotune, Config`, `import triton as tr`),
-# and keep what the config sets besides warps and stages (pre_hook, num_ctas, maxnreg). The
-# configs' expression is the outermost iterable, evaluated where the decorator is (a class body's
-# names too); dict.fromkeys drops a neighbour equal to a config already listed (Config compares
-# by value), so the autotuner times no config twice.
-WIDENED = (
-    "list(dict.fromkeys(_ip_v for _ip_c in ({configs}) for _ip_v in (_ip_c, *("
-    '_ip_c.__class__(**{{**_ip_c.__dict__, "num_warps": _ip_w, "num_stages": _ip_s}}) for _ip_w, _ip_s in ('
-    "(_ip_c.num_warps, _ip_c.num_stages + 1), (_ip_c.num_warps, _ip_c.num_stages - 1), "
-    "(_ip_c.num_warps * 2, _ip_c.num_stages)) if _ip_s >= 1 and (_ip_w <= 16 or _ip_w == _ip_c.num_warps)))))"
-)
+def _neighbours(call: ast.Call) -> list[ast.Call]:
+    """A config's copies with num_stages +/- 1 and num_warps x2 (to 16 at most), its other arguments
+    as they are; none where its warps or stages are not literal numbers (Triton's defaults: 4, 3)."""
+    given = {k.arg: k.value for k in call.keywords}
+    warps, stages = (_literal(given.get(name), default) for name, default in (("num_warps", 4), ("num_stages", 3)))
+    if warps is None or stages is None:
+        return []
+    kept = [k for k in call.keywords if k.arg not in ("num_warps", "num_stages")]
+    moves = [(warps, stages + 1), (warps, stages - 1)] + ([(warps * 2, stages)] if warps * 2 <= 16 else [])
+    return [
+        ast.Call(
+            func=call.func,
+            args=call.args,
+            keywords=[*kept, ast.keyword("num_warps", ast.Constant(w)), ast.keyword("num_stages", ast.Constant(s))],
+        )
+        for w, s in moves
+        if s >= 1
+    ]
+
+
+def _literal(node: ast.expr | None, default: int) -> int | None:
+    if node is None:
+        return default
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _config_key(call: ast.expr) -> str:
+    """A config by what it sets, keywords in any order, Triton's defaults filled in."""
+    if not isinstance(call, ast.Call):
+        return ast.dump(call)
+    given = {k.arg: ast.dump(k.value) for k in call.keywords if k.arg}
+    given.setdefault("num_warps", ast.dump(ast.Constant(4)))
+    given.setdefault("num_stages", ast.dump(ast.Constant(3)))
+    splats = [ast.dump(k.value) for k in call.keywords if k.arg is None]
+    return repr((ast.dump(call.func), [ast.dump(a) for a in call.args], sorted(given.items()), splats))
