@@ -107,10 +107,13 @@ def _started_ahead(box, root: Path, work: Path, settings: ValidationSettings, **
 
 
 def _program_ahead(box, root: Path, work: Path, *, interpret: bool = True, seed: int = 0, env: dict | None = None):
-    """The program's Python of `start_head_starts` (its workers' are not needed here)."""
+    """The program's Python of `start_head_starts` (its workers' and, on a GPU, its timing workers' are
+    not needed here)."""
     ahead = _started_ahead(box, root, work, ValidationSettings(seed=seed), interpret=interpret, env=env or {})
     for worker in ahead.workers.values():
         worker.stop()
+    for timer in ahead.timing.values():
+        timer.side.stop()
     return ahead.program
 
 
