@@ -137,11 +137,12 @@ def widen_autotune(kernel: str) -> str | None:
         configs = dec.args[0]
     if not isinstance(configs, (ast.List, ast.Tuple)) or not configs.elts:
         return None
-    if not all(isinstance(c, ast.Call) for c in configs.elts):
+    calls = [c for c in configs.elts if isinstance(c, ast.Call)]
+    if len(calls) != len(configs.elts):
         return None
-    seen = {_config_key(c) for c in configs.elts}
+    seen = {_config_key(c) for c in calls}
     added = []
-    for call in configs.elts:
+    for call in calls:
         for neighbour in _neighbours(call):
             if _config_key(neighbour) not in seen:
                 seen.add(_config_key(neighbour))
