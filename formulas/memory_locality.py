@@ -16,8 +16,8 @@ does not fit in L2, each sector leaves L2 part-written and is read back from DRA
 (measured on an H100: 2.1 GB read and 2.1 GB written for a 128 MB output, 2.9x slower than the
 same kernel with the split axis first).
 
-Evidence: the interpreter trace's wave pass (the first wave's programs in launch order, each up
-to its loop's second iteration): per loaded buffer the 128-byte lines one program touches, the
+Evidence: the interpreter trace's wave pass (the first wave's programs in launch order, each
+through the first iteration of its loops): per loaded buffer the 128-byte lines one program touches, the
 distinct lines the wave touches together, and from the buffer's size how many programs of the
 grid read each line; per stored buffer how full the wave leaves the sectors it writes. The metric
 (`wave_footprint_ratio`) is the worse of: what the wave loads over what the best rectangle of as

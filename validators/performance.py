@@ -270,9 +270,8 @@ class _Side:
 
     def stop(self) -> None:
         """Ends a worker that may still be starting (an unused one: the candidate failed its replay)."""
-        if self.proc.poll() is None:
-            kill(self.proc)
-            self.proc.wait()  # killed: no teardown to wait for, and the caller may count on it being gone
+        kill(self.proc)
+        self.proc.wait()  # killed: no teardown to wait for, and the caller may count on it being gone
         self.close()
 
     def close(self) -> None:

@@ -132,6 +132,11 @@ class _Site:
         return row
 
 
+def _elem_bytes(ptrs) -> int:
+    """Bytes of one element a tensor of pointers points to."""
+    return max(ptrs.get_element_ty().primitive_bitwidth // 8, 1)
+
+
 def count_sectors(addresses: np.ndarray, active: np.ndarray) -> int:
     """32-byte sectors touched, counted separately for each group of 32 consecutive lanes."""
     sectors = np.where(active, addresses // SECTOR_BYTES, _INACTIVE)
@@ -176,7 +181,7 @@ class _Tracer:
     def record(self, op: str, is_atomic: bool, ptrs, mask) -> None:
         if time.monotonic() > self.deadline:
             raise TraceAborted()
-        elem_bytes = max(ptrs.get_element_ty().primitive_bitwidth // 8, 1)
+        elem_bytes = _elem_bytes(ptrs)
         grid = np.asarray(ptrs.data, dtype=np.uint64)
         active = (
             np.ones(grid.shape, dtype=bool)
@@ -257,7 +262,7 @@ class _FootprintTracer(_Tracer):
         buffer, start = found
         offsets = addresses - np.uint64(start)
         if op == "store":
-            elem_bytes = max(ptrs.get_element_ty().primitive_bitwidth // 8, 1)
+            elem_bytes = _elem_bytes(ptrs)
             first_bytes = np.unique(offsets)
             written = (first_bytes[:, None] + np.arange(elem_bytes, dtype=np.uint64)).reshape(-1)
             per_program = self.written.setdefault(buffer, {})

@@ -119,6 +119,9 @@ def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
     return [b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(node, f, None), list)]
 
 
+CONFIG_DEFAULTS = {"num_warps": 4, "num_stages": 3}  # a triton.Config's, where it does not say
+
+
 def widen_autotune(kernel: str) -> str | None:
     """The kernel with its @triton.autotune config list widened by each config's pipelining and
     warp neighbours (num_stages +/- 1, num_warps x2), so the autotuner itself picks among more; None
@@ -144,8 +147,9 @@ def widen_autotune(kernel: str) -> str | None:
     added = []
     for call in calls:
         for neighbour in _neighbours(call):
-            if _config_key(neighbour) not in seen:
-                seen.add(_config_key(neighbour))
+            key = _config_key(neighbour)
+            if key not in seen:
+                seen.add(key)
                 added.append(ast.unparse(neighbour))
     if not added:
         return None
@@ -167,9 +171,9 @@ def widen_autotune(kernel: str) -> str | None:
 
 def _neighbours(call: ast.Call) -> list[ast.Call]:
     """A config's copies with num_stages +/- 1 and num_warps x2 (to 16 at most), its other arguments
-    as they are; none where its warps or stages are not literal numbers (Triton's defaults: 4, 3)."""
+    as they are; none where its warps or stages are not literal numbers."""
     given = {k.arg: k.value for k in call.keywords}
-    warps, stages = (_literal(given.get(name), default) for name, default in (("num_warps", 4), ("num_stages", 3)))
+    warps, stages = (_literal(given.get(name), default) for name, default in CONFIG_DEFAULTS.items())
     if warps is None or stages is None:
         return []
     kept = [k for k in call.keywords if k.arg not in ("num_warps", "num_stages")]
@@ -191,12 +195,10 @@ def _literal(node: ast.expr | None, default: int) -> int | None:
     return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
-def _config_key(call: ast.expr) -> str:
+def _config_key(call: ast.Call) -> str:
     """A config by what it sets, keywords in any order, Triton's defaults filled in."""
-    if not isinstance(call, ast.Call):
-        return ast.dump(call)
     given = {k.arg: ast.dump(k.value) for k in call.keywords if k.arg}
-    given.setdefault("num_warps", ast.dump(ast.Constant(4)))
-    given.setdefault("num_stages", ast.dump(ast.Constant(3)))
+    for name, default in CONFIG_DEFAULTS.items():
+        given.setdefault(name, ast.dump(ast.Constant(default)))
     splats = [ast.dump(k.value) for k in call.keywords if k.arg is None]
     return repr((ast.dump(call.func), [ast.dump(a) for a in call.args], sorted(given.items()), splats))

@@ -262,7 +262,7 @@ def kill(proc: subprocess.Popen) -> None:
     try:
         os.kill(proc.pid, signal.SIGSTOP)
         deadline = time.monotonic() + 1
-        while _state(proc.pid) not in ("T", "t", "Z", "") and time.monotonic() < deadline:
+        while _stat(proc.pid)[0] not in ("T", "t", "Z", "") and time.monotonic() < deadline:
             time.sleep(0.001)
         for child in _children(proc.pid):
             os.kill(child, signal.SIGKILL)
@@ -274,26 +274,19 @@ def kill(proc: subprocess.Popen) -> None:
         pass
 
 
-def _state(pid: int) -> str:
+def _stat(pid: int | str) -> tuple[str, int]:
+    """(state, parent) of a process from /proc; ("", 0) where it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return ""
+            state, parent = f.read().rsplit(")", 1)[1].split()[:2]
+        return state, int(parent)
+    except (OSError, IndexError, ValueError):
+        return "", 0
 
 
 def _children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                    found.append(int(entry))
-        except (OSError, IndexError, ValueError):
-            continue
-    return found
+    entries = os.listdir("/proc") if os.path.isdir("/proc") else []
+    return [int(e) for e in entries if e.isdigit() and _stat(e)[1] == pid]
 
 
 def spawn(command: list[str], *, cwd: str, env: dict, timeout_s: float | None, echo=None) -> ProcessResult:
