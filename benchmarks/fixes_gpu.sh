@@ -12,7 +12,7 @@ for i in $(seq 0 $((shards - 1))); do
 done
 if [ "${GPU_TESTS:-1}" = 1 ]; then
   CUDA_VISIBLE_DEVICES=$((gpus - 1)) python3 -m pytest -m gpu -q -p no:cacheprovider \
-    ${TESTS:-tests/test_gpu_validators.py tests/test_gpu_optimize.py} >"$OUT/gpu-tests.log" 2>&1
+    ${TESTS:-tests/gpu/test_gpu_validators.py tests/gpu/test_gpu_optimize.py} >"$OUT/gpu-tests.log" 2>&1
   echo "gpu tests rc=$?" >>"$OUT/device.txt"
 fi
 wait

@@ -5,7 +5,7 @@
 set -uo pipefail
 source "$(dirname "$0")/gpu_setup.sh"
 
-python3 -m pytest -m gpu -v -s -p no:cacheprovider tests/test_gpu.py 2>&1 | tee "$OUT/gpu-tests.log"
+python3 -m pytest -m gpu -v -s -p no:cacheprovider tests/gpu/test_gpu_diagnose.py 2>&1 | tee "$OUT/gpu-tests.log"
 gpu_rc=${PIPESTATUS[0]}
 cpu_rc=skipped
 if [ "${CPU_SUITE:-0}" = 1 ]; then  # the CPU suite against this machine's Triton (about 2 minutes)

@@ -13,11 +13,11 @@ val_rc=skipped; opt_rc=skipped
 touch "$OUT/overhead.txt" "$OUT/sandbox.log" "$OUT/validators.log" "$OUT/optimize.log"
 if [ "$part" = validators ]; then
 python3 benchmarks/sandbox_overhead.py --repeat 5 2>&1 | tee "$OUT/overhead.txt"
-timeout 60 python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py 2>&1 | tee "$OUT/sandbox.log"
-timeout 280 python3 -m pytest -m gpu -v -s -p no:cacheprovider tests/test_gpu_validators.py 2>&1 | tee "$OUT/validators.log"
+timeout 60 python3 -m pytest -q -p no:cacheprovider tests/unit/workload/test_sandbox.py 2>&1 | tee "$OUT/sandbox.log"
+timeout 280 python3 -m pytest -m gpu -v -s -p no:cacheprovider tests/gpu/test_gpu_validators.py 2>&1 | tee "$OUT/validators.log"
 val_rc=${PIPESTATUS[0]}
 else
-timeout 500 python3 -m pytest -m gpu -v -s -p no:cacheprovider tests/test_gpu_optimize.py -k "recipe_wins" 2>&1 | tee "$OUT/optimize.log"
+timeout 500 python3 -m pytest -m gpu -v -s -p no:cacheprovider tests/gpu/test_gpu_optimize.py -k "recipe_wins" 2>&1 | tee "$OUT/optimize.log"
 opt_rc=${PIPESTATUS[0]}
 fi
 

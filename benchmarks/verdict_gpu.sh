@@ -14,7 +14,7 @@ print(f'import torch {a-t:.2f} s, cuda init {time.perf_counter()-a:.2f} s')" >>"
 : >"$OUT/summary.txt"
 env | grep '^PYTHON' >>"$OUT/summary.txt"
 if [ "${GPU_TESTS:-1}" = 1 ]; then
-  python3 -m pytest -m gpu -q -s -p no:cacheprovider ${TESTS:-tests/test_gpu_validators.py} >"$OUT/gpu-validators.log" 2>&1
+  python3 -m pytest -m gpu -q -s -p no:cacheprovider ${TESTS:-tests/gpu/test_gpu_validators.py} >"$OUT/gpu-validators.log" 2>&1
   echo "gpu validator tests rc=$?" >>"$OUT/summary.txt"
 fi
 python3 benchmarks/stage_times.py --suite all --only "${ONLY:-contended_sum.py|vllm_bincount}" --optimize \

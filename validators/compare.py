@@ -97,9 +97,9 @@ def compare_buffer(
     if identical(ref, cand):  # nothing below can object to the reference's own bits (its NaNs included)
         return []
     # (float8 has no host comparisons in torch: its buffers are judged in float64 at once)
-    if ref.dtype.is_floating_point and ref.element_size() > 1 and _agrees(ref, cand, tol, terms):
+    if ref.dtype.is_floating_point and ref.element_size() > 1 and agrees(ref, cand, tol, terms):
         return []
-    return _judged(ref, cand, label, where, tol, terms, poisoned, atomic)
+    return judged(ref, cand, label, where, tol, terms, poisoned, atomic)
 
 
 class Reordering(NamedTuple):
@@ -109,7 +109,7 @@ class Reordering(NamedTuple):
     reduced: int | None = None  # a reduction's, accumulated in float32 (or float64) in the tiling's order
 
 
-def _judged(
+def judged(
     ref, cand, label: str, where: dict, tol: Tolerances, terms: Reordering, poisoned: bool, atomic: bool = False
 ):
     """Every check, on every element in float64: the problems with their counts and examples."""
@@ -210,10 +210,10 @@ def _tolerance(tol: Tolerances, dtype: str, terms: Reordering, scale) -> tuple[f
     return rtol, atol
 
 
-def _agrees(ref, cand, tol: Tolerances, terms: Reordering) -> bool | None:
-    """Whether `_judged` would find nothing, decided cheaply: an element whose bits match the reference's
+def agrees(ref, cand, tol: Tolerances, terms: Reordering) -> bool | None:
+    """Whether `judged` would find nothing, decided cheaply: an element whose bits match the reference's
     passes every check, so only the others are converted and judged (a copy or a re-tiled kernel differs
-    in none or a few; `_judged` converts all of a 16M-element buffer to float64, 0.4-1.4 s on this 2-core
+    in none or a few; `judged` converts all of a 16M-element buffer to float64, 0.4-1.4 s on this 2-core
     machine). None where many differ (a reordered sum): the screen would save nothing."""
     import torch
 

@@ -141,7 +141,7 @@ def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
 
     for _ in range(5):
         refill()
-        _checksums(call(), values)
+        checksums(call(), values)
     synchronize()
     answers.write(f"ready {torch.cuda.get_device_name()}\n")
     for line in commands:
@@ -156,7 +156,7 @@ def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
             record(begin)
             result = call()
             record(end)
-            sums.append(_checksums(result, values))  # queued after the window, on the timed stream
+            sums.append(checksums(result, values))  # queued after the window, on the timed stream
             pairs.append((begin, end))
         synchronize()
         answer = {"ms": [elapsed(b, e) for b, e in pairs], "sums": [s.tolist() for s in sums]}
@@ -172,7 +172,7 @@ def _refilled(value, desc: dict) -> bool:
 _WEIGHTS: dict = {}
 
 
-def _checksums(result, values: dict):
+def checksums(result, values: dict):
     """Per float tensor the call returned or holds in its arguments: (sum of value x a fixed random sign,
     sum of squares), as one device tensor; a result of another type than torch.Tensor is refused, since a
     tensor subclass could put off its work until it is read."""

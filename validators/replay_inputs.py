@@ -86,7 +86,7 @@ def make_inputs(descs: list[dict], shapes: dict | None = None, guarded: bool = F
                 continue
             shape = (shapes or {}).get(d["name"], d["shape"])
             tensor = _strided_like(shape, d["strides"], torch_dtype(d["dtype"]), d["device"])
-            values[d["name"]] = _guarded_by_nan(tensor) if guarded and tensor.is_floating_point() else tensor
+            values[d["name"]] = guarded_by_nan(tensor) if guarded and tensor.is_floating_point() else tensor
         elif d["kind"] == "scalar":
             values[d["name"]] = d["value"]
         elif d["kind"] == "dtype":
@@ -101,7 +101,7 @@ def make_inputs(descs: list[dict], shapes: dict | None = None, guarded: bool = F
 GUARD_ELEMENTS = 1 << 16  # NaN on each side of a guarded tensor
 
 
-def _guarded_by_nan(tensor):
+def guarded_by_nan(tensor):
     """`tensor`'s shape and strides in the middle of a NaN-filled allocation."""
     import torch
 

@@ -201,7 +201,7 @@ class _Trial:
             )
             return False
         outputs = outputs_of(result, values, given)
-        if info["shape"].startswith("unseen") and _nan_from_nowhere(outputs, given):
+        if info["shape"].startswith("unseen") and nan_from_nowhere(outputs, given):
             self.summary["notes"].append(
                 f"{label}: the reference read past its inputs at this shape (NaN from the guard around them reached "
                 "its outputs: its sizes only hold together as recorded); not compared"
@@ -234,7 +234,7 @@ def _indexes(desc: dict, job: dict) -> bool:
     return any(a["dtype"] == desc["dtype"] and a["shape"] == desc["shape"] for a in index_args)
 
 
-def _nan_from_nowhere(outputs: dict, given: dict) -> bool:
+def nan_from_nowhere(outputs: dict, given: dict) -> bool:
     """NaN in an output of a trial whose inputs held none."""
     import torch
 

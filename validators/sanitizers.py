@@ -60,7 +60,7 @@ def sanitized(verdict: Verdict, warm: WorkersBeside, work_dir: Path, job: dict, 
     verdict.seconds["sanitizer"] = round(time.perf_counter() - start, 3)
     ran = ", ".join(run["mode"] for run in job["plan"])
     done = f"compute-sanitizer ({', '.join(warm.sanitizers)}) on the candidate's replay ({ran})"
-    verdict.notes += _racecheck_notes(work_dir / "sanitizer" / "racecheck")
+    verdict.notes += racecheck_notes(work_dir / "sanitizer" / "racecheck")
     if found:
         verdict.problems += found
         verdict.notes.append(done)
@@ -69,7 +69,7 @@ def sanitized(verdict: Verdict, warm: WorkersBeside, work_dir: Path, job: dict, 
         verdict.checks.append(done + ": clean")
 
 
-def _racecheck_notes(folder: Path) -> list[str]:
+def racecheck_notes(folder: Path) -> list[str]:
     """Which CTAs the racecheck worker ran of each kernel (`racecheck.notes`). Its file is the candidate's to
     write: only notes of that form, short and scrubbed."""
     try:

@@ -85,7 +85,7 @@ def validate(
         | candidate.env
     )
     reference.seed_cache(work_dir / "home")
-    warm = None if settings.screen else _start_workers(reference, candidate, work_dir, settings, ahead)
+    warm = None if settings.screen else start_workers(reference, candidate, work_dir, settings, ahead)
     if warm is not None:
         warm.quiet = quiet
     reference.prefetch()
@@ -230,7 +230,7 @@ def _replay_and_time(
             side.stop()
 
 
-def _start_workers(
+def start_workers(
     reference: ReferenceRun,
     candidate: Program,
     work_dir: Path,

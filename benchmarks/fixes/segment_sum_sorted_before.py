@@ -1,6 +1,6 @@
 """Segment sum over sorted segment ids (a graph network's neighbour aggregation, a mixture of experts' combine step): one atomic add per element into its segment's cell.
 
-Source: written for intelliperf (its recipe test, tests/test_recipe_run_sums.py, uses the before-version); no public upstream
+Source: written for intelliperf (its recipe test, tests/unit/rewriters/test_recipes.py, uses the before-version); no public upstream
 License: MIT (intelliperf)
 Fix: expert fix (no upstream commit): with sorted ids each segment is a contiguous range, so the launcher finds the ranges (torch.searchsorted) and one program per segment sums its range with plain loads and stores its cell once: a gather instead of an atomic scatter.
 Bottleneck: atomicContention

@@ -25,7 +25,7 @@ def write_reports(
 ) -> None:
     for kind, path in (("json", output), ("markdown", markdown), ("sarif", sarif)):
         if path is not None:
-            _write(Path(path), report_text(report, kind))
+            write_text_file(Path(path), report_text(report, kind))
 
 
 def report_text(report: Report, kind: str) -> str:
@@ -41,7 +41,7 @@ def report_text(report: Report, kind: str) -> str:
     return scrub(json.dumps(to_sarif(report), indent=2) + "\n")
 
 
-def _write(path: Path, text: str) -> None:
+def write_text_file(path: Path, text: str) -> None:
     try:
         output_folder(path.parent)
         write_atomic(str(path), scrub(text))  # every file written: secrets removed, whoever made the text

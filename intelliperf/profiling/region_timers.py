@@ -123,7 +123,7 @@ def collect(
         ran = time.perf_counter() - started
         read = _Read(timed, tables, recorded, dropped, folder if keep else None, pictures)
         if kind == "tree":
-            size = _read_totals(out, prefix.with_suffix(".hatchet"), result, read)
+            size = read_totals(out, prefix.with_suffix(".hatchet"), result, read)
         else:
             size = _read_trace(out, prefix.with_suffix(".chrome_trace"), result, read)
     if size is None:
@@ -215,12 +215,12 @@ def _run_with_room(run, mode: str, ahead, timed: list[KernelProfile], notes: lis
     result, counts = run(mode, ahead)
     if result.ahead:
         notes.append(f"region timers: the instrumented run took a Python started ahead ({STARTED_WITH})")
-    dropped = _dropped(counts, mode)
-    bigger = _bigger_buffer(counts, mode, timed)
+    dropped = dropped_note(counts, mode)
+    bigger = bigger_buffer(counts, mode, timed)
     if dropped and bigger:  # sized from what the first run needed: the loop's trips times its regions
         notes.append(f"region timers: {dropped}; ran again with {bigger}")
         mode, (result, counts) = bigger, run(bigger)
-        dropped = _dropped(counts, mode)
+        dropped = dropped_note(counts, mode)
     return mode, result, dropped
 
 
@@ -306,7 +306,7 @@ def _warps(kernel: KernelProfile) -> int:
     return max((sig.num_warps or timeline.WARPS_PER_GROUP for sig in kernel.signatures), default=1)
 
 
-def _read_totals(out: TimerRun, path: Path, result, read: _Read) -> int | None:
+def read_totals(out: TimerRun, path: Path, result, read: _Read) -> int | None:
     """Each timed kernel's figures from Proton's per-scope totals (`timeline.analyse_totals`); the file's
     size, or None without one."""
     text = path.read_text() if result.returncode == 0 and path.exists() else ""
@@ -479,7 +479,7 @@ def _buffer_size(mode: str) -> int:
     return int(found[1]) if found else 65536
 
 
-def _dropped(dropped: list[tuple[int, int]], mode: str) -> str | None:
+def dropped_note(dropped: list[tuple[int, int]], mode: str) -> str | None:
     if not dropped:
         return None
     kept, worst = dropped[0][0], max(needed for _, needed in dropped)
@@ -489,7 +489,7 @@ def _dropped(dropped: list[tuple[int, int]], mode: str) -> str | None:
     )
 
 
-def _bigger_buffer(dropped: list[tuple[int, int]], mode: str, kernels: list[KernelProfile]) -> str | None:
+def bigger_buffer(dropped: list[tuple[int, int]], mode: str, kernels: list[KernelProfile]) -> str | None:
     """The mode with a buffer that holds every event the first run saw, if the whole grid's buffers
     fit in MAX_BUFFER_BYTES of device memory; else None."""
     if not dropped:

@@ -393,7 +393,7 @@ class _BuilderTap:
 
 
 @contextmanager
-def _interpreter_semantics(py_fn):
+def interpreter_semantics(py_fn):
     """Make triton.language behave as under TRITON_INTERPRET=1, then put everything back.
 
     In a compiled-mode process the library's own @triton.jit helpers (tl.zeros, tl.sum, ...) and
@@ -497,7 +497,7 @@ def trace_launch(
             notes = result["notes"]
             result["wave"] = _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s / 2, notes)
             tracer.deadline = time.monotonic() + budget_s
-        with _interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
+        with interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
             for index, pid in enumerate(programs):
                 builder.set_grid_idx(*pid)
                 tracer.program = index
@@ -562,7 +562,7 @@ def _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s, note
     tracer = _FootprintTracer(buffers, budget_s)
     done = 0
     try:
-        with _interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
+        with interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
             for i in range(wave):
                 builder.set_grid_idx(i % gx, (i // gx) % gy, i // (gx * gy))
                 tracer.start(i)

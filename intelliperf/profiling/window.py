@@ -121,7 +121,7 @@ class Window:
     def selected(self, name: str) -> bool:
         """Whether the next launch of `name` is one the pass looks at."""
         n = self.seen.get(name)
-        return n is not None and self.skip[name] <= n < self.skip[name] + self.count and not _autotuning()
+        return n is not None and self.skip[name] <= n < self.skip[name] + self.count and not autotuning()
 
     def before(self, name: str) -> None:
         if self.turn_at_launch:  # the first launch, its kernel compiled: no GPU work of ours before the turn
@@ -131,7 +131,7 @@ class Window:
             self.open_range = self._nvtx("range_push", self.nvtx)
 
     def after(self, name: str) -> None:
-        if name not in self.seen or _autotuning():
+        if name not in self.seen or autotuning():
             return
         if self.open_range:
             self.open_range = not self._nvtx("range_pop")
@@ -225,7 +225,7 @@ def _exit(code: int) -> None:
 TUNING = [0]  # > 0 while triton.autotune benchmarks a config (Autotuner._bench runs)
 
 
-def _autotuning() -> bool:
+def autotuning() -> bool:
     """True inside triton.autotune's benchmarking of configs: those launches are not the program's."""
     return TUNING[0] > 0
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import yaml
 from conftest import REPO, SMALL
-from test_delivery import TOKEN, _git, _repository
-from test_optimize import REDUCED_LINE, _answer, _kernel
+from git_repos import TOKEN, git, user_repository
+from model_answers import REDUCED_LINE, answer, fixed_kernel
 
 from intelliperf.testing.github_api import FakeGitHub
 from intelliperf.testing.openai_server import Reply, ScriptedServer
@@ -140,10 +140,10 @@ def _run_step(step: dict, with_: dict, runner_env: dict, cwd: Path) -> subproces
 
 def test_the_action_optimizes_and_opens_a_pull_request_end_to_end(tmp_path):
     workspace = tmp_path / "workspace"
-    project, remote = _repository(workspace)
+    project, remote = user_repository(workspace)
     outputs, summary = tmp_path / "github_output", tmp_path / "step_summary"
     key = "sk-model-key-never-in-reports"
-    replies = [Reply(content=_answer(_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program."))]
+    replies = [Reply(content=answer(fixed_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program."))]
     with ScriptedServer(replies) as model, FakeGitHub("octo/kernels", TOKEN) as api:
         with_ = {
             "command": f"python contended_sum.py {' '.join(SMALL)}",
@@ -186,11 +186,11 @@ def test_the_action_optimizes_and_opens_a_pull_request_end_to_end(tmp_path):
     assert text.startswith("Pull request: https://github.example/octo/kernels/pull/1")
     assert "## Optimization of `contended_sum_kernel`" in text
     assert api.pulls[1]["labels"] == ["intelliperf", "performance"]
-    assert _git(remote, "rev-parse", "intelliperf/atomicContention/contended_sum_kernel")
+    assert git(remote, "rev-parse", "intelliperf/atomicContention/contended_sum_kernel")
     assert model_headers and model_headers[0].get("Authorization") == f"Bearer {key}"
     for secret in (key, TOKEN):
         assert secret not in report.read_text() and secret not in text and secret not in done.stdout
-    assert _git(project, "status", "--porcelain") == ""  # its output folder ignores itself
+    assert git(project, "status", "--porcelain") == ""  # its output folder ignores itself
 
 
 def test_a_bad_input_is_a_clear_error(tmp_path):

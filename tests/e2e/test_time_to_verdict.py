@@ -123,7 +123,7 @@ def test_autotunings_benchmark_launches_are_not_the_programs():
     window.track_tuning(SimpleNamespace(Autotuner=Autotuner))
     w = window.Window({"kernels": {"k": 0}, "count": 1, "dir": "/nonexistent", "nvtx": None})
     assert Autotuner()._bench(lambda: w.selected("k")) is False and w.selected("k") is True
-    assert Autotuner()._bench(window._autotuning) is True and window._autotuning() is False
+    assert Autotuner()._bench(window.autotuning) is True and window.autotuning() is False
 
 
 def test_an_autotuners_configs_are_compiled_together_before_it_times_them(monkeypatch):
@@ -280,12 +280,12 @@ def _profile(name: str, file: str | None, signatures: list) -> KernelProfile:
 def test_proton_buffer_grows_to_what_the_first_run_needed():
     profile = _profile("k", None, [LaunchSignature(grid=[256, 1, 1], launches=1, total_time_s=0.1, args=[])])
     mode = region_timers.DEFAULT_MODE
-    assert region_timers._bigger_buffer([], mode, [profile]) is None
-    bigger = region_timers._bigger_buffer([(8192, 30000), (8192, 41000)], mode, [profile])
+    assert region_timers.bigger_buffer([], mode, [profile]) is None
+    bigger = region_timers.bigger_buffer([(8192, 30000), (8192, 41000)], mode, [profile])
     assert "buffer_size=524288" in bigger and "clock32" in bigger  # 65536 x 41000/8192 x 1.25, to a power of 2
     huge = [(8192, 8192 * 4096)]  # 256 CTAs x 256 MiB each would not fit: no retry
-    assert region_timers._bigger_buffer(huge, mode, [profile]) is None
-    assert "kept 8192 of up to 41000" in region_timers._dropped([(8192, 30000), (8192, 41000)], mode)
+    assert region_timers.bigger_buffer(huge, mode, [profile]) is None
+    assert "kept 8192 of up to 41000" in region_timers.dropped_note([(8192, 30000), (8192, 41000)], mode)
 
 
 def test_a_timeout_is_a_verdict_of_its_own():

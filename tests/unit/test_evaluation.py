@@ -5,48 +5,16 @@ the counts of the report checked one by one."""
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 from typing import get_args
 
 import pytest
 from conftest import EXAMPLES, REPO, run_cli
+from model_answers import KERNEL, LAUNCHER, REDUCED_LINE, fixed_kernel, interpreter_cases, reply
 
 from intelliperf.errors import UsageError
 from intelliperf.evaluation import FAILURE_CLASSES, Outcome, classify, find_cases, totals
 from intelliperf.models import Attempt, Problem, ProblemKind
-from intelliperf.testing.openai_server import Reply, ScriptedServer
-
-KERNEL = (EXAMPLES / "contended_sum.py").read_text().split("@triton.jit\n")[1].split("\n\n\n")[0]
-LAUNCHER = (EXAMPLES / "contended_sum.py").read_text().split("\n\n\n")[2]
-REDUCED_LINE = "tl.atomic_add(out_ptr, tl.sum(x))"
-
-
-def _kernel(new_line: str) -> str:
-    return "@triton.jit\n" + KERNEL.replace("tl.atomic_add(out_ptr + zeros, x, mask=mask)", new_line) + "\n"
-
-
-def _answer(kernel: str, rationale: str, launcher: str = "") -> Reply:
-    return Reply(
-        content=f"[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n{launcher}\n\n"
-        "[[ ## beside ## ]]\n\n\n"
-        f"[[ ## rationale ## ]]\n{rationale}\n\n[[ ## completed ## ]]"
-    )
-
-
-def _cases(tmp_path: Path) -> Path:
-    """The atomic-contention examples at interpreter-friendly sizes (the harness's defaults shrunk)."""
-    folder = tmp_path / "atomic_contention"
-    shutil.copytree(EXAMPLES, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    harness = folder / "_harness.py"
-    text = (
-        harness.read_text()
-        .replace("else 1 << 20", "else 1 << 16")
-        .replace('"--repeat", type=int, default=3', '"--repeat", type=int, default=1')
-    )
-    assert text != harness.read_text()
-    harness.write_text(text)
-    return folder
+from intelliperf.testing.openai_server import ScriptedServer
 
 
 def test_classify_reads_the_first_problem_kind_and_ignores_wins_and_sweeps():
@@ -153,21 +121,21 @@ def test_eval_cli_refuses_bad_input_before_running(tmp_path):
 
 
 def test_eval_counts_each_failure_class_of_a_scripted_model_then_resumes_with_the_offline_row(tmp_path, monkeypatch):
-    folder = _cases(tmp_path)
+    folder = interpreter_cases(tmp_path)
     out = tmp_path / "eval"
     malicious = LAUNCHER.replace("    out = torch.zeros", "    open('/proc/1/environ').read()\n    out = torch.zeros")
     assert malicious != LAUNCHER
     replies = [
-        _answer(
+        reply(
             "@triton.jit\ndef contended_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
             "    pid = tl.program_id(0\n",
             "syntax error",
         ),
-        _answer(_kernel(REDUCED_LINE) + "\n\ndef main():\n    return 1\n", "changes the program's main"),
-        _answer(_kernel(REDUCED_LINE), "reads the environment of pid 1", launcher=malicious),
-        _answer(_kernel("tl.atomic_add(out_ptr, tl.sum(x) * 2.0)"), "wrong result"),
-        _answer(_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no real change"),
-        _answer(_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program."),
+        reply(fixed_kernel(REDUCED_LINE) + "\n\ndef main():\n    return 1\n", "changes the program's main"),
+        reply(fixed_kernel(REDUCED_LINE), "reads the environment of pid 1", launcher=malicious),
+        reply(fixed_kernel("tl.atomic_add(out_ptr, tl.sum(x) * 2.0)"), "wrong result"),
+        reply(fixed_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no real change"),
+        reply(fixed_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program."),
     ]
     monkeypatch.setenv("TEST_LLM_API_KEY", "k")
     monkeypatch.setenv("INTELLIPERF_CACHE_DIR", str(tmp_path / "cache"))  # every answer comes from the server
@@ -262,8 +230,8 @@ def test_eval_accounts_for_every_randomly_mutated_answer(tmp_path, monkeypatch):
 
     rng = random.Random(20261123)
     names = rng.sample(sorted(MUTATIONS), 4)
-    replies = [_answer(MUTATIONS[name](_kernel(REDUCED_LINE)), name) for name in names]
-    folder = _cases(tmp_path)
+    replies = [reply(MUTATIONS[name](fixed_kernel(REDUCED_LINE)), name) for name in names]
+    folder = interpreter_cases(tmp_path)
     out = tmp_path / "eval"
     monkeypatch.setenv("TEST_LLM_API_KEY", "k")
     monkeypatch.setenv("INTELLIPERF_CACHE_DIR", str(tmp_path / "cache"))

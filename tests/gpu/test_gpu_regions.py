@@ -1,6 +1,6 @@
 """Region timers on the GPU: `intelliperf regions` and `optimize --formula overlap` on examples/overlap.
 
-Run on the device machine: `python -m pytest -m gpu tests/test_gpu_regions.py`. Overhead and
+Run on the device machine: `python -m pytest -m gpu tests/gpu/test_gpu_regions.py`. Overhead and
 accuracy figures live in benchmarks/regions_accuracy.py; these tests check that the timers are
 complete, told apart per launch, and that the search fix is measured by them.
 """

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, SMALL, run_cli
+from conftest import SMALL, run_cli
+from git_repos import TOKEN, git, user_repository
 
 from intelliperf.delivery import github
 from intelliperf.delivery.publish import Publish, deliver, prepare
@@ -21,7 +20,6 @@ from intelliperf.errors import UsageError
 from intelliperf.models import Report
 from intelliperf.testing.github_api import FakeGitHub
 
-TOKEN = "ghs_test_token_do_not_leak_0123456789"
 BRANCH = "intelliperf/atomicContention/contended_sum_kernel"
 # A local edit the user has not committed, in a file the fix does not change; it also records the
 # GitHub token as every run of the program sees it (it must never see one).
@@ -29,22 +27,6 @@ PROBE = (
     "\nimport os as _os\nif _os.environ.get('ENV_PROBE'):\n"
     "    open(_os.environ['ENV_PROBE'], 'a').write(repr(_os.environ.get('GITHUB_TOKEN')) + '\\n')\n"
 )
-
-
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
-
-def _repository(tmp_path: Path) -> tuple[Path, Path]:
-    project, remote = tmp_path / "project", tmp_path / "remote.git"
-    shutil.copytree(EXAMPLES, project, ignore=shutil.ignore_patterns("__pycache__"))
-    _git(tmp_path, "init", "-q", "--bare", str(remote))
-    _git(project, "init", "-q", "-b", "main")
-    _git(project, "add", ".")
-    _git(project, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-qm", "kernels")
-    _git(project, "remote", "add", "origin", str(remote))
-    _git(project, "push", "-q", "origin", "main")
-    return project, remote
 
 
 def _snapshot(project: Path) -> dict:
@@ -56,17 +38,17 @@ def _snapshot(project: Path) -> dict:
     }
     return {
         "files": files,
-        "index": _git(project, "ls-files", "--stage"),
-        "status": _git(project, "status", "--porcelain"),
-        "head": _git(project, "rev-parse", "HEAD"),
-        "branch": _git(project, "branch", "--show-current"),
+        "index": git(project, "ls-files", "--stage"),
+        "status": git(project, "status", "--porcelain"),
+        "head": git(project, "rev-parse", "HEAD"),
+        "branch": git(project, "branch", "--show-current"),
     }
 
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("delivery")
-    project, remote = _repository(tmp)
+    project, remote = user_repository(tmp)
     (project / "_harness.py").write_text((project / "_harness.py").read_text() + PROBE)
     probe, out = tmp / "env_probe.txt", tmp / "out"
     before = _snapshot(project)
@@ -115,12 +97,12 @@ def test_create_pr_pushes_a_commit_and_opens_a_pull_request_with_the_evidence(pu
     assert any("uncommitted changes that are not in the branch" in n and "_harness.py" in n for n in delivery["notes"])
 
     # The branch in the remote: one commit on top of main holding exactly the validated patch.
-    main = _git(remote, "rev-parse", "main")
-    assert _git(remote, "rev-parse", f"{BRANCH}^") == main and _git(remote, "rev-parse", BRANCH) == delivery["commit"]
-    changed = [line for line in _git(remote, "diff", main, BRANCH).splitlines() if line[:1] in "+-"]
+    main = git(remote, "rev-parse", "main")
+    assert git(remote, "rev-parse", f"{BRANCH}^") == main and git(remote, "rev-parse", BRANCH) == delivery["commit"]
+    changed = [line for line in git(remote, "diff", main, BRANCH).splitlines() if line[:1] in "+-"]
     patch = [line for line in (out / "winner.patch").read_text().splitlines() if line[:1] in "+-"]
     assert changed == patch and any("tl.sum(" in line for line in changed)
-    message = _git(remote, "log", "-1", "--format=%B", BRANCH)
+    message = git(remote, "log", "-1", "--format=%B", BRANCH)
     assert message.startswith("intelliperf: atomicContention fix for contended_sum_kernel")
     assert "reduce-then-atomic" in message and "1024 -> 1 (modelled" in message and "Checked:" in message
     assert "dispatches" in message
@@ -156,8 +138,8 @@ def test_create_pr_pushes_a_commit_and_opens_a_pull_request_with_the_evidence(pu
 
 def test_the_users_tree_is_untouched_and_the_token_goes_nowhere(published):
     assert published["after"] == published["before"]  # files byte for byte, index, status, HEAD, branch
-    assert _git(published["project"], "branch", "--list", BRANCH)  # the only thing added: the fix's branch
-    assert _git(published["project"], "worktree", "list").count("\n") == 0  # the temporary worktree is gone
+    assert git(published["project"], "branch", "--list", BRANCH)  # the only thing added: the fix's branch
+    assert git(published["project"], "worktree", "list").count("\n") == 0  # the temporary worktree is gone
     seen = published["probe"].read_text().splitlines()
     assert seen and set(seen) == {"None"}  # every run of the program (recording, candidates, replays)
     done = published["done"]
@@ -177,7 +159,7 @@ def test_a_rerun_updates_the_same_pull_request(published, monkeypatch):
     again = deliver(ready, report)
     assert (again.pr_number, again.pr_action) == (1, "updated") and len(api.pulls) == 1
     assert [r.method for r in api.requests[-3:]] == ["GET", "PATCH", "POST"]
-    assert _git(published["remote"], "rev-parse", BRANCH) == again.commit
+    assert git(published["remote"], "rev-parse", BRANCH) == again.commit
 
 
 def test_a_conflicting_local_change_in_the_patched_file_is_refused(published):
@@ -198,7 +180,7 @@ def test_refusals_come_before_any_run(tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
     cases = [(plain, ["--branch"], {}, "needs a git repository")]
-    project, _ = _repository(tmp_path)
+    project, _ = user_repository(tmp_path)
     env = {k: v for k, v in os.environ.items() if k not in github.TOKEN_VARIABLES}
     cases += [
         (project, ["--create-pr", "--github-repo", "o/r"], env, "needs a GitHub token in GITHUB_TOKEN"),
@@ -222,7 +204,7 @@ def test_refusals_come_before_any_run(tmp_path):
         )
         assert done.returncode == 2 and message in done.stderr, (options, done.stderr)
         assert "Traceback" not in done.stderr and TOKEN not in done.stderr
-    _git(project, "checkout", "-q", "--detach")
+    git(project, "checkout", "-q", "--detach")
     detached = run_cli("optimize", "--branch", "--", sys.executable, "missing_program.py", cwd=project)
     assert detached.returncode == 2 and "HEAD is detached" in detached.stderr and "--base" in detached.stderr
     # no git binary on PATH (GitPython drives it): a clear refusal, not an import-time traceback
@@ -243,7 +225,7 @@ def _closed_port() -> int:
 def test_an_unreachable_api_is_refused_before_the_run_and_pushes_nothing(tmp_path):
     """The API used to be called first after the run, after the force-push: the branch was in the
     remote, the pull request was not, and the run's minute was lost."""
-    project, remote = _repository(tmp_path)
+    project, remote = user_repository(tmp_path)
     out = tmp_path / "out"
     started = time.monotonic()
     done = run_cli(
@@ -266,13 +248,13 @@ def test_an_unreachable_api_is_refused_before_the_run_and_pushes_nothing(tmp_pat
     assert done.returncode == 2, done.stderr[-3000:]
     assert "cannot reach the GitHub API at http://127.0.0.1:" in done.stderr and "--github-api" in done.stderr
     assert "Traceback" not in done.stderr and TOKEN not in done.stderr
-    assert _git(remote, "for-each-ref", "--format=%(refname)") == "refs/heads/main"  # nothing pushed
+    assert git(remote, "for-each-ref", "--format=%(refname)") == "refs/heads/main"  # nothing pushed
     assert not out.exists() and "profiling" not in done.stderr  # refused before the program ran
     assert elapsed < 60, elapsed
 
 
 def test_a_token_that_may_not_push_and_a_silent_remote_are_refused_before_the_run(tmp_path, monkeypatch):
-    project, remote = _repository(tmp_path)
+    project, remote = user_repository(tmp_path)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     plan = Publish(create_pr=True, github_repo="octo/kernels")
     with FakeGitHub("octo/kernels", TOKEN, push=False) as api:
@@ -283,11 +265,11 @@ def test_a_token_that_may_not_push_and_a_silent_remote_are_refused_before_the_ru
     with FakeGitHub("octo/kernels", TOKEN) as api:
         plan.github_api = api.url
         prepare(plan, project)  # both ends answer
-        _git(project, "remote", "set-url", "origin", str(tmp_path / "moved.git"))
+        git(project, "remote", "set-url", "origin", str(tmp_path / "moved.git"))
         with pytest.raises(UsageError, match="cannot reach the git remote 'origin'") as info:
             prepare(plan, project)
         assert "nothing was run or pushed" in (info.value.hint or "")
-    assert _git(remote, "for-each-ref", "--format=%(refname)") == "refs/heads/main"
+    assert git(remote, "for-each-ref", "--format=%(refname)") == "refs/heads/main"
 
 
 def test_remote_urls_name_the_repository():
@@ -322,15 +304,15 @@ def test_a_large_report_is_truncated_to_the_body_limit(published):
 def test_branch_only_from_a_detached_head_builds_on_the_base(published):
     project, remote = published["project"], published["remote"]
     report = Report.model_validate_json((published["out"] / "report.json").read_text())
-    _git(project, "checkout", "-q", "--detach")
+    git(project, "checkout", "-q", "--detach")
     try:
         done = deliver(prepare(Publish(branch="perf/sum", base="main"), project), report)
         assert (done.branch, done.base, done.remote, done.pr_url) == ("perf/sum", "main", None, None)
-        assert _git(project, "rev-parse", "perf/sum^") == _git(project, "rev-parse", "main")
-        assert "reduce-then-atomic" in _git(project, "log", "-1", "--format=%B", "perf/sum")
-        assert "perf/sum" not in _git(remote, "branch", "--list")  # --branch alone pushes nothing
+        assert git(project, "rev-parse", "perf/sum^") == git(project, "rev-parse", "main")
+        assert "reduce-then-atomic" in git(project, "log", "-1", "--format=%B", "perf/sum")
+        assert "perf/sum" not in git(remote, "branch", "--list")  # --branch alone pushes nothing
     finally:
-        _git(project, "checkout", "-q", "main")
+        git(project, "checkout", "-q", "main")
 
 
 def test_the_pr_body_says_how_candidate_code_ran_and_warns_without_a_sandbox(published, monkeypatch):

@@ -1,6 +1,6 @@
 """`intelliperf optimize` on the GPU with the offline rewriters: compiled kernels, measured speed.
 
-Run on the device machine: `python -m pytest -m gpu tests/test_gpu_optimize.py`. Speed targets
+Run on the device machine: `python -m pytest -m gpu tests/gpu/test_gpu_optimize.py`. Speed targets
 live in benchmarks/optimize_gpu.py; these tests check that a win is a measured, validated one.
 """
 

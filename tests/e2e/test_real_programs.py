@@ -19,7 +19,7 @@ from intelliperf.rewriters.search import decorated_names, pin, widen_autotune
 from intelliperf.rewriters.source import ScopeError, check_scope, launch_unit, splice
 from intelliperf.validators.policy import PolicyError, check_statement
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 import corpus_run  # noqa: E402
 

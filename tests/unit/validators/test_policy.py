@@ -23,7 +23,7 @@ import pytest
 
 from intelliperf.validators.policy import PolicyError, check, check_module_item, check_statement
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 CORPUS = sorted(
     [
         *REPO.glob("benchmarks/corpus/*.py"),

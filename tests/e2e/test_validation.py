@@ -28,7 +28,7 @@ from intelliperf.validators import (
     speedup_interval,
     validate,
 )
-from intelliperf.validators.compare import Reordering, _agrees, _judged, dtype_name, identical
+from intelliperf.validators.compare import Reordering, agrees, dtype_name, identical, judged
 from intelliperf.validators.outputs import analyse_ttir
 from intelliperf.validators.replay_inputs import unseen_shapes
 
@@ -144,20 +144,20 @@ def test_racecheck_runs_the_first_ctas_only_where_a_race_would_be_the_compilers(
 def test_only_the_racecheck_workers_own_notes_reach_the_verdict(tmp_path, monkeypatch):
     """The racecheck worker's replay.json is the candidate's to write: only short notes of the worker's form
     get through, scrubbed; anything else (not JSON, not a dict, other notes) adds nothing."""
-    from intelliperf.validators.sanitizers import _racecheck_notes
+    from intelliperf.validators.sanitizers import racecheck_notes
 
     folder = tmp_path / "racecheck"
     folder.mkdir()
-    assert _racecheck_notes(folder) == []
+    assert racecheck_notes(folder) == []
     (folder / "replay.json").write_text("[1, 2")
-    assert _racecheck_notes(folder) == []
+    assert racecheck_notes(folder) == []
     (folder / "replay.json").write_text(json.dumps(["racecheck ran k on every CTA (atomics)"]))
-    assert _racecheck_notes(folder) == []
+    assert racecheck_notes(folder) == []
     secret = "hf_racecheck_secret_3"
     monkeypatch.setenv("HF_TOKEN", secret)
     notes = ["accepted: 10x faster", 7, f"racecheck ran k on its first 132 of 1,024 CTAs {secret}" + "x" * 500]
     (folder / "replay.json").write_text(json.dumps({"notes": notes * 5}))
-    said = _racecheck_notes(folder)
+    said = racecheck_notes(folder)
     assert len(said) == 5 and all(n.startswith("racecheck ran k on its first 132") for n in said)
     assert all(secret not in n and "[redacted HF_TOKEN]" in n and len(n) <= 310 for n in said)
 
@@ -226,7 +226,7 @@ def _edited(base: torch.Tensor, rng: np.random.Generator) -> torch.Tensor:
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
 def test_the_quick_screen_decides_as_the_full_comparison_would(dtype):
-    """`_agrees` (only the elements whose bits differ, converted and judged) must pass exactly the
+    """`agrees` (only the elements whose bits differ, converted and judged) must pass exactly the
     candidates the full float64 comparison passes: a screen that let one through would accept a wrong
     output without the full comparison ever seeing it."""
     rng = np.random.default_rng(0)
@@ -244,8 +244,8 @@ def test_the_quick_screen_decides_as_the_full_comparison_would(dtype):
         cand = _edited(base, rng)
         terms = Reordering(atomic=int(rng.choice([0, 1000])), reduced=int(rng.choice([0, 1000])))
         poisoned = bool(case % 3 == 0)
-        full = _judged(base, cand, "o", {}, TOL, terms, poisoned)
-        quick = _agrees(base, cand, TOL, terms)
+        full = judged(base, cand, "o", {}, TOL, terms, poisoned)
+        quick = agrees(base, cand, TOL, terms)
         decided[quick] += 1
         assert quick is None or quick == (full == []), (case, full, base, cand)
         assert (
@@ -267,8 +267,8 @@ def test_the_quick_screen_decides_as_the_full_comparison_would(dtype):
     zeroed = torch.zeros(64)
     zeroed[1] = float("nan")
     zeroed.view(torch.int32)[1] ^= 1  # a NaN with another payload is no value written
-    assert _kinds(_judged(ref, zeroed, "o", {}, TOL, Reordering(), False)) == ["all-zero"]
-    assert _agrees(ref, zeroed, TOL, Reordering()) is False
+    assert _kinds(judged(ref, zeroed, "o", {}, TOL, Reordering(), False)) == ["all-zero"]
+    assert agrees(ref, zeroed, TOL, Reordering()) is False
 
 
 def test_nan_inf_zeros_shape_dtype():
@@ -985,7 +985,7 @@ def test_nothing_runs_beside_a_program_that_leaves_no_room_on_the_gpu(axpy_refer
         near = dataclasses.replace(axpy_reference, manifest=manifest, interpret=False)  # as on a GPU
         assert workers_module.fits_beside(near) == fits, peak
         started.clear()
-        validate_module._start_workers(near, candidate, tmp_path / f"w{peak}", settings)
+        validate_module.start_workers(near, candidate, tmp_path / f"w{peak}", settings)
         # no room: the replay worker runs no trial before the program ends, nor makes its CUDA context
         assert (started[0]["early"] is not None) == fits
         assert (started[0]["env"].get("INTELLIPERF_CUDA_LATE") == "1") != fits

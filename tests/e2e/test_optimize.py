@@ -14,16 +14,11 @@ import time
 from pathlib import Path
 
 from conftest import EXAMPLES, REPO, SMALL, run_cli
+from model_answers import REDUCED_LINE, answer, fixed_kernel
 
 from intelliperf.testing.openai_server import Reply, ScriptedServer
 
 SUM_CMD = [sys.executable, "contended_sum.py", *SMALL]
-KERNEL = (EXAMPLES / "contended_sum.py").read_text().split("@triton.jit\n")[1].split("\n\n\n")[0]
-REDUCED_LINE = "tl.atomic_add(out_ptr, tl.sum(x))"
-
-
-def _kernel(new_line: str) -> str:
-    return "@triton.jit\n" + KERNEL.replace("tl.atomic_add(out_ptr + zeros, x, mask=mask)", new_line) + "\n"
 
 
 def _project(tmp_path: Path) -> Path:
@@ -144,13 +139,6 @@ def test_optimize_cli_errors_for_the_model_come_before_any_run(tmp_path):
     assert replay.returncode == 2 and "cannot read the transcript" in replay.stderr
 
 
-def _answer(kernel: str, rationale: str) -> str:
-    return (
-        f"[[ ## kernel ## ]]\n```python\n{kernel}```\n\n[[ ## launcher ## ]]\n\n\n[[ ## beside ## ]]\n\n\n"
-        f"[[ ## rationale ## ]]\n{rationale}\n\n[[ ## completed ## ]]"
-    )
-
-
 def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monkeypatch):
     import intelliperf
     from intelliperf.validators import ValidationSettings
@@ -159,17 +147,17 @@ def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monk
     monkeypatch.chdir(EXAMPLES)
     replies = [
         Reply(
-            content=_answer(
+            content=answer(
                 "@triton.jit\ndef contended_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
                 "    pid = tl.program_id(0\n",
                 "syntax error",
             )
         ),
-        Reply(content=_answer(_kernel("tl.atomic_add(out_ptr, tl.sum(x) * 2.0)"), "wrong result")),
-        Reply(content=_answer(_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no real change")),
+        Reply(content=answer(fixed_kernel("tl.atomic_add(out_ptr, tl.sum(x) * 2.0)"), "wrong result")),
+        Reply(content=answer(fixed_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no real change")),
         Reply(status=429, headers={"Retry-After": "0"}),
         Reply(delay_s=4, content="too late"),
-        Reply(content=_answer(_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program.")),
+        Reply(content=answer(fixed_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program.")),
     ]
     out = tmp_path / "out"
     with ScriptedServer(replies) as server:
@@ -219,8 +207,11 @@ def test_an_interrupted_run_leaves_a_complete_report(tmp_path):
             {
                 "version": 1,
                 "answers": [
-                    {"kernel": _kernel("tl.atomic_add(out_ptr, tl.sum(x) + 1.0)"), "rationale": "wrong on purpose"},
-                    {"kernel": _kernel(REDUCED_LINE), "rationale": "the fix"},
+                    {
+                        "kernel": fixed_kernel("tl.atomic_add(out_ptr, tl.sum(x) + 1.0)"),
+                        "rationale": "wrong on purpose",
+                    },
+                    {"kernel": fixed_kernel(REDUCED_LINE), "rationale": "the fix"},
                 ],
             }
         )
@@ -272,8 +263,8 @@ def test_best_of_n_validates_every_candidate_of_a_round(tmp_path, monkeypatch):
     monkeypatch.setenv("TEST_LLM_API_KEY", "k")
     monkeypatch.chdir(EXAMPLES)
     replies = [
-        Reply(content=_answer(_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no change")),
-        Reply(content=_answer(_kernel(REDUCED_LINE), "sum first")),
+        Reply(content=answer(fixed_kernel("tl.atomic_add(out_ptr + zeros, x * 1.0, mask=mask)"), "no change")),
+        Reply(content=answer(fixed_kernel(REDUCED_LINE), "sum first")),
     ]
     with ScriptedServer(replies) as server:
         report = intelliperf.optimize(
@@ -316,7 +307,7 @@ def test_a_timeout_on_a_busy_machine_is_retried_once_and_stays_unjudged(tmp_path
             {
                 "version": 1,
                 "answers": [
-                    {"kernel": _kernel(REDUCED_LINE), "launcher": slow, "rationale": "right, but slow to start"}
+                    {"kernel": fixed_kernel(REDUCED_LINE), "launcher": slow, "rationale": "right, but slow to start"}
                 ],
             }
         )

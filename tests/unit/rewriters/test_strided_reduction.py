@@ -8,15 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from recipe_outputs import same_output
 from recipe_request import applied, recipe_request
-from test_recipe_program_order import same_output
 
 from intelliperf.models import ArgInfo, LaunchSignature
 from intelliperf.rewriters import RewriteRequest
 from intelliperf.rewriters.source import code_unit
 from intelliperf.rewriters.strided_reduction import NotStridedReduction, tile_strided_reduction
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 PROGRAMS = REPO / "tests" / "programs" / "strided_reduction"
 
 

@@ -3,7 +3,7 @@ candidate's processes. The files a sandboxed process wrote are read where they a
 refused, not followed); the timed calls' outputs are checked call by call against the reference's;
 the workers that import candidate code carry none of intelliperf's variables.
 
-The timing itself needs a GPU (tests/test_gpu_validators.py times real lies); here the parent's
+The timing itself needs a GPU (tests/gpu/test_gpu_validators.py times real lies); here the parent's
 judgement of what the timing workers answer, and the worker's own checks, run on CPU tensors.
 """
 
@@ -19,7 +19,7 @@ from conftest import PROGRAMS
 from intelliperf.files import NotRegularFile, read_regular
 from intelliperf.validators import Program, capture_reference, copy_project, validate
 from intelliperf.validators.correctness import load_capture, load_tensors
-from intelliperf.validators.performance import TimingError, _checksums, unchecked
+from intelliperf.validators.performance import TimingError, checksums, unchecked
 
 AXPY = PROGRAMS / "validation"
 COMMAND = [sys.executable, "axpy.py", "4096"]
@@ -52,7 +52,7 @@ def test_a_linked_capture_manifest_is_refused(tmp_path):
 
 def _sums(values):
     """One timed call's checksums as the worker answers them."""
-    return _checksums(tuple(values), {}).tolist()
+    return checksums(tuple(values), {}).tolist()
 
 
 def _timing(ref_outputs, cand_outputs):
@@ -79,7 +79,7 @@ def test_a_tensor_subclass_that_could_defer_its_work_is_refused_by_the_timing_wo
         pass
 
     with pytest.raises(TimingError, match="Deferred"):
-        _checksums(torch.ones(4).as_subclass(Deferred), {})
+        checksums(torch.ones(4).as_subclass(Deferred), {})
 
 
 def test_a_candidate_right_only_where_it_sees_our_variables_is_rejected(tmp_path):

@@ -15,7 +15,7 @@ from intelliperf.models import Evidence, KernelProfile
 from intelliperf.profiling import counters, ncu, rocprof
 from intelliperf.profiling.static import compile_here, sass_lines
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures"
 BANK = REPO / "examples" / "bank_conflict" / "column_sums.py"
 COPY = REPO / "examples" / "memory_access" / "column_copy.py"
 

@@ -12,14 +12,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from recipe_outputs import same_output
 from recipe_request import applied, recipe_request
-from test_recipe_program_order import same_output
 
 from intelliperf.models import AccessSite, SourceLine
 from intelliperf.rewriters.recipes import RUN_SUM_HELPER, NotApplicable, apply_recipe, sum_runs_then_atomic
 from intelliperf.rewriters.source import code_unit
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 PROGRAM = REPO / "benchmarks" / "fixes" / "segment_sum_sorted_before.py"
 ATOMIC_LINE = 24
 

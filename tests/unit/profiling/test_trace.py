@@ -186,9 +186,9 @@ def test_scalar_loop_bounds_trace_with_one_element_scalars():
     # the trace must run such loops whatever the Triton version (it failed on the H100 machine).
     from triton.runtime.interpreter import TensorHandle
 
-    from intelliperf.profiling.trace import _interpreter_semantics
+    from intelliperf.profiling.trace import interpreter_semantics
 
-    with _interpreter_semantics(loop_over_scalar_kernel.fn):
+    with interpreter_semantics(loop_over_scalar_kernel.fn):
         one = tl.core.tensor(TensorHandle(np.array([3], dtype=np.int32), tl.int32), tl.int32)
         assert list(range(one)) == [0, 1, 2]
     assert "__index__" not in tl.core.tensor.__dict__  # put back for the compiler

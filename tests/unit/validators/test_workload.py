@@ -151,15 +151,15 @@ def test_a_reference_that_reads_past_its_inputs_at_an_unseen_shape_is_not_compar
     its inputs there. Guarded inputs (NaN around them) make that show as NaN from inputs that held none."""
     import torch
 
-    from intelliperf.validators.replay_inputs import _guarded_by_nan
-    from intelliperf.validators.replay_reference import _nan_from_nowhere
+    from intelliperf.validators.replay_inputs import guarded_by_nan
+    from intelliperf.validators.replay_reference import nan_from_nowhere
 
-    big = _guarded_by_nan(torch.empty(3, 300, 200))  # the guard is past the whole span, not one dimension's
+    big = guarded_by_nan(torch.empty(3, 300, 200))  # the guard is past the whole span, not one dimension's
     assert big.shape == (3, 300, 200) and big.storage_offset() + 3 * 300 * 200 < big.untyped_storage().size() // 4
-    x = _guarded_by_nan(torch.empty(4, 6).t())
+    x = guarded_by_nan(torch.empty(4, 6).t())
     assert x.shape == (6, 4) and x.stride() == (1, 6)
     x.copy_(torch.arange(24.0).reshape(6, 4))
     flat = torch.as_strided(x, (x.numel() + 8,), (1,), x.storage_offset() - 4)  # reads 4 past each end
     assert torch.isnan(flat[:4]).all() and torch.isnan(flat[-4:]).all() and not torch.isnan(x).any()
-    assert _nan_from_nowhere({"return[0]": flat.sum().reshape(1)}, {"x": x.clone()})
-    assert not _nan_from_nowhere({"return[0]": x.sum().reshape(1)}, {"x": x.clone()})
+    assert nan_from_nowhere({"return[0]": flat.sum().reshape(1)}, {"x": x.clone()})
+    assert not nan_from_nowhere({"return[0]": x.sum().reshape(1)}, {"x": x.clone()})

@@ -24,8 +24,8 @@ from intelliperf.models import Evidence, KernelProfile, LaunchSignature, StaticF
 from intelliperf.profiling import region_timers, timeline
 from intelliperf.profiling.regions import Region, instrument
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / "fixtures" / "proton"
+ROOT = Path(__file__).resolve().parents[3]
+FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "proton"
 EXAMPLES = ROOT / "examples" / "overlap"
 
 
@@ -330,7 +330,7 @@ def test_large_grids_read_protons_per_scope_totals():
 
 
 def test_the_pass_reads_protons_totals_into_evidence_and_checks_its_grid(tmp_path):
-    """`_read_totals` on the H100 run's totals: evidence per timed kernel; a grid the totals do not imply
+    """`read_totals` on the H100 run's totals: evidence per timed kernel; a grid the totals do not imply
     (another launch was recorded than the one timed) is said; a failed run gives no evidence, a note."""
     from types import SimpleNamespace
 
@@ -341,7 +341,7 @@ def test_the_pass_reads_protons_totals_into_evidence_and_checks_its_grid(tmp_pat
         out, profile = region_timers.TimerRun(), _attention_profile(ctas)
         read = region_timers._Read([profile], {profile.id: table}, [0], None, tmp_path, False)
         done = SimpleNamespace(returncode=0, tail=[])
-        assert region_timers._read_totals(out, FIXTURES / "attention.hatchet", done, read) == 5955
+        assert region_timers.read_totals(out, FIXTURES / "attention.hatchet", done, read) == 5955
         r = out.evidence[profile.id].regions
         assert r.source == "totals" and r.loop_line == 28 and r.recorded_warps == [0]
         assert [p.split(":")[0] for p in r.problems] == said
@@ -355,12 +355,12 @@ def test_the_pass_reads_protons_totals_into_evidence_and_checks_its_grid(tmp_pat
     tuned = tuned.model_copy(update={"signatures": sigs})
     out = region_timers.TimerRun()
     read = region_timers._Read([tuned], {tuned.id: table}, [0], None, None, False)
-    region_timers._read_totals(out, FIXTURES / "attention.hatchet", SimpleNamespace(returncode=0, tail=[]), read)
+    region_timers.read_totals(out, FIXTURES / "attention.hatchet", SimpleNamespace(returncode=0, tail=[]), read)
     r = out.evidence[tuned.id].regions
     assert r.problems == [] and r.kernel_cycles_per_warp == pytest.approx(361_262, rel=1e-4)
     failed = region_timers.TimerRun()
     crashed = SimpleNamespace(returncode=1, tail=["RuntimeError: out of memory"])
-    assert region_timers._read_totals(failed, FIXTURES / "attention.hatchet", crashed, read) is None
+    assert region_timers.read_totals(failed, FIXTURES / "attention.hatchet", crashed, read) is None
     assert not failed.evidence and "wrote no totals (exit 1): RuntimeError: out of memory" in failed.notes[0]
 
 
@@ -391,7 +391,7 @@ def test_a_run_told_the_originals_launches_is_read_again_with_the_candidates(tmp
     candidate = _attention_profile(2048, warps=8).model_copy(update={"id": "candidate"})
     run = region_timers.TimerRun()
     read = region_timers._Read([original], {original.id: table}, [0], None, None, False)
-    region_timers._read_totals(run, totals, SimpleNamespace(returncode=0, tail=[]), read)
+    region_timers.read_totals(run, totals, SimpleNamespace(returncode=0, tail=[]), read)
     told = run.evidence[original.id].regions
     assert told.ctas == 4096 and told.kernel_cycles_per_warp == pytest.approx(361_262 / 2, rel=1e-4)
     assert told.problems[0].startswith("Proton's totals imply 4,096 CTAs where the recorded launches had 2,048")
@@ -407,7 +407,7 @@ def test_a_run_told_the_originals_launches_is_read_again_with_the_candidates(tmp
     # told 8 warps (warps 0 and 4 recorded), the candidate ran 4: only warp 0 was timed in each CTA
     wide = region_timers.TimerRun()
     read8 = region_timers._Read([candidate], {candidate.id: table}, [0, 4], None, None, False)
-    region_timers._read_totals(wide, FIXTURES / "attention.hatchet", SimpleNamespace(returncode=0, tail=[]), read8)
+    region_timers.read_totals(wide, FIXTURES / "attention.hatchet", SimpleNamespace(returncode=0, tail=[]), read8)
     narrow = region_timers.reread(wide, candidate, original)
     assert narrow is not None and narrow.regions is not None
     assert narrow.regions.recorded_warps == [0] and narrow.regions.warps_per_cta == 1
@@ -431,7 +431,7 @@ def test_the_run_beside_the_validation_gives_the_metric_unless_the_candidate_aut
     original = _attention_profile(2048, warps=4)
     run = region_timers.TimerRun()
     read = region_timers._Read([original], {original.id: table}, [0], None, None, False)
-    region_timers._read_totals(run, FIXTURES / "attention.hatchet", SimpleNamespace(returncode=0, tail=[]), read)
+    region_timers.read_totals(run, FIXTURES / "attention.hatchet", SimpleNamespace(returncode=0, tail=[]), read)
     s = SimpleNamespace(
         profile=original,
         formula=Overlap(),

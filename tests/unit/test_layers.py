@@ -10,7 +10,7 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf": 0,
     "intelliperf.errors": 0,

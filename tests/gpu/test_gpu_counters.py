@@ -1,5 +1,5 @@
 """GPU truth for the counter backend: each formula's diagnosis of each example under Nsight
-Compute (marker `gpu`; on the device machine: `pytest -m gpu tests/test_gpu_counters.py`)."""
+Compute (marker `gpu`; on the device machine: `pytest -m gpu tests/gpu/test_gpu_counters.py`)."""
 
 import os
 import shutil

@@ -8,17 +8,17 @@ import json
 import os
 
 from conftest import run_cli
-from test_eval import LAUNCHER, REDUCED_LINE, _answer, _cases, _kernel
+from model_answers import LAUNCHER, REDUCED_LINE, fixed_kernel, interpreter_cases, reply
 
 from intelliperf.testing.openai_server import ScriptedServer
 
 
 def test_tune_keeps_only_the_answer_the_validators_accept_and_optimize_loads_it(tmp_path, monkeypatch):
-    folder = _cases(tmp_path)
+    folder = interpreter_cases(tmp_path)
     saved, work = tmp_path / "tuned.json", tmp_path / "tune"
     replies = [
-        _answer(_kernel("tl.atomic_add(out_ptr, tl.sum(x) * 2.0)"), "WRONG-RESULT"),
-        _answer(_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program."),
+        reply(fixed_kernel("tl.atomic_add(out_ptr, tl.sum(x) * 2.0)"), "WRONG-RESULT"),
+        reply(fixed_kernel(REDUCED_LINE), "Sum the block first, then one atomic per program."),
     ]
     monkeypatch.setenv("TEST_LLM_API_KEY", "k")
     monkeypatch.setenv("INTELLIPERF_CACHE_DIR", str(tmp_path / "cache"))
@@ -51,7 +51,7 @@ def test_tune_keeps_only_the_answer_the_validators_accept_and_optimize_loads_it(
     assert REDUCED_LINE not in (folder / "contended_sum.py").read_text()  # the user's files stay as they were
 
     # The tuned program is what --program loads: its demonstration reaches the model's prompt.
-    with ScriptedServer([_answer(_kernel(REDUCED_LINE), "again")]) as server:
+    with ScriptedServer([reply(fixed_kernel(REDUCED_LINE), "again")]) as server:
         optimized = run_cli(
             "optimize",
             *common,

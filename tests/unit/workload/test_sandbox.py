@@ -125,9 +125,9 @@ def test_secrets_are_scrubbed_by_value(monkeypatch, tmp_path):
     redact.also("SERVICE_CREDS_FILE")
     text = "crash: token hf_abcdef123456 and s3cr3t-value-99, count 1"
     assert redact.scrub(text) == "crash: token [redacted HF_TOKEN] and [redacted SERVICE_CREDS_FILE], count 1"
-    from intelliperf.delivery.report import _write
+    from intelliperf.delivery.report import write_text_file
 
-    _write(tmp_path / "r.json", text)
+    write_text_file(tmp_path / "r.json", text)
     assert "hf_abcdef123456" not in (tmp_path / "r.json").read_text()
 
 
