@@ -3,8 +3,11 @@
 Reference and candidate run in two processes (a candidate never shares one with the
 reference), interleaved by the parent in pairs whose order alternates (AB, BA, ...), after
 warm-up, each call timed with device events on the current stream and preceded by an L2 flush
-(a write over a buffer larger than the cache); the parent's own clock checks the candidate's
-reported times (`forged`). The speedup is the ratio
+(a write over a buffer larger than the cache) and a spin kernel long enough for the host to queue
+the call (`HostCover`): the fresh inputs and checksums of every call cost the host more than the
+device, and without the spin the device would wait for the launcher inside the timed window, so
+the window would measure the launcher's Python instead of the kernels. The parent's own clock
+checks the candidate's reported times (`forged`). The speedup is the ratio
 of the median times; its 95 % interval comes from a bootstrap over the pairs, so slow drifts
 (clocks, temperature) hit both sides alike. Pairs are added in batches until the interval is
 narrow enough or the time budget is spent. A candidate is faster only when the interval's lower
@@ -20,6 +23,7 @@ Imports only numpy and torch.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
@@ -104,7 +108,44 @@ def bind_clock() -> None:
 
     if torch.cuda.is_available():
         event = torch.cuda.Event
-        CLOCK.update(event=event, record=event.record, elapsed=event.elapsed_time, synchronize=torch.cuda.synchronize)
+        CLOCK.update(
+            event=event,
+            record=event.record,
+            elapsed=event.elapsed_time,
+            synchronize=torch.cuda.synchronize,
+            spin=torch.cuda._sleep,
+        )
+
+
+class HostCover:
+    """Keeps the device busy while the host queues one timed call, so its events time the device's
+    work, never the host's: a spin kernel before each call's begin event. Each side measures how long
+    its host takes to queue a warm-up call (begin event, call, end event) and says so when ready; the
+    parent covers both sides alike, with twice the longer of the two plus 20 us (`cover_s`)."""
+
+    def __init__(self) -> None:
+        event, record, elapsed, synchronize = (CLOCK[k] for k in ("event", "record", "elapsed", "synchronize"))
+        self.spin = CLOCK["spin"]
+        for _ in range(2):  # the first spin loads its kernel
+            begin, end = event(enable_timing=True), event(enable_timing=True)
+            record(begin)
+            self.spin(1_000_000)
+            record(end)
+            synchronize()
+        self.cycles_per_s = 1_000_000 / (elapsed(begin, end) / 1e3)
+
+    def __call__(self, seconds: float) -> None:
+        self.spin(int(min(seconds, MAX_COVER_S) * self.cycles_per_s))
+
+
+MAX_COVER_S = 0.05
+
+
+def cover_s(queued: list[float]) -> float:
+    """The spin before each timed call, the same on both sides: twice the longest time a side's host took
+    to queue one call, plus 20 us, at most `MAX_COVER_S`."""
+    said = [min(max(q, 0.0), MAX_COVER_S) if math.isfinite(q) else MAX_COVER_S for q in queued]
+    return min(2 * max(said, default=0.0) + 20e-6, MAX_COVER_S)
 
 
 def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
@@ -139,19 +180,29 @@ def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
             fill_fresh(tensor, desc, seed)
         calls += 1
 
+    cover, queued = HostCover(), []
     for _ in range(5):
         refill()
-        checksums(call(), values)
+        flush.zero_()
+        started_at = time.perf_counter()
+        begin, end = event(enable_timing=True), event(enable_timing=True)
+        record(begin)
+        result = call()
+        record(end)
+        queued.append(time.perf_counter() - started_at)
+        checksums(result, values)
     synchronize()
-    answers.write(f"ready {torch.cuda.get_device_name()}\n")
+    # the first calls compile and autotune: how long the host takes to queue a call comes from the last three
+    answers.write(f"ready {torch.cuda.get_device_name()}\tqueued={max(queued[2:]):.6f}\n")
     for line in commands:
         words = line.split()
-        if len(words) != 2 or words[0] != "t":
+        if len(words) != 3 or words[0] != "t":
             break
         pairs, sums = [], []
         for _ in range(int(words[1])):  # queued back to back, as a program runs them: device time, not latency
             refill()
             flush.zero_()
+            cover(float(words[2]))
             begin, end = event(enable_timing=True), event(enable_timing=True)
             record(begin)
             result = call()
@@ -252,10 +303,11 @@ class _Side:
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line.decode(errors="replace")
 
-    def batch(self, calls: int) -> tuple[list[float], float, list[list[float]]]:
-        """Device milliseconds of `calls` calls, the parent's milliseconds per call, and each call's checksums."""
+    def batch(self, calls: int, cover: float = 0.0) -> tuple[list[float], float, list[list[float]]]:
+        """Device milliseconds of `calls` calls, each after a spin of `cover` seconds (`HostCover`), the
+        parent's milliseconds per call, and each call's checksums."""
         begin = time.perf_counter()
-        os.write(self.cmd_w, f"t {calls}\n".encode())
+        os.write(self.cmd_w, f"t {calls} {cover:.6f}\n".encode())
         answer = self.readline()
         wall = (time.perf_counter() - begin) * 1e3 / calls
         try:
@@ -321,19 +373,25 @@ def interleaved(
         sides["candidate"] = (
             start_candidate if isinstance(start_candidate, _Side) else _Side(start_candidate, timeout_s)
         )
-        device = ""
+        device, queued = "", []
         for name, side in sides.items():
             line = side.readline()
             if not line.startswith("ready"):
                 raise TimingError(f"the {name} side could not be timed: {line[:300]}")
-            device = device or line.removeprefix("ready").strip()
+            said, _, extra = line.removeprefix("ready").partition("\tqueued=")
+            device = device or said.strip()
+            try:
+                queued.append(float(extra) if extra else 0.0)
+            except ValueError:
+                raise TimingError(f"the {name} side's ready line is malformed: {line[:300]}") from None
+        cover = cover_s(queued)
         times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in sides}
         sums: dict[str, list[list[float]]] = {name: [] for name in sides}
         start = time.perf_counter()
         while True:
             for i in range(2):
                 for name in ("reference", "candidate") if i % 2 == 0 else ("candidate", "reference"):
-                    ms, wall, checks = sides[name].batch(batch)
+                    ms, wall, checks = sides[name].batch(batch, cover)
                     times[name][0].extend(ms)
                     times[name][1].extend([wall] * batch)
                     sums[name].extend(checks)
