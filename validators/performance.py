@@ -33,6 +33,7 @@ import numpy as np
 
 from intelliperf.workload.runner import kill
 
+from .jobs import ReplayJob
 from .verdict import Problem, Speedup
 
 L2_FLUSH_BYTES = 256 << 20
@@ -148,7 +149,7 @@ def cover_s(queued: list[float]) -> float:
     return min(2 * max(said, default=0.0) + 20e-6, MAX_COVER_S)
 
 
-def serve_timing(job: dict, module, cmd_fd: int, out_fd: int) -> None:
+def serve_timing(job: ReplayJob, module, cmd_fd: int, out_fd: int) -> None:
     """One side of the timing (in the replay worker, on the GPU): the launcher on the first
     trial's inputs (or this side's own kernel launch, see `_timed_call`); for each `t K` the
     parent sends, K calls, each on fresh values of the float inputs (the same values on both sides,
@@ -245,7 +246,7 @@ def checksums(result, values: dict):
     return torch.stack(sums) if sums else torch.zeros(0, dtype=torch.float64)
 
 
-def _timed_call(job: dict, module):
+def _timed_call(job: ReplayJob, module):
     """What one timing call runs: the launcher on the first launcher trial's inputs; where the
     launch is no function (module level, a nested function), this side's own recorded launch of
     the kernel (its grid, constexprs and options, as its program ran it) on the first kernel

@@ -52,6 +52,7 @@ from intelliperf import env as names
 from intelliperf.workload.definitions import load_module
 
 from . import racecheck
+from .jobs import ReplayJob
 from .replay_calls import top_name
 from .replay_candidate import early_mode, other_modes, run_candidate
 from .replay_reference import prepare
@@ -59,7 +60,7 @@ from .replay_reference import prepare
 IMPORTED_AT = time.time()  # (wall clock, for a benchmark's timeline: the worker's start of its run)
 
 
-def _looked_up(job: dict) -> tuple[str, ...]:
+def _looked_up(job: ReplayJob) -> tuple[str, ...]:
     """The names a replay looks up in the kernel's file: the kernel, and the launcher where it lives there."""
     side = job.get("launcher") or {}
     here = top_name(side) if side.get("file") == job["kernel"]["file"] else None
@@ -140,7 +141,7 @@ def _serve(mode: str, early_path: str | None, late: bool = False) -> int:
     return 0
 
 
-def _work(mode: str, job: dict, module=None, summary: dict | None = None, fds: tuple[int, ...] = ()) -> None:
+def _work(mode: str, job: ReplayJob, module=None, summary: dict | None = None, fds: tuple[int, ...] = ()) -> None:
     """One job of `prepare`, `run` or `time`; replay.json in its out_dir says what ran, or why it
     could not (`time` answers on its pipes instead, and writes replay.json only when it fails)."""
     out = Path(job["out_dir"])

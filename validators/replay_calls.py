@@ -13,6 +13,7 @@ from typing import Any
 
 from intelliperf.workload.definitions import load_module, resolve
 
+from .jobs import ReplayJob
 from .replay_inputs import ReplayUnsupported, torch_dtype
 
 
@@ -100,7 +101,7 @@ def placed(loaded: dict, descs: list[dict]) -> dict:
     return values
 
 
-def launcher_fn(job: dict, alias: str, summary: dict):
+def launcher_fn(job: ReplayJob, alias: str, summary: dict):
     side = job.get("launcher")
     if not side:
         summary["notes"].append("launcher replay not possible: the kernel was not called from a Python function")

@@ -12,11 +12,12 @@ import traceback
 from pathlib import Path
 
 from .correctness import load_tensors
+from .jobs import ReplayJob
 from .replay_calls import call_launcher, launch_recorded, launcher_fn, placed, save_tensors, sync_device
 from .replay_outputs import aliases, call_record, outputs_of
 
 
-def run_candidate(job: dict, module, summary: dict, modes: tuple[str, ...] = ("kernel", "launcher")) -> None:
+def run_candidate(job: ReplayJob, module, summary: dict, modes: tuple[str, ...] = ("kernel", "launcher")) -> None:
     """The candidate on each trial of `modes` the reference ran; outputs saved for the parent to compare.
     (A warm worker runs its `early_mode` first, the others once its job comes.)"""
     if "kernel" in modes:
@@ -37,7 +38,7 @@ def other_modes(done: str | None) -> tuple[str, ...]:
     return tuple(mode for mode in ("kernel", "launcher") if mode != done)
 
 
-def _kernel_runs(job: dict, module, summary: dict) -> None:
+def _kernel_runs(job: ReplayJob, module, summary: dict) -> None:
     out, plan = Path(job["out_dir"]), job["plan"]
     kernel = getattr(module, job["kernel"]["name"], None)
     kernel_runs = [r for r in plan if r["mode"] == "kernel"]
@@ -54,7 +55,7 @@ def _kernel_runs(job: dict, module, summary: dict) -> None:
         )
 
 
-def _launcher_runs(job: dict, module, summary: dict) -> None:
+def _launcher_runs(job: ReplayJob, module, summary: dict) -> None:
     """The candidate's launcher on each trial, those at unseen shapes first: their kernels are compiled for
     other sizes, which the program's run beside never compiles (a pipelined GEMM's took 4.2 s on the H100),
     while by the time they are done the program has put the recorded shape's in the Triton cache they share."""
@@ -63,7 +64,7 @@ def _launcher_runs(job: dict, module, summary: dict) -> None:
     fn = launcher_fn(job, module.__name__, summary) if launcher_runs else None
     if fn is None:
         return
-    descs = job["launcher"]["args"]
+    descs = (job["launcher"] or {}).get("args", [])  # a launcher fn was found, so it is described
     if [d["name"] for d in descs] != [d["name"] for d in job["reference_launcher_args"]]:
         summary["notes"].append("launcher replay not possible: the candidate's launcher takes other arguments")
         return

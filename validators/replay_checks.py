@@ -14,6 +14,7 @@ from intelliperf.workload.workspace import within
 
 from .compare import UNCHANGED, compare_buffer, identical
 from .correctness import load_tensors, reordering
+from .jobs import ReplayJob
 
 # Problems that already say what is wrong: no replay after them.
 from .settings import NAMED_BY_REPLAY, Program, ValidationSettings
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def compare_replay(
-    verdict: Verdict, reference: ReferenceRun, cand: dict, job: dict, replay: dict, settings: ValidationSettings
+    verdict: Verdict, reference: ReferenceRun, cand: dict, job: ReplayJob, replay: dict, settings: ValidationSettings
 ) -> None:
     """The replay's outputs compared with the truth."""
     begin = time.perf_counter()
@@ -92,7 +93,7 @@ def loaded_outside(cand: dict | None, candidate: Program) -> Problem | None:
     )
 
 
-def candidate_job(reference: ReferenceRun, cand: dict, out: Path) -> dict:
+def candidate_job(reference: ReferenceRun, cand: dict, out: Path) -> ReplayJob:
     ref = reference.manifest
     return {
         "kernel": cand["kernel"],

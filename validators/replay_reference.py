@@ -13,6 +13,7 @@ from collections.abc import Set
 from pathlib import Path
 
 from .compare import INT_POISON
+from .jobs import ReplayJob
 from .replay_calls import call_launcher, kernel_args, launch_recorded, launcher_fn, save_tensors, sync_device
 from .replay_inputs import ReplayUnsupported, fill_fresh, make_inputs, tensor_bytes, unseen_budget, unseen_shapes
 from .replay_outputs import ALIAS_CALLS, KernelLaunches, aliases, call_record, outputs_of
@@ -20,7 +21,7 @@ from .replay_outputs import ALIAS_CALLS, KernelLaunches, aliases, call_record, o
 REGIMES = ("negative", "wide", "nonfinite")  # inputs beyond the captured range, at the recorded shape
 
 
-def prepare(job: dict, module, summary: dict) -> None:
+def prepare(job: ReplayJob, module, summary: dict) -> None:
     """Inputs for every trial (saved for candidates) and the reference's outputs on them (the truth).
 
     The launcher's trials come first: where they ran (fresh inputs on refilled tensors, inputs
@@ -42,7 +43,7 @@ def prepare(job: dict, module, summary: dict) -> None:
         summary["notes"].append(f"kernel replay not possible: {exc}")
 
 
-def compiled_sizes(job: dict) -> set[int]:
+def compiled_sizes(job: ReplayJob) -> set[int]:
     """The integers the kernel was compiled for at the recorded launch (its constexpr arguments): a
     tensor dimension equal to one may be built into the kernel (a record's 8 fields strided by
     FIELDS=8, a head dimension one HEAD_DIM tile covers), so an unseen shape that changed it would
@@ -181,7 +182,7 @@ class _Trial:
     """One launcher trial on the reference's side: its inputs saved, the call (the kernel's launches watched),
     its outputs saved as the truth and the call kept for the aliasing comparison."""
 
-    def __init__(self, job: dict, fn, inputs: Path, truth: Path, summary: dict, calls: list[dict]):
+    def __init__(self, job: ReplayJob, fn, inputs: Path, truth: Path, summary: dict, calls: list[dict]):
         self.job, self.fn, self.inputs, self.truth, self.summary, self.calls = job, fn, inputs, truth, summary, calls
 
     def run(self, label: str, descs: list[dict], values: dict, info: dict, must: bool = False) -> bool:
@@ -227,7 +228,7 @@ def _refill(values: dict, descs: list[dict], seed: int, regime=lambda desc: "cap
             fill_fresh(values[d["name"]], d, generator, regime(d))
 
 
-def _indexes(desc: dict, job: dict) -> bool:
+def _indexes(desc: dict, job: ReplayJob) -> bool:
     """A launcher argument that is (by dtype and shape) a kernel argument whose values become
     addresses: values outside its captured range would write out of bounds, in the reference too."""
     index_args = [a for a in job["launch"]["args"] if a["name"] in job.get("indexes", ()) and a["kind"] == "tensor"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from intelliperf.redact import scrub
 
+from .jobs import ReplayJob
 from .verdict import Problem, Verdict
 
 # Problems that already say what is wrong: no replay after them.
@@ -17,12 +18,12 @@ from .worker_processes import process_problem
 from .workers import WorkersBeside
 
 
-def send_sanitizers(warm: WorkersBeside, job: dict, work_dir: Path) -> None:
+def send_sanitizers(warm: WorkersBeside, job: ReplayJob, work_dir: Path) -> None:
     for check, worker in warm.sanitizers.items():
         worker.send(write_job(job, work_dir / "sanitizer" / check))
 
 
-def first_trials(job: dict) -> dict:
+def first_trials(job: ReplayJob) -> ReplayJob:
     """The sanitizers' job: the first trial of each replay mode (kernel, launcher; the launcher's alone where
     it ran early); instrumented, they are slow, and one trial shows an out-of-bounds access or a
     shared-memory race as well as many."""
@@ -36,14 +37,16 @@ def first_trials(job: dict) -> dict:
     return {**job, "plan": list(first.values())}
 
 
-def write_job(job: dict, out: Path) -> str:
+def write_job(job: ReplayJob, out: Path) -> str:
     """`job` with `out` as its out_dir, written to out/job.json: the path a worker is given."""
     job = {**job, "out_dir": str(out)}
     (out / "job.json").write_text(json.dumps(job))
     return str(out / "job.json")
 
 
-def sanitized(verdict: Verdict, warm: WorkersBeside, work_dir: Path, job: dict, timeout: float, start: float) -> None:
+def sanitized(
+    verdict: Verdict, warm: WorkersBeside, work_dir: Path, job: ReplayJob, timeout: float, start: float
+) -> None:
     """The sanitizers' findings into the verdict of a candidate its replay found correct, before it is
     timed (their instrumented kernels would disturb the timing): a finding, a crash or a timeout rejects
     it (every check must have run); clean, it is one more check passed, saying which CTAs racecheck ran."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from .correctness import (
     numel,
 )
+from .jobs import ReplayJob
 from .performance import (
     TimingError,
     forged,
@@ -34,7 +35,9 @@ if TYPE_CHECKING:
     from .reference import ReferenceRun
 
 
-def timed(verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict, settings: ValidationSettings) -> Verdict:
+def timed(
+    verdict: Verdict, reference: ReferenceRun, job: ReplayJob, timing: dict, settings: ValidationSettings
+) -> Verdict:
     """A correct candidate timed against the reference on a GPU."""
     if not verdict.correct:
         return verdict
@@ -57,7 +60,7 @@ def timed(verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict, se
 def time_ahead(
     warm: WorkersBeside,
     reference: ReferenceRun,
-    job: dict,
+    job: ReplayJob,
     candidate: Program,
     work_dir: Path,
     settings: ValidationSettings,
@@ -79,7 +82,7 @@ def time_ahead(
         warm.timing[name] = _timing_side(reference, name, side, folder, work_dir, settings, candidate.env, warm)
 
 
-def _timed_mode(reference: ReferenceRun, job: dict) -> str | None:
+def _timed_mode(reference: ReferenceRun, job: ReplayJob) -> str | None:
     """What the timing calls (as `performance._timed_call` chooses): the launcher on its first trial's inputs,
     else the kernel's own launch on its first trial's; None when neither was replayed."""
     for mode in ("launcher", "kernel"):
@@ -88,7 +91,7 @@ def _timed_mode(reference: ReferenceRun, job: dict) -> str | None:
     return None
 
 
-def stands(early: dict | None, job: dict, mode: str | None) -> bool:
+def stands(early: ReplayJob | None, job: ReplayJob, mode: str | None) -> bool:
     """Whether work of `mode` done on `early` (the reference's description of what the candidate would
     call) did what the candidate's own run called: for the launcher's trials, the same kernel file and
     launcher (file, name, arguments); for the kernel's own, the same kernel (file, name, parameters)
@@ -96,14 +99,14 @@ def stands(early: dict | None, job: dict, mode: str | None) -> bool:
     if early is None or mode is None or (mode == "launcher" and not (early["launcher"] and job["launcher"])):
         return False
 
-    def key(j: dict) -> tuple:
+    def key(j: ReplayJob) -> tuple:
         place: tuple
         if mode == "kernel":
             launch = j["launch"]
             args = [(d["name"], d["kind"], d.get("value")) for d in launch["args"]]
             place = (j["kernel"]["name"], j["kernel"]["params"], launch["grid"], launch.get("options", {}), args)
         else:
-            side = j["launcher"]
+            side = j["launcher"] or {}
             place = (str(Path(side["file"]).resolve()), side["qualname"], bool(side.get("varargs")))
             place += ([d["name"] for d in side.get("args", [])],)
         return (str(Path(j["kernel"]["file"]).resolve()), *place)
@@ -113,7 +116,7 @@ def stands(early: dict | None, job: dict, mode: str | None) -> bool:
 
 def start_timing(
     reference: ReferenceRun,
-    job: dict,
+    job: ReplayJob,
     root: Path,
     work_dir: Path,
     settings: ValidationSettings,
@@ -137,7 +140,7 @@ def start_timing(
     return sides
 
 
-def _timing_jobs(reference: ReferenceRun, job: dict, root: Path) -> dict[str, tuple[dict, Path]]:
+def _timing_jobs(reference: ReferenceRun, job: ReplayJob, root: Path) -> dict[str, tuple[ReplayJob, Path]]:
     """Each side's timing job and project: the reference's kernel and launcher, and the candidate's."""
     ref = reference.manifest
     return {
@@ -150,7 +153,7 @@ def _timing_jobs(reference: ReferenceRun, job: dict, root: Path) -> dict[str, tu
 
 
 def _judge_speed(
-    verdict: Verdict, reference: ReferenceRun, job: dict, timing: dict, settings: ValidationSettings
+    verdict: Verdict, reference: ReferenceRun, job: ReplayJob, timing: dict, settings: ValidationSettings
 ) -> None:
     ref = reference.manifest
     if not job["plan"] or not timing:
@@ -191,7 +194,7 @@ def _judge_speed(
 def _timing_side(
     reference: ReferenceRun,
     name: str,
-    job: dict,
+    job: ReplayJob,
     root: Path,
     work_dir: Path,
     settings: ValidationSettings,

@@ -43,6 +43,7 @@ from .correctness import (
 
 # Problems that already say what is wrong: no replay after them.
 from .head_starts import HeadStarts
+from .jobs import ReplayJob
 from .reference import ReferenceRun, capture_env
 from .replay_candidate import early_mode
 from .replay_checks import candidate_job, compare_replay, launcher_changed, loaded_outside, noted
@@ -191,7 +192,7 @@ def _replay_and_time(
     reference: ReferenceRun,
     candidate: Program,
     cand: dict,
-    job: dict,
+    job: ReplayJob,
     warm: WorkersBeside,
     replay_timeout: float,
     settings: ValidationSettings,

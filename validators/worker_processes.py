@@ -19,6 +19,7 @@ from intelliperf.workload.head_start import HeadStart
 from intelliperf.workload.runner import Running, Tail, TraceSettings, find_tool, workload_env
 from intelliperf.workload.workspace import confined_env
 
+from .jobs import ReplayJob
 from .settings import WORKER, ValidationSettings
 from .verdict import Problem
 
@@ -44,7 +45,7 @@ def start_worker(
     env: dict,
     writable: tuple[Path, ...],
     readable: tuple[Path, ...],
-    early: dict | None = None,
+    early: ReplayJob | None = None,
     wrap: Sequence[str] = (),
     ahead: HeadStart | None = None,
 ) -> Running:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from intelliperf.workload.runner import Running
 
+from .jobs import ReplayJob
 from .settings import ValidationSettings
 
 if TYPE_CHECKING:
@@ -51,11 +52,11 @@ class WorkersBeside:
     """The workers started before the candidate's program runs, each waiting for its job."""
 
     replay: Running
-    early: dict | None  # the job whose `early_mode` trials the workers run while they wait
+    early: ReplayJob | None  # the job whose `early_mode` trials the workers run while they wait
     sanitizers: dict[str, Running]  # compute-sanitizer check -> its worker; empty when none runs
     unsanitized: str | None = None  # why none runs where they were due
     timing: dict[str, Any] = field(default_factory=dict)  # side -> timing worker started ahead (GPU)
-    timed: dict | None = None  # the job the candidate's timing worker was started with
+    timed: ReplayJob | None = None  # the job the candidate's timing worker was started with
     timed_mode: str | None = None  # what it times: the launcher, or the kernel's own launch
     timing_heads: dict[str, TimingHeadStart] = field(default_factory=dict)  # timing workers' Pythons started ahead
     timed_ahead: list[str] = field(default_factory=list)  # the timing workers handed their job in those
