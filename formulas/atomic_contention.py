@@ -22,7 +22,7 @@ from pydantic import Field
 from intelliperf.models import AccessSite, Evidence, Finding, KernelProfile, Metric
 from intelliperf.pinpoint import source_line
 
-from .base import Formula, _same_file
+from .base import Formula, same_file
 
 
 class AtomicContention(Formula["AtomicContention.Options"]):
@@ -232,7 +232,7 @@ def _measured_at(counted: Evidence | None, file: str, line: int) -> str:
         return ""
     samples = "Warp Stall Sampling (All Samples)"
     total = sum(c.counters.get(samples, 0.0) for c in counted.lines)
-    here = next((c for c in counted.lines if c.line == line and _same_file(c.file, file)), None)
+    here = next((c for c in counted.lines if c.line == line and same_file(c.file, file)), None)
     if not total or here is None:
         return ""
     return f"; measured: {here.counters.get(samples, 0.0) / total:.0%} of the kernel's warp-stall samples at this line"

@@ -24,7 +24,7 @@ from pydantic import Field
 from intelliperf.models import Evidence, Finding, KernelProfile, Metric
 from intelliperf.pinpoint import loop_lines, source_line
 
-from .base import Formula, _same_file
+from .base import Formula, same_file
 
 CONFLICTS = (
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
@@ -163,7 +163,7 @@ class BankConflict(Formula["BankConflict.Options"]):
         """A line in a Triton helper (tl.sum's combine in standard.py) back to the kernel's line.
         Some Triton versions (3.6) drop the call site from the SASS line table; the static view,
         read from LLVM IR, keeps it: take the one loop line that round-trips through shared memory."""
-        if not kernel.file or _same_file(file, kernel.file):
+        if not kernel.file or same_file(file, kernel.file):
             return file, line, ""
         candidates = list(sites)
         if len(candidates) != 1:
@@ -247,7 +247,7 @@ def _exchange_in_loop(kernel: KernelProfile, counted: Evidence, evidence: list[E
     if sites:
         return True
     conflicted = [c for c in counted.lines if c.counters.get(EXCESS)]
-    at_kernel = [c.line for c in conflicted if kernel.file and _same_file(c.file, kernel.file)]
+    at_kernel = [c.line for c in conflicted if kernel.file and same_file(c.file, kernel.file)]
     if kernel.file and any(line in loop_lines(kernel.file, kernel.line) for line in at_kernel):
         return True
     compiled = any(f.target.startswith("cuda") for ev in evidence for f in ev.facts)

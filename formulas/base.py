@@ -120,7 +120,7 @@ class Formula(ABC, Generic[OptionsT]):
         per_target: dict[str, list[str]] = {}
         for ev in evidence:
             for f in ev.facts:
-                if f.line == line and f.kind in kinds and _same_file(f.file, file):
+                if f.line == line and f.kind in kinds and same_file(f.file, file):
                     width = f" ({f.width_bits}-bit)" if f.width_bits else ""
                     per_target.setdefault(f.target, []).append(f"{f.count}x {f.instruction}{width}")
         if not per_target:
@@ -134,5 +134,5 @@ class Formula(ABC, Generic[OptionsT]):
         )
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b) or os.path.basename(a) == os.path.basename(b)

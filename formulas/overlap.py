@@ -20,7 +20,7 @@ from intelliperf.models import Evidence, Finding, KernelProfile, Metric
 from intelliperf.pinpoint import source_line
 from intelliperf.profiling.regions import Instrumented, layout_of, untimed
 
-from .base import Formula, _same_file
+from .base import Formula, same_file
 
 ASYNC = ("async_copy", "tma")
 
@@ -160,7 +160,7 @@ def _load_instructions(kernel: KernelProfile, evidence: list[Evidence], layout: 
         f
         for ev in evidence
         for f in ev.facts
-        if f.line in load_lines and _same_file(f.file, kernel.file or "") and f.kind in ("load", *ASYNC)
+        if f.line in load_lines and same_file(f.file, kernel.file or "") and f.kind in ("load", *ASYNC)
     ]
     # a target whose view has no load at these lines (the kernel compiled for it differently): another target's
     chosen = [f for f in facts if f.target.startswith("cuda")] or facts

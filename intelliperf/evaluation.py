@@ -247,7 +247,7 @@ def totals(outcomes: list[Outcome]) -> Totals:
     )
 
 
-def _slug(text: str) -> str:
+def case_slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
@@ -302,7 +302,7 @@ def run(
             if why:
                 report.outcomes.append(Outcome(case=case.name, row=row, status="skipped", detail=why))
                 continue
-            where = out_dir / "runs" / _slug(row) / _slug(case.name)
+            where = out_dir / "runs" / case_slug(row) / case_slug(case.name)
             progress(f"{row} on {case.name}")
             try:
                 outcome = _optimized(

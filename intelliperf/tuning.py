@@ -28,10 +28,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .errors import UsageError
-from .evaluation import Case, _slug
+from .evaluation import Case, case_slug
 from .files import write_atomic
 from .rewriters import Candidate, Rewriter, RewriteRequest
-from .rewriters.llm import LLMRewriter, _scrubbed, prompt_fields
+from .rewriters.llm import LLMRewriter, prompt_fields, scrubbed
 from .rewriters.transcript import candidate_from_answer
 
 OPTIMIZERS = ("bootstrap", "mipro")
@@ -118,7 +118,7 @@ def tune(
             continue
         requests[case.name] = request
         report.cases.append(case.name)
-        fields = _scrubbed(prompt_fields(request))
+        fields = scrubbed(prompt_fields(request))
         examples.append(_example(fields, case))
     if not examples:
         raise UsageError("no case had a bottleneck to rewrite: nothing to tune on", hint=json.dumps(report.skipped))
@@ -189,7 +189,7 @@ class _Runner:
         """The request the llm rewriter would get first, or why there is none."""
         self.progress(f"{case.name}: recording its request")
         ask = _Ask()
-        report = self._optimize(case, ask, self.work_dir / _slug(case.name) / "request")
+        report = self._optimize(case, ask, self.work_dir / case_slug(case.name) / "request")
         if ask.request is None:
             return None, (report.notes or ["no request was made"])[-1]
         return ask.request, ""
@@ -199,7 +199,7 @@ class _Runner:
         self.count += 1
         self.progress(f"{case.name}: judging answer {self.count}")
         begin = time.monotonic()
-        where = self.work_dir / _slug(case.name) / f"answer-{self.count}"
+        where = self.work_dir / case_slug(case.name) / f"answer-{self.count}"
         report = self._optimize(case, _Answer(candidate), where)
         attempts = report.optimization.attempts if report.optimization else []
         status = attempts[0].status if attempts else "not validated"

@@ -234,7 +234,7 @@ class LLMRewriter(Rewriter["LLMRewriter.Options"]):
         return self.rewrite_many(request, 1)[0]
 
     def rewrite_many(self, request: RewriteRequest, n: int) -> list[Candidate]:
-        fields = _scrubbed(prompt_fields(request))  # nothing secret leaves in a prompt
+        fields = scrubbed(prompt_fields(request))  # nothing secret leaves in a prompt
         temperature = self.options.temperature if self.options.temperature is not None else (0.8 if n > 1 else None)
         out = []
         for index in range(n):
@@ -290,7 +290,7 @@ class LLMRewriter(Rewriter["LLMRewriter.Options"]):
         raise AssertionError("unreachable")
 
 
-def _scrubbed(fields: dict) -> dict:
+def scrubbed(fields: dict) -> dict:
     return {k: [scrub(x) for x in v] if isinstance(v, list) else scrub(v) for k, v in fields.items()}
 
 
