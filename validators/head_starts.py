@@ -17,8 +17,6 @@ from intelliperf.workload.workspace import confined_env
 from .performance import (
     started,
 )
-
-# Problems that already say what is wrong: no replay after them.
 from .settings import WORKER, ValidationSettings
 from .worker_processes import timing_env, worker_env, worker_folder, worker_kinds
 

@@ -29,8 +29,6 @@ from .correctness import (
     load_capture,
     load_tensors,
 )
-
-# Problems that already say what is wrong: no replay after them.
 from .settings import TRUTH_KEPT_BYTES, GroundTruthError, Program, ValidationSettings
 from .worker_processes import start_worker, worker_env, worker_summary
 from .workload import check_same, recorded_signatures

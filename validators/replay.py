@@ -34,7 +34,7 @@ outputs; the parent compares. The trials:
 This module is the worker's entry point. The trials' inputs and unseen shapes are `replay_inputs.py`'s, the
 calls of the kernel and the launcher `replay_calls.py`'s, what a call produced and what it aliases
 `replay_outputs.py`'s; `replay_reference.py` runs `prepare`, `replay_candidate.py` runs `run`, and
-`performance.py` serves `time`.
+`timing_worker.py` serves `time`.
 
 Imports only torch, triton, numpy (and pydantic through the package).
 """
@@ -88,7 +88,7 @@ def main(mode: str, *args: str) -> int:
     for name in [n for n in os.environ if n.startswith(names.PREFIX)]:
         del os.environ[name]  # read by now: the candidate's code finds none of ours
     if mode == "time":
-        from .performance import bind_clock
+        from .timing_worker import bind_clock
 
         bind_clock()  # before the candidate's module is imported
     if mode == "serve":
@@ -153,7 +153,7 @@ def _work(mode: str, job: ReplayJob, module=None, summary: dict | None = None, f
             module = load_module(job["kernel"]["file"], "_intelliperf_side", needs=_looked_up(job))
         summary["phases"]["load"] = round(time.perf_counter() - mark, 3)
         if mode == "time":
-            from .performance import serve_timing
+            from .timing_worker import serve_timing
 
             serve_timing(job, module, *fds)
             return

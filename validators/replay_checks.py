@@ -15,8 +15,6 @@ from intelliperf.workload.workspace import within
 from .compare import UNCHANGED, compare_buffer, identical
 from .correctness import load_tensors, reordering
 from .jobs import ReplayJob
-
-# Problems that already say what is wrong: no replay after them.
 from .settings import NAMED_BY_REPLAY, Program, ValidationSettings
 from .verdict import Problem, Verdict
 

@@ -12,8 +12,6 @@ from intelliperf.redact import scrub
 
 from .jobs import ReplayJob
 from .verdict import Problem, Verdict
-
-# Problems that already say what is wrong: no replay after them.
 from .worker_processes import process_problem
 from .workers import WorkersBeside
 

@@ -20,9 +20,6 @@ from .performance import (
 )
 
 # Problems that already say what is wrong: no replay after them.
-
-
-# Problems that already say what is wrong: no replay after them.
 GUARDS = ("not-launched", "dispatch-count", "side-stream", "missing-output", "race")
 
 

@@ -14,7 +14,6 @@ from .correctness import (
 )
 from .jobs import ReplayJob
 from .performance import (
-    TimingError,
     forged,
     interleaved,
     judge,
@@ -23,10 +22,9 @@ from .performance import (
     started,
     unchecked,
 )
-
-# Problems that already say what is wrong: no replay after them.
 from .sanitizers import write_job
 from .settings import WORKER, Program, ValidationSettings
+from .timing_worker import TimingError
 from .verdict import Problem, Verdict
 from .worker_processes import timing_env
 from .workers import WorkersBeside, fits_beside
@@ -83,7 +81,7 @@ def time_ahead(
 
 
 def _timed_mode(reference: ReferenceRun, job: ReplayJob) -> str | None:
-    """What the timing calls (as `performance._timed_call` chooses): the launcher on its first trial's inputs,
+    """What the timing calls (as `timing_worker._timed_call` chooses): the launcher on its first trial's inputs,
     else the kernel's own launch on its first trial's; None when neither was replayed."""
     for mode in ("launcher", "kernel"):
         if any(r["mode"] == mode for r in job["plan"]) and (reference.inputs / f"{mode}-0.pt").exists():

@@ -40,8 +40,6 @@ from .correctness import (
     compare_captures,
     load_capture,
 )
-
-# Problems that already say what is wrong: no replay after them.
 from .head_starts import HeadStarts
 from .jobs import ReplayJob
 from .reference import ReferenceRun, capture_env

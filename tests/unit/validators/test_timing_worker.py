@@ -1,4 +1,4 @@
-"""The timing's host cover (validators.performance): both sides spin alike before each timed call, for
+"""The timing's host cover (validators.timing_worker): both sides spin alike before each timed call, for
 twice the longer time either host took to queue one, whatever a side claims."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from intelliperf.validators.performance import MAX_COVER_S, cover_s
+from intelliperf.validators.timing_worker import MAX_COVER_S, cover_s
 
 
 def test_the_cover_is_twice_the_slower_hosts_queueing_plus_a_margin():
