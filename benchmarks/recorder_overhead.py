@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from intelliperf.profiling.recorder import ENV_TIME_FRACTION
+from intelliperf.profiling.inside.recorder import ENV_TIME_FRACTION
 from intelliperf.workload.runner import TraceSettings, workload_env
 
 HERE = Path(__file__).parent

@@ -7,7 +7,7 @@ under `triton.autotune` over num_warps x num_stages (20 configs). Each row runs 
 with an empty Triton cache, as a candidate's run has:
 
 - compile, one by one / together: every config compiled with `warmup`, in turn, or on a thread
-  pool (Triton's AsyncCompileMode, as profiling.window.compile_together does);
+  pool (Triton's AsyncCompileMode, as profiling.inside.window.compile_together does);
 - bench: each compiled config through Triton's default autotuning benchmark (do_bench, 25 ms
   warm-up and 100 ms);
 - program rows: column_sums.py with the sweep's kernel as it was before (default benchmark) and as

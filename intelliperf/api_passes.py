@@ -69,7 +69,7 @@ def profiler_passes(
 ) -> tuple[tuple[dict, dict], list[str]]:
     """The counter pass (ncu, rocprofv3) and the region-timer pass: (counter evidence, timer evidence)
     per kernel id, and notes; each pass's seconds in `stages`. Where both run on a GPU and stop the
-    program early they run side by side, taking turns on the GPU (profiling/window.py): one's start-up
+    program early they run side by side, taking turns on the GPU (profiling/inside/window.py): one's start-up
     and trace writing beside the other's kernels, never two programs' kernels at once. Each then may
     wait for the other's turn, so its limit (--timeout) is the two passes' together."""
     from concurrent.futures import ThreadPoolExecutor
@@ -165,7 +165,8 @@ def _counters(
 ):
     """One profiler pass over the top kernels: evidence per kernel id, and notes. `turn`: the GPU turn
     it takes (profiler_passes)."""
-    from .profiling import counters, window
+    from .profiling import counters
+    from .profiling.inside import window
 
     names = {p.id: p.id.split("@", 1)[0] for p in top}
     metrics = the_formula.counter_metrics(registry, backend)

@@ -17,7 +17,7 @@ from .loop_session import AttemptHeadStarts, Session
 from .loop_verdict import decide, timed_out
 from .models import Attempt, Optimization, Problem, Verdict
 from .profiling.aggregate import load_recording
-from .profiling.window import tuned_configs
+from .profiling.inside.window import tuned_configs
 from .rewriters import Candidate, CodeUnit
 from .rewriters.source import NotPython, ScopeError, unified_diff
 from .validators import HeadStarts, Program, ReferenceRun, ValidationSettings, copy_project, validate

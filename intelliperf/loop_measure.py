@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .loop_session import Session
 from .models import Evidence, Finding, KernelProfile, Measure
 from .profiling.aggregate import STATIC_BACKEND, Recording
-from .profiling.window import tuned_configs
+from .profiling.inside.window import tuned_configs
 from .validators import Program
 from .workload.head_start import HeadStart
 from .workload.runner import TraceSettings

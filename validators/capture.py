@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from intelliperf import env
 from intelliperf.files import write_json
-from intelliperf.profiling.recorder import is_constexpr
+from intelliperf.profiling.inside.recorder import is_constexpr
 
 IMPORTED_AT = time.time()
 

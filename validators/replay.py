@@ -78,7 +78,7 @@ def main(mode: str, *args: str) -> int:
     if os.environ.get("TRITON_INTERPRET") == "1" or sanitized:
         from triton.runtime import autotuner
 
-        from intelliperf.profiling.window import untimed_autotune
+        from intelliperf.profiling.inside.window import untimed_autotune
 
         untimed_autotune(autotuner, run_each=sanitized)
     racecheck_ctas = os.environ.get(names.RACECHECK_CTAS, "0")

@@ -1,13 +1,12 @@
-"""The passes that measure a program: the launch recorder and window, the interpreter trace,
-the static view of compiled kernels, hardware counters and region timers. Its modules are the API."""
+"""The passes that measure a program: the interpreter trace, the static view of compiled kernels,
+hardware counters, region timers and the merge of the program's records; `inside/` is what runs
+in the program itself (the recorder, the device clock, the launch window). Its modules are the API."""
 
 __all__ = [
     "aggregate",
-    "clock",
     "counters",
-    "launch_tallies",
+    "inside",
     "ncu",
-    "recorder",
     "region_timers",
     "regions",
     "rocprof",
@@ -15,5 +14,4 @@ __all__ = [
     "timeline",
     "trace",
     "trace_worker",
-    "window",
 ]

@@ -18,7 +18,7 @@ from ..errors import ProfilerError, UsageError
 from ..models import Evidence
 from . import ncu as ncu_backend
 from . import rocprof as rocprof_backend
-from . import window
+from .inside import window
 
 CHOICES = ("auto", "ncu", "rocprofv3", "off")
 FINDERS = {"ncu": ncu_backend.find_ncu, "rocprofv3": rocprof_backend.find_rocprof}
@@ -80,7 +80,7 @@ def collect(
 ) -> tuple[dict[str, Evidence], list[str]]:
     """One pass of the program under the profiler: evidence per kernel name, and notes. With
     `keep`, the profiler's files stay there (an .ncu-rep opens in Nsight Compute). With
-    `stop_early`, the program stops once each kernel had `launches` launches (profiling/window.py);
+    `stop_early`, the program stops once each kernel had `launches` launches (profiling/inside/window.py);
     ncu then profiles exactly those (an NVTX range marks them), and autotuned kernels run the
     `configs` the recorded run chose (window.tuned_configs) instead of benchmarking them again.
     `env`: variables added to the program's environment where it has a window (its GPU turn)."""

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from .. import env
 from ..models import Evidence, KernelProfile, Regions
-from . import timeline, window
+from . import timeline
+from .inside import window
 from .regions import instrument, layout_in, layout_of, untimed
 
 BACKEND = "proton"
@@ -84,7 +85,7 @@ def collect(
     candidate's rewritten files, relative to root). `keep`: write the trace, timeline and PNG there.
     `env`: variables added to the program's environment (e.g. the GPU it runs on). `sandbox`: run
     it confined (a candidate's copy). `stop_early`: the program stops after the first launch of
-    each kernel (profiling/window.py). `loops_only`: leave out kernels whose timers
+    each kernel (profiling/inside/window.py). `loops_only`: leave out kernels whose timers
     could not change a verdict (no loop with a dot to overlap its loads with). `all_warps`: record
     every warp of each CTA (default: the first of each warp group, `recorded_warps`). `data`: Proton's
     trace, its per-scope totals ("tree"), or "auto" (`data_kind`). `where`: an empty folder for the copy and

@@ -15,7 +15,8 @@ from conftest import REPO, run_cli
 
 from intelliperf import env as intelliperf_env
 from intelliperf.models import Attempt, KernelProfile, LaunchSignature, Measure
-from intelliperf.profiling import ncu, region_timers, window
+from intelliperf.profiling import ncu, region_timers
+from intelliperf.profiling.inside import window
 from intelliperf.profiling.regions import layout_of, untimed
 from intelliperf.validators import Problem, Verdict
 from intelliperf.workload.runner import bootstrap_env, uncompiled_note

@@ -1092,7 +1092,7 @@ def test_a_worker_leaves_without_teardown_unless_a_cuda_tool_watches_its_exit(to
 
 AUTOTUNED = """import sys, torch, triton, triton.language as tl
 from triton.runtime import autotuner
-from intelliperf.profiling.window import untimed_autotune
+from intelliperf.profiling.inside.window import untimed_autotune
 untimed_autotune(autotuner, run_each=sys.argv[1] == "each")
 
 @triton.autotune(configs=[triton.Config({"B": b}) for b in (16, 32, 64)], key=["n"])

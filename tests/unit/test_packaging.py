@@ -22,7 +22,7 @@ def test_formulas_and_validators_install_only_under_intelliperf(tmp_path):
 
 def test_recorder_side_imports_no_cli_or_llm_stack(tmp_path):
     out = _python(
-        "import sys, intelliperf.profiling.recorder, intelliperf.profiling.trace;"
+        "import sys, intelliperf.profiling.inside.recorder, intelliperf.profiling.trace;"
         "print(sorted(m for m in ('rich', 'typer', 'dspy', 'openai', 'litellm', 'intelliperf.api')"
         " if m in sys.modules))",
         tmp_path,

@@ -6,7 +6,7 @@ With INTELLIPERF_SEED (validation runs), Python's, NumPy's and torch's generator
 they are imported, so every run of the program draws the same "random" inputs. Under the
 interpreter, autotuned kernels run their first config (there is no device timer). With
 INTELLIPERF_WINDOW (the ncu and region-timer passes), the program stops once the top kernels
-have had the launches the pass needs (profiling/window.py); with INTELLIPERF_GPU_TURN it waits, once
+have had the launches the pass needs (profiling/inside/window.py); with INTELLIPERF_GPU_TURN it waits, once
 torch or Triton is imported, for its turn on the GPU, which a pass beside it may hold. Triton 3.9's notice that
 TRITON_DEFAULT_FP_FUSION is unset is not repeated in every run (the numerics stay Triton's
 default). Any sitecustomize the environment already had still runs afterwards. A program's Python
@@ -19,7 +19,7 @@ import importlib.util
 import os
 import sys
 
-_WATCHED = {  # module: the function of profiling.recorder (or .window) that patches it
+_WATCHED = {  # module: the function of profiling.inside.recorder (or .window) that patches it
     "triton.runtime.jit": "install_jit",
     "triton.runtime.interpreter": "install_interpreter",
     "triton.compiler.compiler": "install_compiler",
@@ -36,13 +36,13 @@ def _note_error(out_dir, exc):
 
 
 def _profiling(part):
-    """intelliperf.profiling.<part>, from INTELLIPERF_HOME when the program's Python is not the one
+    """intelliperf.profiling.inside.<part>, from INTELLIPERF_HOME when the program's Python is not the one
     intelliperf is installed in."""
     try:
         import intelliperf.profiling  # noqa: F401
     except ImportError:
         sys.path.append(os.environ["INTELLIPERF_HOME"])
-    return importlib.import_module(f"intelliperf.profiling.{part}")
+    return importlib.import_module(f"intelliperf.profiling.inside.{part}")
 
 
 def _patch(name, module, out_dir, part="recorder", function=None):
@@ -141,7 +141,7 @@ def _start_region_timers():
 
 
 def _untimed_autotune():
-    """Under the interpreter autotuned kernels run their first config (profiling.window.untimed_autotune)."""
+    """Under the interpreter autotuned kernels run their first config (profiling.inside.window.untimed_autotune)."""
     if os.environ.get("TRITON_INTERPRET") != "1":
         return
 
@@ -189,7 +189,7 @@ def _open_window():
 
 def _take_gpu_turn():
     """Two profiling passes side by side: once torch or Triton is imported, wait until the other pass is
-    done with the GPU (profiling/window.py)."""
+    done with the GPU (profiling/inside/window.py)."""
     out_dir = _window_dir()
     if not os.environ.get("INTELLIPERF_GPU_TURN") or not out_dir or _window_config().get("turn") == "launch":
         return  # (at its first launch, the window takes it)

@@ -156,7 +156,7 @@ def test_many_compiled_launches_are_all_counted_and_a_sample_timed(tmp_path):
     # Triton's launcher (the GPU edge) replaced by a function that calls the hooks as it does.
     from triton.compiler.compiler import LazyDict
 
-    from intelliperf.profiling.recorder import TIME_ALL_FIRST, Recorder
+    from intelliperf.profiling.inside.recorder import TIME_ALL_FIRST, Recorder
 
     sys.path.insert(0, str(PROGRAMS))
     from many_launches import tiny_kernel
@@ -202,7 +202,7 @@ def test_launches_seen_only_by_the_hooks(tmp_path):
     from triton.compiler.compiler import LazyDict
 
     from intelliperf.profiling.aggregate import load_recording
-    from intelliperf.profiling.recorder import Recorder
+    from intelliperf.profiling.inside.recorder import Recorder
 
     sys.path.insert(0, str(PROGRAMS))
     from many_launches import tiny_kernel
@@ -226,7 +226,7 @@ def test_launches_seen_only_by_the_hooks(tmp_path):
 def test_a_failing_device_clock_never_breaks_the_program(tmp_path):
     from triton.compiler.compiler import LazyDict
 
-    from intelliperf.profiling.recorder import Recorder
+    from intelliperf.profiling.inside.recorder import Recorder
 
     rec = Recorder(str(tmp_path))
     rec.events = _StreamLog(fail=True)

@@ -115,7 +115,7 @@ def test_a_script_is_imported_for_its_kernel_without_running_its_work(tmp_path):
         import sys
         import torch
         from triton.runtime import autotuner
-        from intelliperf.profiling.window import untimed_autotune
+        from intelliperf.profiling.inside.window import untimed_autotune
         untimed_autotune(autotuner)  # as a replay worker does under the interpreter
         sys.argv = ["replay", "serve", "run"]
         from intelliperf.validators.replay import load_module

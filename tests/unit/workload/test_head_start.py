@@ -277,7 +277,7 @@ def test_a_head_start_never_sees_the_recorder_before_its_run(tmp_path):
         import sys
         import triton
 
-        from intelliperf.profiling import recorder
+        from intelliperf.profiling.inside import recorder
         print("recorder", recorder.recorder() is not None)
         """
     )

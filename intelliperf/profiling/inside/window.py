@@ -32,7 +32,7 @@ import os
 import sys
 import time
 
-from .. import env
+from ... import env
 
 ENV = env.WINDOW  # JSON: {"kernels": {name: skip}, "count": C, "nvtx": name or null, "dir": path,
 #                                    "configs": {name: autotune config the recorded run chose}}

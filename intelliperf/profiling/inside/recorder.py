@@ -27,8 +27,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .. import env
-from ..files import write_json
+from ... import env
+from ...files import write_json
 from .launch_tallies import MAX_SIGNATURES, KernelTally, SignatureTally, arg_dict, arg_key, plain
 from .window import TUNING, compile_together, launch_info, track_tuning
 
@@ -196,7 +196,7 @@ class Recorder:
         if interpreted:
             self.mode = "interpreter"
             if self.capture is not None or self.static_targets:
-                from .static import remember_language
+                from ..static import remember_language
 
                 remember_language()  # before any kernel runs: the interpreter leaves patches behind
         info = self.fn_info[jit_fn] = _FnInfo(jit_fn, self._kernel_entry)
@@ -210,7 +210,7 @@ class Recorder:
             return
         if self.later_dir and self.trace_later(self.later_dir, kernel, info, bound, grid):
             return
-        from .trace import merge_traces, trace_launch
+        from ..trace import merge_traces, trace_launch
 
         self.busy = True
         try:
@@ -228,7 +228,7 @@ class Recorder:
         try:
             import torch
 
-            from .trace import host_copies
+            from ..trace import host_copies
 
             copies, buffers = host_copies(bound)
             if sum(end - start for _, start, end in buffers) > TRACE_LATER_BYTES:
@@ -248,7 +248,7 @@ class Recorder:
 
     def static_view(self, kernel: KernelTally, info: _FnInfo, bound: dict, options: dict) -> None:
         """The kernel compiled for each static target, read line by line (once per kernel)."""
-        from .static import static_launch
+        from ..static import static_launch
 
         self.busy = True
         try:
@@ -292,7 +292,7 @@ class Recorder:
 
     def keep_sass_lines(self, kernel: KernelTally, compiled) -> None:
         """The binary that ran, offset by offset to kernel lines (once per kernel)."""
-        from .static import sass_lines
+        from ..static import sass_lines
 
         try:
             kernel.sass_lines = sass_lines(compiled.asm["cubin"])
