@@ -17,6 +17,7 @@ from .api_passes import RegionsOnly, trace_settings
 from .delivery.git import find_repo
 from .delivery.publish import Ready, deliver, prepare
 from .errors import UsageError
+from .files import output_folder
 from .formulas import default_registry
 from .models import OptimizationStatus, Report
 from .settings import DiagnoseSettings, OptimizeSettings, settled
@@ -96,6 +97,7 @@ def regions(
 
     check_paths(folders={"--out-dir": out_dir})
     out = Path(out_dir).resolve()
+    output_folder(out)  # before the timer pass writes into it, so the folder ignores itself
     settings = DiagnoseSettings(
         top_n=1,
         kernel=kernel,

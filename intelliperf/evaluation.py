@@ -272,6 +272,7 @@ def run(
 
     api.check_paths(folders={"--out-dir": out_dir})
     _check_budget(max_attempts, time_budget_s, max_tokens, candidates)  # before any case runs
+    output_folder(out_dir)  # before the cases' runs make folders inside it, so it ignores itself
     progress = progress or (lambda message: None)
     path = out_dir / "eval.json"
     report = _start(

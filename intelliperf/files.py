@@ -77,9 +77,13 @@ IGNORE_ALL = "# intelliperf's output, not sources: git ignores this folder (dele
 def output_folder(folder: Path) -> None:
     """Make an output folder. One that intelliperf creates ignores itself in git (a `.gitignore`
     inside, as mypy and pytest do with their caches), so reports never end up in a commit; a
-    folder that already exists is the user's and stays as it is."""
+    folder that already exists is the user's and stays as it is. Where several folders are made
+    (`out/runs/case`), the outermost one made holds it."""
     if folder.is_dir():
         return
+    made = folder
+    while not made.parent.exists() and made.parent != made:
+        made = made.parent
     folder.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):  # an output folder that cannot hold it still works
-        (folder / ".gitignore").write_text(IGNORE_ALL)
+        (made / ".gitignore").write_text(IGNORE_ALL)

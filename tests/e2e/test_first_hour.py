@@ -330,6 +330,7 @@ def test_regions_on_the_cpu_says_no_timeline_was_drawn(tmp_path):
     done = run_cli("regions", "--device", "cpu", "--out-dir", str(tmp_path / "r"), "--", *SUM)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "no timeline (region timers run on a GPU only)" in done.stderr and "timeline written" not in done.stderr
+    assert "*" in (tmp_path / "r" / ".gitignore").read_text().splitlines()  # the folder it made ignores itself
 
 
 def test_pyproject_sets_defaults_that_flags_override_and_a_wrong_key_is_named(tmp_path):

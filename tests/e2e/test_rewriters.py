@@ -524,6 +524,30 @@ def test_a_sweep_is_never_the_fix_even_when_correct_and_faster():
     assert plain.status == "accepted"  # the same verdict without a sweep wins
 
 
+def test_a_metric_that_did_not_improve_is_named_never_none():
+    """A retuning whose metric did not move, under a formula and measures that carry no metric name (a
+    custom formula's `metric` left unset): the reason names the formula's metric, not "None"."""
+    from intelliperf.loop_verdict import decide
+    from intelliperf.models import Attempt, Measure, Metric
+    from intelliperf.validators.verdict import Verdict
+
+    finding = type("F", (), {"metric": Metric(name="m", value=10, unit="u", better="lower")})()
+    for formula_metric, named in ((None, "the formula's metric"), ("sector_efficiency", "sector_efficiency")):
+        session = type("S", (), {"formula": type("Fo", (), {"metric": formula_metric})(), "finding": finding})()
+        attempt = Attempt(
+            number=1,
+            rewriter="search",
+            title="BLOCK=256",
+            status="invalid",
+            verdict=Verdict(correct=True),  # correct, not timed (CPU)
+            before=Measure(metric=10),
+            after=Measure(metric=10),
+        )
+        decide(session, attempt)
+        assert attempt.status == "rejected"
+        assert f"correct, but {named} did not improve: 10 -> 10" in attempt.reasons and "None" not in attempt.reasons
+
+
 def test_a_correct_faster_fix_wins_when_the_metric_did_not_move_but_one_that_removes_the_bottleneck_ranks_first():
     from intelliperf.loop_verdict import decide, rank
     from intelliperf.models import Attempt, Measure, Metric

@@ -5,6 +5,7 @@ the counts of the report checked one by one."""
 from __future__ import annotations
 
 import json
+import re
 from typing import get_args
 
 import pytest
@@ -180,6 +181,10 @@ def test_eval_counts_each_failure_class_of_a_scripted_model_then_resumes_with_th
     assert "| llm | 1 | 1/1 | 1/1 | n/a | n/a | - | 900 | 1 | 1 | 1 | 1 | 0 | 0 | 0 | 1 | 0 |" in llm.stdout
     assert (out / "eval.png").stat().st_size > 1000 and (out / "eval.md").exists()
     assert REDUCED_LINE not in (folder / "contended_sum.py").read_text()  # the user's files stay as they were
+    # the folder eval made ignores itself in git, though the first case's run made the folders inside it
+    assert "*" in (out / ".gitignore").read_text().splitlines()
+    settings = re.search(r"settings: ([^\n]*)\.", (out / "eval.md").read_text())
+    assert settings and "max_attempts=6" in settings[1] and "{" not in settings[1]  # name=value, not a dict
 
     again = run_cli("eval", "--device", "cpu", "--out-dir", str(out), str(folder / "contended_sum.py"))
     assert again.returncode == 2 and "--resume" in again.stderr
