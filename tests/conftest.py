@@ -84,17 +84,20 @@ def _adopt_orphans() -> None:
 _adopt_orphans()
 
 
-def running_sandboxes() -> set[int]:
-    """Running bubblewrap processes this test session started, orphans included (this process is
-    their subreaper): what a sandboxed run leaves behind if it leaks."""
+def running_descendants(command: str | None = None) -> set[int]:
+    """Live processes this test session started, orphans included (this process is their subreaper),
+    optionally only those whose command name is `command`: what a run leaves behind if it leaks."""
     found = set()
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
-            with open(f"/proc/{entry}/comm") as f:
-                if f.read().strip() != "bwrap" or os.stat(f"/proc/{entry}").st_uid != os.getuid():
-                    continue
+            if command is not None:
+                with open(f"/proc/{entry}/comm") as f:
+                    if f.read().strip() != command:
+                        continue
+            if os.stat(f"/proc/{entry}").st_uid != os.getuid():
+                continue
             pid = int(entry)
             state, parent = _stat(pid)
             if state == "Z":  # exited; only its parent (or an init that reaps) can remove the entry
@@ -108,16 +111,22 @@ def running_sandboxes() -> set[int]:
     return found
 
 
+def running_sandboxes() -> set[int]:
+    """Running bubblewrap processes this test session started."""
+    return running_descendants("bwrap")
+
+
 @pytest.fixture(autouse=True)
 def _no_process_left_behind():
-    """A test that leaves a sandbox running fails (and the sandbox is killed): a user's run must not either."""
+    """A test that leaves a process running (a sandbox, a worker, a program) fails, and the process is
+    killed: a user's run must not leave one either."""
     import signal
     import time
 
-    before = running_sandboxes()
+    before = running_descendants()
     yield
-    deadline = time.monotonic() + 10  # a sandbox being torn down as the test returns gets its time
-    while (left := running_sandboxes() - before) and time.monotonic() < deadline:
+    deadline = time.monotonic() + 10  # a process being torn down as the test returns gets its time
+    while (left := running_descendants() - before) and time.monotonic() < deadline:
         time.sleep(0.2)
     described = [_described(pid) for pid in sorted(left)]
     for pid in left:
@@ -125,7 +134,7 @@ def _no_process_left_behind():
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-    assert not left, f"the test left {len(left)} bubblewrap process(es) running: {described}"
+    assert not left, f"the test left {len(left)} process(es) running: {described}"
 
 
 def _described(pid: int) -> str:
