@@ -5,9 +5,9 @@
    functions use, in the real public Triton files of this repository (benchmarks/corpus,
    benchmarks/fixes, examples, tests/programs) and in tests/fixtures/triton_corpus (Liger-Kernel,
    unsloth, FlagGems, flash-linear-attention, triton-lang/kernels, each with its source and license),
-   checked as a candidate that is new (no grandfathering). At the time of writing: 84 files, 229
-   units, 196 pass (89 of 101 kernels, 80 of 88 launchers and methods, 25 of 38 constants, 2 of 2
-   launch statements), 33 refused (EXPECTED_REFUSALS, each with why the refusal is right).
+   checked as a candidate that is new (no grandfathering): 113 files (57 of them public), 320 units,
+   287 pass (134 of 146 kernels, 151 of 172 launchers, methods and constants, 2 of 2 launch
+   statements), 33 refused (EXPECTED_REFUSALS, each with why the refusal is right).
 2. Cheats, each refused with a reason that names the construct.
 3. Honest expert rewrites, accepted.
 """
@@ -293,6 +293,11 @@ CHEATS = {
         "`ring.append`",
     ),
     "global": ("launcher", _launcher("    global CACHE\n"), "`global CACHE`"),
+    "nonlocal in a nested function": (
+        "launcher",
+        _launcher("    calls = [0]\n    def bump():\n        nonlocal calls\n        calls = calls\n    bump()\n"),
+        "`nonlocal calls`",
+    ),
     "patches elapsed_time": (
         "launcher",
         _launcher("    torch.cuda.Event.elapsed_time = lambda *a: 0.001\n"),
