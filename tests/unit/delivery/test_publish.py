@@ -325,3 +325,18 @@ def test_the_pr_body_says_how_candidate_code_ran_and_warns_without_a_sandbox(pub
     body = github.pr_body(report)
     assert body.startswith("> **Warning:** this fix was validated with the sandbox off")
     assert "hf_in_a_note_123" not in body and "[redacted HF_TOKEN]" in body
+
+
+def test_the_pr_and_the_report_say_whether_the_bottleneck_is_gone(published):
+    """A winner faster with the metric unchanged is still a win; the pull request and the Markdown
+    report say its bottleneck is still there, and a winner that removed it says it is gone."""
+    from intelliperf.delivery.report import report_text
+
+    report = Report.model_validate_json((published["out"] / "report.json").read_text())
+    assert report.optimization.bottleneck_removed is True  # reduce-then-atomic: 1024 lanes -> 1 (modelled)
+    assert "The atomicContention bottleneck is gone" in github.pr_body(report)
+    assert "- bottleneck: gone (the metric improved)" in report_text(report, "markdown")
+    report.optimization.bottleneck_removed = False
+    body = github.pr_body(report)
+    assert "**The atomicContention bottleneck is still there**: this fix is faster" in body and "is gone" not in body
+    assert "- bottleneck: still there (faster, metric unchanged)" in report_text(report, "markdown")
