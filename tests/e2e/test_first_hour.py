@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import socket
 import stat
@@ -403,3 +404,36 @@ def test_a_programs_own_ctrl_c_traceback_is_not_echoed_but_other_tracebacks_are(
     assert "KeyboardInterrupt" not in shown and shown.count("Traceback (most recent call last):") == 1
     assert shown.rstrip().endswith("ValueError: the real failure")
     assert "KeyboardInterrupt" in result.tail and result.tail[-1] == "ValueError: the real failure"
+
+
+def _in_a_terminal(args: list[str], columns: int) -> str:
+    """`intelliperf ARGS` in a pseudo-terminal `columns` wide, as a user's shell would run it."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: its stdout is the terminal
+        os.execvpe(sys.executable, [sys.executable, "-m", "intelliperf", *args], {**os.environ, "TERM": "xterm"})
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.waitpid(pid, 0)
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode(errors="replace"))
+
+
+def test_an_80_column_terminal_shows_the_names_a_user_must_type_whole():
+    listed = _in_a_terminal(["formulas"], 80)
+    for name in ("atomicContention", "memoryAccess", "bankConflict", "registerPressure", "laneUtilization"):
+        assert name in listed, listed[-2000:]  # not cut to "laneUtiliz…" or wrapped over two lines
+    rewriters = _in_a_terminal(["rewriters"], 80)
+    for name in ("recipes", "search", "llm", "replay"):
+        assert re.search(rf"\b{name}\b", rewriters), rewriters[-2000:]
