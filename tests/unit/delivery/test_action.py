@@ -255,3 +255,25 @@ def test_the_install_step_makes_a_venv_that_sees_the_jobs_packages(tmp_path):
     import torch
 
     assert torch_file == torch.__file__  # the job's torch, not a second one
+
+
+def test_the_pip_cache_key_follows_what_is_installed(tmp_path):
+    """The cache key is the hash of the action's pyproject.toml, computed by the step's own script: a new
+    dependency gets a new key (the cache refreshes), the same file the same key."""
+    steps = yaml.safe_load((REPO / "action.yml").read_text())["runs"]["steps"]
+    keyed = next(s for s in steps if s.get("id") == "pip-key")
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    assert "${{ steps.pip-key.outputs.key }}" in cache["with"]["key"]
+
+    def key(pyproject: str) -> str:
+        (tmp_path / "pyproject.toml").write_text(pyproject)
+        output = tmp_path / "github_output"
+        output.write_text("")
+        env = {**os.environ, "ACTION_PATH": str(tmp_path), "GITHUB_OUTPUT": str(output)}
+        subprocess.run(["bash", "-c", keyed["run"]], env=env, check=True)
+        return output.read_text().strip()
+
+    first = key('dependencies = ["torch"]\n')
+    assert first.startswith("key=") and len(first) > len("key=") + 8
+    assert key('dependencies = ["torch"]\n') == first
+    assert key('dependencies = ["torch", "numpy>=2"]\n') != first
