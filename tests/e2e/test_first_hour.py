@@ -437,3 +437,18 @@ def test_an_80_column_terminal_shows_the_names_a_user_must_type_whole():
     rewriters = _in_a_terminal(["rewriters"], 80)
     for name in ("recipes", "search", "llm", "replay"):
         assert re.search(rf"\b{name}\b", rewriters), rewriters[-2000:]
+
+
+def test_ctrl_c_in_regions_says_one_line_and_exits_130(tmp_path):
+    done, took = _interrupt(
+        ["regions", "--out-dir", str(tmp_path / "r"), "--device", "cpu", "--", sys.executable, str(_sleeper(tmp_path))],
+        after="profiling",
+        started=tmp_path / "pid",
+        group=True,
+    )
+    assert done.returncode == 130, done.stderr
+    assert [line for line in done.stderr.splitlines() if "interrupted" in line] == [
+        "intelliperf: interrupted: no report was written"
+    ], done.stderr
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr and took < 30
+    assert _gone(int((tmp_path / "pid").read_text())), "the interrupted program survived"
