@@ -215,3 +215,17 @@ def test_the_package_type_checks():
     done = subprocess.run(["bash", str(REPO / ".ci" / "typecheck")], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "Success: no issues found" in done.stdout
+
+
+def test_no_module_over_600_lines_and_no_function_over_80():
+    """Small modules and functions a reader can hold: the package and the benchmark suite's own scripts
+    (not the third-party programs of benchmarks/corpus and benchmarks/fixes)."""
+    long_modules, long_functions = [], []
+    for path in [*_sources(), *REPO.glob("benchmarks/*.py")]:
+        text = path.read_text()
+        if len(text.splitlines()) > 600:
+            long_modules.append(f"{path.relative_to(REPO)} ({len(text.splitlines())} lines)")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
+                long_functions.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}")
+    assert long_modules == [] and long_functions == [], (long_modules, long_functions)
