@@ -20,6 +20,7 @@ from .jobs import ReplayJob
 
 L2_FLUSH_BYTES = 256 << 20
 CLOCK: dict = {}  # the timing tools, bound by the worker before any candidate code is imported
+MAX_COVER_S = 0.05  # the longest spin before a timed call, whatever a side says it needs
 
 
 class TimingError(Exception):
@@ -63,9 +64,6 @@ class HostCover:
         self.spin(int(min(seconds, MAX_COVER_S) * self.cycles_per_s))
 
 
-MAX_COVER_S = 0.05
-
-
 def cover_s(queued: list[float]) -> float:
     """The spin before each timed call, the same on both sides: twice the longest time a side's host took
     to queue one call, plus 20 us, at most `MAX_COVER_S`."""
@@ -77,10 +75,10 @@ def serve_timing(job: ReplayJob, module, cmd_fd: int, out_fd: int) -> None:
     """One side of the timing (in the replay worker, on the GPU): the launcher on the first
     trial's inputs (or this side's own kernel launch, see `_timed_call`); for each `t K` the
     parent sends, K calls, each on fresh values of the float inputs (the same values on both sides,
-    drawn by this worker's own code before the call) and after an L2 flush, timed with device
-    events; answered with their milliseconds and, per call, a checksum of every float tensor it
-    returned or left in its arguments, which the parent compares with the reference's for the same
-    inputs. The parent times each batch too."""
+    drawn by this worker's own code before the call), after an L2 flush and the parent's host
+    cover (`HostCover`), timed with device events; answered with their milliseconds and, per call,
+    a checksum of every float tensor it returned or left in its arguments, which the parent compares
+    with the reference's for the same inputs. The parent times each batch too."""
     import torch
 
     from .replay_inputs import fill_fresh
