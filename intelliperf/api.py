@@ -318,9 +318,12 @@ def check_clean(root: Path, force: bool) -> None:
         repo = find_repo(root)
     except UsageError:
         return  # no git: nothing to check; the patch file is the way back
-    if repo is None or not repo.is_dirty(untracked_files=False):
+    if repo is None:
         return
-    dirty = repo.git.status("--porcelain", "--untracked-files=no")
+    try:
+        dirty = repo.is_dirty(untracked_files=False) and repo.git.status("--porcelain", "--untracked-files=no")
+    finally:
+        repo.close()  # GitPython's `git cat-file` processes end here, not whenever it is collected
     if dirty:
         raise UsageError(
             f"--in-place refuses to change a git tree with uncommitted changes:\n{dirty}",

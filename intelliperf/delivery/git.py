@@ -161,11 +161,14 @@ def commit_winner(repo: Repo, report: Report, project: Path, branch: str, base: 
         git(repo.repo, "worktree", "add", "--quiet", "--detach", str(tree), start)
         try:
             work = gp.Repo(tree)
-            prefix = project.resolve().relative_to(repo.root)
-            for rel, copy in opt.files.items():
-                (tree / prefix / rel).write_text(Path(copy).read_text())
-            work.index.add([str(prefix / rel) for rel in opt.files])
-            sha = work.index.commit(commit_message(report), author=bot, committer=bot, skip_hooks=True).hexsha
+            try:
+                prefix = project.resolve().relative_to(repo.root)
+                for rel, copy in opt.files.items():
+                    (tree / prefix / rel).write_text(Path(copy).read_text())
+                work.index.add([str(prefix / rel) for rel in opt.files])
+                sha = work.index.commit(commit_message(report), author=bot, committer=bot, skip_hooks=True).hexsha
+            finally:
+                work.close()  # GitPython's `git cat-file` processes end with it, not when it is collected
         finally:
             git(repo.repo, "worktree", "remove", "--force", str(tree))
     repo.repo.create_head(branch, sha, force=True)
