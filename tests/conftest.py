@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from intelliperf.workload.runner import process_stat
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "atomic_contention"
 PROGRAMS = Path(__file__).parent / "programs"
@@ -61,17 +63,6 @@ def _no_interpreter_leak(monkeypatch):
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
 
 
-def _stat(pid: int) -> tuple[str, int]:
-    """(state, parent) of a process."""
-    with open(f"/proc/{pid}/stat") as f:
-        state, parent = f.read().rsplit(")", 1)[1].split()[:2]
-    return state, int(parent)
-
-
-def _parent(pid: int) -> int:
-    return _stat(pid)[1]
-
-
 def _adopt_orphans() -> None:
     """Make this process the child subreaper of everything it starts: a process whose parent exits
     is adopted here instead of by init, so a leaked sandbox stays one of this session's."""
@@ -99,11 +90,11 @@ def running_descendants(command: str | None = None) -> set[int]:
             if os.stat(f"/proc/{entry}").st_uid != os.getuid():
                 continue
             pid = int(entry)
-            state, parent = _stat(pid)
+            state, parent = process_stat(pid)
             if state == "Z":  # exited; only its parent (or an init that reaps) can remove the entry
                 continue
             while parent not in (0, 1, os.getpid()):
-                parent = _parent(parent)
+                parent = process_stat(parent)[1]
             if parent == os.getpid():
                 found.add(pid)
         except (OSError, ValueError, IndexError):
@@ -139,7 +130,7 @@ def _no_process_left_behind():
 
 def _described(pid: int) -> str:
     try:
-        state, parent = _stat(pid)
+        state, parent = process_stat(pid)
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             words = f.read().split(b"\0")
         return f"{pid} (state {state}, parent {parent}): ... {b' '.join(words[-4:]).decode(errors='replace')[:200]}"

@@ -262,7 +262,7 @@ def kill(proc: subprocess.Popen) -> None:
     try:
         os.kill(proc.pid, signal.SIGSTOP)
         deadline = time.monotonic() + 1
-        while _stat(proc.pid)[0] not in ("T", "t", "Z", "") and time.monotonic() < deadline:
+        while process_stat(proc.pid)[0] not in ("T", "t", "Z", "") and time.monotonic() < deadline:
             time.sleep(0.001)
         for child in _children(proc.pid):
             os.kill(child, signal.SIGKILL)
@@ -274,7 +274,7 @@ def kill(proc: subprocess.Popen) -> None:
         pass
 
 
-def _stat(pid: int | str) -> tuple[str, int]:
+def process_stat(pid: int | str) -> tuple[str, int]:
     """(state, parent) of a process from /proc; ("", 0) where it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -286,7 +286,7 @@ def _stat(pid: int | str) -> tuple[str, int]:
 
 def _children(pid: int) -> list[int]:
     entries = os.listdir("/proc") if os.path.isdir("/proc") else []
-    return [int(e) for e in entries if e.isdigit() and _stat(e)[1] == pid]
+    return [int(e) for e in entries if e.isdigit() and process_stat(e)[1] == pid]
 
 
 def spawn(command: list[str], *, cwd: str, env: dict, timeout_s: float | None, echo=None) -> ProcessResult:
