@@ -4,6 +4,7 @@ may change, each held to the source policy (ScopeError, PolicyError otherwise)."
 from __future__ import annotations
 
 import ast
+import builtins
 import textwrap
 
 from .rewriters import Candidate, CodeUnit
@@ -68,6 +69,8 @@ def apply_candidate(
     if cand.module:
         rel = kernel.relpath
         texts[rel] = _beside_kernel(texts.get(rel) or originals[rel], kernel, launcher, cand.module)
+        for name in set(module_items(cand.module)) - {item_name(n) for n in ast.parse(originals[rel]).body}:
+            _shadows_nothing(originals[rel], name)
         _no_new_imported_names(originals[rel], "", cand.module)
     return texts
 
@@ -153,6 +156,19 @@ def _beside_kernel(text: str, kernel: CodeUnit, launcher: CodeUnit | None, modul
     changed = splice_items(text, items, first)
     check_scope(text, changed, set(items), kernel=kernel.qualname)
     return changed
+
+
+def _shadows_nothing(text: str, name: str) -> None:
+    """A new top-level name may not be a builtin's nor one the file reads without defining it at the top
+    (a star import's, a global set elsewhere): a helper named `int` would change the program outside the
+    kernel, wherever it calls int()."""
+    tree = ast.parse(text)
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if name in dir(builtins) or (name in read and name not in {item_name(n) for n in tree.body}):
+        raise PolicyError(
+            f"the new {name} beside the kernel shadows the {'builtin' if name in dir(builtins) else 'name'} {name} "
+            "the rest of the program uses: give new kernels, helpers and constants names of their own"
+        )
 
 
 def _names_used(text: str, qualnames: list[str], items: dict[str, str]) -> set[str]:

@@ -24,7 +24,9 @@ the violations of the candidate minus those of the original):
   `torch` / `triton` / `triton.language as tl`. Assignments only to names, and into the items of
   the function's own values (its parameters and locals), never to attributes; no `global`, no
   classes, no decorators but torch.no_grad()/inference_mode() and staticmethod (a launcher may be an
-  autograd.Function's forward/backward, whose `ctx` takes any attribute), constant defaults only, no `try`,
+  autograd.Function's forward/backward: its first parameter, the context autograd makes per call, takes
+  public attributes while nothing else binds that name; no other function's parameter does, whatever
+  its name), constant defaults only, no `try`,
   no attributes of module-level names (state kept between calls, the program's modules), no list
   or dict methods that mutate but on containers the function made itself.
 - A launch statement (or the block of statements replacing it): the launcher's rules, where the
@@ -70,7 +72,8 @@ def check(original: str, candidate: str, name: str, *, kernel: bool) -> None:
     old, new = _function(original, name), _function(candidate, name)
     if old is None or new is None:
         return  # the scope check reports a missing function
-    added = _added(_function_violations(new, kernel), _function_violations(old, kernel))
+    autograd = not kernel and _autograd_method(old) and _autograd_method(new)
+    added = _added(_function_violations(new, kernel, autograd), _function_violations(old, kernel, autograd))
     if not kernel:
         added = _signature_changes(old, new) + added
     if added:
@@ -91,10 +94,12 @@ def check_statement(original: str, candidate: str) -> None:
         raise PolicyError(_message("the launch statement", added, "python"))
 
 
-def check_module_item(original: str | None, candidate: str, *, kernel: bool) -> None:
+def check_module_item(original: str | None, candidate: str, *, kernel: bool, method: bool = False) -> None:
     """The allow-list for one top-level item a candidate adds (`original` None) or changes beside the
     kernel: a @triton.jit function (`kernel`, the kernel's rules), a plain Python helper function (the
-    launcher's rules) or a module constant (a literal, a tuple, arithmetic, tl.constexpr(...))."""
+    launcher's rules) or a module constant (a literal, a tuple, arithmetic, tl.constexpr(...)).
+    `method`: the function is a method of a class the program defines (an autograd.Function's
+    forward/backward may then write its context); an item beside the kernel never is."""
     try:
         new = ast.parse(textwrap.dedent(candidate)).body
         old = ast.parse(textwrap.dedent(original)).body if original else []
@@ -107,8 +112,8 @@ def check_module_item(original: str | None, candidate: str, *, kernel: bool) -> 
             "@triton.jit functions, helper functions and constants (no classes, imports or other statements)"
         )
     item = new[0]
-    before = _item_violations(old[0], kernel) if len(old) == 1 else []
-    added = _added(_item_violations(item, kernel), before)
+    before = _item_violations(old[0], kernel, method) if len(old) == 1 else []
+    added = _added(_item_violations(item, kernel, method), before)
     if added:
         kind = "constant" if not isinstance(item, ast.FunctionDef) else "kernel" if kernel else "helper"
         name = item.name if isinstance(item, ast.FunctionDef) else quoted(_targets(item)[0])
@@ -118,11 +123,13 @@ def check_module_item(original: str | None, candidate: str, *, kernel: bool) -> 
 # --- violations of each kind of code
 
 
-def _function_violations(fn: ast.FunctionDef | ast.AsyncFunctionDef, kernel: bool) -> list[str]:
+def _function_violations(fn: ast.FunctionDef | ast.AsyncFunctionDef, kernel: bool, autograd: bool = False) -> list[str]:
     """The constructs of `fn` outside the allow-list, in source order (a kernel's body too: the
-    interpreter runs it as Python; its decorators and defaults: they run when the file is imported)."""
+    interpreter runs it as Python; its decorators and defaults: they run when the file is imported).
+    `autograd`: `fn` is an autograd.Function's method, whose first parameter is the context."""
     mode = "kernel" if kernel else "python"
-    scope = scope_of(fn, mode, [a.arg for a in parameters_of(fn.args)])
+    parameters = [a.arg for a in parameters_of(fn.args)]
+    scope = scope_of(fn, mode, parameters, context=parameters[0] if autograd and parameters else None)
     checker = Checker(scope)
     if isinstance(fn, ast.AsyncFunctionDef):
         scope.flag(f"async def {fn.name}", "an async function: a launcher is a plain function")
@@ -143,9 +150,9 @@ def _statement_violations(tree: ast.Module) -> list[str]:
     return scope.found
 
 
-def _item_violations(item: ast.stmt, kernel: bool) -> list[str]:
+def _item_violations(item: ast.stmt, kernel: bool, method: bool = False) -> list[str]:
     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return _function_violations(item, kernel)
+        return _function_violations(item, kernel, autograd=method and not kernel and _autograd_method(item))
     if not isinstance(item, (ast.Assign, ast.AnnAssign)):
         return [f"`{quoted(item)}` (a statement other than a function or a constant)"]
     scope = Scope("python", frozenset())
@@ -189,6 +196,14 @@ def _constant_call(func: ast.expr) -> bool:
 
 
 # --- small helpers
+
+AUTOGRAD_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vjp"})
+
+
+def _autograd_method(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The form autograd calls with a context first: a static forward/backward/setup_context/jvp/vjp."""
+    static = any(dotted_name(d) == "staticmethod" for d in fn.decorator_list)
+    return static and fn.name in AUTOGRAD_METHODS and bool(parameters_of(fn.args))
 
 
 def _added(new: list[str], old: list[str]) -> list[str]:

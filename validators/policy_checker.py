@@ -7,6 +7,7 @@ Standard library only.
 from __future__ import annotations
 
 import ast
+import string
 
 from .allow_list import (
     CONTEXT_MANAGERS,
@@ -145,6 +146,14 @@ class Checker(ast.NodeVisitor):
             self.flag(quoted(links[i]), why)
             return
 
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("format", "format_map") and not self.scope.kernel:
+            why = _format_refusal(func)
+            if why:
+                self.flag(quoted(node), why)
+        self.generic_visit(node)
+
     # statements
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -261,6 +270,9 @@ class Checker(ast.NodeVisitor):
         if dotted_name(target) not in allowed:
             self.flag(f"@{quoted(node)}", DECORATOR_REFUSAL)
             return
+        for walrus in (n for n in ast.walk(node) if isinstance(n, ast.NamedExpr)):
+            # a decorator runs at import, in the module's scope: `:=` there makes module-level state
+            self.flag(quoted(walrus), "a binding in a decorator: it makes a module-level name (state between calls)")
         if isinstance(node, ast.Call):
             inner = scope_of(node, "python", [])
             inner.found = self.scope.found
@@ -279,6 +291,23 @@ class Checker(ast.NodeVisitor):
                     self.flag(f"{kw.arg}={quoted(kw.value)}", "a hook is a lambda written out (or None)")
         for part in [*call.args, *[kw.value for kw in call.keywords]]:
             self.visit(part)
+            for lam in (n for n in ast.walk(part) if isinstance(n, ast.Lambda)):
+                self._decorator_callable(lam)
+
+    def _decorator_callable(self, lam: ast.Lambda) -> None:
+        """A heuristic, a key or a hook computes launch parameters from the arguments' sizes and values (or
+        zeroes an output before a config runs); torch there, or a tensor method beyond those, does the
+        kernel's work outside it, where no launch of the kernel shows it."""
+        nodes = list(ast.walk(lam.body))
+        if any(isinstance(n, ast.Name) and PYTHON_ROOTS.get(n.id) == "torch" for n in nodes):
+            self.flag(quoted(lam), f"torch in a decorator's callable: {DECORATOR_CALLABLE}")
+            return
+        for node in nodes:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                root = root_name(node.func, through_calls=False)
+                if node.func.attr not in DECORATOR_METHODS and PYTHON_ROOTS.get(root or "") not in ("triton", "math"):
+                    self.flag(quoted(node), f"a tensor method in a decorator's callable: {DECORATOR_CALLABLE}")
+                    return
 
     def defaults(self, args: ast.arguments) -> None:
         named = list(zip([*args.posonlyargs, *args.args][::-1], args.defaults[::-1], strict=False))
@@ -308,6 +337,12 @@ DECORATOR_REFUSAL = (
     "a decorator other than triton.jit/autotune/heuristics on a kernel or torch.no_grad()/inference_mode() "
     "on a launcher: a decorator can wrap, cache or replace the function"
 )
+DECORATOR_CALLABLE = (
+    "a heuristic, key or hook computes launch parameters from the arguments' sizes and values "
+    "(triton.next_power_of_2, math, .stride(), .numel(), .zero_() in a reset hook)"
+)
+# what a heuristic or hook may call on an argument: its sizes, and zeroing an output before a config runs
+DECORATOR_METHODS = frozenset({"stride", "size", "numel", "dim", "element_size", "zero_", "get", "bit_length"})
 TENSOR_HINT = "shape, stride(), size(), dtype, device, numel(), view, reshape, contiguous, to, item, zero_, ..."
 ROOT_HINTS = {
     "kernel": "Triton's public language (tl.load, tl.math.exp, libdevice, ...) and triton.cdiv/next_power_of_2",
@@ -321,6 +356,35 @@ ROOT_HINTS = {
     "contextlib": "contextlib.nullcontext",
     "typing": "typing's annotation names",
 }
+
+
+def _format_refusal(func: ast.Attribute) -> str | None:
+    """Why a `.format`/`.format_map` call is refused, or None: a format string's fields may index and
+    read attributes of its arguments (`"{0.__globals__[os]}"`), which no other check sees."""
+    template = func.value
+    if func.attr == "format_map":
+        return "format_map: its fields look up anything in a mapping; use an f-string"
+    if not (isinstance(template, ast.Constant) and isinstance(template.value, str)):
+        return ".format on a string not written out: its fields could reach any attribute; use an f-string"
+    try:
+        fields = _format_fields(template.value)
+    except ValueError:
+        return "a format string that does not parse"
+    reaching = [f for f in fields if "." in f or "[" in f]
+    if reaching:
+        return f"a format field reaching into its argument ({{{reaching[0]}}}): use an f-string with the value"
+    return None
+
+
+def _format_fields(template: str) -> list[str]:
+    """Every field name of a format string, those nested in format specs included."""
+    fields = []
+    for _, name, spec, _ in string.Formatter().parse(template):
+        if name is not None:
+            fields.append(name)
+        if spec:
+            fields += _format_fields(spec)
+    return fields
 
 
 def _context_manager(expr: ast.expr) -> bool:

@@ -21,7 +21,8 @@ class Scope:
     mode: str  # "kernel", "python" (launchers and helpers) or "statement"
     local: frozenset[str]  # parameters and the names it binds
     aliases: frozenset[str] = frozenset()  # locals bound to (a part of) a module-level name's value
-    # `ctx` of an autograd.Function's forward/backward: made per call by autograd, its attributes are free
+    # the context of an autograd.Function's forward/backward (its first parameter): made per call by
+    # autograd, its public attributes are free
     contexts: frozenset[str] = frozenset()
     fresh: frozenset[str] = frozenset()  # locals bound only to containers it made itself
     found: list[str] = field(default_factory=list)
@@ -36,16 +37,21 @@ class Scope:
         return self.mode == "kernel"
 
 
-def scope_of(tree: ast.AST, mode: str, parameters: list[str]) -> Scope:
+def scope_of(tree: ast.AST, mode: str, parameters: list[str], context: str | None = None) -> Scope:
     """The scope of a function or block: every name it binds, nested functions and lambdas included
-    (their parameters too), which of those alias a module-level value and which are fresh containers."""
+    (their parameters too), which of those alias a module-level value and which are fresh containers.
+    `context`: the parameter autograd fills with a method's context, trusted only while nothing else
+    binds that name (a nested parameter or an assignment could make it any object)."""
     local = set(parameters)
     bindings: dict[str, list[ast.expr | None]] = {}
+    nested: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not tree:
-            local |= {a.arg for a in parameters_of(node.args)}
+            nested |= {a.arg for a in parameters_of(node.args)}
             if not isinstance(node, ast.Lambda):
-                local.add(node.name)
+                nested.add(node.name)
+    local |= nested
+    for node in ast.walk(tree):
         for target, value in _binds(node):
             for name in _stored(target):
                 local.add(name)
@@ -62,7 +68,8 @@ def scope_of(tree: ast.AST, mode: str, parameters: list[str]) -> Scope:
     fresh = {
         name for name, values in bindings.items() if name not in parameters and all(_fresh_container(v) for v in values)
     }
-    contexts = frozenset({"ctx"} & set(parameters)) if mode == "python" else frozenset()
+    trusted = mode == "python" and context in parameters and context not in bindings and context not in nested
+    contexts = frozenset({context}) if trusted and context is not None else frozenset()
     return Scope(mode, frozenset(local), aliases=frozenset(aliases), fresh=frozenset(fresh), contexts=contexts)
 
 

@@ -226,6 +226,7 @@ if __name__ == "__main__":
 def test_a_candidate_may_add_kernels_helpers_and_constants_and_change_what_its_kernel_uses(tmp_path):
     from intelliperf.loop_apply import apply_candidate
     from intelliperf.rewriters import Candidate
+    from intelliperf.validators.policy import PolicyError
 
     file = tmp_path / "prog.py"
     file.write_text(SPLIT_PROGRAM)
@@ -246,6 +247,10 @@ def test_a_candidate_may_add_kernels_helpers_and_constants_and_change_what_its_k
     for name, code in refused.items():
         with pytest.raises(ScopeError, match=name):
             apply_candidate({"prog.py": SPLIT_PROGRAM}, kernel, launcher, cand.model_copy(update={"module": code}))
+    # a new helper named like a builtin the program calls (int) changes the program outside the kernel
+    for shadow in ("def int(x):\n    return 0\n", "print = 3\n"):
+        with pytest.raises(PolicyError, match="shadows the builtin"):
+            apply_candidate({"prog.py": SPLIT_PROGRAM}, kernel, launcher, cand.model_copy(update={"module": shadow}))
 
 
 def test_code_beside_the_kernel_is_functions_and_constants_and_names_imported_elsewhere_are_refused(tmp_path):

@@ -122,7 +122,7 @@ def corpus_units(path: Path) -> list[tuple[str, str, str]]:
         elif isinstance(node, ast.ClassDef):
             for method in node.body:
                 if isinstance(method, ast.FunctionDef) and _launches(method):
-                    units.append((f"{node.name}.{method.name}", "item", source(method)))
+                    units.append((f"{node.name}.{method.name}", "method", source(method)))
     for node in tree.body:
         targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
         name = targets[0].id if len(targets) == 1 and isinstance(targets[0], ast.Name) else None
@@ -148,7 +148,7 @@ def _verdict(kind: str, code: str) -> str | None:
         if kind == "statement":
             check_statement("", code)
         else:
-            check_module_item(None, code, kernel=kind == "kernel")
+            check_module_item(None, code, kernel=kind == "kernel", method=kind == "method")
     except PolicyError as exc:
         return str(exc)
     return None
@@ -381,6 +381,56 @@ CHEATS = {
         "add_kernel[grid](x, y, out, n, BLOCK=int(os.environ['BLOCK']))\n",
         "`os.environ`",
     ),
+    # round 3: no exemption by name, no reach through format strings, decorators or heuristics
+    "a helper whose parameter is named ctx patches what it is given (torch.Tensor)": (
+        "item",
+        "def _patch(ctx, fake):\n    ctx.detach = fake\n    return ctx\n",
+        "`ctx.detach = ...`",
+    ),
+    "a static helper named forward beside the kernel (not an autograd method)": (
+        "item",
+        "@staticmethod\ndef forward(ctx, fake):\n    ctx.detach = fake\n",
+        "`ctx.detach = ...`",
+    ),
+    "a launcher parameter named ctx": (
+        "launcher",
+        _launcher("    ctx = x\n    ctx.cached = out\n"),
+        "`ctx.cached = ...`",
+    ),
+    "str.format reaching a function's globals": (
+        "launcher",
+        _launcher("    env = '{0.__globals__[os].environ}'.format(add)\n"),
+        "a format field reaching",
+    ),
+    "str.format with a field nested in its spec": (
+        "launcher",
+        _launcher("    s = '{0:{1.__class__}}'.format(1, x)\n"),
+        "a format field reaching",
+    ),
+    "str.format on a template built at run time": (
+        "launcher",
+        _launcher("    s = ('{0.' + 'x}').format(x)\n"),
+        ".format on a string not written out",
+    ),
+    "format_map": ("launcher", _launcher("    s = '{x}'.format_map({'x': x})\n"), "format_map"),
+    "a walrus in a decorator makes a module-level ring of buffers": (
+        "kernel",
+        _kernel(decorators="@triton.heuristics({'R': lambda a: len(ring := [0] * 8)})\n@triton.jit\n"),
+        "a binding in a decorator",
+    ),
+    "torch in a heuristics lambda does the kernel's work": (
+        "kernel",
+        _kernel(
+            decorators="@triton.heuristics({'D': lambda a: torch.add(a['x_ptr'], a['y_ptr'], out=a['out_ptr']) "
+            "is None})\n@triton.jit\n"
+        ),
+        "torch in a decorator's callable",
+    ),
+    "a tensor method in a heuristics lambda does the kernel's work": (
+        "kernel",
+        _kernel(decorators="@triton.heuristics({'D': lambda a: a['out_ptr'].copy_(a['x_ptr']) is None})\n@triton.jit\n"),
+        "a tensor method in a decorator's callable",
+    ),
     "a launch block that writes into a program value": (
         "statement",
         "CACHE[0] = out\nadd_kernel[grid](x, y, out, n, BLOCK=1024)\n",
@@ -559,6 +609,50 @@ def test_honest_launchers_are_accepted():
         "add",
         kernel=False,
     )
+
+
+# an autograd.Function's forward, as its class holds it (the method's source, dedented)
+AUTOGRAD_FORWARD = """@staticmethod
+def forward(context, x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+    context.save_for_backward(x, y)
+    context.BLOCK = 1024
+    return out
+"""
+
+
+def test_an_autograd_method_writes_its_context_whatever_its_name():
+    method = AUTOGRAD_FORWARD
+    check(method, method.replace("BLOCK=1024)", "BLOCK=512)").replace("1024),)", "512),)"), "forward", kernel=False)
+    check_module_item(None, method, kernel=False, method=True)
+    # ... but not once the name is rebound, nor from a function that is not an autograd method
+    for cheat in (
+        method.replace("    context.BLOCK = 1024\n", "    context = x\n    context.BLOCK = 1024\n"),
+        method.replace("    context.BLOCK = 1024\n", "    def g(context):\n        context.BLOCK = 1024\n"),
+    ):
+        with pytest.raises(PolicyError, match="context.BLOCK = ..."):
+            check(method, cheat, "forward", kernel=False)
+    with pytest.raises(PolicyError, match="context.BLOCK = ..."):
+        check_module_item(None, method, kernel=False)
+
+
+def test_honest_format_strings_and_heuristics_are_accepted():
+    check(
+        LAUNCHER,
+        _launcher("    assert x.numel() == y.numel(), 'sizes {} and {:>8}'.format(x.numel(), y.numel())\n"),
+        "add",
+        kernel=False,
+    )
+    check(LAUNCHER, _launcher("    assert n > 0, f'n={n} {x.dtype!r}'\n"), "add", kernel=False)
+    honest = _kernel(
+        decorators="@triton.heuristics({'EVEN': lambda a: a['n'] % a['BLOCK'] == 0, "
+        "'WIDE': lambda a: triton.next_power_of_2(a['x_ptr'].stride(0)) > 64})\n"
+        "@triton.autotune(configs=[triton.Config({'BLOCK': 256}, pre_hook=lambda a: a['out_ptr'].zero_())], "
+        "key=['n'])\n@triton.jit\n"
+    )
+    check(KERNEL, honest, "add_kernel", kernel=True)
 
 
 def test_a_launch_statement_may_become_a_block():
