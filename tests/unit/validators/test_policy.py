@@ -429,8 +429,7 @@ CHEATS = {
     "a tensor method in a heuristics lambda does the kernel's work": (
         "kernel",
         _kernel(
-            decorators="@triton.heuristics({'D': lambda a: a['out_ptr'].copy_(a['x_ptr']) is None})\n"
-            "@triton.jit\n"
+            decorators="@triton.heuristics({'D': lambda a: a['out_ptr'].copy_(a['x_ptr']) is None})\n@triton.jit\n"
         ),
         "a tensor method in a decorator's callable",
     ),
