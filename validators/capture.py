@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from intelliperf import env
 from intelliperf.files import write_json
 from intelliperf.profiling.inside.recorder import is_constexpr
+from intelliperf.profiling.inside.untouched import original, replaced_in_process
 
 IMPORTED_AT = time.time()
 
@@ -73,6 +74,14 @@ def describe_value(value, stats: bool) -> dict:
     if isinstance(value, torch.dtype):
         return {"kind": "dtype", "value": str(value).replace("torch.", "")}
     return {"kind": "other", "type_name": type(value).__name__}
+
+
+def host_copy(tensor):
+    """A host copy of `tensor` through torch's own detach and to, as snapshotted before the program ran."""
+    import torch
+
+    detach = original("torch.Tensor", "detach", torch.Tensor.detach)
+    return original("torch.Tensor", "to", torch.Tensor.to)(detach(tensor), "cpu", copy=True)
 
 
 def _storage_key(value):
@@ -212,6 +221,7 @@ class Capture:
         self.streams: list[str] = []
         self.notes: list[str] = []
         self.stream_labels: dict = {}
+        self.replaced: set[str] = set()  # what the program replaced of the namespaces the capture reads through
         # wall clock (benchmarks): this module imported (the bootstrap's start of the run), the capture made at
         # the first launch, the first dispatch done, flushed
         self.at = {"imported": IMPORTED_AT, "capture": time.time()}
@@ -265,7 +275,7 @@ class Capture:
             "stream": label,
             "args": describe_args(arg_names, [bound.get(n) for n in arg_names], stats=index == 0),
         }
-        host = {n: b.detach().to("cpu", copy=True) for n, b in buffers.items() if b is not None}
+        host = {n: host_copy(b) for n, b in buffers.items() if b is not None}
         if why == "window":
             self.window.append((index, launch, host))
             return
@@ -303,8 +313,9 @@ class Capture:
     def _save(self, index: int, launch: dict, host: dict) -> None:
         import torch
 
-        torch.save(host, self._path(index))
+        original("torch", "save", torch.save)(host, self._path(index))
         self.kept[index] = launch
+        self.replaced |= set(replaced_in_process())
 
     def _access(self, py_fn, arg_names, bound, compiled):
         from .outputs import Access, analyse_ttir, interpreted_ttir, ttir_of
@@ -373,6 +384,7 @@ class Capture:
             "method": accesses[0].method if accesses else None,
             "extra": self.extra,
             "notes": self.notes,
+            "replaced": sorted(self.replaced | set(replaced_in_process())),
             "gpu_memory": _gpu_memory(),
             "at": self.at,
         }

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from intelliperf.profiling.inside.untouched import replaced_message
 from intelliperf.workload.runner import kill
 
 from .timing_worker import TimingError, cover_s
@@ -110,6 +111,7 @@ class _Side:
         os.close(out_w)
         self.fds_open = True
         self.buffer = b""
+        self.replaced: set[str] = set()  # what the worker's watch found replaced (profiling.inside.untouched)
 
     def readline(self) -> str:
         import select
@@ -142,6 +144,7 @@ class _Side:
             raise TimingError(f"unexpected answer {answer[:200]!r}") from None
         if len(times) != calls or len(sums) != calls:
             raise TimingError(f"asked for {calls} times, got {len(times)}")
+        self.replaced |= {str(name) for name in parsed.get("replaced") or []}
         return times, wall, sums
 
     def stop(self) -> None:
@@ -228,6 +231,9 @@ def interleaved(
     finally:
         for side in sides.values():
             side.close()
+    replaced = sides["candidate"].replaced - sides["reference"].replaced  # the program's own patches are its own
+    if replaced:
+        raise TimingError(replaced_message(sorted(replaced)))
     return {
         "reference_ms": times["reference"][0],
         "candidate_ms": times["candidate"][0],

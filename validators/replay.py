@@ -49,6 +49,7 @@ import traceback
 from pathlib import Path
 
 from intelliperf import env as names
+from intelliperf.profiling.inside.untouched import replaced_in_process, watch_imported
 from intelliperf.workload.definitions import load_module
 
 from . import racecheck
@@ -87,6 +88,7 @@ def main(mode: str, *args: str) -> int:
     late = os.environ.get(names.CUDA_LATE) == "1"
     for name in [n for n in os.environ if n.startswith(names.PREFIX)]:
         del os.environ[name]  # read by now: the candidate's code finds none of ours
+    _watch_before_any_candidate()
     if mode == "time":
         from .timing_worker import bind_clock
 
@@ -95,6 +97,16 @@ def main(mode: str, *args: str) -> int:
         return _serve(args[0], args[1] if len(args) > 1 else None, late)
     _work(mode, json.loads(Path(args[0]).read_text()), fds=tuple(int(fd) for fd in args[1:]))
     return 0
+
+
+def _watch_before_any_candidate() -> None:
+    """Snapshot torch's, Triton's and numpy's namespaces before a side's module is imported: whatever it
+    replaces of them is named in its answer (`replaced`), and the parent refuses the candidate for it."""
+    import numpy  # noqa: F401
+    import torch  # noqa: F401
+    import triton  # noqa: F401
+
+    watch_imported()
 
 
 def _new_summary() -> dict:
@@ -166,6 +178,7 @@ def _work(mode: str, job: ReplayJob, module=None, summary: dict | None = None, f
         summary["error"] = f"{type(exc).__name__}: {str(exc)[:1000]}"
         summary["traceback"] = traceback.format_exc()[-3000:]
     summary["notes"] += racecheck.notes()
+    summary["replaced"] = replaced_in_process()
     summary.setdefault("at", {})["done"] = time.time()
     (out / "replay.json").write_text(json.dumps(summary))
 

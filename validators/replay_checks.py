@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from intelliperf.files import NotRegularFile
+from intelliperf.profiling.inside.untouched import replaced_message
 from intelliperf.redact import scrub
 from intelliperf.workload.workspace import within
 
@@ -114,6 +115,9 @@ def _replay_problems(
     must have run (or failed), and every kernel trial when the kernel kept its parameters."""
     if replay.get("problem"):
         return [replay["problem"]]
+    replaced = sorted(set(replay.get("replaced", [])) - set(reference.replay.get("replaced", [])))
+    if replaced:  # (what the program replaces itself, its reference side does too)
+        return [Problem(kind="capture", message=replaced_message(replaced))]
     if replay.get("error"):
         return [
             Problem(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from intelliperf.profiling.inside import untouched
+
 from .compare import UNCHANGED, identical
 
 
@@ -18,14 +20,20 @@ def outputs_of(result, args: dict, given: dict) -> dict:
     arguments are inputs, often the largest buffers of the replay)."""
     import torch
 
+    detach = untouched.original("torch.Tensor", "detach", torch.Tensor.detach)
+    to = untouched.original("torch.Tensor", "to", torch.Tensor.to)
+
+    def host(t):
+        return to(detach(t), "cpu", copy=True)
+
     out: dict[str, Any] = {}
     items = result if isinstance(result, (tuple, list)) else [result]
     for i, item in enumerate(items):
         if isinstance(item, torch.Tensor):
-            out[f"return[{i}]"] = item.detach().to("cpu", copy=True)
+            out[f"return[{i}]"] = host(item)
     for name, value in args.items():
         if isinstance(value, torch.Tensor):
-            after = value.detach().to("cpu", copy=True)
+            after = host(value)
             before = given.get(name)
             out[f"arg:{name}"] = UNCHANGED if isinstance(before, torch.Tensor) and identical(before, after) else after
     return out

@@ -16,6 +16,8 @@ import os
 import time
 from pathlib import Path
 
+from intelliperf.profiling.inside.untouched import replaced_in_process
+
 from .jobs import ReplayJob
 
 L2_FLUSH_BYTES = 256 << 20
@@ -134,6 +136,7 @@ def serve_timing(job: ReplayJob, module, cmd_fd: int, out_fd: int) -> None:
             pairs.append((begin, end))
         synchronize()
         answer = {"ms": [elapsed(b, e) for b, e in pairs], "sums": [s.tolist() for s in sums]}
+        answer["replaced"] = replaced_in_process()  # what the checksums and the clock read through, watched
         answers.write(json.dumps(answer) + "\n")
 
 

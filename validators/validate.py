@@ -32,6 +32,7 @@ from pathlib import Path
 
 from intelliperf import env as names
 from intelliperf.files import NotRegularFile
+from intelliperf.profiling.inside.untouched import replaced_message
 from intelliperf.workload.runner import Running, TraceSettings
 from intelliperf.workload.workspace import confined, in_copy
 
@@ -144,6 +145,10 @@ def _judge(
     outside = loaded_outside(cand, candidate)
     if outside:
         verdict.problems.append(outside)
+        return verdict
+    replaced = sorted(set((cand or {}).get("replaced", [])) - set(ref.get("replaced", [])))  # the program's own
+    if replaced:
+        verdict.problems.append(Problem(kind="capture", message=replaced_message(replaced)))
         return verdict
     reference.verify()
     launcher_judges = warm is not None and reference.launcher_replayed

@@ -445,6 +445,20 @@ TRICKS = {
         [(STORE, STORE + "\n    tl.store(x_ptr + offs, y, mask=mask)")],
         "mismatch",
     ),
+    # the in-program capture and the replay read results through torch: a candidate that replaces what they
+    # call (here detach, halving what is read back of a kernel that doubles its output) is named for it
+    "doubles its output and replaces torch.Tensor.detach to halve what the checks read": (
+        [
+            (STORE, "tl.store(out_ptr + offs, 2.0 * (alpha * x + y), mask=mask)"),
+            (
+                "def axpy(",
+                "_DETACH = torch.Tensor.detach\n"
+                "torch.Tensor.detach = lambda self: _DETACH(self) * 0.5 if self.dtype == torch.float32 else _DETACH(self)"
+                "\n\n\ndef axpy(",
+            ),
+        ],
+        "capture",
+    ),
     "downgrades float32 math to float16": (
         [(STORE, "tl.store(out_ptr + offs, (alpha * x.to(tl.float16) + y.to(tl.float16)).to(tl.float32), mask=mask)")],
         "precision",
@@ -458,6 +472,8 @@ def test_adversarial_candidate_is_rejected(trick, axpy_reference, tmp_path):
     verdict = validate(axpy_reference, _candidate(tmp_path, edits), work_dir=tmp_path / "v")
     assert not verdict.correct and not verdict.accepted
     assert kind in _kinds(verdict.problems), verdict.reasons()
+    if kind == "capture":
+        assert "torch.Tensor.detach" in verdict.reasons(), verdict.reasons()
     if trick == "uses its input as scratch space":  # the reference saved x as UNCHANGED: read from its inputs
         assert any(p.buffer == "arg:x" for p in verdict.problems), verdict.reasons()
 

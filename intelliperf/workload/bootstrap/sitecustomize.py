@@ -203,6 +203,21 @@ def _take_gpu_turn():
     _watch({"torch": take, "triton": take})
 
 
+def _watch_namespaces():
+    """A validation run: what the capture reads results through is snapshotted as torch, Triton and numpy
+    are imported, so whatever the program's code replaces of them later is named (profiling.inside.untouched)."""
+    if not os.environ.get("INTELLIPERF_CAPTURE"):
+        return
+
+    def snapshot(module):
+        try:
+            _profiling("untouched").watch_imported()
+        except Exception as exc:  # never break the user's program; the capture then says no watch ran
+            _note_error(os.environ["INTELLIPERF_CAPTURE_DIR"], exc)
+
+    _watch({"torch": snapshot, "triton": snapshot, "numpy": snapshot})
+
+
 def _seed_generators():
     seed = os.environ.get("INTELLIPERF_SEED")
     if not seed:
@@ -230,6 +245,7 @@ def per_run():
     """The parts set by INTELLIPERF_* variables, which may differ from run to run: a Python started ahead
     of its run (intelliperf_head_start.py) calls this again once it has the run's environment."""
     _seed_generators()
+    _watch_namespaces()
     _open_window()
     _start_region_timers()
     _install()
