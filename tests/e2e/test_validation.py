@@ -453,8 +453,8 @@ TRICKS = {
             (
                 "def axpy(",
                 "_DETACH = torch.Tensor.detach\n"
-                "torch.Tensor.detach = lambda self: _DETACH(self) * 0.5 if self.dtype == torch.float32 else _DETACH(self)"
-                "\n\n\ndef axpy(",
+                "torch.Tensor.detach = lambda self: _DETACH(self) * 0.5 if self.dtype == torch.float32 "
+                "else _DETACH(self)\n\n\ndef axpy(",
             ),
         ],
         "capture",

@@ -30,7 +30,7 @@ def _namespaces() -> dict[str, dict]:
             found[name] = _vars(module)
     for module_name, attr in CLASSES:
         owner = _vars(sys.modules[module_name]).get(attr) if module_name in sys.modules else None
-        if _isinstance(owner, _type):
+        if owner is not None and _isinstance(owner, _type):
             for cls in owner.__mro__[:-1]:  # not object's: no candidate code can set an attribute there
                 found[f"{module_name}.{attr}" if cls is owner else f"{cls.__module__}.{cls.__qualname__}"] = _vars(cls)
     return found
