@@ -57,6 +57,8 @@ def describe_value(value, stats: bool) -> dict:
             "strides": list(value.stride()),
             "device": str(value.device),
         }
+        if value.is_floating_point() and value.numel():  # (a NaN an atomic may ignore: compare.py's nan-handling)
+            row["nan"] = bool(value.isnan().any())
         if stats and value.numel():
             lo, hi = value.detach().reshape(-1).aminmax() if value.dtype != torch.bool else (value.min(), value.max())
             row["min"], row["max"] = float(lo), float(hi)

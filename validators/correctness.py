@@ -119,23 +119,35 @@ def _programs(launch: dict) -> int:
     return math.prod(launch.get("grid") or [1])
 
 
-def reordering(manifest: dict, names: list[str] | None, launch: dict | None = None, times: int = 1) -> dict:
+def reordering(
+    manifest: dict, names: list[str] | None, launch: dict | None = None, times: int = 1, nan: bool | None = None
+) -> dict:
     """The keyword arguments of `compare_buffer` for an output made by kernel arguments `names` (several: a
     launcher's result that is one of them), at `launch`, written by `times` launches (their atomic adds add
-    up); None: made on the host from the kernel's outputs, so by all of them."""
+    up); None: made on the host from the kernel's outputs, so by all of them. `nan`: whether the inputs held
+    a NaN (default: the launch's description says)."""
+    nan = _nan_given(manifest, launch) if nan is None else nan
     if names is None:
         return {
             "accumulated_terms": accumulated_terms(manifest),
             "reduced_terms": reduction_terms(manifest),
-            "atomic": bool(manifest.get("atomic")),
+            "atomic": nan and bool(manifest.get("atomic")),
         }
     added = [accumulated_terms(manifest, n, launch) for n in names]
     summed = [reduction_terms(manifest, n, launch) for n in names]
     return {
         "accumulated_terms": max((t * times for t in added if t), default=None),
         "reduced_terms": max((t for t in summed if t), default=None),
-        "atomic": any(n in manifest.get("atomic", ()) for n in names),
+        "atomic": nan and any(n in manifest.get("atomic", ()) for n in names),
     }
+
+
+def _nan_given(manifest: dict, launch: dict | None) -> bool:
+    """Whether an input of the launch (an argument the kernel does not write) held a NaN: only then can
+    the reference's atomics have ignored one, and a candidate that propagates it change only NaN handling."""
+    launch = launch or _first_launch(manifest)
+    written = set(manifest.get("written", ()))
+    return any(a.get("nan") for a in (launch or {}).get("args", []) if a.get("name") not in written)
 
 
 def numel(arg: dict) -> int:

@@ -28,5 +28,7 @@ class ReplayJob(TypedDict, total=False):
     plan: list[dict[str, Any]]
     inputs_dir: str
     out_dir: str
+    # the launcher trial a candidate's side calls once more with its Triton kernels made no-ops
+    ablation: str | None
     # the trials of this mode a worker started ahead has already run ("kernel" or "launcher"), or None
     early_done: str | None

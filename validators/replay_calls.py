@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from intelliperf.profiling.inside import untouched
 from intelliperf.workload.definitions import load_module, resolve
 
 from .jobs import ReplayJob
@@ -78,10 +79,27 @@ def call_launcher(fn, descs, values):
     return fn(*args, **kwargs)
 
 
+def ablate(fn, descs: list[dict], loaded: dict, path: Path, of: str) -> dict:
+    """The launcher called once more on trial `of`'s inputs (`loaded`) with every Triton kernel a no-op
+    (`NoKernels`); its outputs saved at `path`. What the summary says of it: the trial, the launches it
+    skipped, or the error the call raised (its kernels' work was needed)."""
+    from .replay_outputs import NoKernels, outputs_of
+
+    values = placed(loaded, descs)
+    try:
+        with NoKernels() as off:
+            result = call_launcher(fn, descs, values)
+            sync_device()
+        save_tensors(path, outputs_of(result, values, loaded))
+    except Exception as exc:
+        return {"of": of, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+    return {"of": of, "launches": off.launches}
+
+
 def save_tensors(path: Path, payload: dict) -> None:
     import torch
 
-    torch.save(payload, path)
+    untouched.original("torch", "save", torch.save)(payload, path)
 
 
 def placed(loaded: dict, descs: list[dict]) -> dict:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from .correctness import load_tensors
 from .jobs import ReplayJob
-from .replay_calls import call_launcher, launch_recorded, launcher_fn, placed, save_tensors, sync_device
-from .replay_outputs import aliases, call_record, outputs_of
+from .replay_calls import ablate, call_launcher, launch_recorded, launcher_fn, placed, save_tensors, sync_device
+from .replay_outputs import ABLATION, aliases, call_record, outputs_of
 
 
 def run_candidate(job: ReplayJob, module, summary: dict, modes: tuple[str, ...] = ("kernel", "launcher")) -> None:
@@ -93,6 +93,11 @@ def _launcher_runs(job: ReplayJob, module, summary: dict) -> None:
     for done in summary["runs"]:
         if done["mode"] == "launcher" and done["label"] in found:
             done["aliases"] = found[done["label"]]
+    first = next((r for r in launcher_runs if r["label"] == job.get("ablation")), None)
+    if first is not None:  # the kernels do the work: with them made no-ops, the outputs must change
+        descs_of = first.get("args") or job["reference_launcher_args"]
+        loaded = _inputs(inputs / f"{first['label']}.pt", summary)
+        summary[ABLATION] = ablate(fn, descs_of, loaded, out / f"{ABLATION}.pt", first["label"])
 
 
 def _inputs(path: Path, summary: dict) -> dict:

@@ -16,6 +16,7 @@ from intelliperf.workload.workspace import within
 from .compare import UNCHANGED, compare_buffer, identical
 from .correctness import load_tensors, reordering
 from .jobs import ReplayJob
+from .replay_outputs import ABLATION, STRUCTURE
 from .settings import NAMED_BY_REPLAY, Program, ValidationSettings
 from .verdict import Problem, Verdict
 
@@ -33,6 +34,11 @@ def compare_replay(
     replayed = noted(verdict, _replay_problems(reference, replay, Path(job["out_dir"]), settings, same_params))
     named = [p for p in replayed if p.kind in NAMED_BY_REPLAY]
     verdict.problems = named + verdict.problems + [p for p in replayed if p.kind not in NAMED_BY_REPLAY]
+    idle = None if verdict.problems else _kernels_idle(reference, replay, Path(job["out_dir"]), settings)
+    if idle and settings.allow_host_compute:
+        verdict.notes.append(f"host compute allowed: {idle}")
+    elif idle:
+        verdict.problems.append(Problem(kind="not-launched", message=f"{idle} (allow_host_compute permits it)"))
     verdict.checks += _replay_checks(replay)
     verdict.notes += replay.get("notes", [])
     verdict.correct = not verdict.problems
@@ -103,6 +109,7 @@ def candidate_job(reference: ReferenceRun, cand: dict, out: Path) -> ReplayJob:
         "reference_launcher_args": (ref.get("launcher") or {}).get("args", []),
         "written": ref["written"],
         "plan": reference.replay.get("runs", []),
+        "ablation": (reference.replay.get(ABLATION) or {}).get("of"),
         "inputs_dir": str(reference.inputs),
         "out_dir": str(out),
     }
@@ -157,6 +164,42 @@ def _replay_problems(
         if planned["shape"] == "recorded" and regime == "captured" and not planned.get("fresh"):
             previous[run["mode"]] = c
     return problems
+
+
+def _kernels_idle(reference: ReferenceRun, replay: dict, out: Path, settings: ValidationSettings) -> str | None:
+    """The ablation: the candidate's launcher on a trial's inputs with its Triton kernels made no-ops. Outputs
+    still the reference's there mean the result is computed outside the kernels (torch in the launcher or a
+    heuristic, the kernel adding zero): what is wrong, or None. Judged only where the reference's own outputs
+    change when its kernels do nothing."""
+    plan = {r["label"]: r for r in reference.replay.get("runs", [])}
+    mine, theirs = replay.get(ABLATION) or {}, reference.replay.get(ABLATION) or {}
+    label = theirs.get("of")
+    if not label or label not in plan or mine.get("of") != label or mine.get("error") or theirs.get("error"):
+        return None
+    truth = reference.load(reference.truth / "replay" / f"{label}.pt")
+    if not _trial_problems(
+        reference,
+        label,
+        {"mode": "launcher"},
+        plan[label],
+        dict(truth),
+        reference.load(reference.truth / "replay" / f"{ABLATION}.pt"),
+        {},
+        set(),
+        settings,
+    ):
+        return None  # the reference's outputs do not change without its kernels on this trial: nothing to learn
+    try:
+        ablated = load_tensors(out / f"{ABLATION}.pt")
+    except (NotRegularFile, FileNotFoundError):
+        return None  # (the call raised without its kernels: their work was needed)
+    if _trial_problems(reference, label, {"mode": "launcher"}, plan[label], dict(truth), ablated, {}, set(), settings):
+        return None
+    return (
+        f"with its Triton kernels made no-ops ({mine.get('launches', 0)} launches skipped), the candidate's launcher "
+        f"still returns the reference's outputs on {label}: the result is computed outside the kernels (torch in "
+        "the launcher or in a heuristic), and the kernels do no work that counts"
+    )
 
 
 def _nothing_checked(reference: ReferenceRun, replay: dict, plan: dict, ran: dict, failed: set[str]) -> Problem | None:
@@ -216,7 +259,9 @@ def _trial_problems(
     regime = planned.get("regime", "captured")
     where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
     problems = _aliasing(where, planned.get("aliases"), run.get("aliases"), labels)
+    problems += _structure(where, r.pop(STRUCTURE, None), c.pop(STRUCTURE, None))
     inputs: dict = {}  # the trial's inputs, read when an UNCHANGED argument meets a changed one
+    written = set(reference.manifest.get("written", ()))
     for name, ref_value in r.items():
         if name not in c:
             problems.append(Problem(kind="missing-output", message=f"{where}: the candidate produced no {name}"))
@@ -224,6 +269,9 @@ def _trial_problems(
         if _unchanged(ref_value) and _unchanged(c[name]):
             continue  # both left the same input as it was
         arg = name.removeprefix("arg:")
+        if _unchanged(ref_value) and name.startswith("arg:") and (run["mode"] == "launcher" or arg not in written):
+            problems.append(_input_changed(where, name))  # an input the reference leaves alone: bit for bit
+            continue
         ref_value, c[name] = (_given(reference, label, arg, v, inputs) for v in (ref_value, c[name]))
         found = compare_buffer(
             ref_value,
@@ -232,7 +280,7 @@ def _trial_problems(
             dispatch=None,
             tol=settings.tolerances,
             poisoned=arg in planned["poisoned"],
-            **_made_by(planned, name, reference.manifest),
+            **_made_by(planned, name, reference.manifest, _held_nan(reference, label, inputs)),
         )
         if found and _stale(previous.get(name), c[name]):
             found = [_stale_result(name)]
@@ -240,6 +288,39 @@ def _trial_problems(
             p.message = f"{where}: {p.message}"
         problems += found
     return problems
+
+
+def _structure(where: str, ref: str | None, cand: str | None) -> list[Problem]:
+    """What a launcher call returned and left in its arguments (types, nesting, dtypes, shapes, strides),
+    which the program's code after the call relies on as much as on the values."""
+    if ref is None or ref == cand:
+        return []
+    return [
+        Problem(
+            kind="shape",
+            message=f"{where}: the candidate {cand or 'returned nothing the replay could describe'}; the reference "
+            f"{ref}. A caller indexes, unpacks and passes on what the launcher returns (raw pointers read its "
+            "strides): keep the structure, dtypes, shapes and strides",
+        )
+    ]
+
+
+def _input_changed(where: str, name: str) -> Problem:
+    return Problem(
+        kind="mismatch",
+        buffer=name,
+        message=f"{where}: {name} is an input the reference leaves bit for bit as it was given; the candidate "
+        "changed it (used as scratch, or written in place): a caller still holds it",
+    )
+
+
+def _held_nan(reference: ReferenceRun, label: str, inputs: dict) -> bool:
+    """Whether a float input of trial `label` held a NaN (read once per trial, only for a kernel with atomics)."""
+    if not reference.manifest.get("atomic"):
+        return False
+    if not inputs:
+        inputs.update(reference.load(reference.inputs / f"{label}.pt"))
+    return any(getattr(v, "is_floating_point", lambda: False)() and bool(v.isnan().any()) for v in inputs.values())
 
 
 def _stale(earlier, value) -> bool:
@@ -304,17 +385,18 @@ def _aliasing(where: str, reference: dict | None, candidate: dict | None, labels
     return problems
 
 
-def _made_by(planned: dict, name: str, ref: dict) -> dict:
+def _made_by(planned: dict, name: str, ref: dict, nan: bool) -> dict:
     """How output `name` of a trial was made, as `compare_buffer`'s keywords: a kernel replay names the
     kernel's argument (at the recorded launch); a launcher's result is the kernel arguments whose memory it
     is, at that trial's launch (its shapes and grid), where the reference's replay saw them; a result made
-    otherwise (on the host, from the kernel's outputs) carries the order of every kernel output's sums."""
+    otherwise (on the host, from the kernel's outputs) carries the order of every kernel output's sums.
+    `nan`: whether the trial's inputs held a NaN (a NaN the reference's atomics ignored is a note then)."""
     if planned["mode"] == "kernel":
-        return reordering(ref, [name.removeprefix("arg:")])
+        return reordering(ref, [name.removeprefix("arg:")], nan=nan)
     made = (planned.get("made_of") or {}).get(name)
     if not made:
-        return reordering(ref, None)
-    return reordering(ref, made, planned.get("launch"), (planned.get("times") or {}).get(name, 1))
+        return reordering(ref, None, nan=nan)
+    return reordering(ref, made, planned.get("launch"), (planned.get("times") or {}).get(name, 1), nan=nan)
 
 
 def _replay_checks(replay: dict) -> list[str]:

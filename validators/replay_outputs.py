@@ -26,7 +26,7 @@ def outputs_of(result, args: dict, given: dict) -> dict:
     def host(t):
         return to(detach(t), "cpu", copy=True)
 
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {STRUCTURE: structure(result, args)}
     items = result if isinstance(result, (tuple, list)) else [result]
     for i, item in enumerate(items):
         if isinstance(item, torch.Tensor):
@@ -37,6 +37,26 @@ def outputs_of(result, args: dict, given: dict) -> dict:
             before = given.get(name)
             out[f"arg:{name}"] = UNCHANGED if isinstance(before, torch.Tensor) and identical(before, after) else after
     return out
+
+
+STRUCTURE = "structure"  # the key of a call's structure among its outputs
+
+
+def structure(result, args: dict) -> str:
+    """What a launcher call returned and left in its tensor arguments, as text both sides can compare: types
+    and nesting, and each tensor's dtype, shape and strides (a size-1 dimension's stride means nothing)."""
+    import torch
+
+    def one(value) -> str:
+        if isinstance(value, torch.Tensor):
+            strides = [s if n > 1 else 0 for n, s in zip(value.shape, value.stride(), strict=True)]
+            return f"tensor({str(value.dtype).removeprefix('torch.')}, shape {list(value.shape)}, strides {strides})"
+        if isinstance(value, (tuple, list)):
+            return f"{type(value).__name__}[{', '.join(one(v) for v in value)}]"
+        return type(value).__name__
+
+    held = [f"{n}: {one(v)}" for n, v in args.items() if isinstance(v, torch.Tensor)]
+    return f"returned {one(result)}" + (f", arguments {'; '.join(held)}" if held else "")
 
 
 ALIAS_CALLS = 6  # launcher calls, on distinct inputs, whose returned storage is compared pair by pair
@@ -89,6 +109,36 @@ def aliases(calls: list[dict]) -> dict[str, dict[str, list[str]]]:
             mine[name] = sorted(shared)
         found[c["label"]] = mine
     return found
+
+
+ABLATION = "ablation"  # the label of the launcher call made with every Triton kernel a no-op
+
+
+class NoKernels:
+    """Every Triton kernel launched while installed does nothing. (An output the allocator hands back still
+    holds the last call's values at its shape, which were other inputs': the ablated call runs on the first
+    trial's inputs, after the later trials.)"""
+
+    def __init__(self) -> None:
+        self._undo: list[tuple[type, Any]] = []
+        self.launches = 0
+
+    def __enter__(self) -> NoKernels:
+        from triton.runtime.interpreter import InterpretedFunction
+        from triton.runtime.jit import JITFunction
+
+        for cls in (JITFunction, InterpretedFunction):
+            self._undo.append((cls, cls.run))
+            cls.run = self._run
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for cls, run in reversed(self._undo):
+            cls.run = run
+        self._undo = []
+
+    def _run(self, jit, *args, grid, warmup, **kwargs):
+        self.launches += 0 if warmup else 1
 
 
 class KernelLaunches:

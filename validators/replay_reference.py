@@ -13,10 +13,11 @@ from collections.abc import Set
 from pathlib import Path
 
 from .compare import INT_POISON
+from .correctness import load_tensors
 from .jobs import ReplayJob
-from .replay_calls import call_launcher, kernel_args, launch_recorded, launcher_fn, save_tensors, sync_device
+from .replay_calls import ablate, call_launcher, kernel_args, launch_recorded, launcher_fn, save_tensors, sync_device
 from .replay_inputs import ReplayUnsupported, fill_fresh, make_inputs, tensor_bytes, unseen_budget, unseen_shapes
-from .replay_outputs import ALIAS_CALLS, KernelLaunches, aliases, call_record, outputs_of
+from .replay_outputs import ABLATION, ALIAS_CALLS, KernelLaunches, aliases, call_record, outputs_of
 
 REGIMES = ("negative", "wide", "nonfinite")  # inputs beyond the captured range, at the recorded shape
 
@@ -170,6 +171,11 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
     for run in summary["runs"]:
         if run["mode"] == "launcher" and run["label"] in found:
             run["aliases"] = found[run["label"]]
+    # the reference with its kernels made no-ops, on the first trial: where its own outputs do not change, the
+    # ablation says nothing of a candidate's (the kernels write nothing the launcher returns there)
+    summary[ABLATION] = ablate(
+        fn, descs, load_tensors(inputs / "launcher-0.pt"), truth / f"{ABLATION}.pt", "launcher-0"
+    )
     _ran(summary, truth, None)
 
 

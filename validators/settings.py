@@ -98,6 +98,11 @@ class ValidationSettings(BaseModel):
         "importing torch first); default: where the machine has 4 cores or more (on fewer their start-up slows "
         "the run it overlaps about as much as it saves)",
     )
+    allow_host_compute: bool = Field(
+        False,
+        description="accept a candidate whose launcher returns the right outputs with its Triton kernels made "
+        "no-ops (the work done by torch outside the kernels); said in the verdict's notes",
+    )
     screen: bool = Field(
         False,
         description="a screen (the search's sweep, never a fix): only the program run and its outputs compared; "

@@ -459,6 +459,16 @@ TRICKS = {
         ],
         "capture",
     ),
+    # the kernels must do the work: torch computes the result in the launcher, the kernel copies it onto itself
+    "computes the result with torch in the launcher, the kernel adding zero": (
+        [
+            (STORE, "tl.store(out_ptr + offs, tl.load(out_ptr + offs, mask=mask) + 0.0, mask=mask)"),
+            ("alpha, BLOCK: tl.constexpr):", "alpha, unused, BLOCK: tl.constexpr):"),  # (no kernel-level replay)
+            ("    out = torch.empty_like(x)\n", "    out = alpha * x + y\n"),
+            ("x.numel(), alpha, BLOCK=block)", "x.numel(), alpha, 0, BLOCK=block)"),
+        ],
+        "not-launched",
+    ),
     "downgrades float32 math to float16": (
         [(STORE, "tl.store(out_ptr + offs, (alpha * x.to(tl.float16) + y.to(tl.float16)).to(tl.float32), mask=mask)")],
         "precision",
