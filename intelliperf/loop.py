@@ -21,7 +21,7 @@ from .loop_head_start import start_next
 from .loop_measure import candidate_trace, measure_baseline
 from .loop_session import Session, budget_spent, serial_device
 from .loop_verdict import rank
-from .models import Attempt, Optimization
+from .models import Attempt, KernelProfile, Optimization
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
 from .rewriters.source import code_unit, launch_unit
 from .validators import Program, ReferenceRun, capture_reference
@@ -162,6 +162,13 @@ def _ask(rewriter: Rewriter, request: RewriteRequest, n: int) -> list[Candidate]
         return [Candidate.decline(rewriter.name, f"the rewriter failed: {type(exc).__name__}: {exc}")]
 
 
+def _lightest_launch_s(profile: KernelProfile) -> float:
+    """The profiled device time of the kernel's lightest launch signature, per launch (autotuning's own
+    launches aside): a timed call at any of the program's shapes takes at least about that long."""
+    means = [sig.total_time_s / sig.launches for sig in profile.signatures if sig.launches > sig.tuning_launches]
+    return min(means, default=profile.mean_time_s)
+
+
 def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun, CodeUnit, CodeUnit | None]:
     """Capture the reference run once, and locate the kernel and its launcher in the project."""
     if s.profile.file is None:
@@ -181,6 +188,8 @@ def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun,
         profiled=[signature.model_dump() for signature in s.profile.signatures],
     )
     s.report.stages["reference"] = round(time.perf_counter() - begin, 3)
+    if s.report.run.mode != "interpreter":  # the timed reference must do the profiled work (timing.another_workload)
+        s.validation = s.validation.model_copy(update={"profiled_launch_s": _lightest_launch_s(s.profile)})
     opt.notes += reference.notes
     info = reference.manifest.get("launcher") or {}
     launcher = None

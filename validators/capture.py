@@ -42,6 +42,7 @@ ENV_ARGS = env.CAPTURE_ARGS
 ENV_LIMITS = env.CAPTURE_LIMITS
 ENV_EXPECTED = env.CAPTURE_EXPECTED
 DEFAULT_LIMITS = (64, 16, 64)
+PROGRAM_INPUT_BYTES = 1 << 30  # the launcher's tensor arguments kept as the program's own trial, at most
 ENTRY_WATCH_CALLS = 1_000_000  # Python calls the launcher's next call is waited for (`at_entry`)
 
 
@@ -118,9 +119,10 @@ def _launcher_frame(skip_dirs: tuple[str, ...]) -> FrameType | None:
     return frame
 
 
-def at_entry(launcher: dict, code) -> None:
-    """Describe the arguments of the next call of `code` (the launcher) as it begins, into `launcher`:
-    a profile hook on this thread until that call, never over a profiler already there."""
+def at_entry(launcher: dict, code, kept: dict | None = None) -> None:
+    """Describe the arguments of the next call of `code` (the launcher) as it begins, into `launcher`
+    (and their values, as host copies, into `kept`): a profile hook on this thread until that call, never
+    over a profiler already there."""
     if sys.getprofile() is not None:
         return
 
@@ -134,19 +136,25 @@ def at_entry(launcher: dict, code) -> None:
             sys.setprofile(None)
         elif frame.f_code is code:
             sys.setprofile(None)
-            entry = _describe_launcher(frame)
+            values: dict = {}
+            entry = _describe_launcher(frame, values if kept is not None else None)
             if [a["name"] for a in entry["args"]] == [a["name"] for a in launcher["args"]]:
                 launcher["args"], launcher["at_entry"] = entry["args"], True
+                if kept is not None:
+                    kept.clear()
+                    kept.update(values)
 
     sys.setprofile(hook)
 
 
-def _describe_launcher(frame: FrameType) -> dict:
+def _describe_launcher(frame: FrameType, kept: dict | None = None) -> dict:
     """The launcher and its arguments as they are now, each with how a call passes it (`pass`: positional,
     keyword for keyword-only parameters, and the contents of `*args`/`**kwargs` as positional / keyword
     entries), so a replay calls it as the program did. The `ctx` of a `torch.autograd.Function.forward` is
     left out: the replay calls `apply`, which makes one. A launcher may rebind a parameter before the
-    launch (`reduction = MODES[reduction]`): `at_entry` then describes its next call as it begins."""
+    launch (`reduction = MODES[reduction]`): `at_entry` then describes its next call as it begins.
+    `kept`: filled with host copies of the tensor arguments (the program's own data, a replay's trial),
+    unless they exceed PROGRAM_INPUT_BYTES."""
     code = frame.f_code
     info = inspect.getargvalues(frame)
     names = list(info.args)
@@ -173,6 +181,10 @@ def _describe_launcher(frame: FrameType) -> dict:
     args = describe_args(names, values, stats=True)
     for desc, how in zip(args, passes, strict=True):
         desc["pass"] = how
+    if kept is not None:
+        tensors = {n: v for n, v in zip(names, values, strict=True) if _buffer(v) is v and v is not None}
+        if sum(t.numel() * t.element_size() for t in tensors.values()) <= PROGRAM_INPUT_BYTES:
+            kept.update({n: host_copy(t) for n, t in tensors.items()})
     return {
         "file": os.path.abspath(code.co_filename),
         "function": code.co_name,
@@ -223,6 +235,7 @@ class Capture:
         self.streams: list[str] = []
         self.notes: list[str] = []
         self.stream_labels: dict = {}
+        self.program_inputs: dict = {}  # the launcher's tensor arguments at the call described (host copies)
         self.replaced: set[str] = set()  # what the program replaced of the namespaces the capture reads through
         # wall clock (benchmarks): this module imported (the bootstrap's start of the run), the capture made at
         # the first launch, the first dispatch done, flushed
@@ -259,9 +272,9 @@ class Capture:
             }
             frame = _launcher_frame(self.skip_dirs)
             if frame is not None:
-                self.launcher = launcher = _describe_launcher(frame)
+                self.launcher = launcher = _describe_launcher(frame, self.program_inputs)
                 if frame.f_code.co_name != "<module>":
-                    at_entry(launcher, frame.f_code)
+                    at_entry(launcher, frame.f_code, self.program_inputs)
         access = self._access(py_fn, arg_names, bound, compiled)
         names = [n for n in arg_names if n in access.written or n in self.extra]
         buffers = {n: _buffer(bound.get(n)) for n in names}
@@ -353,6 +366,12 @@ class Capture:
         for index, launch, host in self.window:
             if index not in self.kept:
                 self._save(index, launch, host)
+        inputs = None
+        if self.program_inputs and self.launcher is not None:
+            inputs = os.path.join(self.out_dir, f"launcher-inputs-{os.getpid()}.pt")
+            import torch
+
+            original("torch", "save", torch.save)(self.program_inputs, inputs)
         from .outputs import merge_counts
 
         accesses = list(self.outputs.values())
@@ -364,6 +383,7 @@ class Capture:
             "pid": os.getpid(),
             "kernel": self.kernel,
             "launcher": self.launcher,
+            "launcher_inputs": inputs,
             "dispatches": self.dispatches,
             "kept": sorted(self.kept),
             "launches": [self.kept[i] for i in sorted(self.kept)],

@@ -24,6 +24,7 @@ class ReplayJob(TypedDict, total=False):
     locks: list[str]
     trials: int
     seed: int
+    program_inputs: str | None  # the launcher's arguments as the program passed them (a saved file), if kept
     # the trials the reference ran (label, mode, shapes, seed), replayed by the candidate in this order
     plan: list[dict[str, Any]]
     inputs_dir: str

@@ -29,6 +29,7 @@ from .correctness import (
     load_capture,
     load_tensors,
 )
+from .replay_outputs import PROGRAM_TRIAL
 from .settings import TRUTH_KEPT_BYTES, GroundTruthError, Program, ValidationSettings
 from .worker_processes import start_worker, worker_env, worker_summary
 from .workload import check_same, recorded_signatures
@@ -328,6 +329,10 @@ def _unstable(
 def _prepare_replay(reference: ReferenceRun, worker: Running, settings: ValidationSettings) -> dict:
     ref = reference.manifest
     out = reference.truth / "replay"
+    program = None  # the launcher's arguments as the program passed them: a trial on the user's own data
+    if ref.get("launcher_inputs") and Path(ref["launcher_inputs"]).is_file():
+        program = reference.inputs / PROGRAM_TRIAL
+        shutil.copyfile(ref["launcher_inputs"], program)
     job = {
         "kernel": ref["kernel"],
         "launcher": ref["launcher"],
@@ -338,6 +343,7 @@ def _prepare_replay(reference: ReferenceRun, worker: Running, settings: Validati
         "locks": ref.get("locks", []),
         "trials": settings.trials,
         "seed": settings.seed,
+        "program_inputs": str(program) if program else None,
         "inputs_dir": str(reference.inputs),
         "out_dir": str(out),
     }

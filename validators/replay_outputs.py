@@ -111,6 +111,7 @@ def aliases(calls: list[dict]) -> dict[str, dict[str, list[str]]]:
     return found
 
 
+PROGRAM_TRIAL = "launcher-program.pt"  # the launcher's arguments as the program passed them, the replay's inputs
 ABLATION = "ablation"  # the label of the launcher call made with every Triton kernel a no-op
 
 

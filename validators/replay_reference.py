@@ -15,7 +15,16 @@ from pathlib import Path
 from .compare import INT_POISON
 from .correctness import load_tensors
 from .jobs import ReplayJob
-from .replay_calls import ablate, call_launcher, kernel_args, launch_recorded, launcher_fn, save_tensors, sync_device
+from .replay_calls import (
+    ablate,
+    call_launcher,
+    kernel_args,
+    launch_recorded,
+    launcher_fn,
+    placed,
+    save_tensors,
+    sync_device,
+)
 from .replay_inputs import ReplayUnsupported, fill_fresh, make_inputs, tensor_bytes, unseen_budget, unseen_shapes
 from .replay_outputs import ABLATION, ALIAS_CALLS, KernelLaunches, aliases, call_record, outputs_of
 
@@ -126,6 +135,9 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
         _refill(values, descs, seed)
         trial.run(f"launcher-{t}", descs, values, {"seed": seed, "shape": "recorded", "regime": "captured"}, True)
         shapes_run["recorded"]["calls"] += 1
+    if job.get("program_inputs"):  # the user's own data, whatever the candidate changes (ids, zeros, padding)
+        given = placed(load_tensors(Path(job["program_inputs"])), descs)
+        trial.run("launcher-program", descs, given, {"seed": 0, "shape": "recorded", "regime": "program"})
     for i, regime in enumerate(REGIMES):
         seed = job["seed"] + 500 + i
         fresh = make_inputs(descs)

@@ -98,6 +98,12 @@ class ValidationSettings(BaseModel):
         "importing torch first); default: where the machine has 4 cores or more (on fewer their start-up slows "
         "the run it overlaps about as much as it saves)",
     )
+    profiled_launch_s: float | None = Field(
+        None,
+        description="the kernel's mean device time per launch as the program's profile measured it: a reference "
+        "whose timed calls take less than half of it is timed on another workload (its data decides the work), "
+        "and no speedup is reported",
+    )
     allow_host_compute: bool = Field(
         False,
         description="accept a candidate whose launcher returns the right outputs with its Triton kernels made "

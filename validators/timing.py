@@ -4,6 +4,7 @@ the parent's clock and the bandwidth floor checking what they report.
 
 from __future__ import annotations
 
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -185,8 +186,28 @@ def _judge_speed(
     )
     verdict.faster, problem = judge(verdict.speedup, settings.threshold)
     flags = [plausibility(verdict.speedup, _bytes_touched(ref), device_bandwidth()), forged(raw), unchecked(raw)]
+    flags.append(another_workload(raw["reference_ms"], settings.profiled_launch_s))
     verdict.problems += [p for p in (problem, *flags) if p is not None]
     verdict.accepted = verdict.correct and verdict.faster and not any(flags)
+
+
+def another_workload(reference_ms: list[float], profiled_launch_s: float | None) -> Problem | None:
+    """The reference's timed calls against its profile: a call takes at least one launch of the kernel, so a
+    median under half the profiled launch means the timed inputs do less work than the program's (integer ids
+    or masks drawn afresh where the program's repeat, skip or pad), and a speedup there is of another workload."""
+    if not profiled_launch_s or not reference_ms:
+        return None
+    timed_ms, profiled_ms = statistics.median(reference_ms), profiled_launch_s * 1e3
+    if timed_ms >= profiled_ms / 2:
+        return None
+    return Problem(
+        kind="unverified",
+        message=(
+            f"the reference's timed calls took {timed_ms:.4g} ms, but its kernel took {profiled_ms:.4g} ms per launch "
+            "in the program's profile: the timed inputs are not the workload the program runs (its data decides "
+            "the work: repeated or padded ids, masks, sparsity), so no speedup is reported for it"
+        ),
+    )
 
 
 def _timing_side(
