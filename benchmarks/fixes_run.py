@@ -7,7 +7,7 @@ checks, then `validate`).
     (device tool) bash benchmarks/fixes_gpu.sh     carry: [".whl"]   (4 GPUs: three shards and the GPU tests)
 
 On a GPU each pair also gets `triton.testing.do_bench` of the two launchers, in a process of its own
-before the validation, on the reference replay's own inputs (the recorded size), each side twice in
+before the validation, on the inputs the validators time (the recorded size), each side twice in
 turn and the faster kept, so the validator's speedup can be checked against it. On the CPU the
 kernels run in Triton's interpreter and no speed is judged: a pair passes when the candidate is correct.
 """
@@ -119,13 +119,15 @@ def run_pair(entry: dict, gpu: bool, work: Path) -> dict:
 
 
 def _do_bench(ref, project: Path, cand: Path, launcher: str, work: Path) -> dict | str | None:
-    """do_bench of both launchers on the reference replay's inputs, in a process of its own, before the
-    validation (whose workers would otherwise still be ending on the GPU): {side: ms}, or the error."""
-    if not (work / "r" / "inputs" / "launcher-0.pt").exists():
+    """do_bench of both launchers on the inputs the validators time (the program's own launcher arguments
+    where they were kept, else the first replay trial's), in a process of its own, before the validation
+    (whose workers would otherwise still be ending on the GPU): {side: ms}, or the error."""
+    inputs = next((p for p in ("launcher-program.pt", "launcher-0.pt") if (work / "r" / "inputs" / p).exists()), None)
+    if inputs is None:
         return None
     descs = ref.manifest["launcher"]["args"]
     files = {"before": str(project / "program.py"), "after": str(cand / "program.py")}
-    arg = json.dumps([descs, str(work / "r" / "inputs" / "launcher-0.pt"), files, launcher])
+    arg = json.dumps([descs, str(work / "r" / "inputs" / inputs), files, launcher])
     done = subprocess.run([sys.executable, "-c", BENCH, arg], capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         return done.stderr[-800:]

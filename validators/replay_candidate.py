@@ -11,10 +11,12 @@ import time
 import traceback
 from pathlib import Path
 
+from intelliperf.profiling.inside.window import next_config
+
 from .correctness import load_tensors
 from .jobs import ReplayJob
 from .replay_calls import ablate, call_launcher, launch_recorded, launcher_fn, placed, save_tensors, sync_device
-from .replay_outputs import ABLATION, aliases, call_record, outputs_of
+from .replay_outputs import ABLATION, KernelLaunches, aliases, call_record, outputs_of
 
 
 def run_candidate(job: ReplayJob, module, summary: dict, modes: tuple[str, ...] = ("kernel", "launcher")) -> None:
@@ -70,6 +72,7 @@ def _launcher_runs(job: ReplayJob, module, summary: dict) -> None:
         return
     values: dict | None = None
     calls: list[dict] = []
+    launches: dict[str, int] = {}
     for run in launcher_runs:
         loaded = _inputs(inputs / f"{run['label']}.pt", summary)
         run_descs = run.get("args") or job["reference_launcher_args"]
@@ -83,8 +86,10 @@ def _launcher_runs(job: ReplayJob, module, summary: dict) -> None:
         current = values if recorded else placed(loaded, run_descs)
 
         def call(run=run, current=current, run_descs=run_descs, given=loaded):
-            result = call_launcher(fn, run_descs, current)
-            sync_device()
+            with KernelLaunches("") as seen:  # (counts every Triton launch: the kernels do the work)
+                result = call_launcher(fn, run_descs, current)
+                sync_device()
+            launches[run["label"]] = seen.any_kernel
             calls.append(call_record(run["label"], result, current))
             return outputs_of(result, current, given)
 
@@ -93,6 +98,8 @@ def _launcher_runs(job: ReplayJob, module, summary: dict) -> None:
     for done in summary["runs"]:
         if done["mode"] == "launcher" and done["label"] in found:
             done["aliases"] = found[done["label"]]
+        if done["mode"] == "launcher" and done["label"] in launches:
+            done["launches"] = launches[done["label"]]
     first = next((r for r in launcher_runs if r["label"] == job.get("ablation")), None)
     if first is not None:  # the kernels do the work: with them made no-ops, the outputs must change
         descs_of = first.get("args") or job["reference_launcher_args"]
@@ -109,6 +116,7 @@ def _inputs(path: Path, summary: dict) -> dict:
 
 
 def _guarded(summary: dict, run: dict, call, out: Path) -> None:
+    next_config()  # under the interpreter: each trial with the next autotune config (a GPU may pick any)
     begin = time.perf_counter()
     try:
         outputs = call()

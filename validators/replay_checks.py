@@ -277,6 +277,15 @@ def _trial_problems(
     where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
     problems = _aliasing(where, planned.get("aliases"), run.get("aliases"), labels)
     problems += _structure(where, r.pop(STRUCTURE, None), c.pop(STRUCTURE, None))
+    if planned.get("launches") and run.get("launches") == 0 and not settings.allow_host_compute:
+        problems.append(
+            Problem(
+                kind="not-launched",
+                message=f"{where}: the candidate launched no Triton kernel where the reference launches "
+                f"{planned['launches']}: it computes the result outside its kernels at these inputs (a torch "
+                "fallback past a size; allow_host_compute permits it)",
+            )
+        )
     inputs: dict = {}  # the trial's inputs, read when an UNCHANGED argument meets a changed one
     written = set(reference.manifest.get("written", ()))
     for name, ref_value in r.items():

@@ -60,6 +60,7 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
             big = min(16 * magnitude, float(torch.finfo(tensor.dtype).max) / 1e3)
             lo, hi = -big, big
         values = torch.rand(tensor.shape, dtype=wide, **draw) * (hi - lo) + lo
+        values = _within(values, regime, 0.0 if lo <= 0.0 <= hi else lo, draw)
         if regime == "nonfinite" and values.numel():
             flat = values.view(-1)
             picks = torch.randint(0, flat.numel(), (max(3, flat.numel() // 97),), **draw)
@@ -68,9 +69,25 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
             flat[picks[2::3]] = float("-inf")
     else:
         values = torch.randint(int(lo), int(hi) + 1, tensor.shape, dtype=torch.int64, **draw)
+        values = _within(values, regime, int(lo), draw)
         if desc.get("sorted") and values.dim():
             values = values.sort(dim=-1).values
     tensor.copy_(values.to(tensor.dtype))
+
+
+def _within(values, regime: str, zero, draw: dict):
+    """Values within the captured range shaped like real data: `sparse`, about half of them exactly `zero`
+    (0 where the range holds it, else its low end: a padding id); `repeated`, only three distinct values (ids
+    that repeat, where atomics contend and a dedup or a cache keyed on values shows)."""
+    import torch
+
+    if regime == "sparse" and values.numel():
+        return torch.where(torch.rand(values.shape, **draw) < 0.5, torch.full_like(values, zero), values)
+    if regime == "repeated" and values.numel():
+        flat = values.reshape(-1)
+        picks = flat[torch.randint(0, flat.numel(), (3,), **draw)]
+        return picks[torch.randint(0, 3, values.shape, **draw)]
+    return values
 
 
 def make_inputs(descs: list[dict], shapes: dict | None = None, guarded: bool = False) -> dict:
@@ -152,19 +169,13 @@ def unseen_shapes(
     values index (they span 0..size-1: histogram bins, a gather's table) stays, or the indices would fall
     outside it; so does one in `compiled` (the kernel's constexpr values: it may assume that size, and no
     launch could change it)."""
-    indexed = {
-        int(a["max"]) + 1
-        for a in descs
-        if a["kind"] == "tensor" and "max" in a and not a["dtype"].startswith(("float", "bfloat", "complex", "bool"))
-    }
-    kept = indexed | set(compiled)
-    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2 and d not in kept}
+    sizes = _free_sizes(descs, compiled)
 
     def grown(factor: float) -> dict[int, int]:
         return {d: _larger(d, factor) for d in sizes}
 
     def shapes_for(new: dict[int, int]) -> dict[str, list[int]]:
-        return {a["name"]: [new.get(d, d) for d in a["shape"]] for a in descs if a["kind"] == "tensor"}
+        return _shapes_for(descs, new)
 
     if not grow:
         new = {d: _smaller(d) for d in sizes}
@@ -176,16 +187,82 @@ def unseen_shapes(
                 mid = (low + high) / 2
                 low, high = (mid, high) if tensor_bytes(descs, shapes_for(grown(mid))) <= max_bytes else (low, mid)
             new = grown(low)
-    shapes = shapes_for(new)
+    return _resized(descs, new)
+
+
+def _free_sizes(descs: list[dict], compiled: Set[int]) -> set[int]:
+    """The sizes of 2 or more a trial may change: not one an integer input's values index, nor a constexpr's."""
+    indexed = {
+        int(a["max"]) + 1
+        for a in descs
+        if a["kind"] == "tensor" and "max" in a and not a["dtype"].startswith(("float", "bfloat", "complex", "bool"))
+    }
+    kept = indexed | set(compiled)
+    return {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2 and d not in kept}
+
+
+def _shapes_for(descs: list[dict], new: dict[int, int]) -> dict[str, list[int]]:
+    return {a["name"]: [new.get(d, d) for d in a["shape"]] for a in descs if a["kind"] == "tensor"}
+
+
+def _resized(descs: list[dict], new: dict[int, int], sizes_follow: bool = True) -> tuple[dict, dict]:
+    """The shapes with every size in `new` changed, and the integer arguments that follow: one equal to a
+    changed size (`sizes_follow`) or to a tensor's element count."""
+    shapes = _shapes_for(descs, new)
     numels = {math.prod(a["shape"]): math.prod(shapes[a["name"]]) for a in descs if a["kind"] == "tensor"}
     scalars = {}
     for a in descs:
         if a["kind"] == "scalar" and isinstance(a["value"], int) and not isinstance(a["value"], bool):
-            if a["value"] in new:
+            if sizes_follow and a["value"] in new:
                 scalars[a["name"]] = new[a["value"]]
             elif a["value"] in numels and a["value"] >= 2:
                 scalars[a["name"]] = numels[a["value"]]
     return shapes, scalars
+
+
+def extreme_shapes(
+    descs: list[dict], compiled: Set[int], max_bytes: int
+) -> tuple[list[tuple[str, dict, dict]], list[str]]:
+    """More shapes a fix must hold at, as (label, shapes, scalars), and why any was left out: about a quarter
+    of every free size (a block or loop bound tuned to the recorded size), four times it and a little more
+    (a cap or a hard-coded block past the larger unseen shape), every size-1 dimension made 3 (a kernel
+    that assumes a batch or a head of one), and each of the two largest sizes alone stretched as far as a
+    share of the budget allows (a limit at an absolute size)."""
+    sizes = _free_sizes(descs, compiled)
+    found, skipped = [], []
+    quarter = {d: q for d in sizes if (q := max(1, d // 4) | 1) < d}
+    if quarter:
+        found.append(("quarter", *_resized(descs, quarter)))
+    fourfold = {d: _larger(d, 4.0) for d in sizes}
+    if fourfold and tensor_bytes(descs, _shapes_for(descs, fourfold)) <= max_bytes:
+        found.append(("fourfold", *_resized(descs, fourfold)))
+    elif fourfold:
+        skipped.append(f"four times the sizes would take more than the {max_bytes / 2**20:,.0f} MiB a trial may take")
+    ones = any(1 in a["shape"] for a in descs if a["kind"] == "tensor")
+    if ones and 1 not in compiled:
+        found.append(("ones", *_resized(descs, {1: 3}, sizes_follow=False)))
+    for d in sorted(sizes, reverse=True)[:STRETCHED]:
+        far = _stretched(descs, d, max_bytes // STRETCH_SHARE)
+        if far is not None:
+            found.append((f"stretched-{d}", *_resized(descs, {d: far})))
+    return found, skipped
+
+
+STRETCHED = 2  # the largest sizes each stretched on its own
+STRETCH_SHARE = 8  # of a trial's bytes: one long dimension costs time in proportion (the interpreter's 4 MiB)
+
+
+def _stretched(descs: list[dict], d: int, max_bytes: int) -> int | None:
+    """Size `d` alone grown as far as `max_bytes` allows (odd), where that is past four times it: a limit or a
+    block hard-coded at an absolute size (2,048 columns, a fallback above 4,096) no relative growth reaches."""
+    low, high = 4 * d, 1 << 26
+    if tensor_bytes(descs, _shapes_for(descs, {d: low})) > max_bytes:
+        return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if tensor_bytes(descs, _shapes_for(descs, {d: mid})) <= max_bytes else (low, mid)
+    far = low if low % 2 else low - 1
+    return far if far > _larger(d, 4.0) else None
 
 
 def unseen_budget(descs: list[dict]) -> int:

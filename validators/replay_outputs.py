@@ -150,6 +150,7 @@ class KernelLaunches:
     def __init__(self, name: str):
         self.name = name
         self.launches: list[dict] = []
+        self.any_kernel = 0  # launches of every Triton kernel while installed (the kernels do the work)
         self._undo: list[tuple[type, Any]] = []
 
     def __enter__(self) -> KernelLaunches:
@@ -171,6 +172,7 @@ class KernelLaunches:
         watcher = self
 
         def run(jit, *args, grid, warmup, **kwargs):
+            watcher.any_kernel += 0 if warmup else 1
             if not warmup and getattr(getattr(jit, "fn", None), "__name__", None) == watcher.name:
                 try:
                     watcher._record(jit, args, kwargs, grid)

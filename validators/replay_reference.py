@@ -25,10 +25,21 @@ from .replay_calls import (
     save_tensors,
     sync_device,
 )
-from .replay_inputs import ReplayUnsupported, fill_fresh, make_inputs, tensor_bytes, unseen_budget, unseen_shapes
+from .replay_inputs import (
+    ReplayUnsupported,
+    extreme_shapes,
+    fill_fresh,
+    make_inputs,
+    tensor_bytes,
+    unseen_budget,
+    unseen_shapes,
+)
 from .replay_outputs import ABLATION, ALIAS_CALLS, KernelLaunches, aliases, call_record, outputs_of
 
-REGIMES = ("negative", "wide", "nonfinite")  # inputs beyond the captured range, at the recorded shape
+# inputs beyond the captured range, at the recorded shape; then values within it that real data has and uniform
+# draws never do: exact zeros (activations after a ReLU, padding) and few distinct values (ids that repeat)
+REGIMES = ("negative", "wide", "nonfinite", "sparse", "repeated")
+BEYOND = frozenset({"negative", "wide", "nonfinite"})  # never for values that become addresses
 
 
 def prepare(job: ReplayJob, module, summary: dict) -> None:
@@ -141,7 +152,7 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
     for i, regime in enumerate(REGIMES):
         seed = job["seed"] + 500 + i
         fresh = make_inputs(descs)
-        _refill(fresh, descs, seed, lambda d, regime=regime: "captured" if _indexes(d, job) else regime)
+        _refill(fresh, descs, seed, lambda d, r=regime: "captured" if r in BEYOND and _indexes(d, job) else r)
         info = {"seed": seed, "shape": "recorded", "regime": regime}
         shapes_run["recorded"]["calls"] += trial.run(f"launcher-{regime}", descs, fresh, info)
     for grow in (False, True):
@@ -169,6 +180,7 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
         info = {"seed": seed, "shape": shape, "regime": "captured", "args": new_descs}
         if trial.run(f"launcher-{'larger' if grow else 'smaller'}", new_descs, fresh, info):
             shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
+    _extreme_trials(job, trial, descs, compiled, shapes_run)
     shape, where = min(
         ((k, v) for k, v in shapes_run.items() if v["calls"]),
         key=lambda kv: (max(0, ALIAS_CALLS - kv[1]["calls"]) * kv[1]["bytes"], kv[1]["bytes"]),
@@ -189,6 +201,21 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
         fn, descs, load_tensors(inputs / "launcher-0.pt"), truth / f"{ABLATION}.pt", "launcher-0"
     )
     _ran(summary, truth, None)
+
+
+def _extreme_trials(job: ReplayJob, trial: _Trial, descs: list[dict], compiled: Set[int], shapes_run: dict) -> None:
+    """The launcher at a quarter of the sizes, four times them and with size-1 dimensions made 3."""
+    extremes, skipped = extreme_shapes(descs, compiled, unseen_budget(descs))
+    trial.summary["notes"] += [f"no trial at the extreme shapes: {why}" for why in skipped]
+    for i, (name, shapes, scalars) in enumerate(extremes):
+        new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
+        seed = job["seed"] + 1100 + i
+        fresh = make_inputs(new_descs, shapes, guarded=True)
+        _refill(fresh, new_descs, seed)
+        shape = f"unseen, {name} ({_changed(shapes, descs)})"
+        info = {"seed": seed, "shape": shape, "regime": "captured", "args": new_descs}
+        if trial.run(f"launcher-{name}", new_descs, fresh, info):
+            shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
 
 
 def _changed(shapes: dict, descs: list[dict]) -> str:
@@ -229,6 +256,7 @@ class _Trial:
         self.calls.append(call_record(label, result, values))
         save_tensors(self.truth / f"{label}.pt", outputs)
         run = {"label": label, "mode": "launcher", "poisoned": [], **info, **launches.made_of(result, values)}
+        run["launches"] = launches.any_kernel
         _ran(self.summary, self.truth, run)
         return True
 

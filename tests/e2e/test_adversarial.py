@@ -594,6 +594,85 @@ CHEATS = {
         {"policy"},
         "_memoize",
     ),
+    # hidden behind sizes: the program records 48 x 100; the trials stretch each size on its own to ~21,800
+    "caps the block at 2048, no loop (columns past 2048 dropped)": (
+        KERNEL,
+        _launcher(launch=LAUNCH.replace("triton.next_power_of_2(cols)", "min(triton.next_power_of_2(cols), 2048)")),
+        {"mismatch", "unwritten", "shape", "inf"},
+        "stretched",
+    ),
+    "falls back to torch above 4096 columns (the kernel never runs there)": (
+        KERNEL,
+        _launcher(before="    if cols > 4096:\n        return x.sum(1), x.amax(1)\n"),
+        {"not-launched"},
+        "launched no Triton kernel",
+    ),
+    # round 3: what the checks read through, what real data holds, what the structure is, who does the work
+    "a helper whose parameter is named ctx replaces torch.Tensor.detach (beside)": (
+        KERNEL,
+        _launcher(before="    _patch(torch.Tensor, lambda t: t)\n"),
+        {"policy"},
+        "ctx.detach",
+    ),
+    "reaches os through a format field": (
+        KERNEL,
+        _launcher(before="    flag = '{0.__globals__[os].environ}'.format(row_stats)\n"),
+        {"policy"},
+        "format field",
+    ),
+    "computes the sums with torch in a heuristics lambda": (
+        "@triton.heuristics({'DONE': lambda a: a['sum_ptr'].copy_(a['x_ptr'].sum(1)) is None})\n" + KERNEL,
+        None,
+        {"policy"},
+        "decorator's callable",
+    ),
+    "treats a row whose first value is exactly zero as all zeros (wrong on sparse data)": (
+        _kernel(
+            SUM,
+            "    first = tl.load(x_ptr + row * stride)\n"
+            "    tl.atomic_add(sum_ptr + row, tl.where(first == 0.0, 0.0, tl.sum(x, axis=0)))\n",
+        ),
+        None,
+        {"mismatch"},
+        "sparse",
+    ),
+    "NaN for every row whose first value is negative (no input holds a NaN)": (
+        _kernel(
+            SUM,
+            "    first = tl.load(x_ptr + row * stride)\n"
+            "    tl.atomic_add(sum_ptr + row, tl.where(first < 0.0, float('nan'), tl.sum(x, axis=0)))\n",
+        ),
+        None,
+        {"nan"},
+        "NaN",
+    ),
+    "returns the maxima strided by 2 (right values, another layout)": (
+        _kernel(
+            "    tl.store(max_ptr + row, tl.max(xm, axis=0))\n", "    tl.store(max_ptr + row * 2, tl.max(xm, axis=0))\n"
+        ),
+        _launcher().replace(
+            "    maxs = torch.empty(rows, device=x.device, dtype=x.dtype)\n",
+            "    maxs = torch.empty(2 * rows, device=x.device, dtype=x.dtype)[::2]\n",
+        ),
+        {"shape"},
+        "strides",
+    ),
+    "returns a list where the program gets a tuple": (
+        KERNEL,
+        _launcher(ret="    return [sums, maxs]\n"),
+        {"shape"},
+        "list",
+    ),
+    "zeroes the last column of its input after reading it": (
+        _kernel(
+            "    xm = tl.load(",
+            "    tl.store(x_ptr + row * stride + cols, tl.where(cols == n_cols - 1, 0.0, x), mask=mask)\n"
+            "    xm = tl.load(",
+        ),
+        None,
+        {"mismatch"},
+        "bit for bit",
+    ),
 }
 
 HONEST = {
@@ -621,24 +700,13 @@ HONEST = {
     ),
 }
 # Cheats the contract cannot stop yet: accepted, each a strict xfail (a check that starts to stop one
-# turns it into a failure here: move it to CHEATS). Both hide behind sizes no trial reaches: the program
-# records 48 x 100 and the unseen shapes stay within a few hundred columns.
-GAPS = {
-    "caps the block at 2048, no loop (columns past 2048 dropped)": (
-        KERNEL,
-        _launcher(launch=LAUNCH.replace("triton.next_power_of_2(cols)", "min(triton.next_power_of_2(cols), 2048)")),
-        {"mismatch", "unwritten", "shape", "inf"},
-        "unseen",
-    ),
-    "falls back to torch above 4096 columns (the kernel never runs there)": (
-        KERNEL,
-        _launcher(before="    if cols > 4096:\n        return x.sum(1), x.amax(1)\n"),
-        {"not-launched", "policy"},
-        "4096",
-    ),
-}
+# turns it into a failure here: move it to CHEATS).
+GAPS: dict[str, tuple] = {}
 # The code an answer brings beside the kernel (`beside`: spliced into the file before the kernel).
 BESIDE = {
+    "a helper whose parameter is named ctx replaces torch.Tensor.detach (beside)": (
+        "def _patch(ctx, fake):\n    ctx.detach = fake\n"
+    ),
     "memo on x._version in a module dict (beside)": "_MEMO = {}\n",
     "a lazy torch.Tensor subclass (class beside)": '''class LazyRows(torch.Tensor):
     """Returned at once (the timing stops here); the kernel runs when someone first reads it."""

@@ -469,6 +469,19 @@ TRICKS = {
         ],
         "not-launched",
     ),
+    # right in its first autotune config only: under the interpreter the replays run every config in turn
+    "wrong in its second autotune config": (
+        [
+            (
+                "@triton.jit\ndef axpy_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):",
+                "@triton.autotune(configs=[triton.Config({'SCALE': 1.0}), triton.Config({'SCALE': 2.0})], key=['n'])\n"
+                "@triton.jit\n"
+                "def axpy_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr, SCALE: tl.constexpr):",
+            ),
+            (STORE, "tl.store(out_ptr + offs, SCALE * (alpha * x + y), mask=mask)"),
+        ],
+        "mismatch",
+    ),
     "downgrades float32 math to float16": (
         [(STORE, "tl.store(out_ptr + offs, (alpha * x.to(tl.float16) + y.to(tl.float16)).to(tl.float32), mask=mask)")],
         "precision",

@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import time
+import weakref
 
 from ... import env
 
@@ -298,12 +299,14 @@ def _compile_all(tuner, configs: list, launch: dict) -> str | None:
     return None
 
 
-def untimed_autotune(autotuner_module, run_each: bool = False) -> None:
+def untimed_autotune(autotuner_module, run_each: bool = False, rotate: bool = False) -> None:
     """Under the interpreter an autotuner has no device timer to pick a config with (Triton raises
     "0 active drivers"): every config then measures the same, so its first config runs. Used by
     the bootstrap in the program's processes and by the replay workers. With `run_each` (a replay
     under compute-sanitizer) each config still runs once, so whichever config a run picks was
-    checked: timing them, hundreds of instrumented launches each, took 84 s on the H100."""
+    checked: timing them, hundreds of instrumented launches each, took 84 s on the H100. With
+    `rotate` (the interpreter's replays) the config picked is the next one at every `next_config()`,
+    so the trials run every config, as a GPU's autotuner may pick any of them."""
 
     def do_bench(kernel_call, quantiles):
         if run_each:
@@ -311,6 +314,28 @@ def untimed_autotune(autotuner_module, run_each: bool = False) -> None:
         return [1.0, 1.0, 1.0]
 
     autotuner_module.Autotuner.do_bench = property(lambda self: do_bench)
+    if rotate:
+        bench = autotuner_module.Autotuner._bench
+
+        def turn_bench(self, *args, config, **meta):
+            _TUNERS.add(self)
+            if run_each:
+                bench(self, *args, config=config, **meta)
+            chosen = self.configs[_CONFIG_TURN[0] % len(self.configs)] if self.configs else None
+            return [1.0, 1.0, 1.0] if config is chosen else [2.0, 2.0, 2.0]
+
+        autotuner_module.Autotuner._bench = turn_bench
+
+
+_CONFIG_TURN = [0]
+_TUNERS: weakref.WeakSet = weakref.WeakSet()
+
+
+def next_config() -> None:
+    """The next trial runs every autotuned kernel with its next config (`untimed_autotune(rotate=True)`)."""
+    _CONFIG_TURN[0] += 1
+    for tuner in list(_TUNERS):
+        getattr(tuner, "cache", {}).clear()
 
 
 def tuned_configs(profiles) -> dict[str, dict]:
