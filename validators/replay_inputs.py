@@ -224,20 +224,15 @@ def extreme_shapes(
     descs: list[dict], compiled: Set[int], max_bytes: int
 ) -> tuple[list[tuple[str, dict, dict]], list[str]]:
     """More shapes a fix must hold at, as (label, shapes, scalars), and why any was left out: about a quarter
-    of every free size (a block or loop bound tuned to the recorded size), four times it and a little more
-    (a cap or a hard-coded block past the larger unseen shape), every size-1 dimension made 3 (a kernel
-    that assumes a batch or a head of one), and each of the two largest sizes alone stretched as far as a
-    share of the budget allows (a limit at an absolute size)."""
+    of every free size (a block or loop bound tuned to the recorded size), every size-1 dimension made 3 (a
+    kernel that assumes a batch or a head of one), and each of the two largest sizes alone stretched as far
+    as a share of the budget allows, four times it at least (a cap, a hard-coded block or a fallback at an
+    absolute size, past what the larger unseen shape reaches)."""
     sizes = _free_sizes(descs, compiled)
     found, skipped = [], []
     quarter = {d: q for d in sizes if (q := max(1, d // 4) | 1) < d}
     if quarter:
         found.append(("quarter", *_resized(descs, quarter)))
-    fourfold = {d: _larger(d, 4.0) for d in sizes}
-    if fourfold and tensor_bytes(descs, _shapes_for(descs, fourfold)) <= max_bytes:
-        found.append(("fourfold", *_resized(descs, fourfold)))
-    elif fourfold:
-        skipped.append(f"four times the sizes would take more than the {max_bytes / 2**20:,.0f} MiB a trial may take")
     ones = any(1 in a["shape"] for a in descs if a["kind"] == "tensor")
     if ones and 1 not in compiled:
         found.append(("ones", *_resized(descs, {1: 3}, sizes_follow=False)))
@@ -249,7 +244,7 @@ def extreme_shapes(
 
 
 STRETCHED = 2  # the largest sizes each stretched on its own
-STRETCH_SHARE = 8  # of a trial's bytes: one long dimension costs time in proportion (the interpreter's 4 MiB)
+STRETCH_SHARE = 16  # of a trial's bytes: one long dimension costs time in proportion (the interpreter's 2 MiB)
 
 
 def _stretched(descs: list[dict], d: int, max_bytes: int) -> int | None:

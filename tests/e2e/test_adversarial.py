@@ -874,6 +874,7 @@ def suite(tmp_path_factory):
         "row_stats.py",
         cwd=project,
         env=env,
+        timeout=1800,  # some 80 candidates, each through every trial, on 2 cores
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((out / "report.json").read_text())
