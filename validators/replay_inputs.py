@@ -60,7 +60,8 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
             big = min(16 * magnitude, float(torch.finfo(tensor.dtype).max) / 1e3)
             lo, hi = -big, big
         values = torch.rand(tensor.shape, dtype=wide, **draw) * (hi - lo) + lo
-        values = _within(values, regime, 0.0 if lo <= 0.0 <= hi else lo, draw)
+        if regime == "sparse":  # (repeated floats would bias a sum far past what float32 atomics keep exact)
+            values = _within(values, regime, 0.0 if lo <= 0.0 <= hi else lo, draw)
         if regime == "nonfinite" and values.numel():
             flat = values.view(-1)
             picks = torch.randint(0, flat.numel(), (max(3, flat.numel() // 97),), **draw)
@@ -77,8 +78,8 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
 
 def _within(values, regime: str, zero, draw: dict):
     """Values within the captured range shaped like real data: `sparse`, about half of them exactly `zero`
-    (0 where the range holds it, else its low end: a padding id); `repeated`, only three distinct values (ids
-    that repeat, where atomics contend and a dedup or a cache keyed on values shows)."""
+    (0 where the range holds it, else its low end: a padding id); `repeated` (integers), only three distinct
+    values (ids that repeat, where atomics contend and a dedup or a cache keyed on values shows)."""
     import torch
 
     if regime == "sparse" and values.numel():
@@ -220,16 +221,14 @@ def _resized(descs: list[dict], new: dict[int, int], sizes_follow: bool = True) 
     return shapes, scalars
 
 
-def extreme_shapes(
-    descs: list[dict], compiled: Set[int], max_bytes: int
-) -> tuple[list[tuple[str, dict, dict]], list[str]]:
-    """More shapes a fix must hold at, as (label, shapes, scalars), and why any was left out: about a quarter
+def extreme_shapes(descs: list[dict], compiled: Set[int], max_bytes: int) -> list[tuple[str, dict, dict]]:
+    """More shapes a fix must hold at, as (label, shapes, scalars): about a quarter
     of every free size (a block or loop bound tuned to the recorded size), every size-1 dimension made 3 (a
     kernel that assumes a batch or a head of one), and each of the two largest sizes alone stretched as far
     as a share of the budget allows, four times it at least (a cap, a hard-coded block or a fallback at an
     absolute size, past what the larger unseen shape reaches)."""
     sizes = _free_sizes(descs, compiled)
-    found, skipped = [], []
+    found = []
     quarter = {d: q for d in sizes if (q := max(1, d // 4) | 1) < d}
     if quarter:
         found.append(("quarter", *_resized(descs, quarter)))
@@ -240,7 +239,7 @@ def extreme_shapes(
         far = _stretched(descs, d, max_bytes // STRETCH_SHARE)
         if far is not None:
             found.append((f"stretched-{d}", *_resized(descs, {d: far})))
-    return found, skipped
+    return found
 
 
 STRETCHED = 2  # the largest sizes each stretched on its own
