@@ -565,16 +565,16 @@ CHEATS = {
         _launcher(
             after="    row_sum_lanes_kernel[(rows,)](x, sums, cols, x.stride(0), BLOCK=triton.next_power_of_2(cols))\n"
         ),
-        {"mismatch"},
-        "kernel-0",
+        {"metric"},
+        "did not improve",
     ),
     "sums with torch in an autotune pre_hook": (
         "@triton.autotune(\n"
         "    configs=[triton.Config({}, pre_hook=lambda args: args['sum_ptr'].copy_(args['x_ptr'].sum(1)))],\n"
         "    key=['n_cols'],\n)\n" + _kernel(SUM, "    tl.atomic_add(sum_ptr + row, 0.0)\n"),
         LAUNCHER,
-        {"mismatch"},
-        "kernel-0",
+        {"policy"},
+        "decorator's callable",
     ),
     "a jit helper beside that reads a file (Python under the interpreter)": (
         _kernel(SUM, "    tl.atomic_add(sum_ptr + row, _row_sum(x))\n"),
