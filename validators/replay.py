@@ -82,6 +82,12 @@ def main(mode: str, *args: str) -> int:
         from intelliperf.profiling.inside.window import untimed_autotune
 
         untimed_autotune(autotuner, run_each=sanitized, rotate=os.environ.get("TRITON_INTERPRET") == "1")
+    if os.environ.get("TRITON_INTERPRET") == "1":  # (on a GPU, compute-sanitizer's memcheck sees these)
+        from triton.runtime import interpreter
+
+        from .store_bounds import guard_stores
+
+        guard_stores(interpreter)
     racecheck_ctas = os.environ.get(names.RACECHECK_CTAS, "0")
     if racecheck_ctas != "0":
         racecheck.cap_grids(None if racecheck_ctas == "sm" else int(racecheck_ctas))
