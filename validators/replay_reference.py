@@ -148,7 +148,8 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
         shapes_run["recorded"]["calls"] += 1
     if job.get("program_inputs"):  # the user's own data, whatever the candidate changes (ids, zeros, padding)
         given = placed(load_tensors(Path(job["program_inputs"])), descs)
-        trial.run("launcher-program", descs, given, {"seed": 0, "shape": "recorded", "regime": "program"})
+        info = {"seed": 0, "shape": "recorded", "regime": "program"}
+        shapes_run["recorded"]["calls"] += trial.run("launcher-program", descs, given, info)
     integers = any(d["kind"] == "tensor" and not d["dtype"].startswith(("float", "bfloat")) for d in descs)
     for i, regime in enumerate(r for r in REGIMES if r != "repeated" or integers):
         seed = job["seed"] + 500 + i
