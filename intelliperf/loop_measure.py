@@ -3,6 +3,7 @@ for each candidate, from its own run's recording and, where the formula reads th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -45,17 +46,23 @@ def timed_original(s: Session) -> list[Evidence]:
 def candidate_trace(s: Session, baseline: Measure) -> TraceSettings:
     """What each candidate's validation run records besides its launches: what the diagnosis recorded, less
     the static view where the baseline's metric is the same without it (on a GPU the region timers give
-    overlap's). The static view compiles the kernel for two more targets inside the candidate's program,
+    overlap's), and traced: the kernel and any kernel the original does not launch (a new kernel beside it
+    is measured too). The static view compiles the kernel for two more targets inside the candidate's program,
     which waits for it: 2-3 s of a pipelined GEMM's run on the H100, for nothing the verdict reads."""
+    trace = s.trace
+    if trace.pattern is not None:  # the kernel, and every kernel the original does not launch (new ones beside it)
+        others = "|".join(re.escape(k.name) for k in s.recording.kernels if k.name != s.profile.name)
+        new = f"|^(?!(?:{others})$)" if others else "|."
+        trace = replace(trace, pattern=f"^(?:{re.escape(s.profile.name)})$" + new)
     timed = timed_original(s)
-    if not s.trace.static_targets or baseline.metric is None or not timed:
-        return s.trace
+    if not trace.static_targets or baseline.metric is None or not timed:
+        return trace
     rest = [ev for ev in s.recording.evidence_of(s.profile.id) if ev.backend != STATIC_BACKEND]
     findings = s.formula.evaluate(s.profile, [*timed, *rest], s.registry)
     without = measure(same_formula(s, findings), s.profile, s.report.run.time_source)
     if (without.metric, without.metric_name) != (baseline.metric, baseline.metric_name):
-        return s.trace
-    return replace(s.trace, static_targets=(), pattern=s.trace.pattern if s.trace.sample_programs else None)
+        return trace
+    return replace(trace, static_targets=(), pattern=trace.pattern if trace.sample_programs else None)
 
 
 def times_regions(s: Session) -> bool:

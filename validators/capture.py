@@ -272,9 +272,10 @@ class Capture:
             }
             frame = _launcher_frame(self.skip_dirs)
             if frame is not None:
-                self.launcher = launcher = _describe_launcher(frame, self.program_inputs)
+                kept = self.program_inputs if self.expected is None else None  # (the reference's run only)
+                self.launcher = launcher = _describe_launcher(frame, kept)
                 if frame.f_code.co_name != "<module>":
-                    at_entry(launcher, frame.f_code, self.program_inputs)
+                    at_entry(launcher, frame.f_code, kept)
         access = self._access(py_fn, arg_names, bound, compiled)
         names = [n for n in arg_names if n in access.written or n in self.extra]
         buffers = {n: _buffer(bound.get(n)) for n in names}
