@@ -15,7 +15,7 @@ from intelliperf.profiling.inside import untouched
 from intelliperf.workload.definitions import load_module, resolve
 
 from .jobs import ReplayJob
-from .replay_inputs import ReplayUnsupported, torch_dtype
+from .replay_inputs import ReplayUnsupported, fill_gaps, strided_view, torch_dtype
 
 
 def top_name(side: dict) -> str | None:
@@ -106,12 +106,14 @@ def placed(loaded: dict, descs: list[dict]) -> dict:
     """Loaded host inputs on the devices the descriptions name, shared storage kept shared."""
     values: dict[str, Any] = {}
     for d in descs:
-        if d["kind"] == "tensor":
-            values[d["name"]] = (
-                values[d["alias_of"]]
-                if d.get("alias_of") in values
-                else loaded[d["name"]].to(d["device"], copy=True)  # never the loaded tensor: it is the trial's record
-            )
+        if d["kind"] == "tensor" and d.get("alias_of") in values:
+            values[d["name"]] = values[d["alias_of"]]
+        elif d["kind"] == "tensor" and d.get("layout") == "strided":  # the trial's views, as the reference had them
+            host = loaded[d["name"]]
+            values[d["name"]] = strided_view(list(host.shape), host.dtype, d["device"]).copy_(host)
+            fill_gaps(values[d["name"]])
+        elif d["kind"] == "tensor":
+            values[d["name"]] = loaded[d["name"]].to(d["device"], copy=True)  # never the loaded tensor: the record
         elif d["kind"] == "dtype":
             values[d["name"]] = torch_dtype(d["value"])
         else:

@@ -62,6 +62,8 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
         values = torch.rand(tensor.shape, dtype=wide, **draw) * (hi - lo) + lo
         if regime == "sparse":  # (repeated floats would bias a sum far past what float32 atomics keep exact)
             values = _within(values, regime, 0.0 if lo <= 0.0 <= hi else lo, draw)
+        elif regime == "edges":
+            values = _edges(values, lo, hi, draw)
         if regime == "nonfinite" and values.numel():
             flat = values.view(-1)
             picks = torch.randint(0, flat.numel(), (max(3, flat.numel() // 97),), **draw)
@@ -70,7 +72,7 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
             flat[picks[2::3]] = float("-inf")
     else:
         values = torch.randint(int(lo), int(hi) + 1, tensor.shape, dtype=torch.int64, **draw)
-        values = _within(values, regime, int(lo), draw)
+        values = _edges(values, int(lo), int(hi), draw) if regime == "edges" else _within(values, regime, int(lo), draw)
         if desc.get("sorted") and values.dim():
             values = values.sort(dim=-1).values
     tensor.copy_(values.to(tensor.dtype))
@@ -91,6 +93,35 @@ def _within(values, regime: str, zero, draw: dict):
     return values
 
 
+def _edges(values, lo, hi, draw: dict):
+    """About half the values exactly at the captured range's ends (saturated or clamped data: a histogram's
+    last edge, a mask's bound), the rest as drawn."""
+    import torch
+
+    if not values.numel():
+        return values
+    ends = torch.where(torch.rand(values.shape, **draw) < 0.5, torch.full_like(values, lo), torch.full_like(values, hi))
+    return torch.where(torch.rand(values.shape, **draw) < 0.5, ends, values)
+
+
+def strided_view(shape, dtype, device):
+    """An empty tensor of `shape` whose last dimension steps by 2 (a column slice, one field of a record):
+    what a launcher meets when its caller passes a view. `fill_gaps` once its values are in."""
+    import torch
+
+    if not shape:
+        return torch.empty((), dtype=dtype, device=device)
+    return torch.empty([*shape[:-1], 2 * shape[-1]], dtype=dtype, device=device)[..., ::2]
+
+
+def fill_gaps(view) -> None:
+    """The elements between a `strided_view`'s own get its values too: a launcher that ignores the stride
+    then reads the same numbers on both sides of the replay, not whatever memory held."""
+    base = view._base
+    if base is not None and base.dim() and base.shape[-1] == 2 * view.shape[-1]:
+        base[..., 1::2].copy_(view)
+
+
 def make_inputs(descs: list[dict], shapes: dict | None = None, guarded: bool = False) -> dict:
     """Tensors (and scalars) for the described arguments; `shapes` maps names to new shapes. `guarded`:
     each float tensor sits inside a larger allocation whose rest holds NaN, so a reference that reads
@@ -103,7 +134,10 @@ def make_inputs(descs: list[dict], shapes: dict | None = None, guarded: bool = F
                 values[d["name"]] = values[d["alias_of"]]
                 continue
             shape = (shapes or {}).get(d["name"], d["shape"])
-            tensor = _strided_like(shape, d["strides"], torch_dtype(d["dtype"]), d["device"])
+            if d.get("layout") == "strided":
+                tensor = strided_view(shape, torch_dtype(d["dtype"]), d["device"])
+            else:
+                tensor = _strided_like(shape, d["strides"], torch_dtype(d["dtype"]), d["device"])
             values[d["name"]] = guarded_by_nan(tensor) if guarded and tensor.is_floating_point() else tensor
         elif d["kind"] == "scalar":
             values[d["name"]] = d["value"]
@@ -223,8 +257,9 @@ def _resized(descs: list[dict], new: dict[int, int], sizes_follow: bool = True) 
 
 def extreme_shapes(descs: list[dict], compiled: Set[int], max_bytes: int) -> list[tuple[str, dict, dict]]:
     """More shapes a fix must hold at, as (label, shapes, scalars): about a quarter
-    of every free size (a block or loop bound tuned to the recorded size), every size-1 dimension made 3 (a
-    kernel that assumes a batch or a head of one), and each of the two largest sizes alone stretched as far
+    of every free size (a block or loop bound tuned to the recorded size), every free size but the largest
+    made 1 (a launcher that squeezes a batch of one), every size-1 dimension made 3 (a kernel that assumes a
+    batch or a head of one), and each of the two largest sizes alone stretched as far
     as a share of the budget allows, four times it at least (a cap, a hard-coded block or a fallback at an
     absolute size, past what the larger unseen shape reaches)."""
     sizes = _free_sizes(descs, compiled)
@@ -232,6 +267,9 @@ def extreme_shapes(descs: list[dict], compiled: Set[int], max_bytes: int) -> lis
     quarter = {d: q for d in sizes if (q := max(1, d // 4) | 1) < d}
     if quarter:
         found.append(("quarter", *_resized(descs, quarter)))
+    single = {d: 1 for d in sizes if d != max(sizes)}
+    if single:
+        found.append(("single", *_resized(descs, single)))
     ones = any(1 in a["shape"] for a in descs if a["kind"] == "tensor")
     if ones and 1 not in compiled:
         found.append(("ones", *_resized(descs, {1: 3}, sizes_follow=False)))

@@ -50,7 +50,9 @@ def structure(result, args: dict) -> str:
     def one(value) -> str:
         if isinstance(value, torch.Tensor):
             strides = [s if n > 1 else 0 for n, s in zip(value.shape, value.stride(), strict=True)]
-            return f"tensor({str(value.dtype).removeprefix('torch.')}, shape {list(value.shape)}, strides {strides})"
+            flags = ", requires grad" * value.requires_grad + ", an inference tensor" * value.is_inference()
+            dtype = str(value.dtype).removeprefix("torch.")
+            return f"tensor({dtype}, shape {list(value.shape)}, strides {strides}{flags})"
         if isinstance(value, (tuple, list)):
             return f"{type(value).__name__}[{', '.join(one(v) for v in value)}]"
         return type(value).__name__

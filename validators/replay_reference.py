@@ -9,6 +9,7 @@ Imports only torch and triton.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Set
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from .replay_inputs import (
     ReplayUnsupported,
     extreme_shapes,
     fill_fresh,
+    fill_gaps,
     make_inputs,
     tensor_bytes,
     unseen_budget,
@@ -37,8 +39,9 @@ from .replay_inputs import (
 from .replay_outputs import ABLATION, ALIAS_CALLS, KernelLaunches, aliases, call_record, outputs_of
 
 # inputs beyond the captured range, at the recorded shape; then values within it that real data has and uniform
-# draws never do: exact zeros (activations after a ReLU, padding) and few distinct values (ids that repeat)
-REGIMES = ("negative", "wide", "nonfinite", "sparse", "repeated")
+# draws never do: exact zeros (activations after a ReLU, padding), the range's very ends (saturated or clamped
+# data) and few distinct values (ids that repeat)
+REGIMES = ("negative", "wide", "nonfinite", "sparse", "edges", "repeated")
 BEYOND = frozenset({"negative", "wide", "nonfinite"})  # never for values that become addresses
 
 
@@ -183,6 +186,7 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
         if trial.run(f"launcher-{'larger' if grow else 'smaller'}", new_descs, fresh, info):
             shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
     _extreme_trials(job, trial, descs, compiled, shapes_run)
+    _variant_trials(job, trial, descs, shapes_run)
     shape, where = min(
         ((k, v) for k, v in shapes_run.items() if v["calls"]),
         key=lambda kv: (max(0, ALIAS_CALLS - kv[1]["calls"]) * kv[1]["bytes"], kv[1]["bytes"]),
@@ -216,6 +220,40 @@ def _extreme_trials(job: ReplayJob, trial: _Trial, descs: list[dict], compiled: 
         info = {"seed": seed, "shape": shape, "regime": "captured", "args": new_descs}
         if trial.run(f"launcher-{name}", new_descs, fresh, info):
             shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
+
+
+def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run: dict) -> None:
+    """At the recorded shape: every tensor a view whose last dimension steps by 2 (a caller's slice), and the
+    launcher's float arguments, then its integer ones, moved off the values the program always passed (a `lo`
+    of 0, 10 bins)."""
+    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"]}
+    sizes |= {math.prod(a["shape"]) for a in descs if a["kind"] == "tensor"}
+    variants = {
+        "strided": [{**d, "layout": "strided"} if d["kind"] == "tensor" and d["shape"] else d for d in descs],
+        "floats": [{**d, "value": _moved(d["value"], sizes, float)} if d["kind"] == "scalar" else d for d in descs],
+        "counts": [{**d, "value": _moved(d["value"], sizes, int)} if d["kind"] == "scalar" else d for d in descs],
+    }
+    for i, (name, new_descs) in enumerate(variants.items()):
+        if new_descs == descs:
+            continue
+        seed = job["seed"] + 1200 + i
+        fresh = make_inputs(new_descs)
+        _refill(fresh, new_descs, seed)
+        for d in new_descs:
+            if d.get("layout") == "strided" and "alias_of" not in d:
+                fill_gaps(fresh[d["name"]])
+        info = {"seed": seed, "shape": "recorded", "regime": name, "args": new_descs}
+        shapes_run["recorded"]["calls"] += trial.run(f"launcher-{name}", new_descs, fresh, info)
+
+
+def _moved(value, sizes: set[int], kind: type):
+    """A number argument of `kind` moved: a float by half again and a quarter; an integer that is no tensor's
+    size or element count (a bin count, not a length) by half again (at least one); anything else as it was."""
+    if kind is float and isinstance(value, float):
+        return value * 1.5 + 0.25
+    if kind is int and type(value) is int and value >= 1 and value not in sizes:
+        return value + max(1, value // 2)
+    return value
 
 
 def _changed(shapes: dict, descs: list[dict]) -> str:
