@@ -1190,3 +1190,34 @@ def test_a_candidates_triton_cache_starts_as_a_copy_of_the_references(tmp_path):
     for other in (SimpleNamespace(home=reference.home, interpret=True), SimpleNamespace(home=None, interpret=False)):
         ReferenceRun.seed_cache(other, tmp_path / "other")
         assert not (tmp_path / "other").exists()
+
+
+def test_the_programs_own_data_is_a_trial_whatever_the_launcher_changed(tmp_path):
+    """The program passes whole-number x, which no drawn trial gives a whole block of. A kernel wrong only on
+    such blocks, whose launcher changed too (so its in-program mismatches are left to the launcher's replays),
+    fails on the program's own arguments; the same launcher change alone is correct."""
+    drawn = "x, y = torch.randn(n, device=device), torch.randn(n, device=device)"
+    whole = "x, y = torch.randint(-3, 4, (n,), device=device).float(), torch.randn(n, device=device)"
+    text = (AXPY / "axpy.py").read_text()
+    assert drawn in text
+    project = copy_project(AXPY, {"axpy.py": text.replace(drawn, whole)}, tmp_path / "project")
+    ref = capture_reference(Program(project, COMMAND), "axpy_kernel", interpret=True, work_dir=tmp_path / "r")
+    assert any(r["regime"] == "program" for r in ref.replay["runs"])
+
+    def candidate(name: str, edits: list[tuple[str, str]]) -> Program:
+        changed = (project / "axpy.py").read_text()
+        for old, new in edits:
+            assert old in changed, old
+            changed = changed.replace(old, new)
+        return Program(copy_project(project, {"axpy.py": changed}, tmp_path / name), COMMAND)
+
+    retuned = [("block: int = 128", "block: int = 256")]
+    whole_blocks = (
+        "frac = tl.sum(tl.where(mask, x - tl.floor(x), 0.0), axis=0)\n"
+        "    tl.store(out_ptr + offs, tl.where(frac == 0.0, alpha * x, alpha * x + y), mask=mask)"
+    )
+    cheat = validate(ref, candidate("cheat", [*retuned, (STORE, whole_blocks)]), work_dir=tmp_path / "vc")
+    assert not cheat.correct
+    assert all("launcher-program" in p.message for p in cheat.problems), cheat.reasons()
+    honest = validate(ref, candidate("honest", retuned), work_dir=tmp_path / "vh")
+    assert honest.correct, honest.reasons()

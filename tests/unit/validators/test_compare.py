@@ -75,3 +75,23 @@ def test_a_float32_atomic_sum_past_two_over_epsilon_terms_is_judged_by_its_order
     exact, dropped = torch.tensor([8_388_608.0]), torch.tensor([8_388_608.0 * 0.99])
     found = compare_buffer(exact, dropped, name="out", dispatch=None, tol=Tolerances(), accumulated_terms=16_777_216)
     assert [p.kind for p in found] == ["mismatch"]
+
+
+def test_the_nan_note_holds_only_where_an_input_held_a_nan():
+    """`reordering` exempts a NaN where the reference's atomics gave a number only when the launch's inputs
+    (arguments the kernel does not write) held a NaN its atomics could ignore."""
+    from intelliperf.validators.correctness import reordering
+
+    manifest = {"written": ["out"], "atomic": ["out"], "accumulated": [], "launches": []}
+
+    def launch(nan: bool) -> dict:
+        return {"grid": [4, 1, 1], "args": [{"name": "x", "kind": "tensor", "shape": [8], "nan": nan},
+                                            {"name": "out", "kind": "tensor", "shape": [4], "nan": True}]}  # fmt: skip
+
+    assert reordering(manifest, ["out"], launch(True))["atomic"] is True
+    assert reordering(manifest, ["out"], launch(False))["atomic"] is False  # a NaN only in the output: poison
+    assert reordering(manifest, ["out"], launch(False), nan=True)["atomic"] is True  # a replay's own inputs
+    ref = torch.tensor([1.0, 2.0])
+    propagated = torch.tensor([1.0, float("nan")])
+    kw = reordering(manifest, ["out"], launch(False))
+    assert _kinds(compare_buffer(ref, propagated, name="out", dispatch=0, tol=Tolerances(), **kw)) == ["nan"]
