@@ -245,7 +245,11 @@ def identical(ref, cand) -> bool:
 
     if tuple(ref.shape) != tuple(cand.shape) or ref.dtype != cand.dtype:
         return False
-    as_bytes = [t.reshape(-1).contiguous().view(torch.uint8) for t in (ref, cand)]
+    # (a one-element view keeps its stride through reshape and contiguous: a clone lays it out afresh)
+    flat = [t.reshape(-1) for t in (ref, cand)]
+    as_bytes = [
+        (t if t.stride(-1) == 1 else t.clone(memory_format=torch.contiguous_format)).view(torch.uint8) for t in flat
+    ]
     return torch.equal(*as_bytes)
 
 
