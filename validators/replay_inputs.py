@@ -259,7 +259,7 @@ def extreme_shapes(descs: list[dict], compiled: Set[int], max_bytes: int) -> lis
     """More shapes a fix must hold at, as (label, shapes, scalars): about a quarter
     of every free size (a block or loop bound tuned to the recorded size), every free size but the largest
     made 1 (a launcher that squeezes a batch of one), every size-1 dimension made 3 (a kernel that assumes a
-    batch or a head of one), and each of the two largest sizes alone stretched as far
+    batch or a head of one), and each of the two largest sizes stretched (the other free sizes at 1) as far
     as a share of the budget allows, four times it at least (a cap, a hard-coded block or a fallback at an
     absolute size, past what the larger unseen shape reaches)."""
     sizes = _free_sizes(descs, compiled)
@@ -274,9 +274,10 @@ def extreme_shapes(descs: list[dict], compiled: Set[int], max_bytes: int) -> lis
     if ones and 1 not in compiled:
         found.append(("ones", *_resized(descs, {1: 3}, sizes_follow=False)))
     for d in sorted(sizes, reverse=True)[:STRETCHED]:
-        far = _stretched(descs, d, max_bytes // STRETCH_SHARE)
+        others = {o: 1 for o in sizes if o != d}  # (the bytes go to the one size: a row of 500K, not 24 of 21K)
+        far = _stretched(descs, d, max_bytes // STRETCH_SHARE, others)
         if far is not None:
-            found.append((f"stretched-{d}", *_resized(descs, {d: far})))
+            found.append((f"stretched-{d}", *_resized(descs, {**others, d: far})))
     return found
 
 
@@ -284,15 +285,20 @@ STRETCHED = 2  # the largest sizes each stretched on its own
 STRETCH_SHARE = 16  # of a trial's bytes: one long dimension costs time in proportion (the interpreter's 2 MiB)
 
 
-def _stretched(descs: list[dict], d: int, max_bytes: int) -> int | None:
-    """Size `d` alone grown as far as `max_bytes` allows (odd), where that is past four times it: a limit or a
-    block hard-coded at an absolute size (2,048 columns, a fallback above 4,096) no relative growth reaches."""
+def _stretched(descs: list[dict], d: int, max_bytes: int, others: dict[int, int]) -> int | None:
+    """Size `d` grown as far as `max_bytes` allows (odd), the `others` sizes set as they say, where that is
+    past four times it: a limit or a block hard-coded at an absolute size (2,048 columns, a fallback above
+    4,096) no relative growth reaches."""
     low, high = 4 * d, 1 << 26
-    if tensor_bytes(descs, _shapes_for(descs, {d: low})) > max_bytes:
+
+    def fits(size: int) -> bool:
+        return tensor_bytes(descs, _shapes_for(descs, {**others, d: size})) <= max_bytes
+
+    if not fits(low):
         return None
     while high - low > 1:
         mid = (low + high) // 2
-        low, high = (mid, high) if tensor_bytes(descs, _shapes_for(descs, {d: mid})) <= max_bytes else (low, mid)
+        low, high = (mid, high) if fits(mid) else (low, mid)
     far = low if low % 2 else low - 1
     return far if far > _larger(d, 4.0) else None
 

@@ -252,11 +252,12 @@ def _float_tensor(desc: dict) -> bool:
 
 def _moved(value, sizes: set[int], kind: type):
     """A number argument of `kind` moved: a float by half again and a quarter; an integer that is no tensor's
-    size or element count (a bin count, not a length) by half again (at least one); anything else as it was."""
+    size or element count (a bin count, a padding id, not a length) to twice itself and one; anything else as
+    it was."""
     if kind is float and isinstance(value, float):
         return value * 1.5 + 0.25
-    if kind is int and type(value) is int and value >= 1 and value not in sizes:
-        return value + max(1, value // 2)
+    if kind is int and type(value) is int and value not in sizes:
+        return 2 * value + 1
     return value
 
 

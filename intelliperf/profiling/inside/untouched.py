@@ -8,6 +8,7 @@ source policy refuses attribute stores, but a check must not rest on one rule: w
 replaces of these namespaces (`torch.Tensor.detach = ...` through any route) is named here, and the
 parent refuses the candidate for it. The objects are compared by identity, looked up in the namespaces'
 own dictionaries (no attribute look-up the candidate could redirect), with functions bound at import.
+Public names only: a candidate reaches no other, and torch's private state changes as it runs.
 
 Imports only the standard library; torch and Triton where they are already imported.
 """
@@ -48,7 +49,9 @@ class Watch:
         """Snapshot the watched namespaces imported since (torch after the bootstrap, numpy later)."""
         for label, space in _items(_namespaces()):
             if label not in self._saved:
-                copy = _dict(space)
+                # public names: a candidate can name no other (the policy), and private state changes as
+                # torch runs (torch.cuda._initialized), which would refuse candidates for torch's own doing
+                copy = {name: value for name, value in _items(_dict(space)) if not name.startswith("_")}
                 self._saved[label] = (space, {name: _id(value) for name, value in _items(copy)})
                 self._kept.append(copy)
 

@@ -434,6 +434,7 @@ def test_the_run_beside_the_validation_gives_the_metric_unless_the_candidate_aut
     region_timers.read_totals(run, FIXTURES / "attention.hatchet", SimpleNamespace(returncode=0, tail=[]), read)
     s = SimpleNamespace(
         profile=original,
+        recording=SimpleNamespace(kernels=[original]),
         formula=Overlap(),
         registry=None,
         finding=SimpleNamespace(formula="overlap", metric=None),
@@ -564,7 +565,7 @@ def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metri
                 run=SimpleNamespace(time_source="cuda-events"),
             ),
             profile=_attention_profile(2048),
-            recording=SimpleNamespace(evidence_of=lambda _id: [static]),
+            recording=SimpleNamespace(evidence_of=lambda _id: [static], kernels=[_attention_profile(2048)]),
             formula=formula or Overlap(),
             registry=None,
             finding=SimpleNamespace(formula="overlap", metric=None),
@@ -579,10 +580,12 @@ def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metri
     with_trace = session([timed])
     with_trace.trace = TraceSettings(pattern="k", sample_programs=32, static_targets=("cuda:90",))
     lean_traced = loop_measure.candidate_trace(with_trace, loop_measure.measure_baseline(with_trace))
-    assert lean_traced.pattern == "k"  # the address trace stays
+    # the address trace stays: the kernel, and any kernel the original does not launch (none other here)
+    assert lean_traced.pattern == "^(?:attention_kernel)$|."
     s = session([])  # no timers (a CPU, a failed pass): the metric is the static view's
     assert loop_measure.measure_baseline(s).metric_name == "synchronous_load_share"
-    assert loop_measure.candidate_trace(s, loop_measure.measure_baseline(s)) is trace
+    kept = loop_measure.candidate_trace(s, loop_measure.measure_baseline(s))
+    assert kept.static_targets == trace.static_targets and kept.pattern == "^(?:attention_kernel)$|."
 
     class ReadsBoth(Overlap):  # a user's formula: timers' share, weighted by the static view's loads
         def diagnose(self, kernel, evidence):
@@ -591,7 +594,7 @@ def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metri
             return found.model_copy(update={"metric": found.metric.model_copy(update={"value": loads})})
 
     s = session([timed], ReadsBoth())
-    assert loop_measure.candidate_trace(s, loop_measure.measure_baseline(s)) is trace
+    assert loop_measure.candidate_trace(s, loop_measure.measure_baseline(s)).static_targets == trace.static_targets
 
     # Before from the timers, after from the static view (the candidate's timer run failed): not compared.
     s = SimpleNamespace(formula=Overlap(), finding=SimpleNamespace(metric=None))

@@ -98,9 +98,9 @@ def test_a_ring_of_four_output_buffers_is_caught_and_fresh_outputs_are_not(axpy_
 
 
 def test_fresh_draws_make_up_six_calls_at_one_shape_where_the_reference_rejects_trials(tmp_path):
-    """A reference that refuses non-finite inputs, asked for one trial: 5 calls at the recorded shape ran
-    (the trial, the program's own inputs, negative, wide and sparse inputs), so one fresh draw there makes
-    up 6, and the ring still shows."""
+    """A reference that refuses non-finite inputs, asked for one trial: 6 calls at the recorded shape ran
+    (the trial, the program's own inputs, negative, wide, sparse and edge values), so no fresh draw is
+    needed to make up 6, and the ring still shows."""
     check = "def axpy(x: torch.Tensor, y: torch.Tensor, alpha: float, block: int = 128) -> torch.Tensor:\n"
     checked = [
         (check, check + "    if not bool(torch.isfinite(x).all()):\n        raise ValueError('finite x only')\n")
@@ -115,8 +115,8 @@ def test_fresh_draws_make_up_six_calls_at_one_shape_where_the_reference_rejects_
     )
     runs = {r["label"]: r for r in ref.replay["runs"] if r["mode"] == "launcher"}
     assert "launcher-nonfinite" not in runs
-    assert [label for label in runs if "again" in label] == ["launcher-again-0"]
-    assert len([r for r in runs.values() if r["shape"] == "recorded"]) == ALIAS_CALLS
+    assert [label for label in runs if "again" in label] == []
+    assert len([r for r in runs.values() if r["shape"] == "recorded"]) >= ALIAS_CALLS
     ring = validate(
         ref, Program(_copy(project, "axpy.py", RING, tmp_path / "ring"), AXPY_COMMAND), work_dir=tmp_path / "v"
     )
