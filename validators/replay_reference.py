@@ -177,14 +177,8 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
                 f"would take {tensor_bytes(descs, twice) / 2**20:,.0f} MiB of tensors, more than the "
                 f"{budget / 2**20:,.0f} MiB a replay's trial may take here"
             )
-        new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
-        seed = job["seed"] + (1001 if grow else 1000)
-        fresh = make_inputs(new_descs, shapes, guarded=True)
-        _refill(fresh, new_descs, seed)
-        shape = f"unseen, {'larger' if grow else 'smaller'} ({label})"
-        info = {"seed": seed, "shape": shape, "regime": "captured", "args": new_descs}
-        if trial.run(f"launcher-{'larger' if grow else 'smaller'}", new_descs, fresh, info):
-            shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
+        name = "larger" if grow else "smaller"
+        _unseen_trial(trial, name, descs, shapes, scalars, job["seed"] + (1001 if grow else 1000), shapes_run)
     _extreme_trials(job, trial, descs, compiled, shapes_run)
     _variant_trials(job, trial, descs, shapes_run)
     shape, where = min(
@@ -210,16 +204,23 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
 
 
 def _extreme_trials(job: ReplayJob, trial: _Trial, descs: list[dict], compiled: Set[int], shapes_run: dict) -> None:
-    """The launcher at a quarter of the sizes, four times them and with size-1 dimensions made 3."""
+    """The launcher at the extreme shapes (`replay_inputs.extreme_shapes`)."""
     for i, (name, shapes, scalars) in enumerate(extreme_shapes(descs, compiled, unseen_budget(descs))):
-        new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
-        seed = job["seed"] + 1100 + i
-        fresh = make_inputs(new_descs, shapes, guarded=True)
-        _refill(fresh, new_descs, seed)
-        shape = f"unseen, {name} ({_changed(shapes, descs)})"
-        info = {"seed": seed, "shape": shape, "regime": "captured", "args": new_descs}
-        if trial.run(f"launcher-{name}", new_descs, fresh, info):
-            shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
+        _unseen_trial(trial, name, descs, shapes, scalars, job["seed"] + 1100 + i, shapes_run)
+
+
+def _unseen_trial(
+    trial: _Trial, name: str, descs: list[dict], shapes: dict, scalars: dict, seed: int, shapes_run: dict
+) -> None:
+    """One trial at an unseen shape: fresh guarded inputs, the integers that follow the sizes; a shape the
+    reference took is counted in `shapes_run`."""
+    new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
+    fresh = make_inputs(new_descs, shapes, guarded=True)
+    _refill(fresh, new_descs, seed)
+    shape = f"unseen, {name} ({_changed(shapes, descs)})"
+    info = {"seed": seed, "shape": shape, "regime": "captured", "args": new_descs}
+    if trial.run(f"launcher-{name}", new_descs, fresh, info):
+        shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
 
 
 def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run: dict) -> None:
