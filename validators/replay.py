@@ -85,9 +85,12 @@ def main(mode: str, *args: str) -> int:
     if os.environ.get("TRITON_INTERPRET") == "1":  # (on a GPU, compute-sanitizer's memcheck sees these)
         from triton.runtime import interpreter
 
+        from intelliperf.profiling.inside.helper_calls import patch_once_per_launch
+
         from .store_bounds import guard_stores
 
         guard_stores(interpreter)
+        patch_once_per_launch(interpreter)
     racecheck_ctas = os.environ.get(names.RACECHECK_CTAS, "0")
     if racecheck_ctas != "0":
         racecheck.cap_grids(None if racecheck_ctas == "sm" else int(racecheck_ctas))

@@ -255,13 +255,11 @@ def _resized(descs: list[dict], new: dict[int, int], sizes_follow: bool = True) 
     return shapes, scalars
 
 
-def extreme_shapes(descs: list[dict], compiled: Set[int], max_bytes: int) -> list[tuple[str, dict, dict]]:
+def extreme_shapes(descs: list[dict], compiled: Set[int]) -> list[tuple[str, dict, dict]]:
     """More shapes a fix must hold at, as (label, shapes, scalars): about a quarter
     of every free size (a block or loop bound tuned to the recorded size), every free size but the largest
-    made 1 (a launcher that squeezes a batch of one), every size-1 dimension made 3 (a kernel that assumes a
-    batch or a head of one), and each of the two largest sizes stretched (the other free sizes at 1) as far
-    as a share of the budget allows, four times it at least (a cap, a hard-coded block or a fallback at an
-    absolute size, past what the larger unseen shape reaches)."""
+    made 1 (a launcher that squeezes a batch of one) and every size-1 dimension made 3 (a kernel that assumes
+    a batch or a head of one)."""
     sizes = _free_sizes(descs, compiled)
     found = []
     quarter = {d: q for d in sizes if (q := max(1, d // 4) | 1) < d}
@@ -273,16 +271,34 @@ def extreme_shapes(descs: list[dict], compiled: Set[int], max_bytes: int) -> lis
     ones = any(1 in a["shape"] for a in descs if a["kind"] == "tensor")
     if ones and 1 not in compiled:
         found.append(("ones", *_resized(descs, {1: 3}, sizes_follow=False)))
-    for d in sorted(sizes, reverse=True)[:STRETCHED]:
-        others = {o: 1 for o in sizes if o != d}  # (the bytes go to the one size: a row of 500K, not 24 of 21K)
-        far = _stretched(descs, d, max_bytes // STRETCH_SHARE, others)
-        if far is not None:
-            found.append((f"stretched-{d}", *_resized(descs, {**others, d: far})))
     return found
 
 
 STRETCHED = 2  # the largest sizes each stretched on its own
-STRETCH_SHARE = 16  # of a trial's bytes: one long dimension costs time in proportion (the interpreter's 2 MiB)
+STRETCH_SHARE = 16  # of a trial's bytes: one long dimension costs time in proportion
+
+
+def stretches(descs: list[dict], compiled: Set[int], max_bytes: int) -> list[tuple[int, int]]:
+    """Each of the two largest free sizes with how far it can be stretched, the other free sizes at 1, in a
+    share of the budget (a cap, a hard-coded block or a fallback at an absolute size, past what the larger
+    unseen shape reaches); only where that is past four times it."""
+    sizes = _free_sizes(descs, compiled)
+    found = []
+    for d in sorted(sizes, reverse=True)[:STRETCHED]:
+        far = _stretched(descs, d, max_bytes // STRETCH_SHARE, _others(sizes, d))
+        if far is not None:
+            found.append((d, far))
+    return found
+
+
+def stretched_shape(descs: list[dict], compiled: Set[int], d: int, size: int) -> tuple[dict, dict]:
+    """The shapes (and the integers that follow) with size `d` made `size` and the other free sizes 1 (the bytes
+    go to the one size: a row of 500K, not 24 of 21K)."""
+    return _resized(descs, {**_others(_free_sizes(descs, compiled), d), d: size})
+
+
+def _others(sizes: set[int], d: int) -> dict[int, int]:
+    return {o: 1 for o in sizes if o != d}
 
 
 def _stretched(descs: list[dict], d: int, max_bytes: int, others: dict[int, int]) -> int | None:
@@ -303,7 +319,16 @@ def _stretched(descs: list[dict], d: int, max_bytes: int, others: dict[int, int]
     return far if far > _larger(d, 4.0) else None
 
 
+def least_stretch(d: int) -> int:
+    """Past four times `d`, odd: the shortest stretch that counts."""
+    return _larger(d, 4.0) + 2
+
+
+def interpreted(descs: list[dict]) -> bool:
+    """Whether the launcher's tensors are on the host (the kernels run under the interpreter)."""
+    return all(d.get("device", "cpu") == "cpu" for d in descs if d["kind"] == "tensor")
+
+
 def unseen_budget(descs: list[dict]) -> int:
     """`max_bytes` of the larger unseen shape: the interpreter's where the tensors are on the host."""
-    on_host = all(d.get("device", "cpu") == "cpu" for d in descs if d["kind"] == "tensor")
-    return UNSEEN_BYTES_INTERPRETED if on_host else UNSEEN_BYTES
+    return UNSEEN_BYTES_INTERPRETED if interpreted(descs) else UNSEEN_BYTES

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Set
 from pathlib import Path
 
@@ -31,7 +32,11 @@ from .replay_inputs import (
     extreme_shapes,
     fill_fresh,
     fill_gaps,
+    interpreted,
+    least_stretch,
     make_inputs,
+    stretched_shape,
+    stretches,
     tensor_bytes,
     unseen_budget,
     unseen_shapes,
@@ -204,9 +209,43 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
 
 
 def _extreme_trials(job: ReplayJob, trial: _Trial, descs: list[dict], compiled: Set[int], shapes_run: dict) -> None:
-    """The launcher at the extreme shapes (`replay_inputs.extreme_shapes`)."""
-    for i, (name, shapes, scalars) in enumerate(extreme_shapes(descs, compiled, unseen_budget(descs))):
-        _unseen_trial(trial, name, descs, shapes, scalars, job["seed"] + 1100 + i, shapes_run)
+    """The launcher at the extreme shapes (`replay_inputs.extreme_shapes`), then each large size stretched
+    (`replay_inputs.stretches`): under the interpreter only as far as the reference runs in STRETCH_SECONDS."""
+    seed = job["seed"] + 1100
+    for i, (name, shapes, scalars) in enumerate(extreme_shapes(descs, compiled)):
+        _unseen_trial(trial, name, descs, shapes, scalars, seed + i, shapes_run)
+    for i, (d, far) in enumerate(stretches(descs, compiled, unseen_budget(descs))):
+        if interpreted(descs):
+            far = _affordable(trial, descs, compiled, d, far, seed + 50 + i)
+        shapes, scalars = stretched_shape(descs, compiled, d, far)
+        _unseen_trial(trial, f"stretched-{d}", descs, shapes, scalars, seed + 60 + i, shapes_run)
+
+
+# Under the interpreter, what the reference's call may take at a stretched shape: the interpreter runs every
+# program, and every iteration of its loops, in Python (a row of 500K in tiles, or 500K rows, is a minute), and
+# every candidate runs the trial again.
+STRETCH_SECONDS = 1.0
+
+
+def _affordable(trial: _Trial, descs: list[dict], compiled: Set[int], d: int, far: int, seed: int) -> int:
+    """How far size `d` is stretched under the interpreter: the reference timed at the least stretch, the
+    reach scaled (time grows with the size stretched: programs, or iterations of a program's loop) to
+    STRETCH_SECONDS, between the least stretch and `far`."""
+    near = least_stretch(d)
+    if near >= far:
+        return far
+    shapes, scalars = stretched_shape(descs, compiled, d, near)
+    new_descs = [{**a, "value": scalars.get(a["name"], a.get("value"))} for a in descs]
+    fresh = make_inputs(new_descs, shapes, guarded=True)
+    _refill(fresh, new_descs, seed)
+    start = time.perf_counter()
+    try:
+        call_launcher(trial.fn, new_descs, fresh)
+    except Exception:  # the trial at the full stretch says what the reference rejects
+        return far
+    took = time.perf_counter() - start
+    reach = int(near * STRETCH_SECONDS / max(took, 1e-3))
+    return min(far, max(near, reach | 1))
 
 
 def _unseen_trial(
@@ -278,6 +317,7 @@ class _Trial:
         """Whether the reference took the trial (`must`: one at the captured shape and range, which it has to)."""
         given = _host(values)
         save_tensors(self.inputs / f"{label}.pt", given)
+        start = time.perf_counter()
         try:
             with KernelLaunches(self.job["kernel"]["name"]) as launches:
                 result = call_launcher(self.fn, descs, values)
@@ -307,6 +347,7 @@ class _Trial:
         save_tensors(self.truth / f"{label}.pt", outputs)
         run = {"label": label, "mode": "launcher", "poisoned": [], **info, **launches.made_of(result, values)}
         run["launches"] = launches.any_kernel
+        run["seconds"] = round(time.perf_counter() - start, 3)
         _ran(self.summary, self.truth, run)
         return True
 

@@ -141,7 +141,8 @@ def _start_region_timers():
 
 
 def _untimed_autotune():
-    """Under the interpreter autotuned kernels run their first config (profiling.inside.window.untimed_autotune)."""
+    """Under the interpreter autotuned kernels run their first config (profiling.inside.window.untimed_autotune)
+    and jit helpers patch triton.language once a launch (profiling.inside.helper_calls)."""
     if os.environ.get("TRITON_INTERPRET") != "1":
         return
 
@@ -149,7 +150,11 @@ def _untimed_autotune():
         out_dir = os.environ.get("INTELLIPERF_RECORD_DIR") or os.environ.get("TMPDIR") or "/tmp"
         _patch("triton.runtime.autotuner", module, out_dir, part="window", function="untimed_autotune")
 
-    _watch({"triton.runtime.autotuner": untimed})
+    def helpers_patch_once(module):
+        out_dir = os.environ.get("INTELLIPERF_RECORD_DIR") or os.environ.get("TMPDIR") or "/tmp"
+        _patch("triton.runtime.interpreter", module, out_dir, part="helper_calls", function="patch_once_per_launch")
+
+    _watch({"triton.runtime.autotuner": untimed, "triton.runtime.interpreter": helpers_patch_once})
 
 
 def _install():
