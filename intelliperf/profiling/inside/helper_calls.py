@@ -14,29 +14,33 @@ from __future__ import annotations
 
 import inspect
 
-_PATCHED: set[int] = set()  # the language modules patched by the launch in progress
+_PATCHED: list[set[int]] = []  # per launch in progress: the language modules it has patched
 
 
 def patch_once_per_launch(interpreter) -> None:
     """Patch `triton.runtime.interpreter` as the module docstring says."""
-    scope_type = getattr(interpreter, "_LangPatchScope", None)
+    executor = getattr(interpreter, "GridExecutor", None)
     patch_lang = getattr(interpreter, "_patch_lang", None)
-    if scope_type is None or patch_lang is None:
+    if executor is None or patch_lang is None or not hasattr(interpreter, "_LangPatchScope"):
         return
-    restore = scope_type.restore
+    call = executor.__call__
     langs = {id(interpreter.tl), id(interpreter.tl.core)}
 
     def patched(fn):
         modules = {id(v) for v in fn.__globals__.values() if inspect.ismodule(v) and id(v) in langs}
-        if modules and modules <= _PATCHED:
-            return scope_type()  # nothing to undo: the launch's own scope restores the modules
+        if _PATCHED and modules and modules <= _PATCHED[-1]:
+            return interpreter._LangPatchScope()  # nothing to undo: the launch's own scope restores the modules
         scope = patch_lang(fn)
-        _PATCHED.update(modules)
+        if _PATCHED:
+            _PATCHED[-1].update(modules)
         return scope
 
-    def restored(self):
-        _PATCHED.clear()
-        return restore(self)
+    def launch(self, *args, **kwargs):
+        _PATCHED.append(set())
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            _PATCHED.pop()
 
     interpreter._patch_lang = patched
-    scope_type.restore = restored
+    executor.__call__ = launch
