@@ -53,6 +53,7 @@ from intelliperf.profiling.inside.untouched import replaced_in_process, watch_im
 from intelliperf.workload.definitions import load_module
 
 from . import racecheck
+from .fresh_memory import poison_empty
 from .jobs import ReplayJob
 from .replay_calls import top_name
 from .replay_candidate import early_mode, other_modes, run_candidate
@@ -97,6 +98,8 @@ def main(mode: str, *args: str) -> int:
     late = os.environ.get(names.CUDA_LATE) == "1"
     for name in [n for n in os.environ if n.startswith(names.PREFIX)]:
         del os.environ[name]  # read by now: the candidate's code finds none of ours
+    if mode != "time":  # (the timed calls take the program's memory as it comes)
+        poison_empty()
     _watch_before_any_candidate()
     if mode == "time":
         from .timing_worker import bind_clock
