@@ -9,6 +9,10 @@ programs of one lock, a frequent token's gradient row): the trace estimates, fro
 programs that cannot alias with the index structure, how many other programs of the grid
 update each address an op updates.
 
+The metric is the work that serialises: atomic updates landing on the most-updated address in one launch,
+estimated over the grid from the sampled programs. It moves only when updates go away (a reduction in the
+program, a privatised table, partials), never with the block size alone.
+
 Evidence: the interpreter trace measures the depth (lanes per address in one call), which no
 hardware counter reports. With Nsight Compute the finding adds what the hardware saw: atomic
 instructions executed and L2 atomic requests for the kernel, and per flagged line the share of
@@ -39,7 +43,7 @@ class AtomicContention(Formula["AtomicContention.Options"]):
         ),
         "rocprofv3": ("TCP_TCC_ATOMIC_WITH_RET_REQ_sum", "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum", "TCC_ATOMIC_sum"),
     }
-    metric = "atomic_serialisation_depth"
+    metric = "atomic_updates_per_address"
     problem = (
         "Lanes of a single atomic instruction update the same memory address, so the hardware applies "
         "them one after another."
@@ -87,9 +91,10 @@ class AtomicContention(Formula["AtomicContention.Options"]):
         depth = worst.lanes_per_address_max or 0
         flagged = [(ev, s) for ev, s in atomics if (s.lanes_per_address_max or 0) >= self.options.min_depth]
         across = [(ev, s) for ev, s in atomics if (ev, s) not in flagged and self._between_programs(ev, s)]
-        queued = max((round((s.other_programs_per_address or 0) + 1) for _, s in across), default=0)
-        unit = "lanes per address per atomic call" if depth >= queued else "programs of the grid queued per address"
-        metric = Metric(name=self.metric, value=max(depth, queued), unit=unit, better="lower")
+        # the work that serialises, whatever the block: updates landing on one address in a launch, lanes of a
+        # call and programs of the grid alike (a block half the size halves the lanes per call, not this)
+        updates = max((s.updates_per_address or s.lanes_per_address_max or 0) for _, s in atomics)
+        metric = Metric(name=self.metric, value=updates, unit="atomic updates per address per launch", better="lower")
         common = dict(metric=metric, evidence_backend=self.backends(evidence), modelled=worst_ev.modelled)
         if not flagged and across:
             return self._across(kernel, across, evidence, common)

@@ -20,6 +20,7 @@ from .errors import UsageError
 from .files import output_folder
 from .formulas import default_registry
 from .models import OptimizationStatus, Report
+from .priorities import ASK_ALL, AUTO, chosen_note, ranked_bottlenecks
 from .settings import DiagnoseSettings, OptimizeSettings, settled
 from .workload.devices import parse_devices
 from .workload.workspace import within
@@ -165,7 +166,8 @@ def optimize(
         check_clean(root, s.force)
     ready = prepare(s.publish, root) if s.publish else None
     registry = default_registry(s.formula_paths)
-    the_formula = registry.create(s.formula, **(s.formula_options or {}))
+    auto = s.formula == AUTO
+    the_formula = _diagnosing(s, registry)
     report, recording = profile_and_diagnose(
         list(command),
         the_formula,
@@ -180,9 +182,9 @@ def optimize(
         if s.output or s.markdown or s.sarif:
             write_reports(report, output=s.output, markdown=s.markdown, sarif=s.sarif)
 
+    the_formula = _choose(report, registry) if auto else the_formula
     if report.selected is None:
-        report.notes.append(f"nothing to optimize: no diagnosed kernel has the {the_formula.name} bottleneck")
-        write()
+        _nothing_to_fix(report, the_formula.name if not auto else None, write)
         return report
     _check_workdir(report, root)
     progress(
@@ -198,6 +200,33 @@ def optimize(
         apply_in_place(root, optimization, s.force)
     write()
     return report
+
+
+def _nothing_to_fix(report: Report, formula: str | None, write: Callable[[], None]) -> None:
+    what = f"the {formula} bottleneck" if formula else "any bottleneck any formula finds"
+    report.notes.append(f"nothing to optimize: no diagnosed kernel has {what}")
+    write()
+
+
+def _diagnosing(s: OptimizeSettings, registry: Registry) -> Formula:
+    """The formula the diagnosis asks: the one named, or with --formula auto every registered one."""
+    if s.formula != AUTO:
+        return registry.create(s.formula, **(s.formula_options or {}))
+    if s.formula_options:
+        raise UsageError("--formula-option applies to one formula", hint="Name it: -f NAME -O KEY=VALUE.")
+    return registry.create(ASK_ALL)
+
+
+def _choose(report: Report, registry: Registry) -> Formula:
+    """With --formula auto: the heaviest bottleneck found becomes the one to fix (`report.selected` its kernel),
+    and the report says which, and what else was found."""
+    ranked = ranked_bottlenecks(report)
+    if not ranked:
+        report.selected = None
+        return registry.create(ASK_ALL)
+    report.notes.append(chosen_note(ranked))
+    report.selected, report.formula = ranked[0][1], ranked[0][2].formula  # the diagnoses keep every formula's
+    return registry.create(report.formula)
 
 
 def _budget(s: OptimizeSettings) -> Budget:
@@ -253,7 +282,8 @@ def _session(
 
     assert report.selected is not None  # optimize returned before the loop where nothing was selected
     profile = next(k for k in recording.kernels if k.name == report.selected)
-    finding = next(f for f in report.diagnosis(report.selected).findings if f.present)
+    present = [f for f in report.diagnosis(report.selected).findings if f.present]
+    finding = next((f for f in present if f.formula == the_formula.name), present[0])
     return Session(
         report=report,
         profile=profile,

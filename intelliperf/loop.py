@@ -20,7 +20,7 @@ from .loop_attempt import attempt_dir, run_attempt
 from .loop_head_start import start_next
 from .loop_measure import candidate_trace, measure_baseline
 from .loop_session import Session, budget_spent, serial_device
-from .loop_verdict import rank
+from .loop_verdict import rank, removed
 from .models import Attempt, KernelProfile, Optimization
 from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
 from .rewriters.source import code_unit, launch_unit
@@ -36,6 +36,7 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
     s.candidate_trace = candidate_trace(s, baseline)
     opt = Optimization(
         kernel=s.profile.name,
+        formula=s.formula.name,
         rewriters=[r.name for r in rewriters],
         status="running",
         budget={
@@ -71,8 +72,8 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
         if opt.status == "running" and opt.winner is not None:
             opt.status = "won"
             opt.notes.append(
-                f"the winner (attempt {opt.winner}) is correct and faster, but {s.formula.metric or 'the metric'} "
-                "did not improve: the diagnosed bottleneck is still there, and no candidate removed it"
+                f"the winner (attempt {opt.winner}) is correct, but the {s.formula.name} formula, asked again of its "
+                "own run, still finds the bottleneck: no candidate removed it"
             )
         if opt.status == "running":
             opt.status = "no-win"
@@ -134,7 +135,7 @@ def _round(
         if best.number != opt.winner:
             opt.winner = best.number
             opt.speedup = best.verdict.speedup if best.verdict else None
-            opt.bottleneck_removed = best.metric_improved is True
+            opt.bottleneck_removed = removed(best)
             _keep_winner(s, opt, best)
         # A faster fix that leaves the bottleneck in place wins, but the search goes on while budget
         # remains for one that removes it.

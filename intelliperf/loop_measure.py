@@ -29,6 +29,9 @@ def measure(finding: Finding | None, profile: KernelProfile | None, time_source:
         kernel_time_s=profile.mean_time_s if profile else None,
         time_source=time_source,
         bottleneck_absent=bool(finding and not finding.present and not finding.metric and finding.evidence_backend),
+        metric_unit=finding.metric.unit if finding and finding.metric else "",
+        present=finding.present if finding and finding.evidence_backend else None,
+        severity=finding.severity if finding and finding.evidence_backend else None,
     )
 
 
@@ -101,9 +104,12 @@ def measure_candidate(
         timed = list(run.evidence.values())
     own = measure_in(s, recording, profile, recording.first("time_source", "unknown"), timed)
     added = _measure_replacements(s, recording)  # a bottleneck moved into a new kernel is still there
-    if added.metric is None or own.metric is None or _worst(s, [own, added]) is own:
-        return own
-    return own.model_copy(update={"metric": added.metric, "metric_name": added.metric_name})
+    if added.metric is not None and own.metric is not None and _worst(s, [own, added]) is added:
+        kept = ("metric", "metric_name", "metric_unit", "severity")
+        own = own.model_copy(update={k: getattr(added, k) for k in kept})
+    if added.present:  # the bottleneck in a new kernel beside it is still the program's
+        own = own.model_copy(update={"present": True})
+    return own
 
 
 def _worst(s: Session, measures: list[Measure]) -> Measure:
@@ -127,7 +133,8 @@ def _measure_replacements(s: Session, recording: Recording) -> Measure:
         return Measure()
     worst = _worst(s, measured)
     times = [m.kernel_time_s for m in measures if m.kernel_time_s is not None]
-    return worst.model_copy(update={"kernel_time_s": sum(times) if times else None})
+    present = True if any(m.present for m in measures) else worst.present
+    return worst.model_copy(update={"kernel_time_s": sum(times) if times else None, "present": present})
 
 
 def timer_run(s: Session, program: Program, profile: KernelProfile, **place):

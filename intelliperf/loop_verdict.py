@@ -93,10 +93,18 @@ def timed_out(verdict: Verdict) -> bool:
     return bool(verdict.problems) and all(p.kind == "timeout" for p in verdict.problems)
 
 
-def rank(attempt: Attempt, finding: Finding) -> tuple[bool, float, float]:
-    """Best of the accepted: one that removes the bottleneck first, then the measured speedup, then the
-    metric (CPU runs have no speedup)."""
+def removed(attempt: Attempt) -> bool | None:
+    """Whether the formula, asked again of the attempt's own run (as `diagnose` asks it), finds the bottleneck
+    gone; None where that run gave it no evidence."""
+    if attempt.after is None or attempt.after.present is None:
+        return None
+    return not attempt.after.present
+
+
+def rank(attempt: Attempt, finding: Finding) -> tuple[bool, bool, float, float]:
+    """Best of the accepted: one whose re-diagnosis finds the bottleneck gone first, then one that improved the
+    metric, then the measured speedup, then the metric (CPU runs have no speedup)."""
     speedup = attempt.verdict.speedup.estimate if attempt.verdict and attempt.verdict.speedup else 0.0
     metric = attempt.after.metric if attempt.after and attempt.after.metric is not None else 0.0
     lower = finding.metric is None or finding.metric.better == "lower"
-    return attempt.metric_improved is True, speedup, -metric if lower else metric
+    return removed(attempt) is True, attempt.metric_improved is True, speedup, -metric if lower else metric

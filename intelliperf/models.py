@@ -193,6 +193,11 @@ class AccessSite(_Model):
         "updates (contention between programs)",
     )
     lanes_per_program: float | None = Field(None, description="active atomic lanes per sampled program")
+    updates_per_address: float | None = Field(
+        None,
+        description="estimated atomic updates (lanes) landing on the most-updated address in one launch, over the "
+        "whole grid: what serialises there, whatever the block size",
+    )
 
     def lanes_per_call(self) -> float:
         return self.lanes / max(self.calls, 1)
@@ -404,6 +409,13 @@ class Measure(_Model):
         description="the formula looked at this run's evidence and found no such bottleneck at all (a fix that "
         "removed what the metric counts, e.g. every atomic, leaves no metric to compare)",
     )
+    metric_unit: str = ""
+    present: bool | None = Field(
+        None,
+        description="the formula's verdict on this run's own evidence, as `diagnose` reaches it: the bottleneck "
+        "is there (True), is not (False), or the formula had no evidence (None)",
+    )
+    severity: Literal["none", "low", "medium", "high"] | None = None
 
 
 class Attempt(_Model):
@@ -459,6 +471,7 @@ OptimizationStatus = Literal["running", "won", "no-win", "interrupted", "failed"
 
 class Optimization(_Model):
     kernel: str
+    formula: str = Field("", description="the formula whose bottleneck it addressed (with --formula auto, the top one)")
     rewriters: list[str]
     status: OptimizationStatus
     budget: dict[str, float | int | None] = Field(description="max_attempts, time_budget_s, max_tokens")
@@ -474,7 +487,9 @@ class Optimization(_Model):
     attempts: list[Attempt] = Field(default_factory=list)
     winner: int | None = Field(None, description="number of the accepted attempt")
     bottleneck_removed: bool | None = Field(
-        None, description="the winner also moved the formula's metric past the threshold (False: faster only)"
+        None,
+        description="the formula, asked again of the winner's own run, finds no such bottleneck (False: still "
+        "present, whatever its metric did; None: not re-diagnosed)",
     )
     speedup: Speedup | None = None
     patch: str | None = Field(None, description="path of the unified diff of the winner")
@@ -524,12 +539,18 @@ class Report(_Model):
     tool: str = "intelliperf"
     tool_version: str
     created: str
-    formula: str
+    formula: str = Field(
+        description="the formula asked; with optimize --formula auto, the one whose bottleneck was chosen (the "
+        "diagnoses keep every formula's findings)"
+    )
     run: RunInfo
     kernels: list[KernelProfile] = Field(description="all recorded kernels, ranked by total time")
     top: list[str] = Field(description="kernels diagnosed (after --kernel and --top-n)")
     diagnoses: list[KernelDiagnosis]
-    selected: str | None = Field(description="first kernel, in rank order, where the formula found its bottleneck")
+    selected: str | None = Field(
+        description="first kernel, in rank order, where the formula found its bottleneck (with optimize --formula "
+        "auto: the kernel of the bottleneck that weighs most)"
+    )
     stages: dict[str, float] = Field(default_factory=dict, description="seconds per stage")
     notes: list[str] = Field(default_factory=list)
     optimization: Optimization | None = Field(None, description="`intelliperf optimize` only")

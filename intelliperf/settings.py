@@ -45,7 +45,11 @@ class DiagnoseSettings(BaseModel):
 
 
 class OptimizeSettings(DiagnoseSettings):
-    formula: str = Field("atomicContention", description="the formula whose bottleneck to fix")
+    formula: str = Field(
+        "auto",
+        description="the formula whose bottleneck to fix; auto: every formula asked, and the bottleneck that "
+        "weighs most (its kernel's share of the time x its severity) fixed",
+    )
     project: Path | None = Field(None, description="the folder copied for each candidate (default: cwd)")
     rewriter: Any = Field("auto", description="a rewriter's name (--rewriter), or a Rewriter instance")
     max_attempts: int = Field(6, description="candidates to validate at most")

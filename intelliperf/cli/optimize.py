@@ -51,7 +51,14 @@ if TYPE_CHECKING:
     from ..validators import ValidationSettings
 
 # The options only optimize takes.
-Formula = Annotated[str, typer.Option("--formula", "-f", help="Formula whose bottleneck to fix.")]
+Formula = Annotated[
+    str,
+    typer.Option(
+        "--formula",
+        "-f",
+        help="Formula whose bottleneck to fix; auto: ask every formula and fix the bottleneck that weighs most.",
+    ),
+]
 Rewriter = Annotated[
     str,
     typer.Option(
@@ -147,7 +154,7 @@ SandboxNetwork = Annotated[bool, typer.Option("--sandbox-network", help="Let pro
 
 def optimize(
     command: Command = None,
-    formula: Formula = "atomicContention",
+    formula: Formula = "auto",
     formula_path: FormulaPaths = [],  # noqa: B006  (typer copies the default)
     formula_option: FormulaOptions = [],  # noqa: B006
     top_n: TopN = 10,

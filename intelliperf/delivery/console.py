@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..models import Attempt, Finding, Optimization, Report
-from .report import format_time, measure_text, speedup_text, warps_recorded
+from .report import bottleneck_claim, format_time, measure_text, speedup_text, warps_recorded
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "none": "green"}
 
@@ -70,14 +70,13 @@ def _print_optimization(opt: Optimization, console: Console) -> None:
         console.print(Text(f"note: {note}", style="dim"))
     if opt.winner is not None and opt.speedup is None:
         console.print(
-            f"[bold green]Validated fix: attempt {opt.winner} is correct and its modelled metric improved; "
-            f"speed is not measured without a GPU.[/] Patch: {opt.patch}" + (" — applied." if opt.applied else "")
+            f"[bold green]Correct fix: attempt {opt.winner}; speed not measured without a GPU.[/] Bottleneck "
+            f"{bottleneck_claim(opt)} (modelled). Patch: {opt.patch}" + (" — applied." if opt.applied else "")
         )
     elif opt.winner is not None:
-        still = "; the bottleneck is still there (faster, metric unchanged)" if opt.bottleneck_removed is False else ""
         console.print(
-            f"[bold green]Validated win: attempt {opt.winner}, speedup {speedup_text(opt.speedup)}{still}.[/] "
-            f"Patch: {opt.patch}" + (" — applied." if opt.applied else "")
+            f"[bold green]Validated win: attempt {opt.winner}, speedup {speedup_text(opt.speedup)}.[/] Bottleneck "
+            f"{bottleneck_claim(opt)}. Patch: {opt.patch}" + (" — applied." if opt.applied else "")
         )
     elif opt.status in ("interrupted", "failed"):
         console.print(f"[bold red]Optimization {opt.status}: {opt.error}[/]")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..errors import UsageError
 from ..models import Report
 from .github import pr_title
-from .report import format_time, speedup_text
+from .report import bottleneck_claim, format_time, speedup_text
 
 if TYPE_CHECKING:
     import git as gp
@@ -122,18 +122,17 @@ def commit_message(report: Report) -> str:
     opt = report.won()
     attempt = opt.winning_attempt()
     before, after = attempt.before, attempt.after
-    metric = next((f.metric for f in report.diagnosis(opt.kernel).findings if f.present and f.metric), None)
     lines = [
         pr_title(report),
         "",
         f"{attempt.title} ({attempt.rewriter} rewriter, attempt {attempt.number} of {len(opt.attempts)}).",
         "",
     ]
-    if metric and before and after and before.metric is not None and after.metric is not None:
+    if before and after and before.metric is not None and after.metric is not None:
         how = ("modelled" if after.metric_modelled else "measured") + (
             " in the candidate's own process" if after.metric_source == "candidate-process" else ""
         )
-        lines.append(f"{metric.name}: {before.metric:g} -> {after.metric:g} ({how})")
+        lines.append(f"bottleneck: {bottleneck_claim(opt)} ({how})")
     if before and after and before.kernel_time_s and after.kernel_time_s:
         lines.append(
             f"kernel time: {format_time(before.kernel_time_s)} -> {format_time(after.kernel_time_s)} "
@@ -142,7 +141,8 @@ def commit_message(report: Report) -> str:
     lines.append(f"speedup: {speedup_text(opt.speedup)} ({opt.speedup.method if opt.speedup else 'not measured'})")
     if attempt.verdict and attempt.verdict.checks:
         lines += ["", "Checked:", *[f"- {c}" for c in attempt.verdict.checks]]
-    lines += ["", f"Found and validated by intelliperf {report.tool_version} on {opt.hardware.get('device', '?')}."]
+    done = "validated" if opt.speedup else "checked correct (speed not measured)"
+    lines += ["", f"Found and {done} by intelliperf {report.tool_version} on {opt.hardware.get('device', '?')}."]
     return "\n".join(lines) + "\n"
 
 

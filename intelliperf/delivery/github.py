@@ -17,7 +17,7 @@ from typing import Literal
 from ..errors import UsageError
 from ..models import Report
 from ..redact import scrub
-from .report import format_time, measure_text, speedup_text
+from .report import bottleneck_claim, format_time, measure_text, speedup_text
 
 DEFAULT_API = "https://api.github.com"
 BODY_LIMIT = 65_536  # characters GitHub accepts in a pull request body
@@ -110,21 +110,17 @@ class GitHub:
 def pr_title(report: Report) -> str:
     opt = report.won()
     faster = f", {opt.speedup.estimate:.2f}x faster" if opt.speedup else ""
-    return f"intelliperf: {report.formula} fix for {opt.kernel}{faster}"
-
-
-def _bottleneck_line(removed: bool | None, formula: str) -> str:
-    if removed is False:
-        return f"**The {formula} bottleneck is still there**: this fix is faster, but the metric did not improve."
-    return f"The {formula} bottleneck is gone: the metric improved past the threshold."
+    return f"intelliperf: {opt.formula or report.formula} fix for {opt.kernel}{faster}"
 
 
 def pr_body(report: Report) -> str:
     """What a reviewer needs: the bottleneck, the measured result, how correctness was checked."""
     opt = report.won()
     attempt = opt.winning_attempt()
-    finding = next(f for f in report.diagnosis(opt.kernel).findings if f.present)
-    out = [f"## `{opt.kernel}`: {report.formula}", "", finding.explanation, ""]
+    formula = opt.formula or report.formula
+    present = [f for f in report.diagnosis(opt.kernel).findings if f.present]
+    finding = next((f for f in present if f.formula == formula), present[0])
+    out = [f"## `{opt.kernel}`: {formula}", "", finding.explanation, ""]
     out += [f"- `{line.file}:{line.line}` `{line.code.strip()}`: {line.detail}" for line in finding.lines[:10]]
     metric = f"`{finding.metric.name}` ({finding.metric.better} is better)" if finding.metric else "metric"
     modelled = attempt.after and attempt.after.metric_modelled
@@ -143,7 +139,7 @@ def pr_body(report: Report) -> str:
         f"| speedup ({int((opt.speedup.confidence if opt.speedup else 0.95) * 100)} % interval) | "
         f"{speedup_text(opt.speedup)} |",
         "",
-        _bottleneck_line(opt.bottleneck_removed, report.formula),
+        f"Bottleneck: {bottleneck_claim(opt)}.",
         "",
         f"Timing: {opt.speedup.method if opt.speedup else 'not measured (no GPU)'}; device "
         f"{opt.hardware.get('device', '?')}; Triton {report.run.versions.get('triton', '?')}, torch "

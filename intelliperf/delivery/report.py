@@ -116,13 +116,35 @@ def measure_text(before: Measure | None, after: Measure | None, attr: str) -> st
     return text
 
 
+def bottleneck_claim(opt: Optimization) -> str:
+    """What the winner did to the bottleneck, as the formula says when asked again of the winner's own run
+    (what `diagnose` of the patched program finds): removed, improved but still present, or not improved."""
+    attempt, formula = opt.winning_attempt(), f"the {opt.formula} formula" if opt.formula else "the formula"
+    before, after = attempt.before or Measure(), attempt.after or Measure()
+    unit = f" {after.metric_unit or before.metric_unit}".rstrip()
+    name = after.metric_name or before.metric_name or "its metric"
+    moved = f"{name} {_number(before.metric)} -> {_number(after.metric)}{unit}"
+    if opt.bottleneck_removed is None:
+        return f"not re-diagnosed ({formula} had no evidence from the winner's run); {moved}"
+    if opt.bottleneck_removed:
+        return f"removed: {formula} finds no such bottleneck in the patched program ({moved})"
+    state = "improved" if attempt.metric_improved else "not improved"
+    return f"{state}, still present ({after.severity or '?'}): {moved}"
+
+
+def _number(value: float | None) -> str:
+    return "?" if value is None else f"{value:g}"
+
+
 def speedup_text(sp: Speedup | None) -> str:
     return f"{sp.estimate:.2f}x [{sp.low:.2f}, {sp.high:.2f}]" if sp else "not measured"
 
 
 def optimization_markdown(opt: Optimization) -> list[str]:
     verdict = {
-        "won": f"**validated win: attempt {opt.winner}**",
+        "won": f"**validated win: attempt {opt.winner}**"
+        if opt.speedup is not None
+        else f"**correct fix: attempt {opt.winner}** (speed not measured without a GPU)",
         "no-win": "no validated win",
         "running": "running",
         "interrupted": "**interrupted**",
@@ -144,9 +166,7 @@ def optimization_markdown(opt: Optimization) -> list[str]:
         out.append(f"- stopped by: {opt.error}")
     if opt.winner is not None:
         out.append(f"- speedup (validators' interleaved timing): {speedup_text(opt.speedup)}")
-        if opt.bottleneck_removed is not None:
-            gone = "gone (the metric improved)" if opt.bottleneck_removed else "still there (faster, metric unchanged)"
-            out.append(f"- bottleneck: {gone}")
+        out.append(f"- bottleneck: {bottleneck_claim(opt)}")
         out.append(f"- patch: `{opt.patch}`" + (" — applied to the project (--in-place)" if opt.applied else ""))
     if opt.tokens:
         out.append(f"- model tokens: {opt.tokens}")

@@ -162,6 +162,7 @@ def merge_sites(sites: list[AccessSite]) -> list[AccessSite]:
         m.ops_per_address_max = _max(m.ops_per_address_max, s.ops_per_address_max)
         m.distinct_addresses = _max(m.distinct_addresses, s.distinct_addresses)
         m.other_programs_per_address = _max(m.other_programs_per_address, s.other_programs_per_address)
+        m.updates_per_address = _max(m.updates_per_address, s.updates_per_address)
         m.lanes_per_program = _weighted(m.lanes_per_program, m.calls, s.lanes_per_program, s.calls)
         m.calls, m.lanes = calls, m.lanes + s.lanes
         m.lanes_issued = None if m.lanes_issued is None or s.lanes_issued is None else m.lanes_issued + s.lanes_issued

@@ -79,13 +79,10 @@ class _Site:
     strides: dict = field(default_factory=dict)  # bytes between consecutive active lanes -> count
 
     def other_programs_per_address(self, total: int, sampled: int) -> float:
-        """Estimated programs of the whole grid, besides an op's own, that update the address it
-        updates; the larger of two estimates:
-        - hot spots: pairs of sampled programs sharing an address, per op, scaled from the sample
-          to the grid ((total - 1) / (sampled - 1));
-        - density: the grid's updates (distinct addresses per program x programs) spread over the
-          span of addresses the sample touched (`row % GROUP` locks: programs / GROUP), which a
-          small sample sees even when no two sampled programs share an address."""
+        """Estimated programs of the whole grid, besides an op's own, that update the address it updates; the
+        larger of: hot spots (pairs of sampled programs sharing an address, per op, scaled from the sample to
+        the grid by (total - 1) / (sampled - 1)) and density (the grid's updates spread over the span of
+        addresses the sample touched: `row % GROUP` locks, which no two sampled programs may share)."""
         if len(self.programs) < 2 or sampled < 2:
             return 0.0
         per_program = list(self.programs.values())
@@ -95,6 +92,15 @@ class _Site:
         span = (int(hit.max()) - int(hit.min())) // self.elem_bytes + 1
         density = np.mean([a.size for a in per_program]) * total / span - 1
         return max(pairs, float(density), 0.0)
+
+    def updates_per_address(self, total: int, sampled: int) -> float:
+        """Estimated atomic updates landing on the most-updated address in the launch: per address, the
+        sampled lanes per sampled program that hit it times the grid's programs that do (scaled as above)."""
+        at, lanes = np.unique(np.concatenate(self.addresses or [np.zeros(0, np.uint64)]), return_counts=True)
+        by_programs, programs = np.unique(np.concatenate([*self.programs.values(), at[:0]]), return_counts=True)
+        k = programs[np.searchsorted(by_programs, at)]
+        scale = (total - 1) / (sampled - 1) if sampled >= 2 else 1.0
+        return float((lanes / k * (1 + (k - 1) * scale)).max(initial=0.0))
 
     def as_dict(self, total: int = 1, sampled: int = 1) -> dict:
         requested = self.lanes * self.elem_bytes
@@ -127,6 +133,7 @@ class _Site:
                 ops_per_address_mean=float(per_address.mean()) if per_address.size else 0.0,
                 distinct_addresses=int(per_address.size),
                 other_programs_per_address=round(self.other_programs_per_address(total, sampled), 2),
+                updates_per_address=round(self.updates_per_address(total, sampled), 2),
                 lanes_per_program=self.lanes / max(len(self.programs), 1),
             )
         return row

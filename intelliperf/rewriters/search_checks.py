@@ -269,3 +269,28 @@ def _launcher_scope(
             covers = ast.parse(f"{var.id} >= ({ast.unparse(n)})", mode="eval").body
             checks.append(_Check(covers, True, f"{var.id} >= {ast.unparse(n)}, as `{ast.unparse(st)}` makes it"))
     return _Scope(var.id, names, assigns, checks)
+
+
+def sizes_a_callers_tensor(request: RewriteRequest, knob: str) -> str | None:
+    """Why the knob is not the launch's alone to move, where the launcher takes it from its caller (a
+    parameter) and a tensor of the recorded launch has a dimension of its value: the caller likely sized
+    that tensor by it (a split count, a scratch buffer), and a new value at the launch alone changes what is
+    computed. (A local of the launcher is pinned where it is assigned: what is sized from it follows.)"""
+    tree = ast.parse(launcher_source(request)).body[0] if request.launcher is not None else None
+    launcher = tree if isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    call = launch_call(launcher, request.kernel.name) if launcher is not None else None
+    if launcher is None or call is None or not request.profile.signatures:
+        return None
+    var = _passed(call, [a.arg for a in plain_function(request.kernel.source).args.args]).get(knob)
+    params = {a.arg for a in launcher.args.args + launcher.args.kwonlyargs}
+    if not isinstance(var, ast.Name) or var.id not in params:
+        return None
+    args = request.profile.signatures[0].args
+    value = next((a.value for a in args if a.name == knob), None)
+    sized = next((a for a in args if a.kind == "tensor" and value in (a.shape or [])), None)
+    if sized is None or not isinstance(value, int) or value < 2:
+        return None
+    return (
+        f"the caller passes it as `{var.id}`, and `{sized.name}` has a dimension of {value}: moved at the launch "
+        "alone, it no longer matches what the caller sized by it"
+    )

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .base import RewriteRequest
 from .kernel_syntax import decorator_name, plain_function, range_loops
-from .search_checks import refused
+from .search_checks import refused, sizes_a_callers_tensor
 
 TUNABLE = re.compile(r"BLOCK|TILE|SIZE|CHUNK|GROUP|SPLIT", re.I)
 CONSTEXPR_RANGE = (16, 16384)
@@ -43,19 +43,9 @@ class Knob:
 def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
     """The knobs of the recorded launch, and why others were left alone."""
     signature = request.profile.signatures[0] if request.profile.signatures else None
-    out, skipped = [], []
+    skipped: list[str] = []
     tuned = decorated_names(request.kernel.source)
-    for name, value in request.constexprs().items():
-        if name in tuned:
-            skipped.append(f"{name} (set by the kernel's @triton.{tuned[name]})")
-        elif not TUNABLE.search(name):
-            skipped.append(f"{name} (changes what the kernel computes, not how)")
-        elif isinstance(value, int) and value > 0 and not value & (value - 1):
-            split = re.search("SPLIT", name, re.I) is not None
-            tries: tuple[int, ...] = (value * 2, value // 2, value * 4, value // 4)
-            if split and request.formula == "atomicContention":
-                tries = (value // 2, value // 4, value * 2)  # fewer programs adding into each output first
-            out.append(Knob(name, value, tries, 1 if split else CONSTEXPR_RANGE[0], CONSTEXPR_RANGE[1]))
+    out = _constexpr_knobs(request, tuned, skipped)
     if request.formula == "atomicContention":
         out.sort(key=lambda k: re.search("SPLIT", k.name, re.I) is None)
     warps = (signature.num_warps if signature else None) or 4
@@ -86,6 +76,26 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
             knob.blocked = refused(request, knob.name, knob.value, knob.values())
             skipped += [f"{knob.name}={v} ({why})" for v, why in knob.blocked.items()]
     return out, skipped
+
+
+def _constexpr_knobs(request: RewriteRequest, tuned: dict[str, str], skipped: list[str]) -> list[Knob]:
+    """The block-size constexprs the launch alone sets; why each other constexpr is left alone goes to
+    `skipped`."""
+    out = []
+    for name, value in request.constexprs().items():
+        if name in tuned:
+            skipped.append(f"{name} (set by the kernel's @triton.{tuned[name]})")
+        elif not TUNABLE.search(name):
+            skipped.append(f"{name} (changes what the kernel computes, not how)")
+        elif why := sizes_a_callers_tensor(request, name):
+            skipped.append(f"{name} ({why})")
+        elif isinstance(value, int) and value > 0 and not value & (value - 1):
+            split = re.search("SPLIT", name, re.I) is not None
+            tries: tuple[int, ...] = (value * 2, value // 2, value * 4, value // 4)
+            if split and request.formula == "atomicContention":
+                tries = (value // 2, value // 4, value * 2)  # fewer programs adding into each output first
+            out.append(Knob(name, value, tries, 1 if split else CONSTEXPR_RANGE[0], CONSTEXPR_RANGE[1]))
+    return out
 
 
 def decorated_names(kernel: str) -> dict[str, str]:

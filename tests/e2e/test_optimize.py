@@ -59,7 +59,8 @@ def test_optimize_fixes_the_contended_sum_in_place_and_refuses_a_dirty_tree(tmp_
     first = opt["attempts"][0]
     assert any("started ahead" in note for note in first["verdict"]["notes"])  # while the reference was captured
     assert (first["rewriter"], first["title"], first["status"]) == ("recipes", "reduce-then-atomic", "accepted")
-    assert first["before"]["metric"] == 1024 and first["after"]["metric"] == 1 and first["after"]["metric_modelled"]
+    # every element onto one address, then one update per program (64 of them)
+    assert first["before"]["metric"] == 65536 and first["after"]["metric"] == 64 and first["after"]["metric_modelled"]
     assert first["verdict"]["correct"] and first["verdict"]["faster"] is None
     seconds = first["seconds"]
     assert {"rewrite", "candidate_run", "compare", "replay", "metric", "total"} <= set(seconds)
@@ -80,7 +81,7 @@ def test_optimize_fixes_the_contended_sum_in_place_and_refuses_a_dirty_tree(tmp_
         env={**os.environ, "TRITON_INTERPRET": "1"},
     )
     assert check.returncode == 0 and "OK" in check.stdout
-    assert "Validated fix: attempt 1 is correct and its modelled metric improved; speed is not measured" in done.stdout
+    assert "Correct fix: attempt 1; speed not measured without a GPU." in done.stdout and "Validated" not in done.stdout
     assert "not timed (CPU)" in done.stdout and (out / "report.md").read_text().count("### Attempt") == 1
 
 
@@ -99,7 +100,7 @@ def test_optimize_privatizes_the_histogram_without_touching_the_users_files(tmp_
     assert done.returncode == 0, done.stderr[-3000:]
     opt = _report(out)["optimization"]
     assert opt["status"] == "won" and opt["attempts"][0]["title"] == "privatize-histogram"
-    assert opt["attempts"][0]["before"]["metric"] > 8 and opt["attempts"][0]["after"]["metric"] == 1
+    assert opt["attempts"][0]["before"]["metric"] > 8 * opt["attempts"][0]["after"]["metric"]
     assert _digest(REPO / "examples") == before and not opt["applied"]
     check = subprocess.run(
         ["git", "apply", "--check", str(out / "winner.patch")], cwd=REPO, capture_output=True, text=True
@@ -183,13 +184,13 @@ def test_llm_rewriter_goes_through_bad_answers_to_a_validated_win(tmp_path, monk
     # Each validated one ran in a Python started ahead: the first while the reference was captured (kept
     # through the invalid answer), each next one while the one before was replayed.
     assert [any("started ahead" in n for n in a.verdict.notes) for a in opt.attempts[1:]] == [True, True, True]
-    assert opt.winner == 4 and opt.attempts[3].after.metric == 1 and opt.tokens == 4 * 150
+    assert opt.winner == 4 and opt.attempts[3].after.metric == 64 and opt.tokens == 4 * 150  # one update a program
     # Each next prompt carries the concrete reason the previous answer failed.
     assert len(prompts) == 6
     assert "not valid Python: '(' was never closed at line 3" in prompts[1]
     # The example checks its own result, so a wrong kernel fails the program: its assertion is the reason.
     assert "[crash]" in prompts[2] and "Expected 32783.5" in prompts[2] and "but got 65567.1" in prompts[2]
-    assert "did not improve: 1024 -> 1024" in prompts[3]
+    assert "did not improve: 65536 -> 65536" in prompts[3]
     assert "[[ ## history ## ]]\n[]" in prompts[0] and "Attempt 3 (llm: no real change): rejected" in prompts[3]
     # the diagnosis's evidence reaches the model as typed fields: the static view's instructions per line
     assert "cuda:90 line 21: " in prompts[0] and "atomic atom.global" in prompts[0]
@@ -390,9 +391,7 @@ def test_settings_objects_and_keywords_are_one_checked_input():
 
     merged = settled(OptimizeSettings, OptimizeSettings(top_n=3, max_attempts=2), {"formula": "bankConflict"})
     assert (merged.top_n, merged.max_attempts, merged.formula) == (3, 2, "bankConflict")
-    assert settled(DiagnoseSettings, None, {}).formula == "diagnoseOnly" and OptimizeSettings().formula == (
-        "atomicContention"
-    )
+    assert settled(DiagnoseSettings, None, {}).formula == "diagnoseOnly" and OptimizeSettings().formula == "auto"
     with pytest.raises(UsageError, match="top_nn: Extra inputs are not permitted"):
         optimize(["true"], top_nn=3)
     with pytest.raises(UsageError, match="max_attempts: Input should be a valid integer"):

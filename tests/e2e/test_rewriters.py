@@ -36,7 +36,7 @@ def _request(report, launcher: str) -> RewriteRequest:
         formula="atomicContention",
         problem="lanes serialise",
         techniques=["reduce first"],
-        metric="atomic_serialisation_depth",
+        metric="atomic_updates_per_address",
         hardware=HardwareFacts(device="test"),
         sites=diagnosis.evidence[0].sites if diagnosis.evidence else [],
     )
@@ -700,4 +700,4 @@ def test_a_rewriter_plug_in_is_chosen_by_name_and_runs_through_the_loop(tmp_path
     )
     opt = report.optimization
     assert opt.rewriters == ["sumfirst"] and opt.winner == 1
-    assert opt.attempts[0].rewriter == "sumfirst" and opt.attempts[0].after.metric == 1
+    assert opt.attempts[0].rewriter == "sumfirst" and opt.attempts[0].after.metric == 64  # one update a program

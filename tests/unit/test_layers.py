@@ -39,6 +39,7 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.loop_head_start": 3,
     "intelliperf.loop_attempt": 3,
     "intelliperf.delivery": 3,
+    "intelliperf.priorities": 3,
     "intelliperf.api": 4,
     "intelliperf.api_checks": 4,
     "intelliperf.api_passes": 4,

@@ -36,7 +36,7 @@ def test_diagnose_names_the_kernel_and_atomic_line(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "contended_sum_kernel" in result.stdout
     assert "tl.atomic_add(out_ptr + zeros, x, mask=mask)" in result.stdout
-    assert "atomic_serialisation_depth = 1024" in result.stdout
+    assert "atomic_updates_per_address = 65536" in result.stdout
     assert "modelled on CPU" in result.stdout
     assert "contended_sum on cpu" in result.stdout  # the program's own output passes through
 

@@ -104,7 +104,9 @@ def test_create_pr_pushes_a_commit_and_opens_a_pull_request_with_the_evidence(pu
     assert changed == patch and any("tl.sum(" in line for line in changed)
     message = git(remote, "log", "-1", "--format=%B", BRANCH)
     assert message.startswith("intelliperf: atomicContention fix for contended_sum_kernel")
-    assert "reduce-then-atomic" in message and "1024 -> 1 (modelled" in message and "Checked:" in message
+    assert "reduce-then-atomic" in message and "Checked:" in message
+    assert "bottleneck: removed: the atomicContention formula" in message and "65536 -> 64 atomic" in message
+    assert "checked correct (speed not measured)" in message and "validated" not in message
     assert "dispatches" in message
 
     # The API calls: the repository and the token's access (before the run), look for an open PR, open
@@ -122,8 +124,8 @@ def test_create_pr_pushes_a_commit_and_opens_a_pull_request_with_the_evidence(pu
     for needle in (
         "## `contended_sum_kernel`: atomicContention",
         "contended_sum.py:",
-        "atomic_serialisation_depth",
-        "1024 → 1",
+        "atomic_updates_per_address",
+        "65536 → 64",
         "## Correctness",
         "dispatches",
         "rewriter `recipes`, attempt 1 of 1",
@@ -327,16 +329,19 @@ def test_the_pr_body_says_how_candidate_code_ran_and_warns_without_a_sandbox(pub
     assert "hf_in_a_note_123" not in body and "[redacted HF_TOKEN]" in body
 
 
-def test_the_pr_and_the_report_say_whether_the_bottleneck_is_gone(published):
-    """A winner faster with the metric unchanged is still a win; the pull request and the Markdown
-    report say its bottleneck is still there, and a winner that removed it says it is gone."""
+def test_the_pr_and_the_report_say_what_the_re_diagnosis_found(published):
+    """The formula asked again of the winner's own run decides the claim, the same sentence in the pull
+    request and the Markdown report: "removed" where it finds no such bottleneck; where it still finds one,
+    however far the metric moved, "improved, still present" with the severity and the numbers."""
     from intelliperf.delivery.report import report_text
 
     report = Report.model_validate_json((published["out"] / "report.json").read_text())
-    assert report.optimization.bottleneck_removed is True  # reduce-then-atomic: 1024 lanes -> 1 (modelled)
-    assert "The atomicContention bottleneck is gone" in github.pr_body(report)
-    assert "- bottleneck: gone (the metric improved)" in report_text(report, "markdown")
-    report.optimization.bottleneck_removed = False
-    body = github.pr_body(report)
-    assert "**The atomicContention bottleneck is still there**: this fix is faster" in body and "is gone" not in body
-    assert "- bottleneck: still there (faster, metric unchanged)" in report_text(report, "markdown")
+    opt = report.optimization
+    after = opt.winning_attempt().after
+    assert opt.bottleneck_removed is True and after.present is False  # reduce-then-atomic: the reduce form
+    removed = "removed: the atomicContention formula finds no such bottleneck in the patched program"
+    assert removed in github.pr_body(report) and f"- bottleneck: {removed}" in report_text(report, "markdown")
+    opt.bottleneck_removed, after.present, after.severity = False, True, "medium"
+    body, markdown = github.pr_body(report), report_text(report, "markdown")
+    still = "improved, still present (medium): atomic_updates_per_address 65536 -> 64 atomic updates per address"
+    assert still in body and still in markdown and "Bottleneck: removed" not in body

@@ -23,7 +23,8 @@ def test_contended_sum_is_flagged_at_its_atomic_line(sum_report):
     assert sum_report.selected == "contended_sum_kernel"
     finding = _finding(sum_report, "contended_sum_kernel")
     assert finding.present and finding.severity == "high" and finding.modelled
-    assert finding.metric.name == "atomic_serialisation_depth" and finding.metric.value == 1024
+    assert finding.metric.name == "atomic_updates_per_address" and finding.metric.value == 65536  # every element
+    assert "1024 lanes of one atomic_add call" in finding.explanation
     [line] = finding.lines
     assert line.file == str(EXAMPLES / "contended_sum.py")
     assert line.line == _line_of(EXAMPLES / "contended_sum.py", "tl.atomic_add(")
@@ -38,8 +39,9 @@ def test_contended_histogram_is_flagged():
     )
     finding = _finding(report, "contended_histogram_kernel")
     assert finding.present
-    # 1024 uniform values over 16 bins: about 64 lanes per bin, far above the threshold
-    assert 48 <= finding.metric.value <= 128
+    # 65,536 uniform values over 16 bins: about 4,096 updates of each bin in a launch
+    assert 3500 <= finding.metric.value <= 4700
+    assert "lanes of one atomic_add call" in finding.explanation
     assert finding.lines[0].line == _line_of(EXAMPLES / "contended_histogram.py", "tl.atomic_add(")
 
 
@@ -51,7 +53,7 @@ def test_clean_kernels_are_not_flagged(example, kernel):
     report = intelliperf.diagnose(py(EXAMPLES / example, *SMALL), formula="atomicContention", device="cpu")
     finding = _finding(report, kernel)
     assert not finding.present and finding.severity == "none"
-    assert finding.metric.value == 1  # one lane per address per atomic call
+    assert finding.metric.value == 64  # one update of each cell per program, 64 programs
     assert report.selected is None
 
 

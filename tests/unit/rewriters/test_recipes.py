@@ -97,5 +97,5 @@ def test_optimize_sums_the_runs_of_a_sorted_segment_sum(tmp_path):
     opt = json.loads((out / "report.json").read_text())["optimization"]
     attempt = opt["attempts"][0]
     assert attempt["title"] == "sum-runs-then-atomic" and attempt["status"] == "accepted", attempt
-    assert attempt["before"]["metric"] >= 8 and attempt["after"]["metric"] == 1
+    assert attempt["before"]["metric"] >= 8 * attempt["after"]["metric"]  # one atomic per run, not per lane
     assert "_ip_segment_add" in (out / "winner.patch").read_text()

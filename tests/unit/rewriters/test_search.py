@@ -899,3 +899,22 @@ def test_every_candidate_for_an_asserting_launcher_runs(tmp_path):
     assert done.returncode == 0, ([c.title for c in candidates], done.stderr[-2000:])
     assert done.stdout.count("ran") == len(candidates)
     assert not any(c.title.startswith(("BLOCK=512", "BLOCK=1024")) for c in candidates)
+
+
+def test_a_split_count_the_caller_sized_a_tensor_by_is_left_alone():
+    """NUM_SPLITS comes from the caller, which sized `y` by it (a partial per split): moved at the launch
+    alone, the kernel writes other partials than the caller reads. A block size the caller sized nothing by
+    stays a knob, and so does a split count the launcher itself assigns (pinned there, what is sized from it
+    follows)."""
+    kernel = KERNEL.replace("BLOCK: tl.constexpr", "BLOCK: tl.constexpr, NUM_SPLITS: tl.constexpr")
+    launch = "    scale_kernel[(n // BLOCK,)](x, y, n, BLOCK=BLOCK, NUM_SPLITS=NUM_SPLITS)\n"
+    args = [*_args(1024, 256, x_shape=(1024,)), ArgInfo(name="NUM_SPLITS", kind="constexpr", value=8)]
+    args[1] = _tensor("y_ptr", 8, 128)
+    from_caller = "def launch(x, y, BLOCK=256, NUM_SPLITS=8):\n    n = x.numel()\n" + launch
+    found, skipped = knobs(_request(from_caller, args, kernel))
+    assert "NUM_SPLITS" not in {k.name for k in found} and "BLOCK" in {k.name for k in found}
+    why = next(s for s in skipped if s.startswith("NUM_SPLITS"))
+    assert "the caller passes it" in why and "`y_ptr` has a dimension of 8" in why
+    own = "def launch(x, y, BLOCK=256):\n    n = x.numel()\n    NUM_SPLITS = 8\n" + launch
+    found, _ = knobs(_request(own, args, kernel))
+    assert {"NUM_SPLITS", "BLOCK"} <= {k.name for k in found}
