@@ -142,12 +142,14 @@ def test_a_block_hard_coded_at_twice_the_recorded_size_fails_at_the_larger_unsee
     the larger unseen shape, 8,705 elements, is past it, and so is the size stretched alone. A block sized
     from the input is right everywhere."""
     shapes = [r["shape"] for r in axpy_reference.replay["runs"] if r["shape"].startswith("unseen")]
-    assert shapes == [
+    assert shapes[:3] == [
         "unseen, smaller (x=[3071], y=[3071])",
         "unseen, larger (x=[8705], y=[8705])",
         "unseen, quarter (x=[1025], y=[1025])",
-        "unseen, stretched-4096 (x=[262143], y=[262143])",
     ]
+    # as far as the reference runs in a second under the interpreter (the machine decides), and the budget
+    far = int(shapes[3].removeprefix("unseen, stretched-4096 (x=[").split("]")[0])
+    assert 4 * 4096 < far <= 262143 and shapes[3].endswith(f"y=[{far}])")
     one_program = "    axpy_kernel[(1,)](x, y, out, x.numel(), alpha, BLOCK={})\n    return out"
     cheat = validate(
         axpy_reference, _axpy(tmp_path / "hard", [(LAUNCH, one_program.format("8192"))]), work_dir=tmp_path / "vh"
