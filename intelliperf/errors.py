@@ -44,8 +44,14 @@ class UsageError(IntelliPerfError):
 
 class UnknownFormulaError(UsageError):
     def __init__(self, name: str, known: list[str]) -> None:
+        import difflib
+
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6) or [
+            k for k in known if k.lower() == name.lower()
+        ]
+        mean = f"did you mean {close[0]!r}? " if close else ""
         super().__init__(
-            f"unknown formula {name!r}; registered formulas: {', '.join(sorted(known)) or '(none)'}",
+            f"unknown formula {name!r}; {mean}registered formulas: {', '.join(sorted(known)) or '(none)'}",
             hint="Pick one of those with --formula, or load your own with --formula-path FILE.py.",
         )
         self.name = name
@@ -73,6 +79,8 @@ class WorkloadError(IntelliPerfError):
 
 
 class EmptyCommandError(WorkloadError):
+    exit_code = 2  # a usage error: nothing ran
+
     def __init__(self) -> None:
         super().__init__(
             "no command to run",
@@ -81,6 +89,8 @@ class EmptyCommandError(WorkloadError):
 
 
 class CommandNotFoundError(WorkloadError):
+    exit_code = 2  # a usage error: nothing could start
+
     def __init__(self, program: str, problem: str = "command not found", hint: str = "") -> None:
         super().__init__(
             f"{problem}: {program!r}",

@@ -6,6 +6,7 @@ under it. The exit codes the commands add to the errors' own are named here.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 
@@ -22,10 +23,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},  # the commands inherit it
 )
+# NO_COLOR (no-color.org): no escape codes at all, bold included (rich's own reading drops colours only).
+_PLAIN = {"color_system": None} if os.environ.get("NO_COLOR") else {}
 # Progress and errors in a log or a pipe: whole lines, never hard-wrapped mid-sentence at 80 columns.
-err = Console(stderr=True) if Console(stderr=True).is_terminal else Console(stderr=True, soft_wrap=True)
+err = (
+    Console(stderr=True, **_PLAIN)
+    if Console(stderr=True).is_terminal
+    else Console(stderr=True, soft_wrap=True, **_PLAIN)
+)
 # Piped output (CI logs, files) gets room for the kernel table instead of rich's 80 columns.
-out = Console() if Console().is_terminal else Console(width=120)
+out = Console(**_PLAIN) if Console().is_terminal else Console(width=120, **_PLAIN)
 
 COMMAND_SETTINGS = {"allow_interspersed_args": False}
 NO_WIN_EXIT = 6  # optimize found the bottleneck but no candidate passed validation within the budget
@@ -53,7 +60,7 @@ _verbosity = _Verbosity()
 @app.callback()
 def _main(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
     ),
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="Progress lines with the seconds since the start, and debug messages."

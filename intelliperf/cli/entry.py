@@ -57,7 +57,19 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGINT, previous)
 
 
+GLOBAL_FLAGS = ("-v", "--verbose", "-q", "--quiet")
+
+
+def global_flags_first(argv: list[str]) -> list[str]:
+    """`-v`/`-q` anywhere before `--` (after the subcommand too, as ruff and pytest take them) moved to the
+    front, where the root command reads them; the program's own arguments after `--` are left as they are."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    flags = [a for a in argv[:end] if a in GLOBAL_FLAGS]
+    return flags + [a for a in argv[:end] if a not in GLOBAL_FLAGS] + argv[end:]
+
+
 def _run(argv: list[str] | None) -> int:
+    argv = global_flags_first(sys.argv[1:] if argv is None else argv)
     try:
         group = click_command()
         # [tool.intelliperf] in pyproject.toml: defaults under the command line's own flags

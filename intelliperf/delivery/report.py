@@ -168,6 +168,10 @@ def optimization_markdown(opt: Optimization) -> list[str]:
         out.append(f"- speedup (validators' interleaved timing): {speedup_text(opt.speedup)}")
         out.append(f"- bottleneck: {bottleneck_claim(opt)}")
         out.append(f"- patch: `{opt.patch}`" + (" — applied to the project (--in-place)" if opt.applied else ""))
+        if not opt.applied:
+            cpu = str(opt.hardware.get("device", "")).startswith("no GPU")
+            run = "; without a GPU, run the patched program with `TRITON_INTERPRET=1`, as intelliperf did"
+            out.append(f"- to apply it: `git apply {opt.patch}` in the project folder" + (run if cpu else ""))
     if opt.tokens:
         out.append(f"- model tokens: {opt.tokens}")
     out += [

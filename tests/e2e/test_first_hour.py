@@ -306,11 +306,11 @@ def test_a_script_without_a_shebang_or_the_execute_bit_is_told_how_to_run(tmp_pa
     script = tmp_path / "job.py"
     script.write_text("print('hi')\n")
     not_executable = run_cli("diagnose", "--", str(script))
-    assert not_executable.returncode == 3 and "the program is not executable" in not_executable.stderr
+    assert not_executable.returncode == 2 and "the program is not executable" in not_executable.stderr
     assert f"-- python {script}" in not_executable.stderr
     script.chmod(0o755)
     no_shebang = run_cli("diagnose", "--", str(script))
-    assert no_shebang.returncode == 3 and "has no #! line" in no_shebang.stderr
+    assert no_shebang.returncode == 2 and "has no #! line" in no_shebang.stderr
     assert "#!/usr/bin/env python3" in no_shebang.stderr and "check the spelling" not in no_shebang.stderr.lower()
 
 

@@ -107,6 +107,8 @@ def test_optimize_privatizes_the_histogram_without_touching_the_users_files(tmp_
     )
     assert check.returncode == 0, check.stderr
     assert (out / "attempts" / "01" / "files" / "examples" / "atomic_contention" / "contended_histogram.py").exists()
+    how = next(line for line in (out / "report.md").read_text().splitlines() if line.startswith("- to apply it:"))
+    assert f"`git apply {out / 'winner.patch'}` in the project folder" in how and "`TRITON_INTERPRET=1`" in how
 
 
 def test_optimize_on_a_clean_kernel_says_there_is_nothing_to_fix(tmp_path):

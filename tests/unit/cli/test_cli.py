@@ -128,8 +128,8 @@ def test_help_is_fast_and_lists_commands():
 @pytest.mark.parametrize(
     "args, code, message",
     [
-        (["diagnose"], 3, "no command to run"),
-        (["diagnose", "--", "no-such-program-xyz"], 3, "command not found: 'no-such-program-xyz'"),
+        (["diagnose"], 2, "no command to run"),
+        (["diagnose", "--", "no-such-program-xyz"], 2, "command not found: 'no-such-program-xyz'"),
         (["diagnose", "--", sys.executable, str(PROGRAMS / "fails.py")], 3, "could not open dataset.bin"),
         (["diagnose", "--", sys.executable, str(PROGRAMS / "no_triton.py")], 4, "launched no Triton kernel"),
         (["diagnose", "--", "true"], 4, "no Python process of it started the recorder"),
@@ -201,8 +201,9 @@ def test_bad_option_is_a_usage_error():
 def test_version():
     from intelliperf import __version__
 
-    result = run_cli("--version")
-    assert result.returncode == 0 and result.stdout.strip() == f"intelliperf {__version__}"
+    for flag in ("--version", "-V"):
+        result = run_cli(flag)
+        assert result.returncode == 0 and result.stdout.strip() == f"intelliperf {__version__}"
 
 
 @pytest.mark.parametrize(
@@ -281,3 +282,25 @@ def test_rewriters_command_lists_what_rewriter_takes():
     assert "model" in rows["llm"]["options"] and rows["replay"]["options"] == ["transcript"]
     table = run_cli("rewriters")
     assert "auto: llm when a model is configured, otherwise recipes then search." in table.stdout
+
+
+def test_no_color_means_no_escape_codes_at_all():
+    """NO_COLOR (no-color.org) on a terminal: neither colours nor bold; without it the terminal gets both."""
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    styled = run_cli("formulas", env={**env, "FORCE_COLOR": "1"})
+    assert styled.returncode == 0 and "\x1b[" in styled.stdout
+    plain = run_cli("formulas", env={**env, "FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert plain.returncode == 0 and "\x1b[" not in plain.stdout + plain.stderr and "atomicContention" in plain.stdout
+
+
+def test_the_global_flags_are_read_after_the_subcommand_too():
+    """`-q`/`-v` go where a user types them (ruff and pytest take them after the subcommand); the program's own
+    arguments after `--` keep theirs."""
+    from intelliperf.cli.entry import global_flags_first
+
+    assert run_cli("formulas", "-q").returncode == 0
+    both = run_cli("diagnose", "-v", "--device", "cpu", "-q", "--", "true")
+    assert both.returncode == 2 and "--verbose and --quiet contradict each other" in both.stderr
+    assert global_flags_first(["optimize", "-q", "--", "python", "app.py", "-v"]) == [
+        "-q", "optimize", "--", "python", "app.py", "-v",
+    ]  # fmt: skip

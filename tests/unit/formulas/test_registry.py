@@ -92,6 +92,9 @@ def test_unknown_formula_lists_the_registered_ones():
     with pytest.raises(UnknownFormulaError) as info:
         default_registry().get("atomicContentoin")
     assert "atomicContention" in str(info.value) and "diagnoseOnly" in str(info.value)
+    assert "did you mean 'atomicContention'?" in str(info.value)
+    with pytest.raises(UnknownFormulaError, match="did you mean 'memoryAccess'"):
+        default_registry().get("memoryaccess")
 
 
 # The formula shown in docs/formulas.md is the one tested here.
