@@ -31,4 +31,4 @@ def poison_empty() -> None:
 
     for name in ("empty", "empty_like", "empty_strided"):
         setattr(torch, name, poisoned(getattr(torch, name)))
-    torch.Tensor.new_empty = poisoned(torch.Tensor.new_empty)
+    torch.Tensor.new_empty = poisoned(torch.Tensor.new_empty)  # type: ignore[method-assign]

@@ -24,15 +24,18 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},  # the commands inherit it
 )
 # NO_COLOR (no-color.org): no escape codes at all, bold included (rich's own reading drops colours only).
-_PLAIN = {"color_system": None} if os.environ.get("NO_COLOR") else {}
+_PLAIN = bool(os.environ.get("NO_COLOR"))
+
+
+def _console(stderr: bool, **options) -> Console:
+    return Console(stderr=stderr, color_system=None, **options) if _PLAIN else Console(stderr=stderr, **options)
+
+
 # Progress and errors in a log or a pipe: whole lines, never hard-wrapped mid-sentence at 80 columns.
-err = (
-    Console(stderr=True, **_PLAIN)
-    if Console(stderr=True).is_terminal
-    else Console(stderr=True, soft_wrap=True, **_PLAIN)
-)
+err = _console(True) if Console(stderr=True).is_terminal else _console(True, soft_wrap=True)
 # Piped output (CI logs, files) gets room for the kernel table instead of rich's 80 columns.
-out = Console(**_PLAIN) if Console().is_terminal else Console(width=120, **_PLAIN)
+out = _console(False) if Console().is_terminal else _console(False, width=120)
+
 
 COMMAND_SETTINGS = {"allow_interspersed_args": False}
 NO_WIN_EXIT = 6  # optimize found the bottleneck but no candidate passed validation within the budget
