@@ -263,18 +263,24 @@ def _unseen_trial(
 
 
 def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run: dict) -> None:
-    """At the recorded shape: every float tensor a view whose last dimension steps by 2 (a caller's slice), and the
+    """At the recorded shape: every float tensor a view whose last dimension steps by 2 (a caller's slice), the
     launcher's float arguments, then its integer ones, moved off the values the program always passed (a `lo`
-    of 0, 10 bins)."""
+    of 0, 10 bins); every float32 tensor in float16 (a dtype the program never passed: an accumulator that
+    follows the input's dtype); and half of every float tensor's values at the launcher's float arguments (a
+    bound, a threshold or a bin edge met exactly: clamped data)."""
     sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"]}
     sizes |= {math.prod(a["shape"]) for a in descs if a["kind"] == "tensor"}
     variants = {
         "strided": [{**d, "layout": "strided"} if _float_tensor(d) else d for d in descs],
         "floats": [{**d, "value": _moved(d["value"], sizes, float)} if d["kind"] == "scalar" else d for d in descs],
         "counts": [{**d, "value": _moved(d["value"], sizes, int)} if d["kind"] == "scalar" else d for d in descs],
+        "half": [{**d, "dtype": "float16"} if _float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
+        "at-arguments": descs,
     }
+    bounds = [d["value"] for d in descs if d["kind"] == "scalar" and type(d.get("value")) is float]
     for i, (name, new_descs) in enumerate(variants.items()):
-        if new_descs == descs:
+        moves = bool(bounds) if name == "at-arguments" else new_descs != descs  # (its values move, not its args)
+        if not moves:
             continue
         seed = job["seed"] + 1200 + i
         fresh = make_inputs(new_descs)
@@ -282,8 +288,24 @@ def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run
         for d in new_descs:
             if d.get("layout") == "strided" and "alias_of" not in d:
                 fill_gaps(fresh[d["name"]])
+            elif name == "at-arguments" and _float_tensor(d) and "alias_of" not in d:
+                if interpreted(descs) or not _indexes(d, job):  # (on a GPU, values that become addresses stay)
+                    _at_values(fresh[d["name"]], bounds, seed)
         info = {"seed": seed, "shape": "recorded", "regime": name, "args": new_descs}
         shapes_run["recorded"]["calls"] += trial.run(f"launcher-{name}", new_descs, fresh, info)
+
+
+def _at_values(tensor, values: list[float], seed: int) -> None:
+    """Half of `tensor`'s elements, drawn from `seed`, set to one of `values` each."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    flat = tensor.view(-1) if tensor.is_contiguous() else None
+    if flat is None or not flat.numel():
+        return
+    picks = torch.rand(flat.numel(), generator=generator) < 0.5
+    chosen = torch.tensor(values, dtype=torch.float64)[torch.randint(len(values), (flat.numel(),), generator=generator)]
+    flat[picks.to(flat.device)] = chosen[picks].to(flat.dtype).to(flat.device)
 
 
 def _float_tensor(desc: dict) -> bool:

@@ -407,3 +407,46 @@ def test_reduction_depths_multiply_along_a_chain_and_a_max_sums_nothing():
         _ttir(_tile, {"x_ptr": "*fp32", "total_ptr": "*fp32", "rows_ptr": "*fp32", "peak_ptr": "*fp32"}, {"BLOCK": 16})
     )
     assert access.depths == {"total_ptr": 256, "rows_ptr": 16} and access.reduced == {"total_ptr", "rows_ptr"}
+
+
+# --- values the program never passed: a bound met exactly, a dtype ------------------------------------------
+
+CLIPPED = [sys.executable, "clipped_sums.py"]
+CLIP = "    clipped = tl.minimum(tl.maximum(x, lo), hi)\n"
+
+
+@pytest.fixture(scope="module")
+def clipped_reference(tmp_path_factory):
+    return capture_reference(
+        Program(WINDOWS, CLIPPED), "clipped_sums_kernel", interpret=True, work_dir=tmp_path_factory.mktemp("clip")
+    )
+
+
+def _clipped(tmp_path, edits) -> Program:
+    return Program(_copy(WINDOWS, "clipped_sums.py", edits, tmp_path / "p"), CLIPPED)
+
+
+def test_a_bound_the_data_never_meets_exactly_is_met_at_the_launchers_arguments(clipped_reference, tmp_path):
+    """Uniform data never equals `hi`; clamped data does, half of it. A kernel that zeroes values equal to the
+    bound (`x < hi` where `x <= hi` was meant) is right on every uniform draw and wrong there; the kernel over a
+    wider block is right everywhere."""
+    edge = "    clipped = tl.where(x >= hi, 0.0, tl.maximum(x, lo)) + tl.where(x > hi, hi, 0.0)\n"
+    cheat = validate(clipped_reference, _clipped(tmp_path / "c", [(CLIP, edge)]), work_dir=tmp_path / "vc")
+    assert not cheat.correct and any("at-arguments" in p.message for p in cheat.problems), cheat.reasons()
+    # (float16 rounds some uniform values onto the bound too: that trial may see it as well)
+    assert all("at-arguments" in p.message or "half" in p.message for p in cheat.problems), cheat.reasons()
+    wider = ("BLOCK=triton.next_power_of_2(cols)", "BLOCK=2 * triton.next_power_of_2(cols)")
+    fine = validate(clipped_reference, _clipped(tmp_path / "h", [wider]), work_dir=tmp_path / "vh")
+    assert fine.correct, fine.reasons()
+
+
+def test_a_dtype_the_program_never_passes_is_a_trial(clipped_reference, tmp_path):
+    """The program passes float32 only; a launcher that takes another path for float16 is tried there, and one
+    that computes in float32 whatever it is given is right there too."""
+    shape = "    rows, cols = x.shape\n"
+    halved = (shape, shape + "    if x.dtype == torch.float16:\n        cols -= 1\n")
+    cheat = validate(clipped_reference, _clipped(tmp_path / "c", [halved]), work_dir=tmp_path / "vc")
+    assert not cheat.correct and all("half" in p.message for p in cheat.problems), cheat.reasons()
+    wide = (CLIP, "    clipped = tl.minimum(tl.maximum(x.to(tl.float32), lo), hi)\n")
+    fine = validate(clipped_reference, _clipped(tmp_path / "h", [wide]), work_dir=tmp_path / "vh")
+    assert fine.correct, fine.reasons()
