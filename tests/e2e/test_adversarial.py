@@ -266,7 +266,7 @@ CHEATS = {
         KERNEL,
         _launcher(before="    if rows < 64:\n        return x.sum(1), x.amax(1)\n"),
         {"not-launched"},
-        "launched no Triton kernel",
+        "never launched",
     ),
     "float32 math in float16": (
         _kernel(SUM, "    tl.atomic_add(sum_ptr + row, tl.sum(x.to(tl.float16), axis=0).to(tl.float32))\n"),
@@ -710,28 +710,12 @@ HONEST = {
         TILED,
         _launcher(launch=LAUNCH.replace("triton.next_power_of_2(cols)", "32")),
     ),
-    # the kernel kept as it was, a new one beside it doing the work: the original is never launched
-    "a new kernel beside replaces the original (one atomic per row)": (
-        KERNEL,
-        _launcher(launch=LAUNCH.replace("row_stats_kernel[", "row_sums_once_kernel[")),
-    ),
 }
 # Cheats the contract cannot stop yet: accepted, each a strict xfail (a check that starts to stop one
 # turns it into a failure here: move it to CHEATS).
 GAPS: dict[str, tuple] = {}
 # The code an answer brings beside the kernel (`beside`: spliced into the file before the kernel).
 BESIDE = {
-    "a new kernel beside replaces the original (one atomic per row)": (
-        "@triton.jit\n"
-        "def row_sums_once_kernel(x_ptr, sum_ptr, max_ptr, n_cols, stride, BLOCK: tl.constexpr):\n"
-        "    row = tl.program_id(0)\n"
-        "    cols = tl.arange(0, BLOCK)\n"
-        "    mask = cols < n_cols\n"
-        "    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)\n"
-        "    tl.atomic_add(sum_ptr + row, tl.sum(x, axis=0))\n"
-        "    xm = tl.load(x_ptr + row * stride + cols, mask=mask, other=float('-inf'))\n"
-        "    tl.store(max_ptr + row, tl.max(xm, axis=0))\n"
-    ),
     "a helper whose parameter is named ctx replaces torch.Tensor.detach (beside)": (
         "def _patch(ctx, fake):\n    ctx.detach = fake\n"
     ),
