@@ -57,6 +57,13 @@ def multi_report():
     return intelliperf.diagnose(py(PROGRAMS / "multi_kernel.py"), device="cpu")
 
 
+def pytest_collection_modifyitems(items):
+    """Every scenario under tests/e2e is slow: the fast tier (-m "not gpu and not slow") leaves them out."""
+    for item in items:
+        if "e2e" in item.path.parts:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def _no_interpreter_leak(monkeypatch):
     # Each test decides the mode itself; a TRITON_INTERPRET from the shell must not decide it.

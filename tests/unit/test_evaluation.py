@@ -102,6 +102,7 @@ def test_cases_come_from_labels_and_bad_labels_are_named(tmp_path):
         find_cases([bad])
 
 
+@pytest.mark.slow
 def test_eval_cli_refuses_bad_input_before_running(tmp_path):
     none = run_cli("eval", str(tmp_path / "missing"))
     assert none.returncode == 2 and "does not exist" in none.stderr
@@ -121,6 +122,7 @@ def test_eval_cli_refuses_bad_input_before_running(tmp_path):
         assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_eval_counts_each_failure_class_of_a_scripted_model_then_resumes_with_the_offline_row(tmp_path, monkeypatch):
     folder = interpreter_cases(tmp_path)
     out = tmp_path / "eval"
@@ -228,6 +230,7 @@ MUTATIONS = {
 KERNEL_TEXT = "@triton.jit\n" + KERNEL + "\n"
 
 
+@pytest.mark.slow
 def test_eval_accounts_for_every_randomly_mutated_answer(tmp_path, monkeypatch):
     """Whatever the answers are, every attempt is a win or exactly one failure class (never
     'other'), the classes add up to the attempts, and the win (if any) is correct."""

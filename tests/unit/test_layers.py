@@ -10,6 +10,8 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf": 0,
@@ -210,6 +212,7 @@ def test_every_environment_variable_is_named_in_the_env_module():
     assert not unknown, f"not declared in intelliperf/env.py: {unknown}"
 
 
+@pytest.mark.slow
 def test_the_package_type_checks():
     """mypy (with the pydantic plug-in) over the package in its installed layout, as .ci/typecheck
     runs it: a type error anywhere in intelliperf, formulas/ or validators/ fails the suite."""

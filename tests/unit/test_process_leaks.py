@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO
 
 LEAKY = """
@@ -20,6 +21,7 @@ def test_waits_for_its_child():
 """
 
 
+@pytest.mark.slow
 def test_a_test_that_leaves_a_process_running_fails_and_the_process_is_killed(tmp_path):
     (tmp_path / "test_leaky.py").write_text(LEAKY)
     done = subprocess.run(

@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from conftest import run_cli
 from model_answers import LAUNCHER, REDUCED_LINE, fixed_kernel, interpreter_cases, reply
 
 from intelliperf.testing.openai_server import ScriptedServer
 
 
+@pytest.mark.slow
 def test_tune_keeps_only_the_answer_the_validators_accept_and_optimize_loads_it(tmp_path, monkeypatch):
     folder = interpreter_cases(tmp_path)
     saved, work = tmp_path / "tuned.json", tmp_path / "tune"

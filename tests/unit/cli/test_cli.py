@@ -12,6 +12,7 @@ from intelliperf.delivery.report import SCHEMA_PATH, report_schema
 from intelliperf.models import SCHEMA_VERSION, Report
 
 
+@pytest.mark.slow
 def test_diagnose_names_the_kernel_and_atomic_line(tmp_path):
     out, md = tmp_path / "report.json", tmp_path / "report.md"
     script = EXAMPLES / "contended_sum.py"
@@ -73,6 +74,7 @@ def _check_sarif(log: dict, atomic_line: int) -> None:
     assert place["artifactLocation"] == {"uri": "examples/atomic_contention/contended_sum.py", "uriBaseId": "SRCROOT"}
 
 
+@pytest.mark.slow
 def test_clean_kernel_exits_zero_with_no_finding():
     # Without TRITON_DEFAULT_FP_FUSION, Triton 3.9 warns in every process; neither intelliperf nor
     # the program it runs repeats that notice.
@@ -106,6 +108,7 @@ def test_schema_command_prints_the_schema():
     assert json.loads(result.stdout)["title"] == "Report"
 
 
+@pytest.mark.slow
 def test_formulas_command_lists_builtins():
     result = run_cli("formulas")
     assert result.returncode == 0
@@ -125,6 +128,7 @@ def test_help_is_fast_and_lists_commands():
     assert "diagnose" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args, code, message",
     [
@@ -161,12 +165,14 @@ def test_user_errors_are_clear_and_without_traceback(args, code, message):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_failing_command_shows_its_stderr_tail():
     result = run_cli("diagnose", "--", sys.executable, str(PROGRAMS / "fails.py"))
     assert "exited with status 1" in result.stderr
     assert "about to fail" in result.stderr
 
 
+@pytest.mark.slow
 def test_killed_command_names_the_signal(tmp_path):
     victim = tmp_path / "killed.py"
     victim.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
@@ -184,6 +190,7 @@ def test_formula_file_that_fails_to_import(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_timeout_stops_the_command(tmp_path):
     sleeper = tmp_path / "sleep.py"
     sleeper.write_text("import time\ntime.sleep(60)\n")
@@ -247,6 +254,7 @@ def test_messages_in_a_log_are_whole_lines(tmp_path):
     assert len(line) > 120 and line.endswith("it takes a folder (created if missing)")
 
 
+@pytest.mark.slow
 def test_api_progress_goes_to_the_intelliperf_logger(caplog):
     import logging
 

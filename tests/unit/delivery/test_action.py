@@ -10,6 +10,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import REPO, SMALL
 from git_repos import TOKEN, git, user_repository
@@ -138,6 +139,7 @@ def _run_step(step: dict, with_: dict, runner_env: dict, cwd: Path) -> subproces
     )
 
 
+@pytest.mark.slow
 def test_the_action_optimizes_and_opens_a_pull_request_end_to_end(tmp_path):
     workspace = tmp_path / "workspace"
     project, remote = user_repository(workspace)
@@ -222,6 +224,7 @@ def test_action_and_workflows_validate_against_the_published_schemas():
     assert not action.is_valid(broken)
 
 
+@pytest.mark.slow
 def test_the_install_step_makes_a_venv_that_sees_the_jobs_packages(tmp_path):
     """The Install step as the runner runs it, with this test's Python as the job's: a virtual
     environment of its own, intelliperf installed there, torch found from the job's packages (no

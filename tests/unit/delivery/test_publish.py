@@ -20,6 +20,8 @@ from intelliperf.errors import UsageError
 from intelliperf.models import Report
 from intelliperf.testing.github_api import FakeGitHub
 
+pytestmark = pytest.mark.slow  # every test here runs programs or validations (the fast tier skips them)
+
 BRANCH = "intelliperf/atomicContention/contended_sum_kernel"
 # A local edit the user has not committed, in a file the fix does not change; it also records the
 # GitHub token as every run of the program sees it (it must never see one).

@@ -3,6 +3,7 @@ its mask keeps."""
 
 import sys
 
+import pytest
 from conftest import PROGRAMS
 
 import intelliperf
@@ -17,6 +18,7 @@ def _finding(cols: int):
     return finding
 
 
+@pytest.mark.slow
 def test_a_block_far_wider_than_the_row_is_flagged_at_its_masked_accesses():
     finding = _finding(96)  # BLOCK 256 for 96 columns
     assert finding.present and finding.metric.name == "lane_utilization"
@@ -30,6 +32,7 @@ def test_a_block_far_wider_than_the_row_is_flagged_at_its_masked_accesses():
     assert all(detail in line.detail for line in finding.lines)
 
 
+@pytest.mark.slow
 def test_a_block_the_row_fills_is_not_flagged():
     finding = _finding(250)
     assert not finding.present and finding.metric.value > 0.9
@@ -38,6 +41,7 @@ def test_a_block_the_row_fills_is_not_flagged():
 SHORT_ROWS = PROGRAMS / "lane_packing" / "short_rows.py"
 
 
+@pytest.mark.slow
 def test_threads_that_outnumber_a_full_block_are_flagged_with_fewer_warps_as_the_fix():
     """64 elements, every one kept by its mask, on 4 warps: half the threads repeat the others (on an
     H100 the Unsloth RoPE kernel's fixed version runs so, and 2 warps made it 1.16x faster); on 2 warps

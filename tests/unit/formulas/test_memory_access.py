@@ -20,6 +20,7 @@ def _line(example: str, text: str) -> int:
     return next(i for i, line in enumerate((MEMORY / f"{example}.py").read_text().splitlines(), 1) if text in line)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "example,flagged,stride",
     [
@@ -40,6 +41,7 @@ def test_uncoalesced_lines_are_named_with_their_stride(example, flagged, stride)
     assert finding.metric.value < 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", ["row_copy", "tiled_transpose", "soa_gather"])
 def test_the_fixed_kernels_are_clean(example):
     report, finding = _finding(example)
@@ -75,6 +77,7 @@ def _recipe(example: str):
     return RecipeRewriter().rewrite(request), request
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example,index", [("column_copy", "col"), ("naive_transpose", "row")])
 def test_tile_program_axis_makes_the_strided_kernels_coalesced(tmp_path, example, index):
     from intelliperf.rewriters.source import check_scope, splice
@@ -100,6 +103,7 @@ def test_tile_program_axis_makes_the_strided_kernels_coalesced(tmp_path, example
     assert not finding.present and finding.metric.value > 0.75, finding.explanation
 
 
+@pytest.mark.slow
 def test_tile_program_axis_says_why_a_gather_is_not_tiled():
     cand, _ = _recipe("aos_gather")
     assert cand.declined and "no program axis indexes single elements" in cand.declined

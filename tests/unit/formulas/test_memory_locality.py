@@ -6,6 +6,7 @@ Stores: split partial sums whose programs running together each write a slice of
 import functools
 import sys
 
+import pytest
 from conftest import PROGRAMS
 
 import intelliperf
@@ -29,6 +30,7 @@ def _judged(report, **options):
     return MemoryLocality(**options).diagnose(kernel, diagnosis.evidence)
 
 
+@pytest.mark.slow
 def test_a_row_major_walk_over_a_wide_grid_is_flagged_at_the_tile_mapping():
     diagnosis = _report(MATMUL, "row").diagnoses[0]
     [finding] = diagnosis.findings
@@ -49,11 +51,13 @@ def test_the_same_walk_is_not_flagged_where_its_data_fits_in_the_l2():
     assert "within the L2 (50 MiB), so the re-reads hit L2" in finding.explanation
 
 
+@pytest.mark.slow
 def test_grouped_order_is_not_flagged():
     [finding] = _report(MATMUL, "grouped").diagnoses[0].findings
     assert not finding.present and finding.metric.value < 1.5
 
 
+@pytest.mark.slow
 def test_programs_leaving_output_sectors_part_written_are_flagged_at_the_store_and_the_program_ids():
     report = _report(PARTIALS, "rows-first")
     [finding] = report.diagnoses[0].findings
@@ -73,6 +77,7 @@ def test_part_written_sectors_are_not_flagged_when_the_output_fits_in_the_l2():
     assert not finding.present and "fits in L2 (50 MiB)" in finding.explanation
 
 
+@pytest.mark.slow
 def test_the_split_index_first_completes_the_sectors_and_is_not_flagged():
     [finding] = _report(PARTIALS, "split-first").diagnoses[0].findings
     [store] = [ev.wave for ev in _report(PARTIALS, "split-first").diagnoses[0].evidence if ev.wave][0].stores

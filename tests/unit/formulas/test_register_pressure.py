@@ -3,6 +3,7 @@ compiled here without a GPU) flag a row held whole in an oversized block and sta
 
 import sys
 
+import pytest
 from conftest import PROGRAMS
 
 import intelliperf
@@ -16,6 +17,7 @@ def _finding(*args: str):
     return finding
 
 
+@pytest.mark.slow
 def test_a_whole_row_in_one_block_spills_and_is_pinpointed():
     finding = _finding("4", "16000")  # BLOCK 16384 at 4 warps: 128 values per thread per row vector
     assert finding.present and finding.formula == "registerPressure"
@@ -27,6 +29,7 @@ def test_a_whole_row_in_one_block_spills_and_is_pinpointed():
     assert all(source[line.line - 1].strip() for line in finding.lines)
 
 
+@pytest.mark.slow
 def test_a_row_that_fits_is_not_flagged():
     finding = _finding("4", "1000")
     assert not finding.present and finding.metric.value == 0

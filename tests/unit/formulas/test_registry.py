@@ -19,6 +19,7 @@ def _line_of(path, needle):
     return next(i for i, text in enumerate(path.read_text().splitlines(), start=1) if needle in text)
 
 
+@pytest.mark.slow
 def test_contended_sum_is_flagged_at_its_atomic_line(sum_report):
     assert sum_report.selected == "contended_sum_kernel"
     finding = _finding(sum_report, "contended_sum_kernel")
@@ -33,6 +34,7 @@ def test_contended_sum_is_flagged_at_its_atomic_line(sum_report):
     assert any(n == line.line for n, _ in line.context)
 
 
+@pytest.mark.slow
 def test_contended_histogram_is_flagged():
     report = intelliperf.diagnose(
         py(EXAMPLES / "contended_histogram.py", *SMALL), formula="atomicContention", device="cpu"
@@ -45,6 +47,7 @@ def test_contended_histogram_is_flagged():
     assert finding.lines[0].line == _line_of(EXAMPLES / "contended_histogram.py", "tl.atomic_add(")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "example, kernel",
     [("reduced_sum.py", "reduced_sum_kernel"), ("privatized_histogram.py", "privatized_histogram_kernel")],
@@ -57,6 +60,7 @@ def test_clean_kernels_are_not_flagged(example, kernel):
     assert report.selected is None
 
 
+@pytest.mark.slow
 def test_kernel_without_atomics_is_not_flagged(multi_report):
     registry = default_registry()
     add = next(k for k in multi_report.kernels if k.name == "add_kernel")
@@ -178,6 +182,7 @@ def test_public_api_all_is_complete_and_sorted():
     assert "intelliperf" in sys.modules
 
 
+@pytest.mark.slow
 def test_per_row_adds_by_every_program_are_contention_between_programs():
     """Liger's layer-norm backward: every program adds its row's dW and dB into the same cells
     (flagged, and said so); the maintainers' fix, per-program partials summed on the host, is clean."""

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 PROGRAM = textwrap.dedent(
     """
     import sys, time
@@ -60,6 +62,7 @@ def _patches(mode: str) -> int:
     return int(done.stdout.split()[-1])
 
 
+@pytest.mark.slow
 def test_helpers_patch_the_language_once_a_launch_with_the_same_results():
     # as Triton does it: each launch patches, and so does every helper call (2 a step, 3 steps, 4 programs)
     assert _patches("every") >= 2 * (1 + 2 * 3 * 4)

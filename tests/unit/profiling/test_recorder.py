@@ -60,6 +60,7 @@ def test_arguments_grid_and_options(multi_report):
     assert (scale_args["alpha"].kind, scale_args["alpha"].value) == ("scalar", 2.5)
 
 
+@pytest.mark.slow
 def test_thousands_of_launches_are_aggregated():
     report = intelliperf.diagnose(py(PROGRAMS / "many_launches.py", "3000"), device="cpu", sample_programs=1)
     tiny = report.kernels[0]
@@ -69,6 +70,7 @@ def test_thousands_of_launches_are_aggregated():
     assert report.diagnoses[0].evidence[0].launches_traced == 1  # traced once, not 3000 times
 
 
+@pytest.mark.slow
 def test_python_dash_m_and_child_processes(tmp_path):
     # A package run with `python -m`, which starts a second Python process that launches too.
     pkg = tmp_path / "app"
@@ -84,6 +86,7 @@ def test_python_dash_m_and_child_processes(tmp_path):
     assert report.run.processes == 2
 
 
+@pytest.mark.slow
 def test_pytest_as_the_command(tmp_path):
     # Copied out of this repository, so that our own conftest and pytest settings stay out of it.
     for name in ("kernel_check.py", "many_launches.py"):
@@ -93,6 +96,7 @@ def test_pytest_as_the_command(tmp_path):
     assert [(k.name, k.launches) for k in report.kernels] == [("tiny_kernel", 4)]
 
 
+@pytest.mark.slow
 def test_existing_sitecustomize_still_runs(tmp_path):
     # The bootstrap must not shadow a sitecustomize the user's environment relies on.
     site = tmp_path / "site"

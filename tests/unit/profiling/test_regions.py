@@ -496,6 +496,7 @@ def _cli(*args, cwd=EXAMPLES):
     )
 
 
+@pytest.mark.slow
 def test_cpu_diagnose_uses_the_static_view():
     flagged = _cli("diagnose", "--formula", "overlap", "--device", "cpu", "--", sys.executable, "gemm.py")
     assert flagged.returncode == 0, flagged.stderr
@@ -504,6 +505,7 @@ def test_cpu_diagnose_uses_the_static_view():
     assert "asynchronous copies" in clean.stdout and "No overlap bottleneck" in clean.stdout
 
 
+@pytest.mark.slow
 def test_cpu_regions_command_says_it_needs_a_gpu(tmp_path):
     result = _cli("regions", "--device", "cpu", "--out-dir", str(tmp_path), "--", sys.executable, "gemm.py")
     assert result.returncode == 0 and "Traceback" not in result.stderr
@@ -512,6 +514,7 @@ def test_cpu_regions_command_says_it_needs_a_gpu(tmp_path):
     assert (tmp_path / "report.md").exists()
 
 
+@pytest.mark.slow
 def test_search_rewriter_pipelines_the_gemm_on_cpu(tmp_path):
     project = tmp_path / "overlap"
     project.mkdir()
@@ -612,6 +615,7 @@ def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metri
     assert "synchronous_load_share, the original's exposed_memory_share: they do not compare" in attempt.reasons
 
 
+@pytest.mark.slow
 def test_a_candidates_region_timer_run_takes_a_python_started_ahead(tmp_path):
     """The optimize loop starts the Python of a candidate's region-timer run with the candidate's others
     (`region_timers.start_timer_head_start`): the run, in the real sandbox, is handed to it where it fits, and starts

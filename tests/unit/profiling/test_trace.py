@@ -241,6 +241,7 @@ PACKAGE = {  # a kernel in a package's module, with a relative import: imported 
 }
 
 
+@pytest.mark.slow
 def test_a_trace_deferred_to_its_worker_records_what_the_program_would_have(tmp_path):
     """On a GPU, `diagnose` defers the trace of a module-level kernel to trace_worker, beside the next
     passes (Recorder.trace_later): the launch's host copies are saved and traced after the run, by the

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy  # noqa: F401  (watched where imported)
+import pytest
 import torch
 import triton  # noqa: F401
 
@@ -67,6 +68,7 @@ def test_a_deleted_name_is_named_and_additions_are_not():
     assert "torch.Tensor.detach" in replaced_message(["torch.Tensor.detach"])
 
 
+@pytest.mark.slow
 def test_a_program_that_patches_nothing_changes_nothing_under_the_interpreter(tmp_path):
     program = tmp_path / "p.py"
     program.write_text(

@@ -62,6 +62,7 @@ def _same(original: Path, rewritten: Path, launcher: str, *inputs) -> None:
     same_outputs(original, rewritten, launcher, *inputs)
 
 
+@pytest.mark.slow
 def test_pack_rows_rotates_two_heads_per_program_in_unsloth_rope(tmp_path):
     file = FIXES / "unsloth_rope_embedding_before.py"
     request = _request(
@@ -84,6 +85,7 @@ def test_pack_rows_rotates_two_heads_per_program_in_unsloth_rope(tmp_path):
         _same(original, rewritten, "rope_embedding_forward", q, emb.cos(), emb.sin())
 
 
+@pytest.mark.slow
 def test_pack_rows_on_a_per_head_norm_with_a_doubled_block(tmp_path):
     file = PACKING / "head_rms_norm.py"
     request = _request(
@@ -104,6 +106,7 @@ def test_pack_rows_on_a_per_head_norm_with_a_doubled_block(tmp_path):
 
 
 # The rows past the end of the last program divide by a zero norm: masked off, but numpy warns.
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:invalid value encountered in divide:RuntimeWarning")
 def test_pack_rows_on_a_row_kernel_with_a_fixed_block_and_a_grid_lambda(tmp_path):
     file = PACKING / "row_scale.py"
@@ -117,6 +120,7 @@ def test_pack_rows_on_a_row_kernel_with_a_fixed_block_and_a_grid_lambda(tmp_path
         _same(original, rewritten, "row_scale", torch.randn(rows, cols), torch.randn(rows))
 
 
+@pytest.mark.slow
 def test_split_row_cuts_liger_dyt_rows_into_tiles(tmp_path):
     file = FIXES / "liger_dyt_forward_before.py"
     scalars = {"x_row_stride": 1536, "y_row_stride": 1536, "n_cols": 1536}

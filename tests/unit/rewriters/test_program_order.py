@@ -32,6 +32,7 @@ def _rewritten(request: RewriteRequest, tmp_path: Path) -> tuple[Path, str]:
     return applied(request, tmp_path, kernel), kernel
 
 
+@pytest.mark.slow
 def test_grouped_order_on_the_tutorial_gemm(tmp_path):
     """5 x 3 tiles of 128: fewer row tiles than a group, so group_size_m is the remainder."""
     file = REPO / "benchmarks" / "fixes" / "triton_matmul_row_major_before.py"
@@ -44,6 +45,7 @@ def test_grouped_order_on_the_tutorial_gemm(tmp_path):
     same_output(file, path, request, inputs, exact=True)
 
 
+@pytest.mark.slow
 def test_grouped_order_on_a_tuple_split_with_the_program_id_inline(tmp_path):
     """`tm, tn = pid // tl.cdiv(N, BN), pid % tl.cdiv(N, BN)`: the program id and the column tile count
     get names of their own; M comes from the masks (`rm < M`); 11 x 3 tiles, a full and a partial group."""
@@ -56,6 +58,7 @@ def test_grouped_order_on_a_tuple_split_with_the_program_id_inline(tmp_path):
     same_output(file, path, request, "torch.randn(170, 24), torch.randn(24, 40)", exact=True)
 
 
+@pytest.mark.slow
 def test_grouped_order_on_a_column_major_order(tmp_path):
     """`tile_n = pid // tiles_m`, `tile_m = pid - tile_n * tiles_m`: the column tile is the slow index,
     so the groups are of column tiles, their count from `offs_n < N`; 10 x 3 tiles."""

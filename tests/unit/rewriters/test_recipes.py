@@ -51,6 +51,7 @@ def _rewritten(request, tmp_path: Path) -> tuple[Path, str, str]:
     return applied(request, tmp_path, kernel, module=helpers[0]), kernel, helpers[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "inputs",
     [
@@ -84,6 +85,7 @@ def test_sum_runs_declines_with_its_reason(reason, lanes_per_address, old, new):
         sum_runs_then_atomic(request, ATOMIC_LINE)
 
 
+@pytest.mark.slow
 def test_optimize_sums_the_runs_of_a_sorted_segment_sum(tmp_path):
     """The whole loop on CPU: diagnosed from the trace, rewritten by the recipe, the candidate run in
     the sandbox, its outputs compared with the reference's, its modelled metric re-measured."""

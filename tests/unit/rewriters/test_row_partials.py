@@ -54,6 +54,7 @@ LAYER_NORM_INPUTS = (
 )
 
 
+@pytest.mark.slow
 def test_rows_per_program_on_liger_layer_norm_backward(tmp_path):
     """The real Liger kernel: the row count is not a kernel argument, so the kernel gets one; the
     weight row's load moves before the loop; dW and dB become two partial sums. 37 rows, 16 per program."""
@@ -70,6 +71,7 @@ def test_rows_per_program_on_liger_layer_norm_backward(tmp_path):
     same_output(LIGER, path, request, LAYER_NORM_INPUTS)
 
 
+@pytest.mark.slow
 def test_rows_per_program_with_a_grid_lambda_and_the_row_count_passed(tmp_path):
     """`grid = lambda meta: (n_rows,)`, n_rows already a kernel argument, a vector and a scalar atomic;
     no recorded launch: 16 rows per program; 45 rows."""
@@ -85,6 +87,7 @@ def test_rows_per_program_with_a_grid_lambda_and_the_row_count_passed(tmp_path):
     same_output(file, path, request, "torch.randn(45, 50), torch.randn(45)")
 
 
+@pytest.mark.slow
 def test_rows_per_program_on_int32_counts_with_a_row_owned_atomic(tmp_path):
     """Positional masks, an inline grid `(x.shape[0],)` not passed to the kernel, int32 cells (the
     partial count stays int32, exact), and a per-row atomic that stays in the loop. 600 recorded rows

@@ -98,6 +98,7 @@ def test_the_rewritten_kernel_walks_the_row_in_chunks_within_the_policy(case):
     assert "tl.arange(0, CHUNK)" in kernel and f"tl.arange(0, {case.block})" not in kernel
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_cols", [5000, 300])
 @pytest.mark.parametrize("case", KERNELS, ids=lambda c: c.program)
 def test_the_rewritten_kernel_computes_what_the_original_did(case, n_cols, tmp_path):
@@ -146,6 +147,7 @@ def compiled(tmp_path_factory) -> dict[str, dict]:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", KERNELS, ids=lambda c: c.program)
 def test_compiled_for_an_h100_the_rewritten_kernel_spills_nothing(case, compiled):
     before, after = compiled[f"{case.program}/before"], compiled[f"{case.program}/after"]

@@ -648,6 +648,7 @@ def _key(config: list) -> str:
     return json.dumps(config, sort_keys=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", WRITTEN_OUT)
 def test_widened_configs_parse_run_and_only_add_warp_and_stage_neighbours(interpreted, name):
     result = interpreted[name]
@@ -871,6 +872,7 @@ print("ran")
 """
 
 
+@pytest.mark.slow
 def test_every_candidate_for_an_asserting_launcher_runs(tmp_path):
     """Each search candidate for a launcher that asserts `N % BLOCK == 0`, spliced into the program
     and run in the interpreter: none fails the assert."""

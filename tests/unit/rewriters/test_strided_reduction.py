@@ -38,6 +38,7 @@ def _rewritten(request: RewriteRequest, tmp_path: Path) -> tuple[Path, str, str]
     return applied(request, tmp_path, kernel, launcher), kernel, launcher
 
 
+@pytest.mark.slow
 def test_column_sums_with_a_vector_accumulator(tmp_path):
     """A [BLOCK] accumulator becomes [BLOCK, 32]; BLOCK_ROWS=512 would make a 16384-element tile, so the
     launcher passes at most 256; 300 rows, 45 columns."""
@@ -53,6 +54,7 @@ def test_column_sums_with_a_vector_accumulator(tmp_path):
     same_output(file, path, request, "(torch.randn(300, 45),)")
 
 
+@pytest.mark.slow
 def test_half_precision_columns_take_a_wider_tile(tmp_path):
     """float16 buffers: 64 columns make a row of the tile 128 bytes, and the block drops to 128 rows."""
     file = PROGRAMS / "column_sums.py"
@@ -62,6 +64,7 @@ def test_half_precision_columns_take_a_wider_tile(tmp_path):
     same_output(file, path, request, "(torch.randn(300, 70, dtype=torch.float16),)")
 
 
+@pytest.mark.slow
 def test_column_max_with_a_scalar_accumulator_and_a_new_extent(tmp_path):
     """`best = -float("inf")` widens to a [1, 32] tile, `tl.max(vals)` reduces axis 0 per column; the
     column count reaches the kernel only through the lambda grid, so it becomes a keyword parameter;
@@ -76,6 +79,7 @@ def test_column_max_with_a_scalar_accumulator_and_a_new_extent(tmp_path):
     same_output(file, path, request, "(torch.randn(100, 40),)", exact=True)
 
 
+@pytest.mark.slow
 def test_column_mean_and_variance_in_two_passes(tmp_path):
     """`pid = tl.program_id(0)` and `grid = (N,)`: a scalar sum of per-chunk tl.sum, then a second loop
     with a `[BLOCK_M]` accumulator around the mean; 150 rows, 50 columns."""
@@ -88,6 +92,7 @@ def test_column_mean_and_variance_in_two_passes(tmp_path):
     same_output(file, path, request, "(torch.randn(150, 50),)")
 
 
+@pytest.mark.slow
 def test_column_running_sums_with_a_carried_total(tmp_path):
     """A chunked tl.cumsum along the column plus the total of the chunks before it; 100 rows, 37 columns."""
     file = PROGRAMS / "column_stats.py"
@@ -98,6 +103,7 @@ def test_column_running_sums_with_a_carried_total(tmp_path):
     same_output(file, path, request, "(torch.randn(100, 37),)")
 
 
+@pytest.mark.slow
 def test_a_scan_written_along_axis_minus_one_and_the_total_after_the_loop(tmp_path):
     """`running = 0.0` carried by `running = running + tl.sum(x)`, a scan along axis -1 of the 1-D
     block (axis 0 of the tile), the total stored after the loop; 20 rows, 35 columns."""
@@ -110,6 +116,7 @@ def test_a_scan_written_along_axis_minus_one_and_the_total_after_the_loop(tmp_pa
     same_output(file, path, request, "(torch.randn(20, 35),)")
 
 
+@pytest.mark.slow
 def test_a_batch_of_matrices_tiles_the_second_grid_axis(tmp_path):
     """`n = tl.program_id(1)` of a `(B, N)` grid, added through `offs = b * stride_b + r * stride_m + n`;
     `tl.max(acc, 0)` with its axis positional; maxima are exact: 2 x 20 x 40."""

@@ -32,6 +32,8 @@ from intelliperf.validators.outputs import analyse_ttir
 from intelliperf.validators.replay_inputs import tensor_bytes, unseen_shapes
 from intelliperf.validators.replay_outputs import ALIAS_CALLS, aliases, call_record
 
+pytestmark = pytest.mark.slow  # every test here runs programs or validations (the fast tier skips them)
+
 AXPY = PROGRAMS / "validation"
 WINDOWS = PROGRAMS / "windows"
 AXPY_COMMAND = [sys.executable, "axpy.py", "4096"]

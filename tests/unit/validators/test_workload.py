@@ -28,6 +28,7 @@ def _optimize(tmp_path: Path, env: dict) -> tuple:
     return done, out
 
 
+@pytest.mark.slow
 def test_a_program_sized_by_a_variable_is_validated_at_the_profiled_size(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -39,6 +40,7 @@ def test_a_program_sized_by_a_variable_is_validated_at_the_profiled_size(tmp_pat
     assert report["optimization"]["status"] == "won"
 
 
+@pytest.mark.slow
 def test_a_workload_the_sandbox_changes_stops_the_run_naming_both(tmp_path):
     home = tmp_path / "home"
     (home / ".config").mkdir(parents=True)
@@ -122,6 +124,7 @@ RENAMED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["keyword", "varargs", "autograd"])
 def test_real_launchers_replay_and_verify_a_kernel_whose_parameters_changed(style, tmp_path):
     """Keyword-only and defaulted parameters, *args/**kwargs, and an autograd Function's forward (through

@@ -105,6 +105,7 @@ def test_the_definitions_and_what_they_read_are_kept_and_the_work_is_not():
     assert "SCALE = 2.0  # read by the kernel's launcher: kept" not in _kept_lines(SCRIPT, needs=("scale_kernel",))
 
 
+@pytest.mark.slow
 def test_a_script_is_imported_for_its_kernel_without_running_its_work(tmp_path):
     """load_module in a fresh process with a replay worker's argv: the script's argument parsing would
     exit, its launches would run; imported for its definitions, neither happens, and the kernel, its

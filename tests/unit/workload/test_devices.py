@@ -37,6 +37,7 @@ def test_devices_are_parsed_and_mapped_through_the_visible_ones(monkeypatch):
             parse_devices(spec)
 
 
+@pytest.mark.slow
 def test_devices_all_without_a_gpu_is_a_clear_error(tmp_path):
     done = run_cli(
         "optimize",
@@ -53,6 +54,7 @@ def test_devices_all_without_a_gpu_is_a_clear_error(tmp_path):
     assert done.returncode == 2 and "--devices all found no GPU" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_round_runs_on_every_device_in_parallel(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(EXAMPLES, project, ignore=shutil.ignore_patterns("__pycache__"))

@@ -26,6 +26,8 @@ from intelliperf.workload.head_start import REFUSED, HeadStart, is_python, scrip
 from intelliperf.workload.runner import TraceSettings, bootstrap_env, workload_env
 from intelliperf.workload.workspace import confined, confined_env
 
+pytestmark = pytest.mark.slow  # every test here runs programs or validations (the fast tier skips them)
+
 AXPY = PROGRAMS / "validation"
 SETTING = "PYTORCH_CUDA_ALLOC_CONF"  # read by torch as it starts (its allocator), and let into the sandbox
 

@@ -54,6 +54,7 @@ def places(tmp_path):
     return project, truth, home, copy
 
 
+@pytest.mark.slow
 def test_sandbox_confines_a_hostile_process(places, monkeypatch):
     project, truth, home, copy = places
     monkeypatch.setenv("HOME", str(home))
@@ -232,6 +233,7 @@ def test_an_out_dir_inside_home_is_hidden_with_it(places, monkeypatch):
     assert done.stdout.split() == ["False", "True"]  # home is an empty folder inside, the report not there
 
 
+@pytest.mark.slow
 def test_a_sandbox_stopped_at_any_moment_of_its_start_leaves_no_process(tmp_path):
     """bubblewrap killed between cloning the sandbox's first process and that process asking to die with
     its parent left the sandbox running (at 2 ms, 20 of 40 starts): `stop` ends the whole sandbox."""
