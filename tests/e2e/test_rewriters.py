@@ -340,7 +340,8 @@ def test_llm_retries_rate_limits_and_timeouts_and_caches(sum_request, tmp_path, 
         assert server.headers[0]["Authorization"] == "Bearer sk-test-secret"
         prompt = server.prompts()[0]
         assert "contended_sum.py:21" in prompt and "tl.atomic_add(out_ptr + zeros" in prompt
-        assert "1024 lanes per address" in prompt and "[[ ## history ## ]]\n[]" in prompt  # typed: an empty list
+        assert "65536 atomic updates per address per launch" in prompt  # the metric, with its unit
+        assert "[[ ## history ## ]]\n[]" in prompt  # typed: an empty list
         # The same request again, from a new rewriter (a new process would do the same): DSPy's disk
         # cache answers, nothing is sent and no token is counted.
         again = _llm(server, tmp_path).rewrite(sum_request)

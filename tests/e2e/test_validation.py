@@ -425,7 +425,8 @@ TRICKS = {
         ],
         "unwritten",
     ),
-    "drops the tail block": ([("triton.cdiv(x.numel(), block)", "x.numel() // block")], "mismatch"),
+    # (the tail it never writes is the launcher's torch.empty, which starts as NaN in the replays)
+    "drops the tail block": ([("triton.cdiv(x.numel(), block)", "x.numel() // block")], "nan"),
     "skips every other dispatch": (
         [
             (
@@ -1222,7 +1223,8 @@ def test_the_programs_own_data_is_a_trial_whatever_the_launcher_changed(tmp_path
         "    tl.store(out_ptr + offs, tl.where(frac == 0.0, alpha * x, alpha * x + y), mask=mask)"
     )
     cheat = validate(ref, candidate("cheat", [*retuned, (STORE, whole_blocks)]), work_dir=tmp_path / "vc")
-    assert not cheat.correct
-    assert all("launcher-program" in p.message for p in cheat.problems), cheat.reasons()
+    assert not cheat.correct and any("launcher-program" in p.message for p in cheat.problems), cheat.reasons()
+    # (tl.floor takes no float16: the float16 trial, which the reference runs, crashes the cheat too)
+    assert all("launcher-program" in p.message or "launcher-half" in p.message for p in cheat.problems)
     honest = validate(ref, candidate("honest", retuned), work_dir=tmp_path / "vh")
     assert honest.correct, honest.reasons()

@@ -446,7 +446,7 @@ def test_a_dtype_the_program_never_passes_is_a_trial(clipped_reference, tmp_path
     """The program passes float32 only; a launcher that takes another path for float16 is tried there, and one
     that computes in float32 whatever it is given is right there too."""
     shape = "    rows, cols = x.shape\n"
-    halved = (shape, shape + "    if x.dtype == torch.float16:\n        cols -= 1\n")
+    halved = (shape, shape + "    if x.dtype == torch.float16:\n        cols //= 2\n")
     cheat = validate(clipped_reference, _clipped(tmp_path / "c", [halved]), work_dir=tmp_path / "vc")
     assert not cheat.correct and all("half" in p.message for p in cheat.problems), cheat.reasons()
     wide = (CLIP, "    clipped = tl.minimum(tl.maximum(x.to(tl.float32), lo), hi)\n")

@@ -85,15 +85,16 @@ def test_a_round_runs_on_every_device_in_parallel(tmp_path):
         cwd=project,
         env=env,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 6, done.stderr[-3000:]  # no win: see below
     opt = json.loads((out / "report.json").read_text())["optimization"]
     assert opt["devices"] == ["0", "1"] and opt["budget"]["candidates"] == 2 and opt["sandbox"].startswith("off")
     attempts = opt["attempts"]
     assert [a["number"] for a in attempts] == [1, 2]
     assert {a["device"] for a in attempts} == {"0", "1"}
     assert [a["title"] for a in attempts] == ["BLOCK=2048 (was 1024)", "BLOCK=512 (was 1024)"]
-    # Best of the round: BLOCK=512 halves the modelled contention; 2048 doubles it.
-    assert opt["status"] == "won" and opt["winner"] == 2
+    # A block size alone moves no atomic update off its address: neither is a fix of atomic contention.
+    assert opt["status"] == "no-win" and opt["formula"] == "atomicContention"
+    assert all("atomic_updates_per_address did not improve: 65536 -> 65536" in a["reasons"] for a in attempts)
     runs = [line.split() for line in log.read_text().splitlines()]
     candidates = [(dev, float(a), float(b)) for dev, a, b in runs if dev != "None"]
     assert sorted(dev for dev, _, _ in candidates) == ["0", "1"]
