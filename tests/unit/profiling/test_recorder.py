@@ -18,9 +18,12 @@ def _kernel(report, name):
 
 
 def test_counts_and_ranking(multi_report):
-    names = [k.name for k in multi_report.kernels]
-    assert names == ["heavy_kernel", "add_kernel", "scale_kernel"]  # by total time
-    assert [k.launches for k in multi_report.kernels] == [1, 5, 2]
+    kernels = multi_report.kernels
+    # by total time: the heavy kernel first; the two light ones are near in interpreter wall time, which a busy
+    # machine can swap, so their order is checked against their own times
+    assert kernels[0].name == "heavy_kernel" and {k.name for k in kernels[1:]} == {"add_kernel", "scale_kernel"}
+    assert [k.total_time_s for k in kernels] == sorted((k.total_time_s for k in kernels), reverse=True)
+    assert {k.name: k.launches for k in kernels} == {"heavy_kernel": 1, "add_kernel": 5, "scale_kernel": 2}
     assert multi_report.run.launches == 8
     assert multi_report.run.mode == "interpreter"
     assert multi_report.run.time_source == "wall time (interpreter)"
