@@ -234,10 +234,7 @@ def _affordable(trial: _Trial, descs: list[dict], compiled: Set[int], d: int, fa
     near = least_stretch(d)
     if near >= far:
         return far
-    shapes, scalars = stretched_shape(descs, compiled, d, near)
-    new_descs = [{**a, "value": scalars.get(a["name"], a.get("value"))} for a in descs]
-    fresh = make_inputs(new_descs, shapes, guarded=True)
-    _refill(fresh, new_descs, seed)
+    new_descs, fresh = _unseen_inputs(descs, *stretched_shape(descs, compiled, d, near), seed)
     start = time.perf_counter()
     try:
         call_launcher(trial.fn, new_descs, fresh)
@@ -253,13 +250,19 @@ def _unseen_trial(
 ) -> None:
     """One trial at an unseen shape: fresh guarded inputs, the integers that follow the sizes; a shape the
     reference took is counted in `shapes_run`."""
-    new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
-    fresh = make_inputs(new_descs, shapes, guarded=True)
-    _refill(fresh, new_descs, seed)
+    new_descs, fresh = _unseen_inputs(descs, shapes, scalars, seed)
     shape = f"unseen, {name} ({_changed(shapes, descs)})"
     info = {"seed": seed, "shape": shape, "regime": "captured", "args": new_descs}
     if trial.run(f"launcher-{name}", new_descs, fresh, info):
         shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
+
+
+def _unseen_inputs(descs: list[dict], shapes: dict, scalars: dict, seed: int) -> tuple[list[dict], dict]:
+    """The descriptions at an unseen shape (the integers that follow the sizes) and fresh guarded inputs for them."""
+    new_descs = [{**d, "value": scalars.get(d["name"], d.get("value"))} for d in descs]
+    fresh = make_inputs(new_descs, shapes, guarded=True)
+    _refill(fresh, new_descs, seed)
+    return new_descs, fresh
 
 
 def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run: dict) -> None:

@@ -52,11 +52,14 @@ def _copy(project, file: str, edits: list[tuple[str, str]], where) -> Program:
     return copy_project(project, {file: text}, where)
 
 
+def _captured(tmp_path_factory, program: Program, kernel: str):
+    """The reference run of `kernel` in `program`, in the interpreter: a module's fixture."""
+    return capture_reference(program, kernel, interpret=True, work_dir=tmp_path_factory.mktemp(kernel))
+
+
 @pytest.fixture(scope="module")
 def axpy_reference(tmp_path_factory):
-    return capture_reference(
-        Program(AXPY, AXPY_COMMAND), "axpy_kernel", interpret=True, work_dir=tmp_path_factory.mktemp("axpy")
-    )
+    return _captured(tmp_path_factory, Program(AXPY, AXPY_COMMAND), "axpy_kernel")
 
 
 def _axpy(tmp_path, edits) -> Program:
@@ -181,9 +184,7 @@ BF16 = "(x * 2).to(tl.bfloat16).to(x.dtype)"  # a float16 value through bfloat16
 
 @pytest.fixture(scope="module")
 def scaled_reference(tmp_path_factory):
-    return capture_reference(
-        Program(WINDOWS, SCALED), "scale_kernel", interpret=True, work_dir=tmp_path_factory.mktemp("scaled")
-    )
+    return _captured(tmp_path_factory, Program(WINDOWS, SCALED), "scale_kernel")
 
 
 def test_an_element_wise_output_keeps_its_dtypes_tolerance_beside_a_real_sum(scaled_reference, tmp_path):
@@ -268,9 +269,7 @@ ATOMIC = "    tl.atomic_add(total_ptr, s)\n"
 
 @pytest.fixture(scope="module")
 def block_sums_reference(tmp_path_factory):
-    return capture_reference(
-        Program(WINDOWS, BLOCK_SUMS), "block_sums_kernel", interpret=True, work_dir=tmp_path_factory.mktemp("sums")
-    )
+    return _captured(tmp_path_factory, Program(WINDOWS, BLOCK_SUMS), "block_sums_kernel")
 
 
 def _block_sums(tmp_path, edits) -> Program:
@@ -419,9 +418,7 @@ CLIP = "    clipped = tl.minimum(tl.maximum(x, lo), hi)\n"
 
 @pytest.fixture(scope="module")
 def clipped_reference(tmp_path_factory):
-    return capture_reference(
-        Program(WINDOWS, CLIPPED), "clipped_sums_kernel", interpret=True, work_dir=tmp_path_factory.mktemp("clip")
-    )
+    return _captured(tmp_path_factory, Program(WINDOWS, CLIPPED), "clipped_sums_kernel")
 
 
 def _clipped(tmp_path, edits) -> Program:
