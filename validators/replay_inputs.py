@@ -195,16 +195,16 @@ def tensor_bytes(descs: list[dict], shapes: dict | None = None) -> int:
 
 
 def unseen_shapes(
-    descs: list[dict], grow: bool, compiled: Set[int] = frozenset(), max_bytes: int | None = None
+    descs: list[dict], grow: bool, held: Set[int] = frozenset(), max_bytes: int | None = None
 ) -> tuple[dict, dict]:
     """New sizes for every dimension of 2 or more: odd (so no multiple of any block size), about
     3/4 (`grow=False`) or a little over twice (`grow=True`: see `_larger`) the original; where the
     grown tensors would take more than `max_bytes`, the largest growth that fits, but never less than 3/2.
     Integer arguments equal to a changed size or element count follow. A size that an integer input's
     values index (they span 0..size-1: histogram bins, a gather's table) stays, or the indices would fall
-    outside it; so does one in `compiled` (the kernel's constexpr values: it may assume that size, and no
-    launch could change it)."""
-    sizes = _free_sizes(descs, compiled)
+    outside it; so does one in `held` (a size the reference's kernel turned out to be compiled for:
+    `KernelLaunches.kept`)."""
+    sizes = _free_sizes(descs, held)
 
     def grown(factor: float) -> dict[int, int]:
         return {d: _larger(d, factor) for d in sizes}
@@ -225,14 +225,14 @@ def unseen_shapes(
     return _resized(descs, new)
 
 
-def _free_sizes(descs: list[dict], compiled: Set[int]) -> set[int]:
-    """The sizes of 2 or more a trial may change: not one an integer input's values index, nor a constexpr's."""
+def _free_sizes(descs: list[dict], held: Set[int] = frozenset()) -> set[int]:
+    """The sizes of 2 or more a trial may change: not one an integer input's values index, nor one `held`."""
     indexed = {
         int(a["max"]) + 1
         for a in descs
         if a["kind"] == "tensor" and "max" in a and not a["dtype"].startswith(("float", "bfloat", "complex", "bool"))
     }
-    kept = indexed | set(compiled)
+    kept = indexed | set(held)
     return {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2 and d not in kept}
 
 
@@ -255,12 +255,13 @@ def _resized(descs: list[dict], new: dict[int, int], sizes_follow: bool = True) 
     return shapes, scalars
 
 
-def extreme_shapes(descs: list[dict], compiled: Set[int]) -> list[tuple[str, dict, dict]]:
+def extreme_shapes(descs: list[dict], held: Set[int] = frozenset()) -> list[tuple[str, dict, dict]]:
     """More shapes a fix must hold at, as (label, shapes, scalars): about a quarter
     of every free size (a block or loop bound tuned to the recorded size), every free size but the largest
-    made 1 (a launcher that squeezes a batch of one) and every size-1 dimension made 3 (a kernel that assumes
-    a batch or a head of one)."""
-    sizes = _free_sizes(descs, compiled)
+    made 1 (a launcher that squeezes a batch of one), every size-1 dimension made 3 (a kernel that assumes
+    a batch or a head of one) and every free size rounded down to a power of two (a multiple of every block:
+    a tail handled only where the size leaves one; the unseen sizes are odd)."""
+    sizes = _free_sizes(descs, held)
     found = []
     quarter = {d: q for d in sizes if (q := max(1, d // 4) | 1) < d}
     if quarter:
@@ -269,8 +270,11 @@ def extreme_shapes(descs: list[dict], compiled: Set[int]) -> list[tuple[str, dic
     if single:
         found.append(("single", *_resized(descs, single)))
     ones = any(1 in a["shape"] for a in descs if a["kind"] == "tensor")
-    if ones and 1 not in compiled:
+    if ones:
         found.append(("ones", *_resized(descs, {1: 3}, sizes_follow=False)))
+    aligned = {d: 1 << (d.bit_length() - 1) for d in sizes if d & (d - 1)}
+    if aligned:
+        found.append(("aligned", *_resized(descs, aligned)))
     return found
 
 
@@ -278,11 +282,11 @@ STRETCHED = 2  # the largest sizes each stretched on its own
 STRETCH_SHARE = 16  # of a trial's bytes: one long dimension costs time in proportion
 
 
-def stretches(descs: list[dict], compiled: Set[int], max_bytes: int) -> list[tuple[int, int]]:
+def stretches(descs: list[dict], held: Set[int], max_bytes: int) -> list[tuple[int, int]]:
     """Each of the two largest free sizes with how far it can be stretched, the other free sizes at 1, in a
     share of the budget (a cap, a hard-coded block or a fallback at an absolute size, past what the larger
     unseen shape reaches); only where that is past four times it."""
-    sizes = _free_sizes(descs, compiled)
+    sizes = _free_sizes(descs, held)
     found = []
     for d in sorted(sizes, reverse=True)[:STRETCHED]:
         far = _stretched(descs, d, max_bytes // STRETCH_SHARE, _others(sizes, d))
@@ -291,10 +295,10 @@ def stretches(descs: list[dict], compiled: Set[int], max_bytes: int) -> list[tup
     return found
 
 
-def stretched_shape(descs: list[dict], compiled: Set[int], d: int, size: int) -> tuple[dict, dict]:
+def stretched_shape(descs: list[dict], held: Set[int], d: int, size: int) -> tuple[dict, dict]:
     """The shapes (and the integers that follow) with size `d` made `size` and the other free sizes 1 (the bytes
     go to the one size: a row of 500K, not 24 of 21K)."""
-    return _resized(descs, {**_others(_free_sizes(descs, compiled), d), d: size})
+    return _resized(descs, {**_others(_free_sizes(descs, held), d), d: size})
 
 
 def _others(sizes: set[int], d: int) -> dict[int, int]:

@@ -195,7 +195,18 @@ class KernelLaunches:
             base = value if isinstance(value, torch.Tensor) else getattr(value, "base", None)
             if isinstance(base, torch.Tensor):
                 tensors[name] = (list(base.shape), _span(base))
-        self.launches.append({"grid": [int(x) for x in g] + [1] * (3 - len(g)), "tensors": tensors})
+        ints = {name: value for name, value in bound.items() if type(value) is int}
+        self.launches.append({"grid": [int(x) for x in g] + [1] * (3 - len(g)), "tensors": tensors, "ints": ints})
+
+    def kept(self, compiled: dict[str, int], changed: set[int]) -> list[str]:
+        """The constexprs (`compiled`: name -> the recorded launch's value) equal to a size this trial changed
+        (`changed`, as recorded) that some launch still passed as recorded: the reference is built for that
+        size (a record's FIELDS, a HEAD_DIM) and reads the new one wrongly, so the trial says nothing."""
+        return sorted(
+            name
+            for name, value in compiled.items()
+            if value in changed and any(launch["ints"].get(name) == value for launch in self.launches)
+        )
 
     def made_of(self, result, args: dict) -> dict:
         """For a launcher call's outputs (`return[i]`, `arg:NAME`): the kernel parameters whose memory each

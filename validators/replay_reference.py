@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Set
 from pathlib import Path
 
 from .compare import INT_POISON
@@ -72,14 +71,14 @@ def prepare(job: ReplayJob, module, summary: dict) -> None:
         summary["notes"].append(f"kernel replay not possible: {exc}")
 
 
-def compiled_sizes(job: ReplayJob) -> set[int]:
-    """The integers the kernel was compiled for at the recorded launch (its constexpr arguments): a
-    tensor dimension equal to one may be built into the kernel (a record's 8 fields strided by
-    FIELDS=8, a head dimension one HEAD_DIM tile covers), so an unseen shape that changed it would
-    read out of bounds in the reference too, and compare garbage with garbage."""
+def compiled_sizes(job: ReplayJob) -> dict[str, int]:
+    """The integers the kernel was compiled for at the recorded launch (its constexpr arguments, by name): a
+    tensor dimension equal to one may be built into the kernel (a record's 8 fields strided by FIELDS=8, a
+    head dimension one HEAD_DIM tile covers); a trial that changes it counts only where the reference's
+    launcher passes another value then (`KernelLaunches.kept`), or it would compare garbage with garbage."""
     constexprs = set(job["kernel"].get("constexprs", ()))
     return {
-        d["value"]
+        d["name"]: d["value"]
         for d in job["launch"]["args"]
         if d["name"] in constexprs and d["kind"] == "scalar" and type(d["value"]) is int and d["value"] >= 2
     }
@@ -137,7 +136,7 @@ def _prepare_kernel(job, kernel, inputs: Path, truth: Path, summary: dict, poiso
         )
 
 
-def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compiled: Set[int]) -> None:
+def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compiled: dict[str, int]) -> None:
     """The launcher's trials: fresh draws on the same tensors, inputs beyond the captured range, the unseen
     shapes; every call's returned storage then compared with every other's. At least ALIAS_CALLS of those
     calls, on distinct inputs, are at one shape (a ring of output buffers kept per shape shows there): the
@@ -146,7 +145,7 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
     descs = job["launcher"]["args"]
     values = make_inputs(descs)
     calls: list[dict] = []
-    trial = _Trial(job, fn, inputs, truth, summary, calls)
+    trial = _Trial(job, fn, inputs, truth, summary, calls, compiled)
     # per shape replayed: how to draw its inputs, its tensors' bytes and the calls made at it
     shapes_run = {"recorded": {"descs": descs, "shapes": None, "bytes": tensor_bytes(descs), "calls": 0}}
     for t in range(job["trials"]):  # the same tensors every trial, refilled: pointer caches go stale
@@ -165,17 +164,17 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
         _refill(fresh, descs, seed, lambda d, r=regime: "captured" if r in BEYOND and _indexes(d, job) else r)
         info = {"seed": seed, "shape": "recorded", "regime": regime}
         shapes_run["recorded"]["calls"] += trial.run(f"launcher-{regime}", descs, fresh, info)
+    budget = unseen_budget(descs)
     for grow in (False, True):
-        budget = unseen_budget(descs)
-        shapes, scalars = unseen_shapes(descs, grow, compiled, max_bytes=budget)
-        label = _changed(shapes, descs)
-        if not label:
+        make = lambda held, g=grow: unseen_shapes(descs, g, held, max_bytes=budget)  # noqa: E731
+        shapes, _ = make(trial.held)
+        if not _changed(shapes, descs):
             summary["notes"].append(
-                "no unseen shape tried: every dimension of the launcher's tensors is 1, indexed by an integer "
-                "input, or a size the kernel is compiled for (a constexpr value)"
+                "no unseen shape tried: every dimension of the launcher's tensors is 1, indexed by an integer input, "
+                "or a size the kernel is compiled for (a constexpr the launcher passes as recorded)"
             )
             break
-        twice = unseen_shapes(descs, True, compiled)[0]
+        twice = unseen_shapes(descs, True, trial.held)[0]
         if grow and twice != shapes:
             summary["notes"].append(
                 f"the larger unseen shape grows the sizes by less than twice: twice ({_changed(twice, descs)}) "
@@ -183,8 +182,8 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
                 f"{budget / 2**20:,.0f} MiB a replay's trial may take here"
             )
         name = "larger" if grow else "smaller"
-        _unseen_trial(trial, name, descs, shapes, scalars, job["seed"] + (1001 if grow else 1000), shapes_run)
-    _extreme_trials(job, trial, descs, compiled, shapes_run)
+        _unseen_trial(trial, name, descs, make, job["seed"] + (1001 if grow else 1000), shapes_run)
+    _extreme_trials(job, trial, descs, shapes_run)
     _variant_trials(job, trial, descs, shapes_run)
     shape, where = min(
         ((k, v) for k, v in shapes_run.items() if v["calls"]),
@@ -208,17 +207,21 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
     _ran(summary, truth, None)
 
 
-def _extreme_trials(job: ReplayJob, trial: _Trial, descs: list[dict], compiled: Set[int], shapes_run: dict) -> None:
+def _extreme_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run: dict) -> None:
     """The launcher at the extreme shapes (`replay_inputs.extreme_shapes`), then each large size stretched
     (`replay_inputs.stretches`): under the interpreter only as far as the reference runs in STRETCH_SECONDS."""
     seed = job["seed"] + 1100
-    for i, (name, shapes, scalars) in enumerate(extreme_shapes(descs, compiled)):
-        _unseen_trial(trial, name, descs, shapes, scalars, seed + i, shapes_run)
-    for i, (d, far) in enumerate(stretches(descs, compiled, unseen_budget(descs))):
+
+    def extreme(name: str):
+        return lambda held: next(((s, c) for k, s, c in extreme_shapes(descs, held) if k == name), None)
+
+    for i, (name, _, _) in enumerate(extreme_shapes(descs, trial.held)):
+        _unseen_trial(trial, name, descs, extreme(name), seed + i, shapes_run)
+    for i, (d, far) in enumerate(stretches(descs, trial.held, unseen_budget(descs))):
         if interpreted(descs):
-            far = _affordable(trial, descs, compiled, d, far, seed + 50 + i)
-        shapes, scalars = stretched_shape(descs, compiled, d, far)
-        _unseen_trial(trial, f"stretched-{d}", descs, shapes, scalars, seed + 60 + i, shapes_run)
+            far = _affordable(trial, descs, d, far, seed + 50 + i)
+        make = lambda held, d=d, far=far: None if d in held else stretched_shape(descs, held, d, far)  # noqa: E731
+        _unseen_trial(trial, f"stretched-{d}", descs, make, seed + 60 + i, shapes_run)
 
 
 # Under the interpreter, what the reference's call may take at a stretched shape: the interpreter runs every
@@ -227,14 +230,14 @@ def _extreme_trials(job: ReplayJob, trial: _Trial, descs: list[dict], compiled: 
 STRETCH_SECONDS = 1.0
 
 
-def _affordable(trial: _Trial, descs: list[dict], compiled: Set[int], d: int, far: int, seed: int) -> int:
+def _affordable(trial: _Trial, descs: list[dict], d: int, far: int, seed: int) -> int:
     """How far size `d` is stretched under the interpreter: the reference timed at the least stretch, the
     reach scaled (time grows with the size stretched: programs, or iterations of a program's loop) to
     STRETCH_SECONDS, between the least stretch and `far`."""
     near = least_stretch(d)
     if near >= far:
         return far
-    new_descs, fresh = _unseen_inputs(descs, *stretched_shape(descs, compiled, d, near), seed)
+    new_descs, fresh = _unseen_inputs(descs, *stretched_shape(descs, trial.held, d, near), seed)
     start = time.perf_counter()
     try:
         call_launcher(trial.fn, new_descs, fresh)
@@ -245,16 +248,24 @@ def _affordable(trial: _Trial, descs: list[dict], compiled: Set[int], d: int, fa
     return min(far, max(near, reach | 1))
 
 
-def _unseen_trial(
-    trial: _Trial, name: str, descs: list[dict], shapes: dict, scalars: dict, seed: int, shapes_run: dict
-) -> None:
-    """One trial at an unseen shape: fresh guarded inputs, the integers that follow the sizes; a shape the
-    reference took is counted in `shapes_run`."""
-    new_descs, fresh = _unseen_inputs(descs, shapes, scalars, seed)
-    shape = f"unseen, {name} ({_changed(shapes, descs)})"
-    info = {"seed": seed, "shape": shape, "regime": "captured", "args": new_descs}
-    if trial.run(f"launcher-{name}", new_descs, fresh, info):
-        shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
+def _unseen_trial(trial: _Trial, name: str, descs: list[dict], make, seed: int, shapes_run: dict) -> None:
+    """One trial at an unseen shape, `make(held)` its shapes and the integers that follow the sizes (None: no
+    such shape): fresh guarded inputs; where the reference turns out to be compiled for a size it changed, once
+    more with that size held. A shape the reference took is counted in `shapes_run`."""
+    for _ in range(2):
+        held = set(trial.held)
+        made = make(held)
+        if made is None or not _changed(made[0], descs):
+            return
+        shapes, scalars = made
+        new_descs, fresh = _unseen_inputs(descs, shapes, scalars, seed)
+        shape = f"unseen, {name} ({_changed(shapes, descs)})"
+        info = {"seed": seed, "shape": shape, "regime": "captured", "args": new_descs}
+        if trial.run(f"launcher-{name}", new_descs, fresh, info):
+            shapes_run[shape] = {"descs": new_descs, "shapes": shapes, "bytes": tensor_bytes(descs, shapes), "calls": 1}
+            return
+        if trial.held == held:
+            return
 
 
 def _unseen_inputs(descs: list[dict], shapes: dict, scalars: dict, seed: int) -> tuple[list[dict], dict]:
@@ -335,8 +346,12 @@ class _Trial:
     """One launcher trial on the reference's side: its inputs saved, the call (the kernel's launches watched),
     its outputs saved as the truth and the call kept for the aliasing comparison."""
 
-    def __init__(self, job: ReplayJob, fn, inputs: Path, truth: Path, summary: dict, calls: list[dict]):
+    def __init__(
+        self, job: ReplayJob, fn, inputs: Path, truth: Path, summary: dict, calls: list[dict], compiled: dict[str, int]
+    ):
         self.job, self.fn, self.inputs, self.truth, self.summary, self.calls = job, fn, inputs, truth, summary, calls
+        self.compiled = compiled
+        self.held: set[int] = set()  # sizes a trial changed that the reference's launcher did not follow
 
     def run(self, label: str, descs: list[dict], values: dict, info: dict, must: bool = False) -> bool:
         """Whether the reference took the trial (`must`: one at the captured shape and range, which it has to)."""
@@ -362,11 +377,7 @@ class _Trial:
                 "outputs); not compared"
             )
             return False
-        if info["shape"].startswith("unseen") and nan_from_nowhere(outputs, given):
-            self.summary["notes"].append(
-                f"{label}: the reference read past its inputs at this shape (NaN from the guard around them reached "
-                "its outputs: its sizes only hold together as recorded); not compared"
-            )
+        if info["shape"].startswith("unseen") and self._not_compared(label, launches, values, outputs, given):
             return False
         self.calls.append(call_record(label, result, values))
         save_tensors(self.truth / f"{label}.pt", outputs)
@@ -375,6 +386,41 @@ class _Trial:
         run["seconds"] = round(time.perf_counter() - start, 3)
         _ran(self.summary, self.truth, run)
         return True
+
+    def _not_compared(self, label: str, launches: KernelLaunches, values: dict, outputs: dict, given: dict) -> bool:
+        """Whether an unseen shape says nothing of the reference: it read past its inputs (NaN from the guard
+        around them reached its outputs), or its kernel is built for a size the shape changed (a constexpr equal
+        to it passed as recorded: a size grown, where it reads part of the new one, or any where it read past).
+        Such a size is held from then on, and the trial tried again (`_unseen_trial`)."""
+        launcher = self.job["launcher"]
+        assert launcher is not None  # (a launcher trial)
+        recorded = launcher["args"]
+        grown = launches.kept(self.compiled, _sizes_changed(recorded, values, grown_only=True))
+        past = nan_from_nowhere(outputs, given)
+        kept = launches.kept(self.compiled, _sizes_changed(recorded, values)) if past else grown
+        if kept:
+            self.held |= {self.compiled[name] for name in kept}
+            self.summary["notes"].append(
+                f"{label}: the reference's kernel is compiled for a size this shape changes ({', '.join(kept)} "
+                "passed as recorded); not compared at it, tried again with the size held"
+            )
+        elif past:
+            self.summary["notes"].append(
+                f"{label}: the reference read past its inputs at this shape (NaN from the guard around them reached "
+                "its outputs: its sizes only hold together as recorded); not compared"
+            )
+        return bool(kept) or past
+
+
+def _sizes_changed(recorded: list[dict], values: dict, grown_only: bool = False) -> set[int]:
+    """The recorded sizes a trial's tensors (`values`, by name) changed (`grown_only`: made larger)."""
+    return {
+        a
+        for d in recorded
+        if d["kind"] == "tensor" and hasattr(values.get(d["name"]), "shape")
+        for a, b in zip(d["shape"], values[d["name"]].shape, strict=False)
+        if b > a or (b != a and not grown_only)
+    }
 
 
 def _refill(values: dict, descs: list[dict], seed: int, regime=lambda desc: "captured") -> None:

@@ -527,15 +527,15 @@ def test_correct_candidates_are_accepted(axpy_reference, tmp_path):
     assert retuned.correct, retuned.reasons()
 
 
-def test_unseen_shapes_keep_the_sizes_a_kernel_indexes_or_is_compiled_for():
+def test_unseen_shapes_keep_the_sizes_a_kernel_indexes():
     records = {"name": "records", "kind": "tensor", "dtype": "float32", "shape": [4096, 8]}
     bins = {"name": "bins", "kind": "tensor", "dtype": "int64", "shape": [4096], "min": 0.0, "max": 15.0}
     hist = {"name": "hist", "kind": "tensor", "dtype": "float32", "shape": [16]}
     count = {"name": "count", "kind": "scalar", "value": 4096}
-    shapes, scalars = unseen_shapes([records, bins, hist, count], grow=False, compiled={8})
-    assert shapes == {"records": [3071, 8], "bins": [3071], "hist": [16]} and scalars == {"count": 3071}
+    shapes, scalars = unseen_shapes([records, bins, hist, count], grow=False)
+    assert shapes == {"records": [3071, 5], "bins": [3071], "hist": [16]} and scalars == {"count": 3071}
     shapes, _ = unseen_shapes([records, bins, hist, count], grow=True)
-    assert shapes["records"] == [8705, 17] and shapes["hist"] == [16]  # nothing compiled in: the fields change
+    assert shapes["records"] == [8705, 17] and shapes["hist"] == [16]  # the bins' values index it
 
 
 def test_a_record_layout_the_kernel_is_compiled_for_survives_the_unseen_shapes(tmp_path):

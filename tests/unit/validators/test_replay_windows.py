@@ -449,3 +449,33 @@ def test_a_dtype_the_program_never_passes_is_a_trial(clipped_reference, tmp_path
     wide = (CLIP, "    clipped = tl.minimum(tl.maximum(x.to(tl.float32), lo), hi)\n")
     fine = validate(clipped_reference, _clipped(tmp_path / "h", [wide]), work_dir=tmp_path / "vh")
     assert fine.correct, fine.reasons()
+
+
+@pytest.fixture(scope="module")
+def clipped_128_reference(tmp_path_factory):
+    """The rows are 128 wide: the kernel's BLOCK (next_power_of_2(cols)) is compiled for exactly that size."""
+    return _captured(tmp_path_factory, Program(WINDOWS, [*CLIPPED, "16", "128"]), "clipped_sums_kernel")
+
+
+def test_a_size_the_kernel_is_compiled_for_is_varied_where_the_launcher_follows_it(clipped_128_reference, tmp_path):
+    """BLOCK equals the width of a row, so the width is a size the kernel is compiled for; the launcher derives
+    BLOCK from it, so the trials change it. A block hard-coded at the recorded width drops every column past it
+    at a wider row; a launcher that derives the block another way is right everywhere."""
+    program = [*CLIPPED, "16", "128"]
+    derived = "BLOCK=triton.next_power_of_2(cols)"
+    capped = Program(_copy(WINDOWS, "clipped_sums.py", [(derived, "BLOCK=128")], tmp_path / "c"), program)
+    cheat = validate(clipped_128_reference, capped, work_dir=tmp_path / "vc")
+    assert not cheat.correct and "mismatch" in _kinds(cheat), cheat.reasons()
+    twice = (derived, "BLOCK=2 * triton.next_power_of_2(cols)")
+    wider = Program(_copy(WINDOWS, "clipped_sums.py", [twice], tmp_path / "h"), program)
+    fine = validate(clipped_128_reference, wider, work_dir=tmp_path / "vh")
+    assert fine.correct, fine.reasons()
+
+
+def test_a_tail_dropped_only_at_a_multiple_of_the_block_is_met_at_a_power_of_two(clipped_reference, tmp_path):
+    """The recorded rows are 100 wide and the unseen ones odd: a launcher that leaves out the last 32 columns
+    where the width is a multiple of 32 is wrong only at such widths, which the power-of-two trial is."""
+    shape = "    rows, cols = x.shape\n"
+    even = (shape, shape + "    cols = cols - 32 if cols % 32 == 0 and cols > 32 else cols\n")
+    cheat = validate(clipped_reference, _clipped(tmp_path / "c", [even]), work_dir=tmp_path / "vc")
+    assert not cheat.correct and all("aligned" in p.message for p in cheat.problems), cheat.reasons()
