@@ -479,3 +479,32 @@ def test_a_tail_dropped_only_at_a_multiple_of_the_block_is_met_at_a_power_of_two
     even = (shape, shape + "    cols = cols - 32 if cols % 32 == 0 and cols > 32 else cols\n")
     cheat = validate(clipped_reference, _clipped(tmp_path / "c", [even]), work_dir=tmp_path / "vc")
     assert not cheat.correct and all("aligned" in p.message for p in cheat.problems), cheat.reasons()
+
+
+@pytest.fixture(scope="module")
+def histogram_reference(tmp_path_factory):
+    return _captured(
+        tmp_path_factory, Program(WINDOWS, [sys.executable, "ranged_histogram.py"]), "ranged_histogram_kernel"
+    )
+
+
+def test_values_that_become_addresses_carry_nan_under_the_interpreter(histogram_reference, tmp_path):
+    """The bins come from x, so on a GPU x keeps its captured range; the interpreter refuses an access out of
+    bounds, so there x carries NaN too. A launcher that overwrites the caller's NaN in place (the counts are the
+    same) is caught by the input coming back changed; a wider block is right."""
+    command = [sys.executable, "ranged_histogram.py"]
+    start = "    hist = torch.zeros(bins, device=x.device, dtype=torch.int32)\n"
+    scrub = (start, start + "    x.masked_fill_(x != x, lo - 1.0)\n")
+    cheat = validate(
+        histogram_reference,
+        Program(_copy(WINDOWS, "ranged_histogram.py", [scrub], tmp_path / "c"), command),
+        work_dir=tmp_path / "vc",
+    )
+    assert not cheat.correct and any("nonfinite" in p.message for p in cheat.problems), cheat.reasons()
+    wider = ("block: int = 256", "block: int = 1024")
+    fine = validate(
+        histogram_reference,
+        Program(_copy(WINDOWS, "ranged_histogram.py", [wider], tmp_path / "h"), command),
+        work_dir=tmp_path / "vh",
+    )
+    assert fine.correct, fine.reasons()
