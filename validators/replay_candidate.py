@@ -17,6 +17,7 @@ from .correctness import load_tensors
 from .jobs import ReplayJob
 from .replay_calls import ablate, call_launcher, launch_recorded, launcher_fn, placed, save_tensors, sync_device
 from .replay_outputs import ABLATION, KernelLaunches, aliases, call_record, outputs_of
+from .store_bounds import take_races
 
 
 def run_candidate(job: ReplayJob, module, summary: dict, modes: tuple[str, ...] = ("kernel", "launcher")) -> None:
@@ -117,6 +118,7 @@ def _inputs(path: Path, summary: dict) -> dict:
 
 def _guarded(summary: dict, run: dict, call, out: Path) -> None:
     next_config()  # under the interpreter: each trial with the next autotune config (a GPU may pick any)
+    take_races()  # (only this call's)
     begin = time.perf_counter()
     try:
         outputs = call()
@@ -129,4 +131,5 @@ def _guarded(summary: dict, run: dict, call, out: Path) -> None:
     save_tensors(out / f"{run['label']}.pt", outputs)
     phases = summary["phases"]
     phases["save"] = round(phases.get("save", 0.0) + time.perf_counter() - mark, 3)
-    summary["runs"].append({**run, "seconds": round(mark - begin, 3)})  # the call: compiling, launching, waiting
+    races = take_races()  # (plain stores of two programs at one address, under the interpreter)
+    summary["runs"].append({**run, "seconds": round(mark - begin, 3), **({"races": races} if races else {})})

@@ -277,6 +277,15 @@ def _trial_problems(
     where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
     problems = _aliasing(where, planned.get("aliases"), run.get("aliases"), labels)
     problems += _structure(where, r.pop(STRUCTURE, None), c.pop(STRUCTURE, None))
+    if run.get("races") and not planned.get("races"):
+        problems.append(
+            Problem(
+                kind="race",
+                message=f"{where}: {'; '.join(run['races'])} (a read-modify-write without an atomic: the "
+                "interpreter runs the programs one after another, a GPU runs them at once and loses updates; "
+                "the reference's stores do not conflict)",
+            )
+        )
     if planned.get("launches") and run.get("launches") == 0 and not settings.allow_host_compute:
         problems.append(
             Problem(

@@ -41,6 +41,7 @@ from .replay_inputs import (
     unseen_shapes,
 )
 from .replay_outputs import ABLATION, ALIAS_CALLS, KernelLaunches, aliases, call_record, outputs_of
+from .store_bounds import take_races
 
 # inputs beyond the captured range, at the recorded shape; then values within it that real data has and uniform
 # draws never do: exact zeros (activations after a ReLU, padding), the range's very ends (saturated or clamped
@@ -358,6 +359,7 @@ class _Trial:
         given = _host(values)
         save_tensors(self.inputs / f"{label}.pt", given)
         start = time.perf_counter()
+        take_races()  # (only this call's)
         try:
             with KernelLaunches(self.job["kernel"]["name"]) as launches:
                 result = call_launcher(self.fn, descs, values)
@@ -464,7 +466,8 @@ def _ran(summary: dict, out: Path, run: dict | None) -> None:
     """Record a finished trial at once: if a later one brings the process down (an out-of-bounds
     write on an unseen shape), the trials before it still count. (None: the summary as it is now.)"""
     if run is not None:
-        summary["runs"].append(run)
+        races = take_races()  # (plain stores of two programs at one address, under the interpreter)
+        summary["runs"].append({**run, "races": races} if races else run)
     (out / "replay.json").write_text(json.dumps(summary))
 
 

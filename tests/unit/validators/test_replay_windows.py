@@ -508,3 +508,25 @@ def test_values_that_become_addresses_carry_nan_under_the_interpreter(histogram_
         work_dir=tmp_path / "vh",
     )
     assert fine.correct, fine.reasons()
+
+
+def test_a_read_modify_write_without_an_atomic_at_rows_the_data_picks_is_a_race(tmp_path):
+    """A plain load, an add and a plain store of the row the ids name: the interpreter runs the programs one after
+    another and gets every update, a GPU loses some where two programs' ids meet. Which rows meet depends on
+    the data, so nothing in the code says so; the stores do: two programs stored different values at one
+    address, with no lock. The atomics kept with a longer run of tokens per program are right."""
+    command = [sys.executable, "scatter_rows.py"]
+    reference = capture_reference(
+        Program(WINDOWS, command), "scatter_rows_kernel", interpret=True, work_dir=tmp_path / "r"
+    )
+    atomic = "        tl.atomic_add(out_ptr + row * D + cols, g, mask=keep)\n"
+    plain = "        tl.store(out_ptr + row * D + cols, tl.load(out_ptr + row * D + cols, mask=keep) + g, mask=keep)\n"
+    racy = Program(_copy(WINDOWS, "scatter_rows.py", [(atomic, plain)], tmp_path / "c"), command)
+    cheat = validate(reference, racy, work_dir=tmp_path / "v")
+    assert not cheat.correct and "race" in _kinds(cheat), cheat.reasons()
+    assert any("plain stores" in p.message for p in cheat.problems if p.kind == "race"), cheat.reasons()
+    run = ("tokens: int = 8", "tokens: int = 16")
+    honest = validate(
+        reference, Program(_copy(WINDOWS, "scatter_rows.py", [run], tmp_path / "h"), command), work_dir=tmp_path / "vh"
+    )
+    assert honest.correct, honest.reasons()
