@@ -54,7 +54,9 @@ def write(rows: list[dict], args) -> None:
     counts = {s: sum(r["status"] == s for r in rows) for s in ("pass", "fail", "too slow", "unusable")}
     machine = f"{platform.machine()}, {__import__('os').cpu_count()} cores, Python {platform.python_version()}"
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": machine, "timeout_s": args.timeout, "counts": counts, "tasks": rows}, indent=1))
+    args.out.write_text(
+        json.dumps({"machine": machine, "timeout_s": args.timeout, "counts": counts, "tasks": rows}, indent=1)
+    )
     lines = [
         f"# AgentKernelArena correctness under Triton's interpreter ({len(rows)} tasks)",
         "",

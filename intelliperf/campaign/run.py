@@ -59,7 +59,9 @@ def run(
     report = results.start(out_dir / "campaign.json", resume, fresh)
     done = {r.task for r in report.rows}
     todo = [t for t in tasks if t.name not in done]
-    specs = [_spec(t, out_dir, device, device_variable, max_attempts, time_budget_s, program_timeout_s, rounds) for t in todo]
+    specs = [
+        _spec(t, out_dir, device, device_variable, max_attempts, time_budget_s, program_timeout_s, rounds) for t in todo
+    ]
     results.save(report, out_dir)
 
     def arrived(row: Row) -> None:

@@ -14,6 +14,8 @@ Ray is imported here only, and only for `--ray` (the `ray` extra).
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,10 +30,13 @@ from .task import TaskSpec
 LOST_RETRIES = 1  # a lost worker's task runs once more
 
 
-def run_process(spec_json: str, task_timeout_s: float, pin: dict[str, str] | None = None) -> str:
-    """One task in its own process; its row as JSON, a failed row when the process left none."""
-    import os
+_LIVE: set[subprocess.Popen] = set()  # the task processes running now, each the leader of its process group
 
+
+def run_process(spec_json: str, task_timeout_s: float, pin: dict[str, str] | None = None) -> str:
+    """One task in its own process (and process group); its row as JSON, a failed row when the process
+    left none. Out of time, or interrupted (Ray's cancel), the whole group is killed: nothing it started
+    outlives it."""
     spec = TaskSpec.model_validate_json(spec_json)
     spec.work.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="intelliperf-task-") as scratch:
@@ -39,18 +44,38 @@ def run_process(spec_json: str, task_timeout_s: float, pin: dict[str, str] | Non
         spec_path.write_text(spec_json)
         log = spec.work / "task.log"
         command = [sys.executable, "-m", "intelliperf.campaign.task", str(spec_path), str(row_path)]
+        with open(log, "w") as out:
+            env = {**os.environ, **(pin or {})}
+            proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        _LIVE.add(proc)
         try:
-            with open(log, "w") as out:
-                done = subprocess.run(
-                    command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(pin or {})},
-                    timeout=task_timeout_s,
-                )  # fmt: skip (one process group with the campaign: Ctrl-C stops the task too)
-            if row_path.is_file():
-                return row_path.read_text()
-            why = f"the task's process exited {done.returncode} without a row: {_tail(log)}"
+            code = proc.wait(timeout=task_timeout_s)
+            why = f"the task's process exited {code} without a row: {_tail(log)}"
         except subprocess.TimeoutExpired:
             why = f"the task ran over {task_timeout_s:g} s and was stopped (log: {log})"
+        except BaseException:
+            _kill(proc)
+            raise
+        finally:
+            _kill(proc)  # what it left running (its group) goes with it
+            _LIVE.discard(proc)
+        if row_path.is_file():
+            return row_path.read_text()
     return Row(task=spec.task.name, status="error", detail=why, out_dir=str(spec.work)).model_dump_json()
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def stop_all() -> None:
+    """Ctrl-C on this host: every running task's process group killed (they run in sessions of their own)."""
+    for proc in list(_LIVE):
+        _kill(proc)
 
 
 def _tail(log: Path) -> str:
@@ -64,7 +89,7 @@ def local(specs: list[TaskSpec], devices: list[str], task_timeout_s: float, done
     def run(spec: TaskSpec, device: str | None) -> Row:
         return Row.model_validate_json(run_process(spec.model_dump_json(), task_timeout_s, pinned_env(device)))
 
-    spread_over(devices or [None], specs, run, lambda spec, row: done(row))
+    spread_over(devices or [None], specs, run, lambda spec, row: done(row), interrupted=stop_all)
 
 
 def on_ray(
@@ -81,7 +106,7 @@ def on_ray(
             done(row or _lost(pending[ref], why))
     except BaseException:  # Ctrl-C: what is still queued or running on the cluster stops too
         for ref in pending:
-            ray.cancel(ref, force=True)
+            ray.cancel(ref)  # a running one gets KeyboardInterrupt: run_process kills its task's group
         raise
 
 

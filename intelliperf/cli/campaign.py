@@ -23,7 +23,9 @@ def campaign(
             show_default=False,
         ),
     ],
-    only: Annotated[str | None, typer.Option("--only", metavar="REGEX", help="Only the tasks whose name matches this regex.")] = None,
+    only: Annotated[
+        str | None, typer.Option("--only", metavar="REGEX", help="Only the tasks whose name matches this regex.")
+    ] = None,
     out_dir: Annotated[
         Path, typer.Option("--out-dir", help="campaign.json, campaign.md, campaign.png and each task's files go here.")
     ] = Path("intelliperf-campaign"),
@@ -52,7 +54,12 @@ def campaign(
         float, typer.Option("--timeout", help="Seconds each of a task's program runs may take.")
     ] = 300.0,
     task_timeout: Annotated[
-        float, typer.Option("--task-timeout", metavar="SECONDS", help="Seconds a whole task may take; then it is stopped (a failed row).")
+        float,
+        typer.Option(
+            "--task-timeout",
+            metavar="SECONDS",
+            help="Seconds a whole task may take; then it is stopped (a failed row).",
+        ),
     ] = 1800.0,
     rounds: Annotated[
         int, typer.Option("--rounds", help="GPU: runs of the task's performance command per side, taking turns.")
@@ -60,7 +67,9 @@ def campaign(
     device_variable: Annotated[
         str,
         typer.Option(
-            "--device-variable", metavar="NAME", help="The variable that tells a task's programs the torch device (cpu or cuda)."
+            "--device-variable",
+            metavar="NAME",
+            help="The variable that tells a task's programs the torch device (cpu or cuda).",
         ),
     ] = "AKA_DEVICE",
 ) -> None:
