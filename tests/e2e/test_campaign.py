@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, run_cli
+
 from intelliperf.campaign.schedule import run_process
 from intelliperf.campaign.suite import find_tasks
 from intelliperf.campaign.task import TaskSpec
