@@ -1,15 +1,15 @@
 #!/bin/bash
 # `intelliperf campaign` on the vendored AgentKernelArena suite on one GPU, resumable across device calls:
 #   bash benchmarks/campaign_gpu.sh [SECONDS] [REGEX]
-# Runs the tasks matching REGEX (default: the eight below, interpreter-checked on the CPU, chosen to
-# finish in one call) for at most SECONDS (default 420; then Ctrl-C: the finished rows are kept and a
+# Runs the tasks matching REGEX (default: the eight below, each passing its own correctness command
+# under the interpreter on the CPU, chosen to finish in one call) for at most SECONDS (default 420; then Ctrl-C: the finished rows are kept and a
 # later call with the carried campaign.json continues). Per task: 3 attempts at most, no attempt
 # started after 60 s, 120 s per program run, 150 s in all. No Ray: the device machine reaches no
 # package registry and Ray's wheel (79 MB) is over the carry limit. Results: $OUT/campaign/campaign.{json,md,png}.
 set -u
 source benchmarks/gpu_setup.sh
 budget=${1:-420}
-only=${2:-'^(geak_eval/L1/refk_identity|geak_eval/L2/fast_rms_layernorm|rocmbench/medium/(softmax|layernorm)|vllm/triton_(bincount|rms_norm|num_nans|mean))$'}
+only=${2:-'^(geak_eval/L1/(refk_identity|llama_ff_triton)|rocmbench/(easy/test_kernel_sub|medium/test_chained_matmul)|vllm/triton_(bincount|bmm|batch_memcpy|apply_write))$'}
 mkdir -p "$OUT/campaign"
 resume=()
 if [ -f benchmarks/results/agentkernelarena_gpu/campaign.json ]; then
