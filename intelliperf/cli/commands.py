@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .app import COMMAND_SETTINGS, app
+from .campaign import campaign
 from .diagnosis import diagnose, regions
 from .evaluate import evaluate, tune
 from .listings import formulas, rewriters, schema
@@ -13,6 +14,7 @@ app.command(context_settings=COMMAND_SETTINGS)(diagnose)
 app.command(context_settings=COMMAND_SETTINGS)(optimize)
 app.command(context_settings=COMMAND_SETTINGS)(regions)
 app.command(name="eval")(evaluate)
+app.command()(campaign)
 app.command()(tune)
 app.command()(formulas)
 app.command()(rewriters)

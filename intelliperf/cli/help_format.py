@@ -81,6 +81,10 @@ EXAMPLES = {
         "intelliperf eval examples/ -r offline",
         "intelliperf eval my_kernels/ --model gpt-4.1 --max-tokens 200000",
     ],
+    "campaign": [
+        "intelliperf campaign benchmarks/suites/agentkernelarena --only '^vllm/' --devices all",
+        "intelliperf campaign my_suite/ --ray auto --resume",
+    ],
     "tune": [
         "intelliperf tune examples/ --model gpt-4.1 --out tuned.json",
         "intelliperf tune cases/ --model gpt-4.1 --optimizer mipro",
@@ -107,8 +111,9 @@ def click_command():
             if param.param_type_name == "option":  # typer ships its own click: no isinstance on click.Option
                 long = max(param.opts, key=len)
                 param.metavar = "" if param.is_flag else METAVARS.get(long, param.metavar)
-            else:  # the positional list: the program (after --), or eval's cases
+            else:  # the positional: the program (after --), eval's cases, or campaign's one suite
                 usage = "-- CMD [ARGS]..." if param.name == "command" else f"[{param.metavar}]..."
+                usage = param.metavar if param.nargs == 1 and param.required else usage
                 param.display_type_rich = lambda ctx: None
                 command.collect_usage_pieces = lambda ctx, c=command, u=usage: [c.options_metavar, u]
     return group

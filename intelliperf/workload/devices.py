@@ -63,9 +63,12 @@ def spread_over(
     jobs: Sequence[Job],
     run: Callable[[Job, str | None], Result],
     done: Callable[[Job, Result], None],
+    interrupted: Callable[[], None] | None = None,
 ) -> None:
     """Run every job on a free device, one job per device at a time, in worker threads; `done`
-    is called in the caller's thread as each job finishes (so it may write reports unlocked)."""
+    is called in the caller's thread as each job finishes (so it may write reports unlocked). On an
+    exception there (Ctrl-C included) the jobs not yet started are cancelled and `interrupted` stops
+    the running ones (the pool waits for them before the exception goes on)."""
     free: queue.Queue[str | None] = queue.Queue()
     for device in devices:
         free.put(device)
@@ -79,8 +82,15 @@ def spread_over(
 
     with ThreadPoolExecutor(max_workers=len(devices), thread_name_prefix="intelliperf-device") as pool:
         futures = {pool.submit(work, job): job for job in jobs}
-        for future in as_completed(futures):
-            done(futures[future], future.result())
+        try:
+            for future in as_completed(futures):
+                done(futures[future], future.result())
+        except BaseException:  # Ctrl-C, or `done` failed: the jobs not started yet never start
+            for future in futures:
+                future.cancel()
+            if interrupted is not None:
+                interrupted()
+            raise
 
 
 def _visible_count() -> int:

@@ -50,6 +50,7 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.cli": 5,
     "intelliperf.__main__": 5,
     "intelliperf.evaluation": 5,
+    "intelliperf.campaign": 5,
     "intelliperf.tuning": 5,
     "intelliperf.delivery.action": 5,
 }
@@ -65,6 +66,7 @@ PACKAGES = (
     "intelliperf.rewriters",
     "intelliperf.delivery",
     "intelliperf.testing",
+    "intelliperf.campaign",
     "intelliperf.delivery.action",
 )  # the Action's entry script sits on top, beside the CLI
 

@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+# Vendored from https://github.com/AMD-AGI/AgentKernelArena (Apache-2.0, see LICENSE in benchmarks/suites/agentkernelarena/),
+# tasks/triton2triton/vllm/triton_fla_cumsum_vector/scripts/task_runner.py at commit d6f7c8a4f01fb0e57b6ee7a7c0af4d7c9d8a0f2b. Changes for intelliperf: CUDA-graph helpers materialised from src/tools/perf/vllm_cuda_graph_block.py; device from AKA_DEVICE (2 hard-coded device string(s)); torch.cuda.synchronize a no-op with AKA_DEVICE=cpu.
+"""Task runner for triton2triton/triton_fla_cumsum_vector"""
+
+# intelliperf (vendoring): the torch device comes from AKA_DEVICE (default cuda, as published); with
+# AKA_DEVICE=cpu (Triton's interpreter) torch.cuda.synchronize waits for nothing instead of raising.
+import os as _aka_os
+
+AKA_DEVICE = _aka_os.environ.get("AKA_DEVICE", "cuda")
+if AKA_DEVICE == "cpu":
+    import torch as _aka_torch
+
+    _aka_torch.cuda.synchronize = lambda device=None: None
+
+import sys
+import os
+import json
+import argparse
+import importlib.util
+
+TASK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.chdir(TASK_DIR)
+
+TASK_NAME = "triton2triton/triton_fla_cumsum_vector"
+SOURCE_FILE = os.path.join(TASK_DIR, "source", "triton_fla_cumsum_vector.py")
+
+SEEDS = [42, 43, 44, 45, 46]
+WARMUP_ITERATIONS = 10
+BENCHMARK_ITERATIONS = 100
+
+
+# >>> AKA-GENERATED: shared CUDA-graph benchmark helpers - edit src/tools/perf/vllm_cuda_graph_block.py then run `make sync-perf-helpers` >>>
+def _measure_cuda_event_fallback(fn, repetition):
+    import time
+    import torch
+
+    repetition = max(1, int(repetition))
+    if not torch.cuda.is_available():
+        times_ms = []
+        for _ in range(repetition):
+            start = time.perf_counter()
+            fn()
+            end = time.perf_counter()
+            times_ms.append((end - start) * 1000.0)
+        return times_ms
+
+    times_ms = []
+    for _ in range(repetition):
+        torch.cuda.synchronize()
+        start_event = torch.cuda.Event(enable_timing=True)
+        end_event = torch.cuda.Event(enable_timing=True)
+        start_event.record()
+        fn()
+        end_event.record()
+        torch.cuda.synchronize()
+        times_ms.append(start_event.elapsed_time(end_event))
+    return times_ms
+
+
+class _TimedRun:
+    """Handle on the exact invocation a benchmark measured.
+
+    Timing and correctness are otherwise separate invocations, so a kernel can
+    tell them apart and do less work in the one that is scored. Passing this
+    collector to the benchmark makes the scored invocation itself observable:
+    ``outputs`` aliases the buffers the timed unit last wrote, and ``rerun``
+    executes that same unit again.
+
+    Under CUDA-graph timing the buffers are captured once and every replay
+    writes to those same addresses, so ``outputs`` keeps tracking replays. Under
+    event-timing fallback the measured outputs cannot be observed reliably, so a
+    benchmark that requests this collector fails closed instead of validating a
+    separate post-timing invocation.
+    """
+
+    def __init__(self):
+        self._rerun = None
+        self.outputs = None
+
+    def _bind(self, rerun, outputs=None):
+        self._rerun = rerun
+        self.outputs = outputs
+
+    @property
+    def bound(self):
+        return self._rerun is not None
+
+    def rerun(self):
+        if self._rerun is None:
+            raise RuntimeError(
+                "timed run was never bound; the benchmark did not reach a "
+                "measurement path"
+            )
+        self.outputs = self._rerun()
+        return self.outputs
+
+
+def _benchmark_cuda_graph_or_events(
+    fn,
+    warmup=10,
+    repetition=100,
+    target_ms=1.0,
+    n_retries=5,
+    estimate_reps=5,
+    max_graph_repeats=1000,
+    use_cuda_graph=True,
+    fallback_reason=None,
+    timed_run=None,
+):
+    import torch
+
+    def _reject_unobservable_fallback(reason):
+        if timed_run is not None:
+            raise RuntimeError(
+                f"{reason}; timed_run requires an observable CUDA-graph replay "
+                "and cannot validate a separate post-timing invocation"
+            )
+
+    # A captured graph whose measured per-iteration time falls below this floor is
+    # treated as empty (it recorded no device work) and rejected in favour of
+    # per-launch event timing, so a graph that silently captured nothing is never
+    # reported as a fabricated ~0 ms cuda_graph result. Real kernels measure far
+    # above this floor; an empty-graph replay measures ~1e-5 ms.
+    empty_graph_floor_ms = 1e-4
+
+    for _ in range(max(0, int(warmup))):
+        fn()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+    max_graph_repeats = max(1, int(max_graph_repeats))
+    metadata = {
+        "benchmark_target_ms": float(target_ms),
+        "benchmark_samples": int(repetition),
+        "benchmark_max_repeats": int(max_graph_repeats),
+    }
+
+    if not torch.cuda.is_available():
+        _reject_unobservable_fallback("CUDA is unavailable")
+        times = _measure_cuda_event_fallback(fn, repetition)
+        metadata.update({
+            "benchmark_method": "cpu_timer_fallback",
+            "benchmark_effective_repeats": int(repetition),
+            "benchmark_fallback_reason": fallback_reason or "cuda_unavailable",
+        })
+        return sum(times) / len(times), metadata
+
+    if not use_cuda_graph:
+        _reject_unobservable_fallback("CUDA-graph timing is disabled")
+        times = _measure_cuda_event_fallback(fn, repetition)
+        metadata.update({
+            "benchmark_method": "cuda_event_fallback",
+            "benchmark_effective_repeats": int(repetition),
+            "benchmark_fallback_reason": fallback_reason or "cuda_graph_disabled",
+        })
+        return sum(times) / len(times), metadata
+
+    try:
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            estimate_reps = max(1, int(estimate_reps))
+            estimate_graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(estimate_graph):
+                for _ in range(estimate_reps):
+                    fn()
+            torch.cuda.synchronize()
+
+            start_event = torch.cuda.Event(enable_timing=True)
+            end_event = torch.cuda.Event(enable_timing=True)
+            start_event.record(stream)
+            estimate_graph.replay()
+            end_event.record(stream)
+            torch.cuda.synchronize()
+
+            estimate_ms = start_event.elapsed_time(end_event) / estimate_reps
+            if estimate_ms == 0:
+                n_repeat = max_graph_repeats
+            else:
+                n_repeat = min(max_graph_repeats, max(1, int(float(target_ms) / estimate_ms)))
+
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                captured_outputs = None
+                for _ in range(n_repeat):
+                    captured_outputs = fn()
+            torch.cuda.synchronize()
+
+            retry_times = []
+            for _ in range(max(1, int(repetition))):
+                start_event = torch.cuda.Event(enable_timing=True)
+                end_event = torch.cuda.Event(enable_timing=True)
+                start_event.record(stream)
+                graph.replay()
+                end_event.record(stream)
+                torch.cuda.synchronize()
+                retry_times.append(start_event.elapsed_time(end_event) / n_repeat)
+
+        graph_mean = sum(retry_times) / len(retry_times)
+        if graph_mean < empty_graph_floor_ms:
+            _reject_unobservable_fallback("CUDA graph captured no device work")
+            times = _measure_cuda_event_fallback(fn, repetition)
+            metadata.update({
+                "benchmark_method": "cuda_event_fallback",
+                "benchmark_effective_repeats": int(repetition),
+                "benchmark_fallback_reason": fallback_reason or "empty_cuda_graph_capture",
+            })
+            return sum(times) / len(times), metadata
+
+        metadata.update({
+            "benchmark_method": "cuda_graph",
+            "benchmark_effective_repeats": int(n_repeat),
+        })
+        if timed_run is not None:
+
+            def _replay_once():
+                # Callers stage work on their own stream before re-running (they
+                # perturb inputs and poison outputs). The capture stream must be
+                # ordered after that, or the replay races the staged writes and
+                # they land on top of the kernel's results.
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    graph.replay()
+                torch.cuda.synchronize()
+                return captured_outputs
+
+            timed_run._bind(_replay_once, captured_outputs)
+        return graph_mean, metadata
+    except Exception as exc:
+        # Isolate the aborted capture before re-measuring so the fallback timing is
+        # not polluted by the failed attempt (a mid-capture failure can leave the
+        # first few launches abnormally slow).
+        try:
+            torch.cuda.synchronize()
+        except Exception:
+            pass
+        if timed_run is not None:
+            raise RuntimeError(
+                "CUDA-graph capture failed; timed_run cannot validate the "
+                "separate CUDA-event fallback invocation"
+            ) from exc
+        for _ in range(min(3, max(1, int(warmup)))):
+            fn()
+        torch.cuda.synchronize()
+        times = _measure_cuda_event_fallback(fn, repetition)
+        metadata.update({
+            "benchmark_method": "cuda_event_fallback",
+            "benchmark_effective_repeats": int(repetition),
+            "benchmark_fallback_reason": f"cuda_graph_failed: {type(exc).__name__}: {str(exc)[:160]}",
+        })
+        return sum(times) / len(times), metadata
+# <<< AKA-GENERATED <<<
+PERF_SEED_IDX = 2
+
+
+def load_module():
+    spec = importlib.util.spec_from_file_location("triton_kernel", SOURCE_FILE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def reference(g, chunk_size, reverse=False):
+    import torch
+    from math import ceil
+    B, T, H, S = g.shape
+    BT = chunk_size
+    NT = ceil(T / BT)
+    g_c = g.float().cpu()
+    o = torch.zeros_like(g_c)
+    for b in range(B):
+        for h in range(H):
+            for t in range(NT):
+                s_idx = t * BT
+                e = min(s_idx + BT, T)
+                chunk = g_c[b, s_idx:e, h]
+                if not reverse:
+                    o[b, s_idx:e, h] = torch.cumsum(chunk, 0)
+                else:
+                    o[b, s_idx:e, h] = torch.flip(torch.cumsum(torch.flip(chunk, [0]), 0), [0])
+    return o
+
+
+def gen_inputs(seed, device):
+    import torch
+    torch.manual_seed(seed)
+    B, T, H, S = 2, 128, 4, 32
+    g = torch.randn(B, T, H, S, device=device, dtype=torch.float32) * 0.1
+    return (g, 64), {}
+
+
+def run_compile():
+    try:
+        import ast
+        with open(SOURCE_FILE, "r") as f:
+            source = f.read()
+        ast.parse(source)
+        mod = load_module()
+        assert hasattr(mod, "chunk_local_cumsum_vector"), "Missing chunk_local_cumsum_vector"
+        assert hasattr(mod, "chunk_local_cumsum_vector_kernel"), "Missing chunk_local_cumsum_vector_kernel"
+        return True, None
+    except Exception as e:
+        return False, str(e)
+
+
+def run_correctness():
+    import torch
+    try:
+        mod = load_module()
+    except Exception as e:
+        return False, f"Failed to load module: {e}"
+
+    device = AKA_DEVICE
+    for i, seed in enumerate(SEEDS):
+        try:
+            args, kwargs = gen_inputs(seed, device)
+            args_cpu = tuple(a.float().cpu() if isinstance(a, torch.Tensor) else a for a in args)
+
+            result = mod.chunk_local_cumsum_vector(*args, **kwargs)
+            ref = reference(*args_cpu, **kwargs)
+            r_cpu = result.float().cpu()
+            ref_f = ref.float()
+            if not torch.allclose(r_cpu, ref_f, atol=1e-3, rtol=1e-3):
+                max_diff = (r_cpu - ref_f).abs().max().item()
+                return False, f"Shape {i+1}: max diff = {max_diff:.6f}"
+
+            torch.cuda.synchronize()
+        except Exception as e:
+            return False, f"Shape {i+1}: exception: {e}"
+    return True, None
+
+
+def run_performance():
+    import torch
+    try:
+        mod = load_module()
+    except Exception:
+        return []
+
+    device = AKA_DEVICE
+    test_cases = []
+
+    for test_idx, seed in enumerate(SEEDS):
+        try:
+            args, kwargs = gen_inputs(seed, device)
+
+            def _bench_fn():
+                mod.chunk_local_cumsum_vector(*args, **kwargs)
+            elapsed_ms, benchmark_metadata = _benchmark_cuda_graph_or_events(
+                _bench_fn,
+                warmup=WARMUP_ITERATIONS,
+                repetition=BENCHMARK_ITERATIONS,
+            )
+
+            test_cases.append({
+                "test_case_id": f"perf{test_idx + 1}",
+                "execution_time_ms": elapsed_ms,
+                **benchmark_metadata,
+                "params": {
+                    "seed": seed,
+                    "chunk_size": kwargs.get("chunk_size", 64)
+                }
+            })
+        except Exception:
+            test_cases.append({
+                "test_case_id": f"perf{test_idx + 1}",
+                "execution_time_ms": -1.0,
+                "params": {
+                    "seed": seed,
+                    "chunk_size": kwargs.get("chunk_size", 64)
+                }
+            })
+    return test_cases
+
+
+def main():
+    parser = argparse.ArgumentParser(description=f"Task runner for {TASK_NAME}")
+    parser.add_argument("mode", choices=["compile", "correctness", "performance"])
+    args_parsed = parser.parse_args()
+
+    build_dir = os.path.join(TASK_DIR, "build")
+    os.makedirs(build_dir, exist_ok=True)
+
+    if args_parsed.mode == "compile":
+        ok, err = run_compile()
+        report = {"status": "ok" if ok else "fail", "error": err}
+        with open(os.path.join(build_dir, "compile_report.json"), "w") as f:
+            json.dump(report, f, indent=2)
+        print(f"Compilation: {'PASS' if ok else 'FAIL'}")
+        if err:
+            print(f"Error: {err}")
+        sys.exit(0 if ok else 1)
+
+    elif args_parsed.mode == "correctness":
+        ok, err = run_correctness()
+        report = {"status": "ok" if ok else "fail", "error": err, "num_shapes": len(SEEDS)}
+        with open(os.path.join(build_dir, "correctness_report.json"), "w") as f:
+            json.dump(report, f, indent=2)
+        print(f"Correctness: {'PASS' if ok else 'FAIL'}")
+        if err:
+            print(f"Error: {err}")
+        sys.exit(0 if ok else 1)
+
+    elif args_parsed.mode == "performance":
+        test_cases = run_performance()
+        with open(os.path.join(build_dir, "performance_report.json"), "w") as f:
+            json.dump(test_cases, f, indent=2)
+        if test_cases:
+            total_time = sum(case["execution_time_ms"] for case in test_cases if case["execution_time_ms"] > 0)
+            print(f"Performance: measured {len(test_cases)} test case(s), total time: {total_time:.4f} ms")
+        else:
+            print("Performance: FAILED - no test cases measured")
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

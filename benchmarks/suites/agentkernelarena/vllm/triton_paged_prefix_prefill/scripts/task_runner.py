@@ -1,0 +1,609 @@
+#!/usr/bin/env python3
+# Vendored from https://github.com/AMD-AGI/AgentKernelArena (Apache-2.0, see LICENSE in benchmarks/suites/agentkernelarena/),
+# tasks/triton2triton/vllm/triton_paged_prefix_prefill/scripts/task_runner.py at commit d6f7c8a4f01fb0e57b6ee7a7c0af4d7c9d8a0f2b. Changes for intelliperf: CUDA-graph helpers materialised from src/tools/perf/vllm_cuda_graph_block.py; device from AKA_DEVICE (2 hard-coded device string(s)); torch.cuda.synchronize a no-op with AKA_DEVICE=cpu.
+"""Task runner for triton2triton/triton_paged_prefix_prefill"""
+
+# intelliperf (vendoring): the torch device comes from AKA_DEVICE (default cuda, as published); with
+# AKA_DEVICE=cpu (Triton's interpreter) torch.cuda.synchronize waits for nothing instead of raising.
+import os as _aka_os
+
+AKA_DEVICE = _aka_os.environ.get("AKA_DEVICE", "cuda")
+if AKA_DEVICE == "cpu":
+    import torch as _aka_torch
+
+    _aka_torch.cuda.synchronize = lambda device=None: None
+
+import sys
+import os
+import json
+import argparse
+import time
+import importlib.util
+
+TASK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.chdir(TASK_DIR)
+
+TASK_NAME = "triton2triton/triton_paged_prefix_prefill"
+SOURCE_FILE = os.path.join(TASK_DIR, "source", "triton_paged_prefix_prefill.py")
+
+# Test configurations:
+# (batch_size, ctx_len, query_len, num_heads, num_kv_heads, head_dim, block_size)
+TEST_SHAPES = [
+    (1, 64, 32, 8, 8, 64, 16),      # small, MHA
+    (2, 128, 64, 16, 4, 64, 16),     # medium, GQA
+    (1, 256, 128, 32, 8, 128, 32),   # large, GQA
+    (2, 512, 64, 16, 16, 64, 32),    # long ctx, MHA
+    (4, 64, 32, 8, 1, 64, 16),       # batched, MQA
+]
+WARMUP_ITERATIONS = 10
+BENCHMARK_ITERATIONS = 100
+
+
+# >>> AKA-GENERATED: shared CUDA-graph benchmark helpers - edit src/tools/perf/vllm_cuda_graph_block.py then run `make sync-perf-helpers` >>>
+def _measure_cuda_event_fallback(fn, repetition):
+    import time
+    import torch
+
+    repetition = max(1, int(repetition))
+    if not torch.cuda.is_available():
+        times_ms = []
+        for _ in range(repetition):
+            start = time.perf_counter()
+            fn()
+            end = time.perf_counter()
+            times_ms.append((end - start) * 1000.0)
+        return times_ms
+
+    times_ms = []
+    for _ in range(repetition):
+        torch.cuda.synchronize()
+        start_event = torch.cuda.Event(enable_timing=True)
+        end_event = torch.cuda.Event(enable_timing=True)
+        start_event.record()
+        fn()
+        end_event.record()
+        torch.cuda.synchronize()
+        times_ms.append(start_event.elapsed_time(end_event))
+    return times_ms
+
+
+class _TimedRun:
+    """Handle on the exact invocation a benchmark measured.
+
+    Timing and correctness are otherwise separate invocations, so a kernel can
+    tell them apart and do less work in the one that is scored. Passing this
+    collector to the benchmark makes the scored invocation itself observable:
+    ``outputs`` aliases the buffers the timed unit last wrote, and ``rerun``
+    executes that same unit again.
+
+    Under CUDA-graph timing the buffers are captured once and every replay
+    writes to those same addresses, so ``outputs`` keeps tracking replays. Under
+    event-timing fallback the measured outputs cannot be observed reliably, so a
+    benchmark that requests this collector fails closed instead of validating a
+    separate post-timing invocation.
+    """
+
+    def __init__(self):
+        self._rerun = None
+        self.outputs = None
+
+    def _bind(self, rerun, outputs=None):
+        self._rerun = rerun
+        self.outputs = outputs
+
+    @property
+    def bound(self):
+        return self._rerun is not None
+
+    def rerun(self):
+        if self._rerun is None:
+            raise RuntimeError(
+                "timed run was never bound; the benchmark did not reach a "
+                "measurement path"
+            )
+        self.outputs = self._rerun()
+        return self.outputs
+
+
+def _benchmark_cuda_graph_or_events(
+    fn,
+    warmup=10,
+    repetition=100,
+    target_ms=1.0,
+    n_retries=5,
+    estimate_reps=5,
+    max_graph_repeats=1000,
+    use_cuda_graph=True,
+    fallback_reason=None,
+    timed_run=None,
+):
+    import torch
+
+    def _reject_unobservable_fallback(reason):
+        if timed_run is not None:
+            raise RuntimeError(
+                f"{reason}; timed_run requires an observable CUDA-graph replay "
+                "and cannot validate a separate post-timing invocation"
+            )
+
+    # A captured graph whose measured per-iteration time falls below this floor is
+    # treated as empty (it recorded no device work) and rejected in favour of
+    # per-launch event timing, so a graph that silently captured nothing is never
+    # reported as a fabricated ~0 ms cuda_graph result. Real kernels measure far
+    # above this floor; an empty-graph replay measures ~1e-5 ms.
+    empty_graph_floor_ms = 1e-4
+
+    for _ in range(max(0, int(warmup))):
+        fn()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+    max_graph_repeats = max(1, int(max_graph_repeats))
+    metadata = {
+        "benchmark_target_ms": float(target_ms),
+        "benchmark_samples": int(repetition),
+        "benchmark_max_repeats": int(max_graph_repeats),
+    }
+
+    if not torch.cuda.is_available():
+        _reject_unobservable_fallback("CUDA is unavailable")
+        times = _measure_cuda_event_fallback(fn, repetition)
+        metadata.update({
+            "benchmark_method": "cpu_timer_fallback",
+            "benchmark_effective_repeats": int(repetition),
+            "benchmark_fallback_reason": fallback_reason or "cuda_unavailable",
+        })
+        return sum(times) / len(times), metadata
+
+    if not use_cuda_graph:
+        _reject_unobservable_fallback("CUDA-graph timing is disabled")
+        times = _measure_cuda_event_fallback(fn, repetition)
+        metadata.update({
+            "benchmark_method": "cuda_event_fallback",
+            "benchmark_effective_repeats": int(repetition),
+            "benchmark_fallback_reason": fallback_reason or "cuda_graph_disabled",
+        })
+        return sum(times) / len(times), metadata
+
+    try:
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            estimate_reps = max(1, int(estimate_reps))
+            estimate_graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(estimate_graph):
+                for _ in range(estimate_reps):
+                    fn()
+            torch.cuda.synchronize()
+
+            start_event = torch.cuda.Event(enable_timing=True)
+            end_event = torch.cuda.Event(enable_timing=True)
+            start_event.record(stream)
+            estimate_graph.replay()
+            end_event.record(stream)
+            torch.cuda.synchronize()
+
+            estimate_ms = start_event.elapsed_time(end_event) / estimate_reps
+            if estimate_ms == 0:
+                n_repeat = max_graph_repeats
+            else:
+                n_repeat = min(max_graph_repeats, max(1, int(float(target_ms) / estimate_ms)))
+
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                captured_outputs = None
+                for _ in range(n_repeat):
+                    captured_outputs = fn()
+            torch.cuda.synchronize()
+
+            retry_times = []
+            for _ in range(max(1, int(repetition))):
+                start_event = torch.cuda.Event(enable_timing=True)
+                end_event = torch.cuda.Event(enable_timing=True)
+                start_event.record(stream)
+                graph.replay()
+                end_event.record(stream)
+                torch.cuda.synchronize()
+                retry_times.append(start_event.elapsed_time(end_event) / n_repeat)
+
+        graph_mean = sum(retry_times) / len(retry_times)
+        if graph_mean < empty_graph_floor_ms:
+            _reject_unobservable_fallback("CUDA graph captured no device work")
+            times = _measure_cuda_event_fallback(fn, repetition)
+            metadata.update({
+                "benchmark_method": "cuda_event_fallback",
+                "benchmark_effective_repeats": int(repetition),
+                "benchmark_fallback_reason": fallback_reason or "empty_cuda_graph_capture",
+            })
+            return sum(times) / len(times), metadata
+
+        metadata.update({
+            "benchmark_method": "cuda_graph",
+            "benchmark_effective_repeats": int(n_repeat),
+        })
+        if timed_run is not None:
+
+            def _replay_once():
+                # Callers stage work on their own stream before re-running (they
+                # perturb inputs and poison outputs). The capture stream must be
+                # ordered after that, or the replay races the staged writes and
+                # they land on top of the kernel's results.
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    graph.replay()
+                torch.cuda.synchronize()
+                return captured_outputs
+
+            timed_run._bind(_replay_once, captured_outputs)
+        return graph_mean, metadata
+    except Exception as exc:
+        # Isolate the aborted capture before re-measuring so the fallback timing is
+        # not polluted by the failed attempt (a mid-capture failure can leave the
+        # first few launches abnormally slow).
+        try:
+            torch.cuda.synchronize()
+        except Exception:
+            pass
+        if timed_run is not None:
+            raise RuntimeError(
+                "CUDA-graph capture failed; timed_run cannot validate the "
+                "separate CUDA-event fallback invocation"
+            ) from exc
+        for _ in range(min(3, max(1, int(warmup)))):
+            fn()
+        torch.cuda.synchronize()
+        times = _measure_cuda_event_fallback(fn, repetition)
+        metadata.update({
+            "benchmark_method": "cuda_event_fallback",
+            "benchmark_effective_repeats": int(repetition),
+            "benchmark_fallback_reason": f"cuda_graph_failed: {type(exc).__name__}: {str(exc)[:160]}",
+        })
+        return sum(times) / len(times), metadata
+# <<< AKA-GENERATED <<<
+
+def load_module():
+    """Dynamically load the source module."""
+    spec = importlib.util.spec_from_file_location("triton_kernel", SOURCE_FILE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def setup_paged_kv_cache(
+    batch_size, ctx_len, num_kv_heads, head_dim, block_size, device, dtype
+):
+    """
+    Create a paged KV cache and populate it with random data.
+    Returns: k_cache, v_cache, b_loc, full_k_ctx, full_v_ctx
+
+    full_k_ctx and full_v_ctx are the dense context K/V for reference comparison.
+    """
+    import torch
+
+    x = 8  # vectorization factor
+    assert head_dim % x == 0
+
+    num_blocks_per_seq = (ctx_len + block_size - 1) // block_size
+    total_blocks = batch_size * num_blocks_per_seq + 4  # extra padding blocks
+
+    # 5D K cache: [num_blocks, num_kv_heads, head_dim // x, block_size, x]
+    k_cache = torch.zeros(
+        total_blocks, num_kv_heads, head_dim // x, block_size, x,
+        device=device, dtype=dtype,
+    )
+    # 4D V cache: [num_blocks, num_kv_heads, head_dim, block_size]
+    v_cache = torch.zeros(
+        total_blocks, num_kv_heads, head_dim, block_size,
+        device=device, dtype=dtype,
+    )
+
+    # Block table: [batch, max_num_blocks]
+    b_loc = torch.zeros(
+        batch_size, num_blocks_per_seq, device=device, dtype=torch.int32
+    )
+
+    # Dense context K/V for reference: [batch, ctx_len, num_kv_heads, head_dim]
+    full_k_ctx = torch.randn(
+        batch_size, ctx_len, num_kv_heads, head_dim, device=device, dtype=dtype
+    )
+    full_v_ctx = torch.randn(
+        batch_size, ctx_len, num_kv_heads, head_dim, device=device, dtype=dtype
+    )
+
+    # Populate the paged cache
+    block_idx = 0
+    for b in range(batch_size):
+        for blk in range(num_blocks_per_seq):
+            # Assign physical block
+            b_loc[b, blk] = block_idx
+            start_pos = blk * block_size
+            end_pos = min(start_pos + block_size, ctx_len)
+            length = end_pos - start_pos
+
+            for h in range(num_kv_heads):
+                # Fill K cache (5D layout)
+                k_vals = full_k_ctx[b, start_pos:end_pos, h, :]  # [length, head_dim]
+                for t in range(length):
+                    for d in range(head_dim):
+                        d_outer = d // x
+                        d_inner = d % x
+                        k_cache[block_idx, h, d_outer, t, d_inner] = k_vals[t, d]
+
+                # Fill V cache (4D layout)
+                v_vals = full_v_ctx[b, start_pos:end_pos, h, :]  # [length, head_dim]
+                for t in range(length):
+                    for d in range(head_dim):
+                        v_cache[block_idx, h, d, t] = v_vals[t, d]
+
+            block_idx += 1
+
+    return k_cache, v_cache, b_loc, full_k_ctx, full_v_ctx
+
+
+def reference_paged_attention(
+    q_packed, k_new_packed, v_new_packed,
+    full_k_ctx, full_v_ctx,
+    b_start_loc, b_seq_len,
+    batch_size, ctx_len, query_len,
+    num_heads, num_kv_heads, head_dim,
+):
+    """
+    CPU/PyTorch reference for paged prefix prefill attention.
+
+    Phase 1: query attends to context (non-causal)
+    Phase 2: query attends to query (causal)
+    Combined with online softmax.
+    """
+    import torch
+
+    kv_group_num = num_heads // num_kv_heads
+    out = torch.zeros_like(q_packed)
+    sm_scale = 1.0 / (head_dim ** 0.5)
+
+    for b in range(batch_size):
+        start = b_start_loc[b].item()
+        total_len = b_seq_len[b].item()
+        q_len = query_len
+
+        for h in range(num_heads):
+            kv_h = h // kv_group_num
+            q_b = q_packed[start:start + q_len, h, :]  # [Q, D]
+
+            # Context K/V
+            k_ctx = full_k_ctx[b, :ctx_len, kv_h, :]  # [C, D]
+            v_ctx = full_v_ctx[b, :ctx_len, kv_h, :]  # [C, D]
+
+            # New K/V
+            k_new = k_new_packed[start:start + q_len, kv_h, :]  # [Q, D]
+            v_new = v_new_packed[start:start + q_len, kv_h, :]  # [Q, D]
+
+            # Concatenate full K/V: context + new
+            k_full = torch.cat([k_ctx, k_new], dim=0)  # [C+Q, D]
+            v_full = torch.cat([v_ctx, v_new], dim=0)  # [C+Q, D]
+
+            # Compute attention scores
+            scores = (q_b @ k_full.T) * sm_scale  # [Q, C+Q]
+
+            # Mask: no mask for context part, causal for query part
+            S = scores.shape[1]
+            mask = torch.zeros(q_len, S, device=scores.device, dtype=torch.bool)
+            # Causal mask for query-vs-query part (last q_len columns)
+            for qi in range(q_len):
+                for ki in range(q_len):
+                    if ki > qi:
+                        mask[qi, ctx_len + ki] = True
+
+            scores = scores.masked_fill(mask, float("-inf"))
+            attn = torch.softmax(scores.float(), dim=-1).to(q_b.dtype)
+            out[start:start + q_len, h, :] = attn @ v_full
+
+    return out
+
+
+def run_compile():
+    try:
+        import ast
+        with open(SOURCE_FILE, "r") as f:
+            source = f.read()
+        ast.parse(source)
+        mod = load_module()
+        assert hasattr(mod, "context_attention_fwd"), "Missing context_attention_fwd"
+        assert hasattr(mod, "_fwd_kernel"), "Missing _fwd_kernel"
+        return True, None
+    except Exception as e:
+        return False, str(e)
+
+
+def run_correctness():
+    import torch
+    try:
+        mod = load_module()
+    except Exception as e:
+        return False, f"Failed to load module: {e}"
+
+    device = AKA_DEVICE
+    dtype = torch.float16
+
+    for i, (bs, ctx_len, q_len, nh, nkv, hd, blk_sz) in enumerate(TEST_SHAPES):
+        try:
+            torch.manual_seed(42 + i)
+            total_tokens = bs * q_len
+
+            # Create query and new K/V (packed)
+            q = torch.randn(total_tokens, nh, hd, device=device, dtype=dtype)
+            k_new = torch.randn(total_tokens, nkv, hd, device=device, dtype=dtype)
+            v_new = torch.randn(total_tokens, nkv, hd, device=device, dtype=dtype)
+            o = torch.zeros_like(q)
+
+            # Create paged KV cache
+            k_cache, v_cache, b_loc, full_k_ctx, full_v_ctx = setup_paged_kv_cache(
+                bs, ctx_len, nkv, hd, blk_sz, device, dtype
+            )
+
+            # b_start_loc has length batch+1 (cumulative)
+            b_start_loc = torch.zeros(bs + 1, device=device, dtype=torch.int32)
+            for j in range(bs):
+                b_start_loc[j] = j * q_len
+            b_start_loc[bs] = bs * q_len
+
+            # b_seq_len = ctx_len + q_len for each batch
+            b_seq_len = torch.full(
+                (bs,), ctx_len + q_len, device=device, dtype=torch.int32
+            )
+
+            # Run Triton kernel
+            mod.context_attention_fwd(
+                q, k_new, v_new, o,
+                k_cache, v_cache, b_loc,
+                b_start_loc, b_seq_len,
+                max_input_len=q_len,
+            )
+            torch.cuda.synchronize()
+
+            # Run reference
+            ref = reference_paged_attention(
+                q, k_new, v_new,
+                full_k_ctx, full_v_ctx,
+                b_start_loc, b_seq_len,
+                bs, ctx_len, q_len,
+                nh, nkv, hd,
+            )
+
+            if not torch.allclose(o, ref, atol=1e-2, rtol=1e-2):
+                max_diff = (o - ref).abs().max().item()
+                return False, (
+                    f"Shape {i + 1} (bs={bs}, ctx={ctx_len}, q={q_len}, "
+                    f"nh={nh}, nkv={nkv}, hd={hd}, blk={blk_sz}): "
+                    f"max diff = {max_diff:.6f}"
+                )
+        except Exception as e:
+            return False, (
+                f"Shape {i + 1} (bs={bs}, ctx={ctx_len}, q={q_len}, "
+                f"nh={nh}, nkv={nkv}, hd={hd}, blk={blk_sz}): "
+                f"exception: {e}"
+            )
+
+    return True, None
+
+
+def run_performance():
+    import torch
+    try:
+        mod = load_module()
+    except Exception:
+        return []
+
+    device = AKA_DEVICE
+    dtype = torch.float16
+    test_cases = []
+
+    for test_idx, (bs, ctx_len, q_len, nh, nkv, hd, blk_sz) in enumerate(TEST_SHAPES):
+        try:
+            total_tokens = bs * q_len
+            torch.manual_seed(42 + test_idx)
+            q = torch.randn(total_tokens, nh, hd, device=device, dtype=dtype)
+            k_new = torch.randn(total_tokens, nkv, hd, device=device, dtype=dtype)
+            v_new = torch.randn(total_tokens, nkv, hd, device=device, dtype=dtype)
+            o = torch.zeros_like(q)
+
+            k_cache, v_cache, b_loc, _, _ = setup_paged_kv_cache(
+                bs, ctx_len, nkv, hd, blk_sz, device, dtype
+            )
+
+            b_start_loc = torch.zeros(bs + 1, device=device, dtype=torch.int32)
+            for j in range(bs):
+                b_start_loc[j] = j * q_len
+            b_start_loc[bs] = bs * q_len
+            b_seq_len = torch.full((bs,), ctx_len + q_len, device=device, dtype=torch.int32)
+
+            # Warmup
+            def _bench_fn():
+                mod.context_attention_fwd(
+                    q, k_new, v_new, o,
+                    k_cache, v_cache, b_loc,
+                    b_start_loc, b_seq_len,
+                    max_input_len=q_len,
+                )
+            elapsed_ms, benchmark_metadata = _benchmark_cuda_graph_or_events(
+                _bench_fn,
+                warmup=WARMUP_ITERATIONS,
+                repetition=BENCHMARK_ITERATIONS,
+            )
+
+            test_cases.append({
+                "test_case_id": f"perf{test_idx + 1}",
+                "execution_time_ms": elapsed_ms,
+                **benchmark_metadata,
+                "params": {
+                    "batch_size": bs,
+                    "ctx_len": ctx_len,
+                    "query_len": q_len,
+                    "num_heads": nh,
+                    "num_kv_heads": nkv,
+                    "head_dim": hd,
+                    "block_size": blk_sz
+                }
+            })
+        except Exception:
+            test_cases.append({
+                "test_case_id": f"perf{test_idx + 1}",
+                "execution_time_ms": -1.0,
+                "params": {
+                    "batch_size": bs,
+                    "ctx_len": ctx_len,
+                    "query_len": q_len,
+                    "num_heads": nh,
+                    "num_kv_heads": nkv,
+                    "head_dim": hd,
+                    "block_size": blk_sz
+                }
+            })
+    return test_cases
+
+
+def main():
+    parser = argparse.ArgumentParser(description=f"Task runner for {TASK_NAME}")
+    parser.add_argument("mode", choices=["compile", "correctness", "performance"])
+    args = parser.parse_args()
+
+    build_dir = os.path.join(TASK_DIR, "build")
+    os.makedirs(build_dir, exist_ok=True)
+
+    if args.mode == "compile":
+        ok, err = run_compile()
+        report = {"status": "ok" if ok else "fail", "error": err}
+        with open(os.path.join(build_dir, "compile_report.json"), "w") as f:
+            json.dump(report, f, indent=2)
+        print(f"Compilation: {'PASS' if ok else 'FAIL'}")
+        if err:
+            print(f"Error: {err}")
+        sys.exit(0 if ok else 1)
+
+    elif args.mode == "correctness":
+        ok, err = run_correctness()
+        report = {
+            "status": "ok" if ok else "fail",
+            "error": err,
+            "num_shapes": len(TEST_SHAPES),
+        }
+        with open(os.path.join(build_dir, "correctness_report.json"), "w") as f:
+            json.dump(report, f, indent=2)
+        print(f"Correctness: {'PASS' if ok else 'FAIL'}")
+        if err:
+            print(f"Error: {err}")
+        sys.exit(0 if ok else 1)
+
+    elif args.mode == "performance":
+        test_cases = run_performance()
+        with open(os.path.join(build_dir, "performance_report.json"), "w") as f:
+            json.dump(test_cases, f, indent=2)
+        if test_cases:
+            total_time = sum(case["execution_time_ms"] for case in test_cases if case["execution_time_ms"] > 0)
+            print(f"Performance: measured {len(test_cases)} test case(s), total time: {total_time:.4f} ms")
+        else:
+            print("Performance: FAILED - no test cases measured")
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
