@@ -221,6 +221,13 @@ def _choose(report: Report, registry: Registry) -> Formula:
     """With --formula auto: the heaviest bottleneck found becomes the one to fix (`report.selected` its kernel),
     and the report says which, and what else was found."""
     ranked = ranked_bottlenecks(report)
+    left = sorted(
+        {f"{f.formula} in {d.kernel}" for d in report.diagnoses if d.launch_bound for f in d.findings}
+        & {f"{f.formula} in {d.kernel}" for d in report.diagnoses for f in d.findings if f.present}
+        - {f"{f.formula} in {k}" for _, k, f in ranked}
+    )
+    if left:
+        report.notes.append(f"--formula auto leaves {', '.join(left)}: launch-bound (see the diagnosis)")
     if not ranked:
         report.selected = None
         return registry.create(ASK_ALL)

@@ -17,6 +17,7 @@ from .api_passes import counter_backend, profiler_passes, trace_settings
 from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
 from .formulas import Registry
 from .models import KernelDiagnosis, KernelProfile, Report, RunInfo
+from .priorities import launch_bound
 from .profiling.aggregate import Recording, collect_evidence, load_recording
 from .profiling.trace_worker import LaterTraces
 from .settings import DiagnoseSettings
@@ -64,6 +65,17 @@ def trace_later(trace: TraceSettings, interpret: bool, backend: str | None, the_
     return not interpret and traced and (backend is not None or the_formula.wants_regions(registry))
 
 
+def _diagnosis(
+    rank: int, profile: KernelProfile, passes: list[dict], recording: Recording, the_formula, registry, interpret: bool
+) -> KernelDiagnosis:
+    """One kernel's findings on its evidence, best first: hardware counters, region timers (`passes`, by kernel
+    id), then the interpreter model, then the static view."""
+    evidence = [p[profile.id] for p in passes if profile.id in p] + recording.evidence_of(profile.id)
+    findings = the_formula.evaluate(profile, evidence, registry)
+    bound = launch_bound(profile, interpret)
+    return KernelDiagnosis(kernel=profile.name, rank=rank, findings=findings, evidence=evidence, launch_bound=bound)
+
+
 def _diagnosed(
     command: list[str],
     the_formula,
@@ -108,16 +120,10 @@ def _diagnosed(
         counter_notes += notes
         stages["trace_wait"] = time.perf_counter() - started_traces
         started += stages["trace_wait"]
-    diagnoses = []
-    for rank, profile in enumerate(top, start=1):
-        # best first: hardware counters, region timers, then the interpreter model, then the static view
-        evidence = (
-            ([measured[profile.id]] if profile.id in measured else [])
-            + ([timed[profile.id]] if profile.id in timed else [])
-            + recording.evidence_of(profile.id)
-        )
-        findings = the_formula.evaluate(profile, evidence, registry)
-        diagnoses.append(KernelDiagnosis(kernel=profile.name, rank=rank, findings=findings, evidence=evidence))
+    diagnoses = [
+        _diagnosis(rank, profile, [measured, timed], recording, the_formula, registry, interpret)
+        for rank, profile in enumerate(top, start=1)
+    ]
     stages["diagnose"] = time.perf_counter() - started
 
     selected = next((d.kernel for d in diagnoses if any(f.present for f in d.findings)), None)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 
 
 class _Model(BaseModel):
@@ -386,6 +386,11 @@ class KernelDiagnosis(_Model):
     rank: int
     findings: list[Finding]
     evidence: list[Evidence]
+    launch_bound: str | None = Field(
+        None,
+        description="set where a launch does less work than launching it costs (a few microseconds on a GPU): "
+        "what was measured or estimated; idle lanes and locality are not worth fixing there",
+    )
 
 
 # --- optimization ---------------------------------------------------------------------------------

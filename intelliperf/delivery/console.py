@@ -40,6 +40,9 @@ def print_report(report: Report, console: Console) -> None:
         console.print(f"[bold]Bottleneck ({report.formula}) found first in [red]{report.selected}[/red].[/bold]")
     else:
         console.print(f"[green]No {report.formula} bottleneck in the diagnosed kernels: {', '.join(report.top)}.[/]")
+    for d in report.diagnoses:
+        if d.launch_bound:
+            console.print(Text(f"note: {d.kernel} is {d.launch_bound}", style="dim"))
     for note in report.notes:
         console.print(Text(f"note: {note}", style="dim"))
     if report.optimization is not None:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from intelliperf.models import Finding, KernelDiagnosis, KernelProfile, Report, RunInfo
-from intelliperf.priorities import chosen_note, ranked_bottlenecks
+import sys
+
+import pytest
+
+from intelliperf.api import diagnose
+from intelliperf.models import ArgInfo, Finding, KernelDiagnosis, KernelProfile, LaunchSignature, Report, RunInfo
+from intelliperf.priorities import chosen_note, launch_bound, ranked_bottlenecks
 
 
 def _kernel(name: str, share: float) -> KernelProfile:
@@ -48,3 +53,41 @@ def test_a_medium_bottleneck_in_the_hot_kernel_outweighs_a_high_one_in_a_cold_ke
 def test_nothing_present_ranks_nothing():
     report = _report({"k": [_found("memoryAccess", "none", present=False)]}, {"k": 1.0})
     assert ranked_bottlenecks(report) == []
+
+
+def _launched(elements: int, mean_time_s: float = 0.0) -> KernelProfile:
+    x = ArgInfo(name="x_ptr", kind="tensor", dtype="float32", shape=[elements])
+    out = ArgInfo(name="out_ptr", kind="tensor", dtype="float32", shape=[elements])
+    sig = LaunchSignature(grid=[1, 1, 1], args=[x, out], launches=1, total_time_s=mean_time_s)
+    return _kernel("k", 1.0).model_copy(update={"signatures": [sig], "mean_time_s": mean_time_s})
+
+
+def test_a_launch_with_less_work_than_its_launch_costs_is_launch_bound():
+    """4,096 floats in and out are 32 KiB, about 0.01 us of an H100's copy rate: launch-bound under the
+    interpreter; 16M of them are 128 MiB, about 45 us: not. On a GPU the measured time decides."""
+    small = launch_bound(_launched(4096), interpreted=True)
+    assert small is not None and small.startswith("launch-bound: its tensors hold 32,768 bytes")
+    assert launch_bound(_launched(1 << 24), interpreted=True) is None
+    assert "runs 2.5 us per launch" in (launch_bound(_launched(1 << 24, 2.5e-6), interpreted=False) or "")
+    assert launch_bound(_launched(4096, 40e-6), interpreted=False) is None
+
+
+def test_auto_leaves_idle_lanes_of_a_launch_bound_kernel_and_keeps_its_atomics():
+    report = _report({"k": [_found("laneUtilization", "high"), _found("atomicContention", "low")]}, {"k": 1.0})
+    report.diagnoses[0].launch_bound = "launch-bound: ..."
+    assert [f.formula for _, _, f in ranked_bottlenecks(report)] == ["atomicContention"]
+
+
+@pytest.mark.slow
+def test_diagnose_says_a_small_programs_kernel_is_launch_bound(tmp_path):
+    """A real program at a test's size: a 4,096-element copy under the interpreter."""
+    program = tmp_path / "small_copy.py"
+    program.write_text(
+        "import torch, triton, triton.language as tl\n\n\n"
+        "@triton.jit\ndef copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n\n\n"
+        "x = torch.randn(4096)\nout = torch.empty_like(x)\ncopy_kernel[(4,)](x, out, 4096, BLOCK=1024)\n"
+    )
+    report = diagnose([sys.executable, str(program)], device="cpu", formula="laneUtilization")
+    assert (report.diagnoses[0].launch_bound or "").startswith("launch-bound: its tensors hold 32,768 bytes")
