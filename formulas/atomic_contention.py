@@ -44,6 +44,7 @@ class AtomicContention(Formula["AtomicContention.Options"]):
         "rocprofv3": ("TCP_TCC_ATOMIC_WITH_RET_REQ_sum", "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum", "TCC_ATOMIC_sum"),
     }
     metric = "atomic_updates_per_address"
+    sees_warps_offline = False  # (addresses per program and per launch: no warps in them)
     problem = (
         "Lanes of a single atomic instruction update the same memory address, so the hardware applies "
         "them one after another."

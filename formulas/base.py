@@ -53,6 +53,9 @@ class Formula(ABC, Generic[OptionsT]):
     # Region timers (Proton instrumentation of the kernel, on a GPU): Evidence.regions.
     regions: ClassVar[bool] = False
     metric: ClassVar[str | None] = None  # the figure a fix must improve
+    # Whether the metric without a GPU (the interpreter's trace, the static view) changes with num_warps and
+    # num_stages; where not, the knob search moves neither without a GPU (an attempt its evidence cannot judge).
+    sees_warps_offline: ClassVar[bool] = True
     problem: ClassVar[str] = ""  # what a rewriter is told the problem is
     techniques: ClassVar[tuple[str, ...]] = ()  # known fixes, for the rewriter
 

@@ -48,6 +48,7 @@ class MemoryAccess(Formula["MemoryAccess.Options"]):
         ),
     }
     metric = "sector_efficiency"
+    sees_warps_offline = False  # (addresses per program and per launch: no warps in them)
     problem = (
         "Consecutive lanes of the kernel's loads or stores touch addresses far apart, so each 32-byte "
         "sector the memory system moves serves one lane and most of its bytes are wasted."

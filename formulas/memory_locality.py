@@ -62,6 +62,7 @@ class MemoryLocality(Formula["MemoryLocality.Options"]):
         "ncu": (L2_HIT, DRAM_READ, DRAM_WRITE, "lts__t_sectors_srcunit_tex_op_read.sum", "gpu__time_duration.sum")
     }
     metric = "wave_footprint_ratio"
+    sees_warps_offline = False  # (addresses per program and per launch: no warps in them)
     problem = (
         "The programs that run at the same time work on tiles that share little data, so operands the grid "
         "reads many times are fetched from DRAM again instead of hitting L2, or output sectors they each write "

@@ -273,6 +273,7 @@ def _request(
         profile=s.profile,
         finding=s.finding,
         formula=s.formula.name,
+        formula_sees_warps=s.formula.sees_warps_offline,
         problem=s.formula.problem,
         techniques=list(s.formula.techniques),
         metric=s.formula.metric,

@@ -55,6 +55,9 @@ class RewriteRequest(BaseModel):
     profile: KernelProfile
     finding: Finding
     formula: str
+    formula_sees_warps: bool = Field(
+        True, description="whether the formula's metric without a GPU changes with num_warps and num_stages"
+    )
     problem: str
     techniques: list[str]
     metric: str | None

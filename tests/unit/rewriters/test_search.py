@@ -920,3 +920,18 @@ def test_a_split_count_the_caller_sized_a_tensor_by_is_left_alone():
     own = "def launch(x, y, BLOCK=256):\n    n = x.numel()\n    NUM_SPLITS = 8\n" + launch
     found, _ = knobs(_request(own, args, kernel))
     assert {"NUM_SPLITS", "BLOCK"} <= {k.name for k in found}
+
+
+def test_warps_and_stages_are_left_alone_without_a_gpu_where_the_formulas_evidence_cannot_see_them():
+    """atomicContention's trace counts addresses per program and launch: no warps in it, so without a GPU a
+    num_warps move is an attempt nothing can judge. laneUtilization's lanes per thread see it; on a GPU
+    the measured time judges it for every formula."""
+    launch = "    scale_kernel[(n // BLOCK,)](x, y, n, BLOCK=BLOCK)\n"
+    base = _request("def launch(x, y, BLOCK=256):\n    n = x.numel()\n" + launch, _args(1024, 256))
+    blind = base.model_copy(update={"formula": "atomicContention", "formula_sees_warps": False})
+    found, skipped = knobs(blind)
+    assert "num_warps" not in {k.name for k in found} and "BLOCK" in {k.name for k in found}
+    assert "num_warps and num_stages (atomicContention's evidence without a GPU does not see them)" in skipped
+    assert "num_warps" in {k.name for k in knobs(base)[0]}
+    on_gpu = blind.model_copy(update={"hardware": HardwareFacts(device="NVIDIA H100")})
+    assert "num_warps" in {k.name for k in knobs(on_gpu)[0]}
