@@ -16,7 +16,7 @@ from .api_diagnosis import profile_and_diagnose
 from .api_passes import RegionsOnly, trace_settings
 from .delivery.git import find_repo
 from .delivery.publish import Ready, deliver, prepare
-from .errors import UsageError
+from .errors import ProfileStoppedError, UsageError
 from .files import output_folder
 from .formulas import default_registry
 from .models import OptimizationStatus, Report
@@ -172,7 +172,7 @@ def optimize(
         list(command),
         the_formula,
         registry,
-        s,
+        _profile_bounded(s),
         progress=progress,
         timer_dir=Path(s.profile_dir) if s.profile_dir else out / "regions",
     )
@@ -186,6 +186,7 @@ def optimize(
     if report.selected is None:
         _nothing_to_fix(report, the_formula.name if not auto else None, write)
         return report
+    _check_whole_run(recording, report, out, write)
     _check_workdir(report, root)
     progress(
         "rewriters: "
@@ -200,6 +201,22 @@ def optimize(
         apply_in_place(root, optimization, s.force)
     write()
     return report
+
+
+def _check_whole_run(recording: Recording, report: Report, out: Path, write: Callable[[], None]) -> None:
+    """A program stopped at its time limit is diagnosed, not optimized: each validation runs it to its end."""
+    if recording.stopped_at_s is not None:
+        report.notes.append("no attempt: a fix is validated on the whole run, which the program did not finish")
+        write()
+        raise ProfileStoppedError(recording.stopped_at_s, str(out / "report.json"))
+
+
+def _profile_bounded(s: OptimizeSettings) -> OptimizeSettings:
+    """The time budget bounds the profiling run too: a program that runs longer is stopped there and
+    diagnosed on what it launched until then (as at --timeout, whichever is shorter)."""
+    if s.time_budget_s is None or (s.timeout_s is not None and s.timeout_s <= s.time_budget_s):
+        return s
+    return s.model_copy(update={"timeout_s": s.time_budget_s})
 
 
 def _nothing_to_fix(report: Report, formula: str | None, write: Callable[[], None]) -> None:
