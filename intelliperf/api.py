@@ -8,7 +8,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import env, redact
 from .api_checks import check_paths
@@ -69,12 +69,20 @@ def diagnose(
         folders={"--profile-dir": s.profile_dir},
     )
     registry = default_registry(s.formula_paths)
+    s = named_formula(s, registry)
     the_formula = registry.create(s.formula, **(s.formula_options or {}))
     report, _ = profile_and_diagnose(list(command), the_formula, registry, s, progress=progress or _logged)
     from .delivery.report import write_reports
 
     write_reports(report, output=s.output, markdown=s.markdown, sarif=s.sarif)
     return report
+
+
+def named_formula(s: DiagnoseSettings, registry: Registry) -> Any:
+    """The settings with their formula as a name: a Formula class or instance given is registered for the call."""
+    if isinstance(s.formula, str):
+        return s
+    return s.model_copy(update={"formula": registry.register(s.formula).name})
 
 
 def regions(
@@ -166,6 +174,7 @@ def optimize(
         check_clean(root, s.force)
     ready = prepare(s.publish, root) if s.publish else None
     registry = default_registry(s.formula_paths)
+    s = named_formula(s, registry)
     auto = s.formula == AUTO
     the_formula = _diagnosing(s, registry)
     report, recording = profile_and_diagnose(
