@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -207,7 +208,7 @@ def optimize(
     if ready is not None:  # before --in-place, which makes the patched files differ from the commit
         _publish(ready, report, write)
     if s.in_place and optimization.winner is not None:
-        apply_in_place(root, optimization, s.force)
+        apply_in_place(root, optimization, s.force, progress)
     write()
     return report
 
@@ -387,8 +388,9 @@ def check_clean(root: Path, force: bool) -> None:
         )
 
 
-def apply_in_place(root: Path, optimization, force: bool) -> None:
-    """Write the winner's files into the project, unless a file changed since the run began."""
+def apply_in_place(root: Path, optimization, force: bool, progress: Progress = _logged) -> None:
+    """Write the winner's files into the project, unless a file changed since the run began; outside git,
+    each file's original is kept first (OUT_DIR/originals/), and said where."""
     from .rewriters.source import unified_diff
 
     check_clean(root, force)
@@ -398,7 +400,27 @@ def apply_in_place(root: Path, optimization, force: bool) -> None:
         if unified_diff(rel, (root / rel).read_text(), text) not in patch:
             optimization.notes.append(f"{rel} changed while intelliperf ran: not applied (the patch is kept)")
             return
+    _keep_originals(root, optimization, progress)
     for rel, text in new.items():
         (root / rel).write_text(text)
     optimization.applied = True
     optimization.notes.append(f"applied to {', '.join(optimization.files)} (--in-place)")
+
+
+def _keep_originals(root: Path, optimization, progress: Progress) -> None:
+    """Outside a git repository nothing else holds the files --in-place overwrites: copies go under
+    OUT_DIR/originals/ (same relative paths), and the run says where before it writes."""
+    try:
+        repo = find_repo(root)
+    except UsageError:  # no git at all
+        repo = None
+    if repo is not None:
+        repo.close()
+        return
+    folder = Path(optimization.patch).parent / "originals"
+    for rel in optimization.files:
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / rel, folder / rel)
+    where = f"{root} is not in a git repository: the originals of {', '.join(optimization.files)} are kept in {folder}"
+    progress(f"--in-place: {where}")
+    optimization.notes.append(where)

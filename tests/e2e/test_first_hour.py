@@ -495,3 +495,29 @@ def test_optimize_time_budget_bounds_the_profiling_run(tmp_path):
     assert report.selected == "forever_kernel" and report.optimization is None
     assert any("no attempt" in n for n in report.notes)
     assert took < 10 + 40, took
+
+
+# --- --in-place outside git, optimize --format json ------------------------------------------------
+
+
+def test_in_place_outside_git_keeps_the_originals_and_format_json_is_the_report(tmp_path):
+    """Outside a git repository --in-place overwrote the kernel's file with no way back; the original is
+    now kept under the out-dir, said before the write. `--format json`: the report on stdout, as diagnose's."""
+    program = tmp_path / "contended_sum.py"
+    original = (EXAMPLES / "contended_sum.py").read_text()
+    program.write_text(original)
+    (tmp_path / "_harness.py").write_text((EXAMPLES / "_harness.py").read_text())
+    result = run_cli(
+        "optimize", "--in-place", "--format", "json", "--device", "cpu", "-f", "atomicContention",
+        "--max-attempts", "1", "--", sys.executable, str(program), *SMALL,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = Report.model_validate_json(result.stdout)  # stdout carries the report only
+    kept = tmp_path / "intelliperf-out" / "originals" / "contended_sum.py"
+    assert report.optimization is not None and report.optimization.applied
+    assert kept.read_text() == original and program.read_text() != original
+    said = " ".join(result.stderr.split())
+    assert f"is not in a git repository: the originals of contended_sum.py are kept in {kept.parent}" in said
+    assert said.index("the originals of") < said.index("applied to contended_sum.py")  # said before it wrote
+    assert any(f"kept in {kept.parent}" in n for n in report.optimization.notes)
