@@ -27,6 +27,7 @@ class Registry(plugins.Registry[Formula]):
 
     def __init__(self) -> None:
         super().__init__("formula", ENTRY_POINT_GROUP, _check)
+        self._instances: dict[str, Formula] = {}  # registered as instances: `create(name)` returns them
 
     def get(self, name: str) -> type[Formula]:
         try:
@@ -38,13 +39,23 @@ class Registry(plugins.Registry[Formula]):
         return found
 
     def create(self, name: str, **options) -> Formula:
+        if not options and name in self._instances:
+            return self._instances[name]
         return self.get(name)(**options)
 
-    def register(self, cls: object, source: str) -> None:
+    def register(self, formula: object, source: str | None = None) -> type[Formula]:
+        """Add a Formula subclass, or an instance (its class, and the instance that `create(name)` with no
+        options returns: options set once). Returns the class; a wrong one is a FormulaLoadError."""
+        cls = type(formula) if isinstance(formula, Formula) else formula
+        if source is None:
+            source = f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', cls)} (registered from Python)"
         try:
-            super().register(cls, source)
+            registered = super().register(cls, source)
         except plugins.PluginError as exc:
             raise FormulaLoadError(exc.message, hint=exc.hint) from None
+        if isinstance(formula, Formula):
+            self._instances[formula.name] = formula
+        return registered
 
     def load_file(self, path: str | Path) -> list[str]:
         """Import a Python file and register every Formula subclass it defines."""
@@ -98,9 +109,37 @@ def _where(exc: BaseException, path: Path) -> str:
     return f" (line {frames[-1].lineno})" if frames else ""
 
 
-def default_registry(formula_paths: Sequence[str | Path] = ()) -> Registry:
-    registry = Registry()
-    registry.load_entry_points()  # a broken plug-in is a note (registry.broken), not an error
-    for path in formula_paths:
-        registry.load_file(path)
-    return registry
+class DefaultRegistry:
+    """`default_registry()` builds the registry every command and API call uses: the entry points (built-ins
+    first), the formulas registered here from Python, then the files given. `default_registry.register(F)`
+    adds a Formula subclass or instance for the rest of the process (`intelliperf.diagnose(cmd, formula=F.name)`,
+    `--formula auto` and `diagnoseOnly` then ask it too); it is checked at once."""
+
+    def __init__(self) -> None:
+        self._registered: dict[str, Formula | type[Formula]] = {}
+
+    def __call__(self, formula_paths: Sequence[str | Path] = ()) -> Registry:
+        registry = Registry()
+        registry.load_entry_points()  # a broken plug-in is a note (registry.broken), not an error
+        for formula in self._registered.values():
+            registry.register(formula)
+        for path in formula_paths:
+            registry.load_file(path)
+        return registry
+
+    def register(self, formula: Formula | type[Formula]) -> type[Formula]:
+        """Register a Formula subclass or instance; returns the class, so it also serves as a decorator."""
+        cls = self().register(formula)  # checked now: what is wrong is said where it is registered
+        self._registered[cls.name] = formula
+        return cls
+
+    def unregister(self, name: str) -> None:
+        """Forget a formula registered from Python (no error when none is registered under `name`)."""
+        self._registered.pop(name, None)
+
+    def registered(self) -> list[str]:
+        """The names of the formulas registered from Python."""
+        return sorted(self._registered)
+
+
+default_registry = DefaultRegistry()

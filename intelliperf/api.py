@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import env, redact
 from .api_checks import check_paths
@@ -16,7 +17,7 @@ from .api_diagnosis import profile_and_diagnose
 from .api_passes import RegionsOnly, trace_settings
 from .delivery.git import find_repo
 from .delivery.publish import Ready, deliver, prepare
-from .errors import UsageError
+from .errors import ProfileStoppedError, UsageError
 from .files import output_folder
 from .formulas import default_registry
 from .models import OptimizationStatus, Report
@@ -69,12 +70,20 @@ def diagnose(
         folders={"--profile-dir": s.profile_dir},
     )
     registry = default_registry(s.formula_paths)
+    s = named_formula(s, registry)
     the_formula = registry.create(s.formula, **(s.formula_options or {}))
     report, _ = profile_and_diagnose(list(command), the_formula, registry, s, progress=progress or _logged)
     from .delivery.report import write_reports
 
     write_reports(report, output=s.output, markdown=s.markdown, sarif=s.sarif)
     return report
+
+
+def named_formula(s: DiagnoseSettings, registry: Registry) -> Any:
+    """The settings with their formula as a name: a Formula class or instance given is registered for the call."""
+    if isinstance(s.formula, str):
+        return s
+    return s.model_copy(update={"formula": registry.register(s.formula).name})
 
 
 def regions(
@@ -166,13 +175,14 @@ def optimize(
         check_clean(root, s.force)
     ready = prepare(s.publish, root) if s.publish else None
     registry = default_registry(s.formula_paths)
+    s = named_formula(s, registry)
     auto = s.formula == AUTO
     the_formula = _diagnosing(s, registry)
     report, recording = profile_and_diagnose(
         list(command),
         the_formula,
         registry,
-        s,
+        _profile_bounded(s),
         progress=progress,
         timer_dir=Path(s.profile_dir) if s.profile_dir else out / "regions",
     )
@@ -186,6 +196,7 @@ def optimize(
     if report.selected is None:
         _nothing_to_fix(report, the_formula.name if not auto else None, write)
         return report
+    _check_whole_run(recording, report, out, write)
     _check_workdir(report, root)
     progress(
         "rewriters: "
@@ -197,9 +208,25 @@ def optimize(
     if ready is not None:  # before --in-place, which makes the patched files differ from the commit
         _publish(ready, report, write)
     if s.in_place and optimization.winner is not None:
-        apply_in_place(root, optimization, s.force)
+        apply_in_place(root, optimization, s.force, progress)
     write()
     return report
+
+
+def _check_whole_run(recording: Recording, report: Report, out: Path, write: Callable[[], None]) -> None:
+    """A program stopped at its time limit is diagnosed, not optimized: each validation runs it to its end."""
+    if recording.stopped_at_s is not None:
+        report.notes.append("no attempt: a fix is validated on the whole run, which the program did not finish")
+        write()
+        raise ProfileStoppedError(recording.stopped_at_s, str(out / "report.json"))
+
+
+def _profile_bounded(s: OptimizeSettings) -> OptimizeSettings:
+    """The time budget bounds the profiling run too: a program that runs longer is stopped there and
+    diagnosed on what it launched until then (as at --timeout, whichever is shorter)."""
+    if s.time_budget_s is None or (s.timeout_s is not None and s.timeout_s <= s.time_budget_s):
+        return s
+    return s.model_copy(update={"timeout_s": s.time_budget_s})
 
 
 def _nothing_to_fix(report: Report, formula: str | None, write: Callable[[], None]) -> None:
@@ -368,8 +395,9 @@ def check_clean(root: Path, force: bool) -> None:
         )
 
 
-def apply_in_place(root: Path, optimization, force: bool) -> None:
-    """Write the winner's files into the project, unless a file changed since the run began."""
+def apply_in_place(root: Path, optimization, force: bool, progress: Progress = _logged) -> None:
+    """Write the winner's files into the project, unless a file changed since the run began; outside git,
+    each file's original is kept first (OUT_DIR/originals/), and said where."""
     from .rewriters.source import unified_diff
 
     check_clean(root, force)
@@ -379,7 +407,27 @@ def apply_in_place(root: Path, optimization, force: bool) -> None:
         if unified_diff(rel, (root / rel).read_text(), text) not in patch:
             optimization.notes.append(f"{rel} changed while intelliperf ran: not applied (the patch is kept)")
             return
+    _keep_originals(root, optimization, progress)
     for rel, text in new.items():
         (root / rel).write_text(text)
     optimization.applied = True
     optimization.notes.append(f"applied to {', '.join(optimization.files)} (--in-place)")
+
+
+def _keep_originals(root: Path, optimization, progress: Progress) -> None:
+    """Outside a git repository nothing else holds the files --in-place overwrites: copies go under
+    OUT_DIR/originals/ (same relative paths), and the run says where before it writes."""
+    try:
+        repo = find_repo(root)
+    except UsageError:  # no git at all
+        repo = None
+    if repo is not None:
+        repo.close()
+        return
+    folder = Path(optimization.patch).parent / "originals"
+    for rel in optimization.files:
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / rel, folder / rel)
+    where = f"{root} is not in a git repository: the originals of {', '.join(optimization.files)} are kept in {folder}"
+    progress(f"--in-place: {where}")
+    optimization.notes.append(where)

@@ -95,9 +95,7 @@ def _diagnosed(
     stages: dict[str, float] = {}
     started = time.perf_counter()
     progress("profiling: running the command with the launch recorder")
-    with tempfile.TemporaryDirectory(prefix="intelliperf-") as tmp:
-        run = run_workload(command, Path(tmp), interpret=interpret, trace=trace, timeout_s=s.timeout_s, cwd=s.cwd)
-        recording = load_recording(Path(tmp))
+    run, recording = _profiled(command, interpret, trace, s)
     stages["profile"] = time.perf_counter() - started
     if later is not None:
         later.start(run.cwd)
@@ -147,9 +145,28 @@ def _diagnosed(
         diagnoses=diagnoses,
         selected=selected,
         stages=stages,
-        notes=report_notes(registry, recording, interpret) + counter_notes,
+        notes=stopped_note(recording) + report_notes(registry, recording, interpret) + counter_notes,
     )
     return report, recording
+
+
+def stopped_note(recording: Recording) -> list[str]:
+    """A program stopped at its time limit is diagnosed on what it launched until then: the report says so."""
+    if recording.stopped_at_s is None:
+        return []
+    return [
+        f"the program was stopped at its time limit ({recording.stopped_at_s:g} s): the diagnosis is of the "
+        f"{recording.launches:,} launch{'' if recording.launches == 1 else 'es'} it made until then"
+    ]
+
+
+def _profiled(command: list[str], interpret: bool, trace: TraceSettings, s: DiagnoseSettings):
+    """The program's run with the recorder, and what it recorded (until its time limit, if it reached it)."""
+    with tempfile.TemporaryDirectory(prefix="intelliperf-") as tmp:
+        run = run_workload(command, Path(tmp), interpret=interpret, trace=trace, timeout_s=s.timeout_s, cwd=s.cwd)
+        recording = load_recording(Path(tmp))
+    recording.stopped_at_s = run.stopped_at_s
+    return run, recording
 
 
 def _check_recording(recording: Recording, command: list[str]) -> None:

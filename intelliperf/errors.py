@@ -12,7 +12,8 @@ prints its message (no traceback) and exits with that code::
     │   ├── EmptyCommandError                   nothing after `--`
     │   ├── CommandNotFoundError                the program does not exist
     │   ├── WorkloadFailedError                 it exited non-zero (with its stderr tail)
-    │   └── WorkloadTimeoutError                it ran past --timeout
+    │   ├── WorkloadTimeoutError                it ran past --timeout, having launched no kernel
+    │   └── ProfileStoppedError                 optimize: stopped at its time limit, so no fix can be validated
     ├── NothingToAnalyseError           exit 4  the command ran but gave nothing to diagnose
     │   ├── NoKernelsError                      no Triton kernel was launched
     │   └── KernelFilterError                   --kernel matched none of the kernels
@@ -144,6 +145,18 @@ class WorkloadTimeoutError(WorkloadError):
         super().__init__(
             f"the command ran longer than {timeout_s:g} s and was stopped: {' '.join(command)}",
             hint="Give it more time with --timeout, or make the run shorter (fewer steps, smaller inputs).",
+        )
+
+
+class ProfileStoppedError(WorkloadError):
+    """optimize on a program stopped at its time limit: diagnosed, but a fix is validated on the whole run."""
+
+    def __init__(self, limit_s: float, report: str) -> None:
+        super().__init__(
+            f"the program was stopped at its time limit ({limit_s:g} s) before it ended: the diagnosis is in "
+            f"{report}, but a fix is validated by running the program to its end, so no attempt was made",
+            hint="Give the program an end within the limit (fewer steps, smaller inputs), or a longer "
+            "--time-budget / --timeout.",
         )
 
 

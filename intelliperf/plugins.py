@@ -53,8 +53,8 @@ class Registry(Generic[T]):
             raise PluginError(f"the {self.kind} plug-in {name!r} failed to load: {self.broken[name]}")
         return None
 
-    def register(self, cls: object, source: str) -> None:
-        """Add a class after checking it; errors name the plug-in and what is wrong."""
+    def register(self, cls: object, source: str) -> type[T]:
+        """Add a class after checking it, and return it; errors name the plug-in and what is wrong."""
         problem = self._check(cls)
         if problem:
             raise PluginError(f"{self.kind} plug-in {source} is not usable: {problem}")
@@ -67,6 +67,7 @@ class Registry(Generic[T]):
             )
         self._classes[name] = cast(type[T], cls)
         self._sources[name] = source
+        return self._classes[name]
 
     def load_entry_points(self) -> Registry[T]:
         points = sorted(entry_points(group=self.group), key=lambda ep: not _ours(ep))  # ours first

@@ -20,7 +20,11 @@ from .validators import ValidationSettings
 class DiagnoseSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    formula: str = Field("diagnoseOnly", description="the formula to apply (`intelliperf formulas`)")
+    formula: Any = Field(
+        "diagnoseOnly",
+        description="the formula to apply: a registered name (`intelliperf formulas`), or a Formula class or "
+        "instance (registered for the call)",
+    )
     formula_paths: list[Path] = Field(default_factory=list, description="files that define more formulas")
     formula_options: dict | None = Field(None, description="the formula's options (-O KEY=VALUE)")
     top_n: int = Field(10, description="kernels with the most time to look at")
@@ -45,10 +49,10 @@ class DiagnoseSettings(BaseModel):
 
 
 class OptimizeSettings(DiagnoseSettings):
-    formula: str = Field(
+    formula: Any = Field(
         "auto",
-        description="the formula whose bottleneck to fix; auto: every formula asked, and the bottleneck that "
-        "weighs most (its kernel's share of the time x its severity) fixed",
+        description="the formula whose bottleneck to fix (a name, or a Formula class or instance); auto: every "
+        "formula asked, and the bottleneck that weighs most (its kernel's share of the time x its severity) fixed",
     )
     project: Path | None = Field(None, description="the folder copied for each candidate (default: cwd)")
     rewriter: Any = Field("auto", description="a rewriter's name (--rewriter), or a Rewriter instance")

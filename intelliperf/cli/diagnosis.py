@@ -15,6 +15,7 @@ from .options import (
     CountersOption,
     Device,
     DeviceOption,
+    FormatOption,
     FormulaOptions,
     FormulaPaths,
     FullRun,
@@ -29,6 +30,7 @@ from .options import (
     Sarif,
     Timeout,
     TopN,
+    formula_names,
     parse_options,
 )
 from .outputs import check_outputs, emit_streams, json_on_stdout, report_streams, stdout_for_report
@@ -37,7 +39,10 @@ from .outputs import check_outputs, emit_streams, json_on_stdout, report_streams
 def diagnose(
     command: Command = None,
     formula: Annotated[
-        str, typer.Option("--formula", "-f", help="Formula to apply (`intelliperf formulas`).")
+        str,
+        typer.Option(
+            "--formula", "-f", help="Formula to apply (`intelliperf formulas`).", autocompletion=formula_names
+        ),
     ] = "diagnoseOnly",
     formula_path: FormulaPaths = [],  # noqa: B006  (typer copies the default)
     formula_option: FormulaOptions = [],  # noqa: B006
@@ -53,10 +58,7 @@ def diagnose(
     output: Output = None,
     markdown: Markdown = None,
     sarif: Sarif = None,
-    output_format: Annotated[
-        OutputFormat,
-        typer.Option("--format", help="table, or json: the report on stdout for scripts (the table goes to stderr)."),
-    ] = OutputFormat.table,
+    output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Profile a program, rank its Triton kernels and diagnose the top ones."""
     from ..api import diagnose as run_diagnose

@@ -20,6 +20,7 @@ from .options import (
     CountersOption,
     Device,
     DeviceOption,
+    FormatOption,
     FormulaOptions,
     FormulaPaths,
     FullRun,
@@ -29,6 +30,7 @@ from .options import (
     MaxTokens,
     Model,
     Output,
+    OutputFormat,
     ProfileDir,
     ProgramFile,
     Reasoning,
@@ -40,10 +42,11 @@ from .options import (
     TimeBudget,
     Timeout,
     TopN,
+    formula_names,
     llm_options,
     parse_options,
 )
-from .outputs import check_outputs, emit_streams, report_streams, stdout_for_report
+from .outputs import check_outputs, emit_streams, json_on_stdout, report_streams, stdout_for_report
 
 if TYPE_CHECKING:
     from ..delivery.publish import Publish
@@ -57,6 +60,7 @@ Formula = Annotated[
         "--formula",
         "-f",
         help="Formula whose bottleneck to fix; auto: ask every formula and fix the bottleneck that weighs most.",
+        autocompletion=formula_names,
     ),
 ]
 Rewriter = Annotated[
@@ -201,6 +205,7 @@ def optimize(
     sandbox_read: SandboxRead = [],  # noqa: B006
     sandbox_env: SandboxEnv = [],  # noqa: B006
     sandbox_network: SandboxNetwork = False,
+    output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Find a kernel's bottleneck, rewrite it and keep the first validated, faster candidate."""
     given = dict(locals())  # the options by name, for the settings (taken before anything else is bound)
@@ -211,6 +216,8 @@ def optimize(
         {**outputs, "--save-transcript": save_transcript}, {"--out-dir": out_dir, "--profile-dir": profile_dir}
     )
     streams = report_streams(outputs)
+    if output_format is OutputFormat.json:
+        streams = json_on_stdout(streams)
     if api_base and (rewriter == "llm" or (rewriter == "auto" and model)):  # auto: llm with a model
         preflight.check_model_endpoint(api_base)
     settings = optimize_settings(given, streams)

@@ -53,6 +53,19 @@ class RegionData(str, Enum):
     tree = "tree"
 
 
+def formula_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    """`--formula <TAB>`: the registered formulas (plug-ins and `--formula-path` files given before it
+    included), and `auto` where the command takes it."""
+    from ..formulas import default_registry
+
+    try:
+        registry = default_registry(ctx.params.get("formula_path") or [])
+    except UsageError:  # a broken formula file: complete what is registered without it
+        registry = default_registry()
+    names = registry.names() + (["auto"] if ctx.command.name == "optimize" else [])
+    return sorted(n for n in names if n.startswith(incomplete))
+
+
 # Options several commands take, declared once (typer's Annotated style).
 Command = Annotated[
     list[str] | None, typer.Argument(metavar="-- CMD [ARGS]...", help="The program to run.", show_default=False)
@@ -63,6 +76,10 @@ FormulaOptions = Annotated[
     typer.Option(
         "--formula-option", "-O", help="KEY=VALUE option for the formula (`intelliperf formulas` lists them)."
     ),
+]
+FormatOption = Annotated[
+    OutputFormat,
+    typer.Option("--format", help="table, or json: the report on stdout for scripts (the table goes to stderr)."),
 ]
 TopN = Annotated[int, typer.Option("--top-n", "-n", help="Look at the N kernels with the most time.")]
 Kernel = Annotated[str | None, typer.Option("--kernel", "-k", help="Only kernels whose name matches this regex.")]

@@ -3,7 +3,7 @@
 action.yml hands every input over as an INPUT_* variable (the model key as INTELLIPERF_API_KEY,
 the token as GITHUB_TOKEN: the runner strips both from the program's environment). This runs
 `intelliperf optimize` with them (the findings also as SARIF, OUT_DIR/findings.sarif), then
-writes the step's outputs ($GITHUB_OUTPUT: report, success, speedup, pr-url, sarif), the report's
+writes the step's outputs ($GITHUB_OUTPUT: report, success, correct, speedup, pr-url, sarif), the report's
 Markdown to the job summary ($GITHUB_STEP_SUMMARY), and a warning annotation on each pinpointed
 source line (workflow commands on stdout), unless `annotations` is false.
 """
@@ -65,9 +65,11 @@ def write_outputs(out_dir: Path, code: int) -> None:
     opt, delivery = report.get("optimization") or {}, report.get("delivery") or {}
     speedup = (opt.get("speedup") or {}).get("estimate")
     sarif = out_dir / SARIF
+    correct = code == 0 and bool(opt.get("winner"))
     values = {
         "report": str(path.resolve()) if path.is_file() else "",
-        "success": "true" if code == 0 and opt.get("winner") else "false",
+        "success": "true" if correct and _measured_faster(opt) else "false",
+        "correct": "true" if correct else "false",
         "speedup": f"{speedup:.3f}" if speedup else "",
         "pr-url": delivery.get("pr_url") or "",
         "sarif": str(sarif.resolve()) if sarif.is_file() else "",
@@ -81,6 +83,13 @@ def write_outputs(out_dir: Path, code: int) -> None:
         body = markdown.read_text() if markdown.is_file() else f"intelliperf stopped (exit {code}) before a report.\n"
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a") as f:
             f.write(head + body)
+
+
+def _measured_faster(opt: dict) -> bool:
+    """The winner's verdict says faster on the GPU's timing (None without a GPU: speed not measured)."""
+    attempts = opt.get("attempts") or []
+    winner = attempts[opt["winner"] - 1] if 0 < opt["winner"] <= len(attempts) else {}
+    return (winner.get("verdict") or {}).get("faster") is True and bool(opt.get("speedup"))
 
 
 def warning_commands(report: dict, workspace: Path) -> list[str]:

@@ -22,6 +22,7 @@ class Recording:
     errors: list[str]
     kernels: list[KernelProfile] = field(default_factory=list)
     evidence: dict[str, list[Evidence]] = field(default_factory=dict)  # per kernel id: trace, then static
+    stopped_at_s: float | None = None  # the program was stopped at this time limit before it ended
 
     def evidence_of(self, kernel_id: str) -> list[Evidence]:
         return self.evidence.get(kernel_id, [])

@@ -24,6 +24,9 @@ from ..errors import CommandNotFoundError, EmptyCommandError, WorkloadFailedErro
 from ..redact import without_secrets
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
+# A program stopped at its time limit: seconds for its processes to write their records after the interrupt
+# (the recorder waits for the launches in flight and writes a JSON file), before they are killed.
+STOP_GRACE_S = 15.0
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
@@ -48,6 +51,7 @@ class WorkloadRun:
     returncode: int
     duration_s: float
     stderr_tail: str
+    stopped_at_s: float | None = None  # stopped at its time limit; the record is what it launched until then
 
 
 def find_tool(override_env: str, name: str, home_env: str, home_default: str) -> str | None:
@@ -231,12 +235,15 @@ class Running:
             except BrokenPipeError:
                 pass
 
-    def wait(self, timeout_s: float | None) -> ProcessResult:
-        """To the end, or killed after `timeout_s` more seconds."""
+    def wait(self, timeout_s: float | None, grace_s: float = 0.0) -> ProcessResult:
+        """To the end, or stopped after `timeout_s` more seconds: interrupted first where `grace_s` is
+        given (its exit handlers, the recorder's included, then run), killed after that."""
         try:
             returncode = self.proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             returncode = None
+            if grace_s > 0:
+                interrupt(self.proc, grace_s)
             self.stop()
         except KeyboardInterrupt:
             self.stop()
@@ -274,6 +281,28 @@ def kill(proc: subprocess.Popen) -> None:
         pass
 
 
+def interrupt(proc: subprocess.Popen, grace_s: float) -> None:
+    """SIGINT to a process and every process under it, as a terminal's Ctrl-C would send them, then
+    up to `grace_s` for them to end: Python raises KeyboardInterrupt and runs its exit handlers."""
+    for pid in [proc.pid, *_descendants(proc.pid)]:
+        try:
+            os.kill(pid, signal.SIGINT)
+        except OSError:  # gone meanwhile
+            pass
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and (proc.poll() is None or _descendants(proc.pid)):
+        time.sleep(0.05)
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        children = _children(todo.pop())
+        found += children
+        todo += children
+    return found
+
+
 def process_stat(pid: int | str) -> tuple[str, int]:
     """(state, parent) of a process from /proc; ("", 0) where it is gone."""
     try:
@@ -305,14 +334,20 @@ def run_workload(
     cwd: str | None = None,
     echo=None,
 ) -> WorkloadRun:
-    """Run the command to the end; raise a WorkloadError if it cannot run or fails."""
+    """Run the command to the end; raise a WorkloadError if it cannot run or fails. At `timeout_s` it is
+    interrupted (Ctrl-C), so that each of its processes writes what it recorded until then: the run
+    returns with `stopped_at_s` set where a record was written, and raises WorkloadTimeoutError where
+    none was."""
     check_command(command)
     record_dir.mkdir(parents=True, exist_ok=True)
     env = workload_env(record_dir, interpret, trace)
     cwd = cwd or os.getcwd()
-    result = spawn(command, cwd=cwd, env=env, timeout_s=timeout_s, echo=echo)
-    if result.returncode is None:  # killed at its time limit
-        raise WorkloadTimeoutError(command, timeout_s or 0.0)
+    result = Running(command, cwd=cwd, env=env, echo=echo).wait(timeout_s, grace_s=STOP_GRACE_S)
+    tail = "\n".join(result.tail)
+    if result.returncode is None:  # stopped at its time limit
+        if not any(record_dir.glob("record-*.json")):
+            raise WorkloadTimeoutError(command, timeout_s or 0.0)
+        return WorkloadRun(command, cwd, record_dir, 0, result.duration_s, tail, stopped_at_s=timeout_s)
     if result.returncode != 0:
         raise WorkloadFailedError(command, result.returncode, "\n".join(result.tail[-12:]))
-    return WorkloadRun(command, cwd, record_dir, result.returncode, result.duration_s, "\n".join(result.tail))
+    return WorkloadRun(command, cwd, record_dir, result.returncode, result.duration_s, tail)

