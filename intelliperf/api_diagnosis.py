@@ -72,7 +72,7 @@ def _diagnosis(
     id), then the interpreter model, then the static view."""
     evidence = [p[profile.id] for p in passes if profile.id in p] + recording.evidence_of(profile.id)
     findings = the_formula.evaluate(profile, evidence, registry)
-    bound = launch_bound(profile, interpret)
+    bound = launch_bound(profile, interpret, evidence)
     return KernelDiagnosis(kernel=profile.name, rank=rank, findings=findings, evidence=evidence, launch_bound=bound)
 
 

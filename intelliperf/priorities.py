@@ -13,8 +13,9 @@ per launch; under the interpreter it is estimated from the bytes of the launch's
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from .models import Finding, KernelProfile, Report
+from .models import Evidence, Finding, KernelProfile, Report
 
 AUTO = "auto"
 ASK_ALL = "diagnoseOnly"  # the formula that asks every registered one
@@ -23,12 +24,15 @@ SEVERITY_WEIGHT = {"none": 0, "low": 1, "medium": 2, "high": 3}
 
 LAUNCH_US = 4.0  # what launching a Triton kernel costs the device and the host, about (H100)
 COPY_BYTES_PER_US = 2.95e6  # a large device-to-device copy on an H100 (docs/benchmarks.md)
+SERIAL_NS = 1.0  # an atomic update of an address another update holds waits its turn: about a clock
 WORK_SCALED = frozenset({"laneUtilization", "memoryLocality"})  # gains in proportion to the launch's work
 DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4, "bool": 1}
 
 
-def launch_bound(kernel: KernelProfile, interpreted: bool) -> str | None:
-    """A sentence where `kernel`'s launches do less work than LAUNCH_US, else None."""
+def launch_bound(kernel: KernelProfile, interpreted: bool, evidence: Sequence[Evidence] = ()) -> str | None:
+    """A sentence where `kernel`'s launches do less work than LAUNCH_US, else None. Without a GPU, atomic
+    updates of one address (the trace's `updates_per_address`) count too: they take turns, about a
+    nanosecond each (SERIAL_NS), however few bytes they move."""
     if interpreted:
         if not kernel.signatures:
             return None
@@ -38,8 +42,11 @@ def launch_bound(kernel: KernelProfile, interpreted: bool) -> str | None:
             for a in sig.args
             if a.kind == "tensor"
         }
-        work = sum(tensors.values()) / COPY_BYTES_PER_US
+        serial = max((site.updates_per_address or 0 for ev in evidence for site in ev.sites), default=0)
+        work = sum(tensors.values()) / COPY_BYTES_PER_US + serial * SERIAL_NS / 1e3
         how = f"its tensors hold {sum(tensors.values()):,} bytes, about {work:.2g} us of memory traffic on an H100"
+        if serial:
+            how += f" with {serial:,.0f} atomic updates of one address taking turns"
     else:
         work = kernel.mean_time_s * 1e6
         how = f"it runs {work:.2g} us per launch"

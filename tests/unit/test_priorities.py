@@ -7,7 +7,17 @@ import sys
 import pytest
 
 from intelliperf.api import diagnose
-from intelliperf.models import ArgInfo, Finding, KernelDiagnosis, KernelProfile, LaunchSignature, Report, RunInfo
+from intelliperf.models import (
+    AccessSite,
+    ArgInfo,
+    Evidence,
+    Finding,
+    KernelDiagnosis,
+    KernelProfile,
+    LaunchSignature,
+    Report,
+    RunInfo,
+)
 from intelliperf.priorities import chosen_note, launch_bound, ranked_bottlenecks
 
 
@@ -70,6 +80,23 @@ def test_a_launch_with_less_work_than_its_launch_costs_is_launch_bound():
     assert launch_bound(_launched(1 << 24), interpreted=True) is None
     assert "runs 2.5 us per launch" in (launch_bound(_launched(1 << 24, 2.5e-6), interpreted=False) or "")
     assert launch_bound(_launched(4096, 40e-6), interpreted=False) is None
+
+
+def test_atomic_updates_of_one_address_take_turns_and_count_as_work():
+    """1M floats summed into one address move 4 MiB (1.4 us at copy rate), but the million updates wait for
+    each other: not launch-bound. The same sum with 1,024 updates per address is."""
+
+    def traced(updates: float) -> Evidence:
+        site = AccessSite(
+            file="k.py", line=3, op="atomic_add", is_atomic=True, elem_bytes=4, calls=1, lanes=1024,
+            bytes_requested=4096, sectors=128, sector_efficiency=1.0, updates_per_address=updates,
+        )  # fmt: skip
+        return Evidence(backend="interpreter-trace", modelled=True, kernel="k", sites=[site])
+
+    kernel = _launched(1 << 19)
+    assert launch_bound(kernel, True, [traced(1 << 20)]) is None
+    bound = launch_bound(kernel, True, [traced(1024)]) or ""
+    assert bound.startswith("launch-bound") and "1,024 atomic updates of one address taking turns" in bound
 
 
 def test_auto_leaves_idle_lanes_of_a_launch_bound_kernel_and_keeps_its_atomics():
