@@ -331,7 +331,7 @@ def run(
 
 def _check_budget(max_attempts: int, time_budget_s: float | None, max_tokens: int | None, candidates: int | None):
     """The budget's figures checked as optimize checks them (a UsageError for a bad one)."""
-    from .loop_session import Budget
+    from .optimization.session import Budget
 
     Budget(
         max_attempts=max_attempts,

@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from intelliperf.api import diagnose
+from intelliperf.diagnosis.priorities import chosen_note, launch_bound, ranked_bottlenecks
 from intelliperf.models import ArgInfo, Finding, KernelDiagnosis, KernelProfile, LaunchSignature, Report, RunInfo
-from intelliperf.priorities import chosen_note, launch_bound, ranked_bottlenecks
 
 
 def _kernel(name: str, share: float) -> KernelProfile:

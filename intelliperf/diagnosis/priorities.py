@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from .models import Finding, KernelProfile, Report
+from ..models import Finding, KernelProfile, Report
 
 AUTO = "auto"
 ASK_ALL = "diagnoseOnly"  # the formula that asks every registered one
