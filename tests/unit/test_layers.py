@@ -43,7 +43,6 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.evaluation": 5,
     "intelliperf.campaign": 5,
     "intelliperf.tuning": 5,
-    "intelliperf.delivery.action": 5,
 }
 KNOWN_UPWARD: set[tuple[str, str]] = set()  # none left; an exception needs its reason here
 KNOWN_CYCLES: set[frozenset[str]] = set()
@@ -58,8 +57,7 @@ PACKAGES = (
     "intelliperf.delivery",
     "intelliperf.testing",
     "intelliperf.campaign",
-    "intelliperf.delivery.action",
-)  # the Action's entry script sits on top, beside the CLI
+)
 
 
 def _module(path: Path) -> str:
