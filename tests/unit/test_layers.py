@@ -23,16 +23,16 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.syntax": 0,
     "intelliperf.plugins": 0,
     "intelliperf.workload": 1,
-    # Inside the user's program the bootstrap is the top: it puts the recorder, the launch window
-    # and (in validation runs) the output capture into Triton. Nothing imports it; the runner
-    # only puts its folder on PYTHONPATH.
-    "intelliperf.workload.bootstrap": 3,
     "intelliperf.pinpoint": 1,
     "intelliperf.testing": 1,
     "intelliperf.profiling": 2,
     "intelliperf.validators": 2,
     "intelliperf.formulas": 2,
     "intelliperf.rewriters": 2,
+    # Inside the user's program the bootstrap is the top: it puts the recorder, the launch window
+    # and (in validation runs) the output capture into Triton. Nothing imports it; the runner
+    # only puts its folder on PYTHONPATH.
+    "intelliperf.bootstrap": 3,
     "intelliperf.delivery": 3,
     "intelliperf.settings": 3,
     "intelliperf.diagnosis": 3,
@@ -49,7 +49,6 @@ KNOWN_CYCLES: set[frozenset[str]] = set()
 KNOWN_MODULE_CIRCLES: set[frozenset[str]] = set()
 PACKAGES = (
     "intelliperf.workload",
-    "intelliperf.workload.bootstrap",
     "intelliperf.profiling",
     "intelliperf.validators",
     "intelliperf.formulas",
