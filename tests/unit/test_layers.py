@@ -42,7 +42,6 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.__main__": 5,
     "intelliperf.evaluation": 5,
     "intelliperf.campaign": 5,
-    "intelliperf.tuning": 5,
 }
 KNOWN_UPWARD: set[tuple[str, str]] = set()  # none left; an exception needs its reason here
 KNOWN_CYCLES: set[frozenset[str]] = set()
