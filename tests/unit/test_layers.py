@@ -222,3 +222,19 @@ def test_no_module_over_600_lines_and_no_function_over_80():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
                 long_functions.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}")
     assert long_modules == [] and long_functions == [], (long_modules, long_functions)
+
+
+def test_every_folder_has_its_floor_and_the_top_folder_stays_small():
+    """Each folder of the package is on one floor of its own in LAYERS (no sub-folder listed apart), and the top
+    folder holds at most 12 modules: a concept that grows gets a folder, not a prefix."""
+    folders = {f"intelliperf.{p.parent.name}" for p in REPO.glob("intelliperf/*/__init__.py")}
+    folders |= {"intelliperf.formulas", "intelliperf.validators"}  # installed under intelliperf
+    assert folders - set(LAYERS) == set(), "folders with no floor in LAYERS"
+    nested = [p for p in LAYERS if p.count(".") > 1 or (p.count(".") == 1 and p not in folders and not _top_module(p))]
+    assert nested == [], f"LAYERS lists a part of a folder apart: {nested}"
+    top = sorted(p.stem for p in REPO.glob("intelliperf/*.py") if p.name != "__init__.py")
+    assert len(top) <= 12, top
+
+
+def _top_module(prefix: str) -> bool:
+    return (REPO / "intelliperf" / f"{prefix.split('.')[1]}.py").exists()

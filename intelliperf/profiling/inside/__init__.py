@@ -3,4 +3,4 @@ the launch recorder and its tallies, the device clock, the launch window of the 
 settings the passes write and the program reads), and the watch on what the checks in a candidate's
 process rely on (`untouched`). Standard library at import; torch and Triton only when the program has them."""
 
-__all__ = ["clock", "launch_tallies", "recorder", "untouched", "window"]
+__all__ = ["clock", "helper_calls", "launch_tallies", "recorder", "untouched", "window"]
