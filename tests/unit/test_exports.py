@@ -6,6 +6,7 @@ like one of them would take its place on import)."""
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -39,6 +40,18 @@ PACKAGES = _packages()
 
 def test_the_scan_finds_the_packages():
     assert {"intelliperf.diagnosis", "intelliperf.optimization", "intelliperf.validators"} <= set(PACKAGES)
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists the packages a wheel holds, one by one: a folder missing there is missing from a
+    plain `pip install` (the Action's), though an editable install finds it."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # 3.10: the tomli backport, a dependency there
+        import tomli as tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    assert set(PACKAGES) - listed == set(), "packages missing from [tool.setuptools] packages"
 
 
 @pytest.mark.parametrize("name", sorted(PACKAGES))
