@@ -69,7 +69,7 @@ def main() -> int:
         return rmtree(path, *args, **kwargs)
 
     shutil.rmtree = removing
-    import intelliperf.loop_attempt as loop_attempt
+    import intelliperf.optimization.attempt as loop_attempt
     from intelliperf import cli
     from intelliperf.profiling import region_timers
     from intelliperf.workload import head_start

@@ -31,7 +31,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from intelliperf.evaluation import labels as read_labels
+from intelliperf.evaluation.run import labels as read_labels
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "benchmarks" / "corpus"

@@ -53,7 +53,7 @@ def candidate_text(project: Path, after: str, kernel: str, launcher: str) -> str
     """The before-file (project/program.py) with the after-file's kernel, launcher and code beside them
     in place, as the loop applies a rewriter's answer given as a whole file; raises the loop's own
     ScopeError/PolicyError where a rewriter's answer would be refused."""
-    from intelliperf.loop_apply import apply_candidate
+    from intelliperf.optimization.apply import apply_candidate
     from intelliperf.rewriters import Candidate
     from intelliperf.rewriters.source import code_unit, extract_function
     from intelliperf.rewriters.transcript import beside_code

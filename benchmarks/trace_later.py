@@ -15,7 +15,7 @@ import sys
 import time
 
 import intelliperf
-from intelliperf import api_diagnosis
+from intelliperf.diagnosis import run as api_diagnosis
 
 
 def diagnose(program: str) -> tuple[float, dict, list]:

@@ -12,24 +12,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import env, redact
-from .api_checks import check_paths
-from .api_diagnosis import profile_and_diagnose
-from .api_passes import RegionsOnly, trace_settings
 from .delivery.git import find_repo
 from .delivery.publish import Ready, deliver, prepare
+from .diagnosis.checks import check_paths
+from .diagnosis.passes import RegionsOnly, trace_settings
+from .diagnosis.priorities import ASK_ALL, AUTO, chosen_note, ranked_bottlenecks
+from .diagnosis.run import profile_and_diagnose
 from .errors import ProfileStoppedError, UsageError
 from .files import output_folder
 from .formulas import default_registry
 from .models import OptimizationStatus, Report
-from .priorities import ASK_ALL, AUTO, chosen_note, ranked_bottlenecks
 from .settings import DiagnoseSettings, OptimizeSettings, settled
 from .workload.devices import parse_devices
 from .workload.workspace import within
 
 if TYPE_CHECKING:
     from .formulas import Formula, Registry
-    from .loop_session import Budget, Session
     from .models import Optimization
+    from .optimization.session import Budget, Session
     from .profiling.aggregate import Recording
     from .rewriters import Rewriter
     from .validators import ValidationSettings
@@ -265,7 +265,7 @@ def _choose(report: Report, registry: Registry) -> Formula:
 
 def _budget(s: OptimizeSettings) -> Budget:
     """The loop's budget from the settings, checked; `candidates` per round defaults to one per GPU."""
-    from .loop_session import Budget
+    from .optimization.session import Budget
 
     gpus = parse_devices(s.devices)
     budget = Budget(
@@ -312,7 +312,7 @@ def _session(
     progress: Progress,
 ) -> Session:
     """What the loop works on: the selected kernel, its finding and recording, and where it writes."""
-    from .loop_session import Session
+    from .optimization.session import Session
 
     assert report.selected is not None  # optimize returned before the loop where nothing was selected
     profile = next(k for k in recording.kernels if k.name == report.selected)
@@ -339,7 +339,7 @@ def _session(
 
 def _attempts(session: Session, rewriters: list[Rewriter], write: Callable[[], None]) -> Optimization:
     """The loop run; an interruption or a failure is recorded in the report (written) before it goes on up."""
-    from . import loop
+    from .optimization import loop
 
     report = session.report
     started = time.perf_counter()

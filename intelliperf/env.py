@@ -1,7 +1,7 @@
 """Every INTELLIPERF_* environment variable, named in one place (in the spirit of Triton's knobs).
 Standard library only: the recorder inside the user's program imports it too.
 
-The bootstrap (workload/bootstrap/sitecustomize.py) runs before intelliperf is importable in the
+The bootstrap (intelliperf/bootstrap/sitecustomize.py) runs before intelliperf is importable in the
 program's Python, so it spells the names it reads itself; tests/unit/test_layers.py checks that every
 INTELLIPERF_* name in the package is one of these, and that no other module spells one.
 """

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from intelliperf.formulas import default_registry
-from intelliperf.loop_apply import apply_candidate
 from intelliperf.models import Finding, KernelProfile, LaunchSignature
+from intelliperf.optimization.apply import apply_candidate
 from intelliperf.rewriters.base import Candidate, HardwareFacts, RewriteRequest
 from intelliperf.rewriters.source import CodeUnit
 

@@ -7,3 +7,5 @@ schedule.py  where the task processes run: workers on this host (one per GPU) or
 results.py   the rows, the table (JSON, Markdown), the plot, resuming
 run.py       the campaign: tasks in, rows out as they finish
 """
+
+__all__ = ["peer", "results", "run", "schedule", "suite", "task"]

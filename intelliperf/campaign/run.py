@@ -88,7 +88,7 @@ def _spec(
     program_timeout_s: float,
     rounds: int,
 ) -> TaskSpec:
-    from ..evaluation import case_slug
+    from ..evaluation.run import case_slug
 
     return TaskSpec(
         task=task,

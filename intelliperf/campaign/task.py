@@ -110,7 +110,7 @@ def _optimize(spec: TaskSpec, original: Path):
 
 
 def _why_no_win(opt) -> str:
-    from ..evaluation import classify
+    from ..evaluation.run import classify
 
     classes = [c for a in opt.attempts if (c := classify(a)) is not None]
     said = ", ".join(f"{c} {classes.count(c)}" for c in dict.fromkeys(classes))

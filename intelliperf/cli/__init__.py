@@ -6,7 +6,8 @@ instant. Every IntelliPerfError becomes a message and its exit code, never a tra
 The modules: `app` (the typer app, consoles, global flags), `options` (shared options),
 `outputs` (where reports go), `interrupt` (Ctrl-C), one module per command group (`diagnosis`,
 `optimize`, `evaluate`, `listings`), `commands` (their order), `help_format` (how --help reads)
-and `entry` (`main`, the console script).
+`entry` (`main`, the console script) and `action` (the GitHub Action's entry script, which
+runs `main`).
 """
 
 from .app import EVAL_INCOMPLETE_EXIT, NO_WIN_EXIT

@@ -13,8 +13,8 @@ from functools import partial
 import typer
 from rich.markup import escape
 
-from .. import config
 from ..errors import IntelliPerfError
+from . import config
 from .app import err
 from .help_format import click_command
 from .interrupt import ctrl_c

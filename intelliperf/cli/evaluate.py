@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from .. import preflight
 from ..errors import UsageError
+from . import preflight
 from .app import EVAL_INCOMPLETE_EXIT, NO_WIN_EXIT, err, out, progress
 from .interrupt import ctrl_c
 from .options import (
@@ -65,7 +65,7 @@ def evaluate(
     ),
 ) -> None:
     """Measure how well a rewriter (a model, or the offline ones) optimizes a set of cases."""
-    from ..evaluation import find_cases, run
+    from ..evaluation.run import find_cases, run
 
     rows = _eval_rows(rewriter, model)
     paths = paths or _default_cases()
@@ -180,8 +180,8 @@ def tune(
     ] = Path("intelliperf-tune"),
 ) -> None:
     """Tune the llm rewriter's DSPy program on labelled cases, with the validators' verdict as the metric."""
-    from ..evaluation import find_cases
-    from ..tuning import tune as run_tune
+    from ..evaluation.run import find_cases
+    from ..evaluation.tuning import tune as run_tune
 
     if not model:
         raise UsageError("tune needs a model", hint="Pass --model NAME (and --api-base URL), or set INTELLIPERF_MODEL.")

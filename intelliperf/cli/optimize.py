@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .. import preflight
 from ..errors import UsageError
+from . import preflight
 from .app import NO_WIN_EXIT, err, out, progress
 from .interrupt import ctrl_c
 from .options import (

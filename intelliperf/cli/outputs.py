@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .. import preflight
 from ..errors import UsageError
+from . import preflight
 
 
 def check_outputs(files: dict[str, Path | None], folders: dict[str, Path | None]) -> None:

@@ -1,8 +1,7 @@
 """What leaves a run: the console, report files, SARIF, the winner patch, git branches and pull
-requests, and the GitHub Action's entry. Its modules are the API; the package re-exports nothing."""
+requests. Its modules are the API; the package re-exports nothing."""
 
 __all__ = [
-    "action",
     "console",
     "git",
     "github",

@@ -2,7 +2,6 @@
 starts and definitions-only loading. Its modules are the API."""
 
 __all__ = [
-    "bootstrap",
     "definitions",
     "devices",
     "head_start",

@@ -6,7 +6,7 @@ compute-sanitizer worker's per check, two timing workers'. A `HeadStart` is star
 (the same binds, $HOME, seeds, wrapper and environment, less the run's own INTELLIPERF_*
 variables) before the candidate exists: while the reference is captured, or once the previous
 candidate's verdict is in. Its folders are made empty then and filled later. When the run
-comes it is handed over (bootstrap/intelliperf_head_start.py becomes the run); where the run does
+comes it is handed over (intelliperf/bootstrap/intelliperf_head_start.py becomes the run); where the run does
 not fit the head start (`fits`), it starts in a fresh Python as before.
 
 Which runs: the program where it allows it, that is `python script.py ARGS` (no interpreter

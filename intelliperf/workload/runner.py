@@ -23,7 +23,7 @@ from .. import env as names
 from ..errors import CommandNotFoundError, EmptyCommandError, WorkloadFailedError, WorkloadTimeoutError, not_runnable
 from ..redact import without_secrets
 
-BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
+BOOTSTRAP_DIR = Path(__file__).parents[1] / "bootstrap"  # intelliperf/bootstrap, put on PYTHONPATH
 # A program stopped at its time limit: seconds for its processes to write their records after the interrupt
 # (the recorder waits for the launches in flight and writes a JSON file), before they are killed.
 STOP_GRACE_S = 15.0

@@ -130,7 +130,7 @@ def test_a_module_level_launch_turned_into_a_block_is_validated_end_to_end(tmp_p
     """The honest fix for a launch at module level that needs a computed block: the statement becomes a
     block of statements (spliced by the loop's own path, held to the policy), validated like any other;
     the same block with a wrong grid is rejected."""
-    from intelliperf.loop_apply import apply_candidate
+    from intelliperf.optimization.apply import apply_candidate
     from intelliperf.rewriters import Candidate
     from intelliperf.rewriters.source import code_unit, launch_unit
 

@@ -361,7 +361,7 @@ def test_pyproject_sets_defaults_that_flags_override_and_a_wrong_key_is_named(tm
 
 
 def test_the_action_leaves_unset_inputs_to_the_project_and_the_cli(monkeypatch):
-    from intelliperf.delivery.action import optimize_args
+    from intelliperf.cli.action import optimize_args
 
     monkeypatch.setenv("INPUT_COMMAND", "python train.py")
     for name in ("FORMULA", "TOP_N", "REWRITER", "MAX_ATTEMPTS", "DEVICE", "COUNTERS"):

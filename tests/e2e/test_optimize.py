@@ -294,7 +294,7 @@ def test_a_timeout_on_a_busy_machine_is_retried_once_and_stays_unjudged(tmp_path
     """A candidate killed at its limit is `timed-out` (not judged), and on a busy machine it gets
     one more validation with twice the time before that."""
     import intelliperf
-    from intelliperf import loop_attempt
+    from intelliperf.optimization import attempt as loop_attempt
     from intelliperf.validators import ValidationSettings
 
     slow = (
@@ -365,7 +365,7 @@ def test_a_sweep_runs_through_the_loop_and_is_never_the_winner(tmp_path, monkeyp
     interpreter has no timer to tune with, so the GPU is faked at the loop's hardware facts and the
     autotuner's choice cannot be read (it is on the H100)."""
     import intelliperf
-    from intelliperf import loop
+    from intelliperf.optimization import loop
     from intelliperf.rewriters import HardwareFacts, search
 
     monkeypatch.setattr(loop, "_hardware", lambda interpret: HardwareFacts(device="a GPU (faked for the test)"))

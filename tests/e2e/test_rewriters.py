@@ -224,7 +224,7 @@ if __name__ == "__main__":
 
 
 def test_a_candidate_may_add_kernels_helpers_and_constants_and_change_what_its_kernel_uses(tmp_path):
-    from intelliperf.loop_apply import apply_candidate
+    from intelliperf.optimization.apply import apply_candidate
     from intelliperf.rewriters import Candidate
     from intelliperf.validators.policy import PolicyError
 
@@ -254,7 +254,7 @@ def test_a_candidate_may_add_kernels_helpers_and_constants_and_change_what_its_k
 
 
 def test_code_beside_the_kernel_is_functions_and_constants_and_names_imported_elsewhere_are_refused(tmp_path):
-    from intelliperf.loop_apply import apply_candidate
+    from intelliperf.optimization.apply import apply_candidate
     from intelliperf.rewriters import Candidate
     from intelliperf.validators.policy import PolicyError
 
@@ -273,7 +273,7 @@ def test_code_beside_the_kernel_is_functions_and_constants_and_names_imported_el
 
 
 def test_a_module_level_launch_may_become_a_block(tmp_path):
-    from intelliperf.loop_apply import apply_candidate
+    from intelliperf.optimization.apply import apply_candidate
     from intelliperf.rewriters import Candidate
     from intelliperf.rewriters.source import launch_unit
 
@@ -491,8 +491,8 @@ def test_a_sweep_leaves_out_warps_whose_threads_cannot_hold_the_tile():
 
 
 def test_a_sweep_is_never_the_fix_even_when_correct_and_faster():
-    from intelliperf.loop_verdict import decide
     from intelliperf.models import Attempt, Measure, Metric
+    from intelliperf.optimization.verdict import decide
     from intelliperf.validators.verdict import Speedup, Verdict
 
     metric = Metric(name="m", value=10, unit="u", better="lower")
@@ -533,8 +533,8 @@ def test_a_sweep_is_never_the_fix_even_when_correct_and_faster():
 def test_a_metric_that_did_not_improve_is_named_never_none():
     """A retuning whose metric did not move, under a formula and measures that carry no metric name (a
     custom formula's `metric` left unset): the reason names the formula's metric, not "None"."""
-    from intelliperf.loop_verdict import decide
     from intelliperf.models import Attempt, Measure, Metric
+    from intelliperf.optimization.verdict import decide
     from intelliperf.validators.verdict import Verdict
 
     finding = type("F", (), {"metric": Metric(name="m", value=10, unit="u", better="lower")})()
@@ -555,8 +555,8 @@ def test_a_metric_that_did_not_improve_is_named_never_none():
 
 
 def test_a_correct_faster_fix_wins_when_the_metric_did_not_move_but_one_that_removes_the_bottleneck_ranks_first():
-    from intelliperf.loop_verdict import decide, rank
     from intelliperf.models import Attempt, Measure, Metric
+    from intelliperf.optimization.verdict import decide, rank
     from intelliperf.validators.verdict import Speedup, Verdict
 
     metric = Metric(name="sector_efficiency", value=0.25, unit="", better="higher")

@@ -290,7 +290,7 @@ def test_proton_buffer_grows_to_what_the_first_run_needed():
 
 
 def test_a_timeout_is_a_verdict_of_its_own():
-    from intelliperf import loop_verdict
+    from intelliperf.optimization import verdict as loop_verdict
 
     s = SimpleNamespace(formula=SimpleNamespace(metric="m"), finding=SimpleNamespace(metric=None))
     killed = Attempt(
@@ -379,7 +379,7 @@ def test_formulas_that_read_the_static_view_only_get_no_address_trace():
     for them (on a GPU the trace took 10 s of a 14 s profile run), and the verdict is the one the static
     view gives. atomicContention reads both, and gets both."""
     import intelliperf
-    from intelliperf.api_passes import trace_settings
+    from intelliperf.diagnosis.passes import trace_settings
     from intelliperf.formulas import default_registry
 
     registry = default_registry()
@@ -439,7 +439,7 @@ def test_the_timing_waits_until_the_run_beside_it_waits_for_its_turn(tmp_path, m
     import threading
     import time
 
-    from intelliperf import loop_head_start
+    from intelliperf.optimization import head_start as loop_head_start
 
     where = tmp_path / "timers"
     lock = region_timers.turn_file(where)

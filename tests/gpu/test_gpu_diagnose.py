@@ -88,7 +88,7 @@ def test_torch_compile_kernels_are_ranked_with_their_generated_source():
 def test_the_trace_deferred_beside_the_counter_pass_is_the_one_taken_in_the_program(monkeypatch):
     """Where ncu follows, the interpreter trace runs after the program (trace_worker), beside that pass:
     the evidence is the same as the trace taken inside the program, and the report says where it ran."""
-    from intelliperf import api_diagnosis
+    from intelliperf.diagnosis import run as api_diagnosis
 
     command = py(EXAMPLES / "contended_sum.py", "--n", str(N), "--repeat", "2")
     deferred = intelliperf.diagnose(command, formula="diagnoseOnly", device="gpu")

@@ -23,43 +23,31 @@ LAYERS = {  # module prefix -> layer; the longest matching prefix decides
     "intelliperf.syntax": 0,
     "intelliperf.plugins": 0,
     "intelliperf.workload": 1,
-    # Inside the user's program the bootstrap is the top: it puts the recorder, the launch window
-    # and (in validation runs) the output capture into Triton. Nothing imports it; the runner
-    # only puts its folder on PYTHONPATH.
-    "intelliperf.workload.bootstrap": 3,
     "intelliperf.pinpoint": 1,
     "intelliperf.testing": 1,
     "intelliperf.profiling": 2,
     "intelliperf.validators": 2,
     "intelliperf.formulas": 2,
     "intelliperf.rewriters": 2,
-    "intelliperf.loop": 3,
-    "intelliperf.loop_session": 3,
-    "intelliperf.loop_apply": 3,
-    "intelliperf.loop_verdict": 3,
-    "intelliperf.loop_measure": 3,
-    "intelliperf.loop_head_start": 3,
-    "intelliperf.loop_attempt": 3,
+    # Inside the user's program the bootstrap is the top: it puts the recorder, the launch window
+    # and (in validation runs) the output capture into Triton. Nothing imports it; the runner
+    # only puts its folder on PYTHONPATH.
+    "intelliperf.bootstrap": 3,
     "intelliperf.delivery": 3,
-    "intelliperf.priorities": 3,
+    "intelliperf.settings": 3,
+    "intelliperf.diagnosis": 3,
+    "intelliperf.optimization": 3,
     "intelliperf.api": 4,
-    "intelliperf.api_checks": 4,
-    "intelliperf.api_passes": 4,
-    "intelliperf.api_diagnosis": 4,
-    "intelliperf.settings": 4,
     "intelliperf.cli": 5,
     "intelliperf.__main__": 5,
     "intelliperf.evaluation": 5,
     "intelliperf.campaign": 5,
-    "intelliperf.tuning": 5,
-    "intelliperf.delivery.action": 5,
 }
 KNOWN_UPWARD: set[tuple[str, str]] = set()  # none left; an exception needs its reason here
 KNOWN_CYCLES: set[frozenset[str]] = set()
 KNOWN_MODULE_CIRCLES: set[frozenset[str]] = set()
 PACKAGES = (
     "intelliperf.workload",
-    "intelliperf.workload.bootstrap",
     "intelliperf.profiling",
     "intelliperf.validators",
     "intelliperf.formulas",
@@ -67,8 +55,7 @@ PACKAGES = (
     "intelliperf.delivery",
     "intelliperf.testing",
     "intelliperf.campaign",
-    "intelliperf.delivery.action",
-)  # the Action's entry script sits on top, beside the CLI
+)
 
 
 def _module(path: Path) -> str:
@@ -235,3 +222,19 @@ def test_no_module_over_600_lines_and_no_function_over_80():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
                 long_functions.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}")
     assert long_modules == [] and long_functions == [], (long_modules, long_functions)
+
+
+def test_every_folder_has_its_floor_and_the_top_folder_stays_small():
+    """Each folder of the package is on one floor of its own in LAYERS (no sub-folder listed apart), and the top
+    folder holds at most 12 modules: a concept that grows gets a folder, not a prefix."""
+    folders = {f"intelliperf.{p.parent.name}" for p in REPO.glob("intelliperf/*/__init__.py")}
+    folders |= {"intelliperf.formulas", "intelliperf.validators"}  # installed under intelliperf
+    assert folders - set(LAYERS) == set(), "folders with no floor in LAYERS"
+    nested = [p for p in LAYERS if p.count(".") > 1 or (p.count(".") == 1 and p not in folders and not _top_module(p))]
+    assert nested == [], f"LAYERS lists a part of a folder apart: {nested}"
+    top = sorted(p.stem for p in REPO.glob("intelliperf/*.py") if p.name != "__init__.py")
+    assert len(top) <= 12, top
+
+
+def _top_module(prefix: str) -> bool:
+    return (REPO / "intelliperf" / f"{prefix.split('.')[1]}.py").exists()

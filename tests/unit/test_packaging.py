@@ -40,7 +40,7 @@ def test_python_dash_m_entry_point(tmp_path):
 def test_validators_and_offline_optimize_import_no_llm_stack(tmp_path):
     # The GPU side (validators, the loop, offline rewriters) must run where dspy/openai are absent.
     out = _python(
-        "import sys, intelliperf.validators, intelliperf.loop, intelliperf.rewriters;"
+        "import sys, intelliperf.validators, intelliperf.optimization.loop, intelliperf.rewriters;"
         "from intelliperf.rewriters import make_rewriters; make_rewriters('auto');"
         "print(sorted(m for m in ('dspy', 'openai', 'litellm') if m in sys.modules))",
         tmp_path,

@@ -188,7 +188,7 @@ def test_many_compiled_launches_are_all_counted_and_a_sample_timed(tmp_path):
     assert kernel.total() == pytest.approx(2000 * 1e-3)  # scaled from the timed ones
 
     # what the parent reads back, and the note that tells the user the total is scaled
-    from intelliperf.api_diagnosis import report_notes
+    from intelliperf.diagnosis.run import report_notes
     from intelliperf.formulas import default_registry
     from intelliperf.profiling.aggregate import load_recording
 

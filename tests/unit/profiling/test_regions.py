@@ -418,13 +418,13 @@ def test_a_run_told_the_originals_launches_is_read_again_with_the_candidates(tmp
 
 
 def test_the_run_beside_the_validation_gives_the_metric_unless_the_candidate_autotunes(tmp_path, monkeypatch):
-    """`loop_measure.measure_candidate` takes the region-timer run made beside the validation, read again with the
-    candidate's launches (here 8 warps where the original had 4), without another run. A candidate that
+    """`optimization.measure.measure_candidate` takes the region-timer run made beside the validation, read again
+    with the candidate's launches (here 8 warps where the original had 4), without another run. A candidate that
     autotunes is run once more with the config its validation run chose pinned: the run beside, told none,
     timed its configs and may have chosen another."""
     from types import SimpleNamespace
 
-    from intelliperf import loop_measure
+    from intelliperf.optimization import measure as loop_measure
     from intelliperf.profiling.regions import Instrumented
 
     table = Instrumented(text="", regions=_regions("attention"), loop_line=28, notes=[])
@@ -549,8 +549,9 @@ def test_a_candidates_run_records_no_static_view_where_the_timers_give_the_metri
     another way than the original's is not compared."""
     from types import SimpleNamespace
 
-    from intelliperf import loop_measure, loop_verdict
     from intelliperf.models import Attempt, Measure, Verdict
+    from intelliperf.optimization import measure as loop_measure
+    from intelliperf.optimization import verdict as loop_verdict
     from intelliperf.workload.runner import TraceSettings
 
     totals = timeline.scope_totals(json.loads((FIXTURES / "attention.hatchet").read_text()), "attention_kernel")

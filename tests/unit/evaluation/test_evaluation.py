@@ -13,7 +13,7 @@ from conftest import EXAMPLES, REPO, run_cli
 from model_answers import KERNEL, LAUNCHER, REDUCED_LINE, fixed_kernel, interpreter_cases, reply
 
 from intelliperf.errors import UsageError
-from intelliperf.evaluation import FAILURE_CLASSES, Outcome, classify, find_cases, totals
+from intelliperf.evaluation.run import FAILURE_CLASSES, Outcome, classify, find_cases, totals
 from intelliperf.models import Attempt, Problem, ProblemKind
 from intelliperf.testing.openai_server import ScriptedServer
 

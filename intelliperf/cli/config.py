@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import UsageError
+from ..errors import UsageError
 
 TABLE = "intelliperf"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .models import Evidence, Finding, KernelProfile, Report
+from ..models import Evidence, Finding, KernelProfile, Report
 
 AUTO = "auto"
 ASK_ALL = "diagnoseOnly"  # the formula that asks every registered one

@@ -11,17 +11,17 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__
-from .api_checks import absolute_program, kernel_pattern, runs_interpreted
-from .api_passes import counter_backend, profiler_passes, trace_settings
-from .errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
-from .formulas import Registry
-from .models import KernelDiagnosis, KernelProfile, Report, RunInfo
+from .. import __version__
+from ..errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
+from ..formulas import Registry
+from ..models import KernelDiagnosis, KernelProfile, Report, RunInfo
+from ..profiling.aggregate import Recording, collect_evidence, load_recording
+from ..profiling.trace_worker import LaterTraces
+from ..settings import DiagnoseSettings
+from ..workload.runner import TraceSettings, check_command, run_workload, uncompiled_note
+from .checks import absolute_program, kernel_pattern, runs_interpreted
+from .passes import counter_backend, profiler_passes, trace_settings
 from .priorities import launch_bound
-from .profiling.aggregate import Recording, collect_evidence, load_recording
-from .profiling.trace_worker import LaterTraces
-from .settings import DiagnoseSettings
-from .workload.runner import TraceSettings, check_command, run_workload, uncompiled_note
 
 LATER_TRACE_START_S = 60.0  # a deferred trace's worker: its start and imports, before each launch's budget
 

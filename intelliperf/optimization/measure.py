@@ -9,16 +9,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .loop_session import Session
-from .models import Evidence, Finding, KernelProfile, Measure
-from .profiling.aggregate import STATIC_BACKEND, Recording
-from .profiling.inside.window import tuned_configs
-from .validators import Program
-from .workload.head_start import HeadStart
-from .workload.runner import TraceSettings
+from ..models import Evidence, Finding, KernelProfile, Measure
+from ..profiling.aggregate import STATIC_BACKEND, Recording
+from ..profiling.inside.window import tuned_configs
+from ..validators import Program
+from ..workload.head_start import HeadStart
+from ..workload.runner import TraceSettings
+from .session import Session
 
 if TYPE_CHECKING:
-    from .profiling.region_timers import TimerRun
+    from ..profiling.region_timers import TimerRun
 
 
 def measure(finding: Finding | None, profile: KernelProfile | None, time_source: str) -> Measure:
@@ -91,7 +91,7 @@ def measure_candidate(
     profile = next((k for k in recording.kernels if k.name == s.profile.name), None)
     if profile is None:
         return _measure_replacements(s, recording)
-    from .profiling import region_timers
+    from ..profiling import region_timers
 
     timed: list[Evidence] = []
     stands = regions and not tuned_configs([profile])
@@ -141,7 +141,7 @@ def timer_run(s: Session, program: Program, profile: KernelProfile, **place):
     """One region-timer run of a candidate, sandboxed: `program` (with the candidate's `changes` where it is the
     original's), its kernel's loop instrumented, read as Proton's per-scope totals (the metric is a share, which
     they give without the trace); `place`: `changes`, `where`, `ahead`, `turn` of `region_timers.collect`."""
-    from .profiling import region_timers
+    from ..profiling import region_timers
 
     return region_timers.collect(
         program.command,

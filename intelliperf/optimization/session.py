@@ -8,14 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import UsageError
-from .formulas import Formula, Registry
-from .models import Finding, KernelProfile, Optimization, Report
-from .profiling.aggregate import Recording
-from .validators import HeadStarts, ValidationSettings
-from .workload.head_start import HeadStart
-from .workload.runner import TraceSettings
-from .workload.sandbox import Sandbox
+from ..errors import UsageError
+from ..formulas import Formula, Registry
+from ..models import Finding, KernelProfile, Optimization, Report
+from ..profiling.aggregate import Recording
+from ..validators import HeadStarts, ValidationSettings
+from ..workload.head_start import HeadStart
+from ..workload.runner import TraceSettings
+from ..workload.sandbox import Sandbox
 
 
 @dataclass

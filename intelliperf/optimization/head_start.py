@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .loop_measure import timer_run, times_regions
-from .loop_session import AttemptHeadStarts, Session, serial_device
-from .profiling.inside.window import tuned_configs
-from .validators import Program, ReferenceRun, start_head_starts
-from .validators.workers import fits_beside
-from .workload.devices import pinned_env
+from ..profiling.inside.window import tuned_configs
+from ..validators import Program, ReferenceRun, start_head_starts
+from ..validators.workers import fits_beside
+from ..workload.devices import pinned_env
+from .measure import timer_run, times_regions
+from .session import AttemptHeadStarts, Session, serial_device
 
 if TYPE_CHECKING:
-    from .profiling.region_timers import TimerRun
+    from ..profiling.region_timers import TimerRun
 
 # Head starts by default from this many cores: on the 2-core CPU machine the first one slowed the reference
 # capture it overlaps by about what it saved the candidate's run (1.2 s against 1.0 s, README example).
@@ -40,7 +40,7 @@ class TimersBeside:
 
     def quiet(self) -> str | None:
         """Before the validation's timing: until the run waits for its turn (or has ended)."""
-        from .profiling import region_timers
+        from ..profiling import region_timers
 
         deadline = time.perf_counter() + PARK_WAIT_S
         while self.thread.is_alive() and not region_timers.parked(self.where):
@@ -92,7 +92,7 @@ def start_next(s: Session, work: Path, done: int, reference: ReferenceRun | None
     )
     timers = None
     if times_regions(s):
-        from .profiling import region_timers
+        from ..profiling import region_timers
 
         timers = region_timers.start_timer_head_start(
             s.sandbox, s.report.run.command[0], where / "timers", pinned_env(serial_device(s))
@@ -112,7 +112,7 @@ def timers_beside(
     validation's workers."""
     if not times_regions(s) or tuned_configs([s.profile]) or not fits_beside(reference, programs=2):
         return None
-    from .profiling import region_timers
+    from ..profiling import region_timers
 
     timers = where / "timers-beside"  # (`where / "timers"` is the Python started ahead's)
     lock = region_timers.turn_file(timers)

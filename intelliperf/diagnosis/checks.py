@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from .errors import UsageError
+from ..errors import UsageError
 
 DEVICES = ("auto", "cpu", "gpu")
 

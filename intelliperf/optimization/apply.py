@@ -7,8 +7,8 @@ import ast
 import builtins
 import textwrap
 
-from .rewriters import Candidate, CodeUnit
-from .rewriters.source import (
+from ..rewriters import Candidate, CodeUnit
+from ..rewriters.source import (
     NotPython,
     ScopeError,
     check_scope,
@@ -19,8 +19,8 @@ from .rewriters.source import (
     splice_items,
     statement_block,
 )
-from .validators.policy import PolicyError, check_module_item, check_statement
-from .validators.policy import check as check_policy
+from ..validators.policy import PolicyError, check_module_item, check_statement
+from ..validators.policy import check as check_policy
 
 
 def apply_candidate(

@@ -15,18 +15,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from .errors import IntelliPerfError, UsageError
-from .loop_attempt import attempt_dir, run_attempt
-from .loop_head_start import start_next
-from .loop_measure import candidate_trace, measure_baseline
-from .loop_session import Session, budget_spent, serial_device
-from .loop_verdict import rank, removed
-from .models import Attempt, KernelProfile, Optimization
-from .rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
-from .rewriters.source import code_unit, launch_unit
-from .validators import Program, ReferenceRun, capture_reference
-from .workload.devices import spread_over
-from .workload.workspace import within
+from ..errors import IntelliPerfError, UsageError
+from ..models import Attempt, KernelProfile, Optimization
+from ..rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
+from ..rewriters.source import code_unit, launch_unit
+from ..validators import Program, ReferenceRun, capture_reference
+from ..workload.devices import spread_over
+from ..workload.workspace import within
+from .attempt import attempt_dir, run_attempt
+from .head_start import start_next
+from .measure import candidate_trace, measure_baseline
+from .session import Session, budget_spent, serial_device
+from .verdict import rank, removed
 
 
 def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
@@ -237,7 +237,7 @@ def _hardware(interpret: bool) -> HardwareFacts:
         )
     import torch
 
-    from .validators.performance import cached_bandwidth
+    from ..validators.performance import cached_bandwidth
 
     props = torch.cuda.get_device_properties(0)
     bandwidth = cached_bandwidth(props.name)

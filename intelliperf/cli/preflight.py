@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .errors import ModelError, UsageError
+from ..errors import ModelError, UsageError
 
 CONNECT_TIMEOUT_S = 5.0  # one try: a server that is up accepts a connection in milliseconds
 

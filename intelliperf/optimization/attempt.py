@@ -9,23 +9,23 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .files import output_folder
-from .loop_apply import apply_candidate
-from .loop_head_start import TimersBeside, before_timing, start_next, timers_beside
-from .loop_measure import measure_candidate
-from .loop_session import AttemptHeadStarts, Session
-from .loop_verdict import decide, timed_out
-from .models import Attempt, Optimization, Problem, Verdict
-from .profiling.aggregate import load_recording
-from .profiling.inside.window import tuned_configs
-from .rewriters import Candidate, CodeUnit
-from .rewriters.source import NotPython, ScopeError, unified_diff
-from .validators import HeadStarts, Program, ReferenceRun, ValidationSettings, copy_project, validate
-from .validators.policy import PolicyError
-from .validators.workers import busy, run_limit
-from .workload.devices import pinned_env
-from .workload.head_start import HeadStart
-from .workload.workspace import in_copy
+from ..files import output_folder
+from ..models import Attempt, Optimization, Problem, Verdict
+from ..profiling.aggregate import load_recording
+from ..profiling.inside.window import tuned_configs
+from ..rewriters import Candidate, CodeUnit
+from ..rewriters.source import NotPython, ScopeError, unified_diff
+from ..validators import HeadStarts, Program, ReferenceRun, ValidationSettings, copy_project, validate
+from ..validators.policy import PolicyError
+from ..validators.workers import busy, run_limit
+from ..workload.devices import pinned_env
+from ..workload.head_start import HeadStart
+from ..workload.workspace import in_copy
+from .apply import apply_candidate
+from .head_start import TimersBeside, before_timing, start_next, timers_beside
+from .measure import measure_candidate
+from .session import AttemptHeadStarts, Session
+from .verdict import decide, timed_out
 
 
 def run_attempt(

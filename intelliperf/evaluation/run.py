@@ -33,9 +33,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .errors import IntelliPerfError, ModelError, UsageError
-from .files import output_folder, write_atomic
-from .models import Attempt, Speedup
+from ..errors import IntelliPerfError, ModelError, UsageError
+from ..files import output_folder, write_atomic
+from ..models import Attempt, Speedup
 
 _LABELS = re.compile(r"^(?:# )?Labels:\s*(.+)$", re.M)  # in the docstring, or a comment (keeps line numbers)
 OFFLINE = "offline"  # the row name for `--rewriter auto` without a model: recipes, then search
@@ -268,7 +268,7 @@ def run(
     progress=None,
 ) -> EvalReport:
     """Optimize every case with every row's rewriters; the report is rewritten after each case."""
-    from . import api
+    from .. import api
 
     api.check_paths(folders={"--out-dir": out_dir})
     _check_budget(max_attempts, time_budget_s, max_tokens, candidates)  # before any case runs
@@ -331,7 +331,7 @@ def run(
 
 def _check_budget(max_attempts: int, time_budget_s: float | None, max_tokens: int | None, candidates: int | None):
     """The budget's figures checked as optimize checks them (a UsageError for a bad one)."""
-    from .loop_session import Budget
+    from ..optimization.session import Budget
 
     Budget(
         max_attempts=max_attempts,
@@ -369,8 +369,8 @@ def _optimized(
 ) -> Outcome:
     """One case optimized with one row's rewriters in `where` (the budget: what is left of the eval's), and
     its outcome; an error the user can fix is that case's outcome, but a model that fails raises."""
-    from . import api
-    from .validators import SandboxSettings, ValidationSettings
+    from .. import api
+    from ..validators import SandboxSettings, ValidationSettings
 
     start = time.monotonic()
     try:

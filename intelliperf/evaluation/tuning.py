@@ -27,12 +27,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .errors import UsageError
-from .evaluation import Case, case_slug
-from .files import write_atomic
-from .rewriters import Candidate, Rewriter, RewriteRequest
-from .rewriters.llm import LLMRewriter, prompt_fields, scrubbed
-from .rewriters.transcript import candidate_from_answer
+from ..errors import UsageError
+from ..files import write_atomic
+from ..rewriters import Candidate, Rewriter, RewriteRequest
+from ..rewriters.llm import LLMRewriter, prompt_fields, scrubbed
+from ..rewriters.transcript import candidate_from_answer
+from .run import Case, case_slug
 
 OPTIMIZERS = ("bootstrap", "mipro")
 SCORES = {"accepted": 1.0, "correct": 0.5}
@@ -102,7 +102,7 @@ def tune(
         raise UsageError(f"--optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
     if demos < 1 or rounds < 1:
         raise UsageError(f"--demos and --rounds must be at least 1, got {demos} and {rounds}")
-    from . import api
+    from .. import api
 
     api.check_paths(files={"--out": out}, folders={"--work-dir": work_dir})
     progress = progress or (lambda message: None)
@@ -170,8 +170,8 @@ class _Runner:
         self.count = 0
 
     def _optimize(self, case: Case, rewriter: Rewriter, where: Path):
-        from . import api
-        from .validators import SandboxSettings, ValidationSettings
+        from .. import api
+        from ..validators import SandboxSettings, ValidationSettings
 
         return api.optimize(
             [sys.executable, case.program.name],

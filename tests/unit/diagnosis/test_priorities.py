@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from intelliperf.api import diagnose
+from intelliperf.diagnosis.priorities import chosen_note, launch_bound, ranked_bottlenecks
 from intelliperf.models import (
     AccessSite,
     ArgInfo,
@@ -18,7 +19,6 @@ from intelliperf.models import (
     Report,
     RunInfo,
 )
-from intelliperf.priorities import chosen_note, launch_bound, ranked_bottlenecks
 
 
 def _kernel(name: str, share: float) -> KernelProfile:

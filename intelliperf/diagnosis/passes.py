@@ -9,12 +9,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import env
-from .formulas import Registry
-from .models import KernelProfile
-from .profiling.aggregate import STATIC_BACKEND, TRACE_BACKEND, Recording
-from .settings import DiagnoseSettings
-from .workload.runner import TraceSettings
+from .. import env
+from ..formulas import Registry
+from ..models import KernelProfile
+from ..profiling.aggregate import STATIC_BACKEND, TRACE_BACKEND, Recording
+from ..settings import DiagnoseSettings
+from ..workload.runner import TraceSettings
 
 # Seconds the interpreter trace of one launch may take in a GPU run, where it is one pass among
 # several: a 4096^3 GEMM's sampled programs take minutes in the interpreter (the atomics it looks for
@@ -33,7 +33,7 @@ def trace_settings(
     """The address trace and static view a formula needs (none when it reads neither; no program traced
     where it reads the static view only: bankConflict, overlap). Beside a GPU run the trace is bounded
     like the other passes (GPU_TRACE_BUDGET_S)."""
-    from .profiling.static import DEFAULT_TARGETS
+    from ..profiling.static import DEFAULT_TARGETS
 
     needs = the_formula.needs(registry)
     wanted = bool(needs & {TRACE_BACKEND, STATIC_BACKEND})
@@ -47,7 +47,7 @@ def trace_settings(
 
 
 def counter_backend(requested: str, the_formula, registry: Registry, interpret: bool) -> tuple[str | None, str | None]:
-    from .profiling import counters
+    from ..profiling import counters
 
     wanted = any(the_formula.counter_metrics(registry, b) for b in ("ncu", "rocprofv3"))
     asks = requested not in ("off", "auto") or wanted
@@ -165,8 +165,8 @@ def _counters(
 ):
     """One profiler pass over the top kernels: evidence per kernel id, and notes. `turn`: the GPU turn
     it takes (profiler_passes)."""
-    from .profiling import counters
-    from .profiling.inside import window
+    from ..profiling import counters
+    from ..profiling.inside import window
 
     names = {p.id: p.id.split("@", 1)[0] for p in top}
     metrics = the_formula.counter_metrics(registry, backend)
@@ -201,7 +201,7 @@ def _region_timers(
 ) -> tuple[dict, list[str]]:
     """One instrumented run over the top kernels (GPU only): evidence per kernel id, and notes.
     `loops_only`: only kernels whose timers could change the verdict (a loop with a dot)."""
-    from .profiling import region_timers
+    from ..profiling import region_timers
 
     why = region_timers.available(interpret)
     if why:

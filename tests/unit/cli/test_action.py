@@ -19,7 +19,7 @@ from git_repos import TOKEN, git, user_repository
 from model_answers import REDUCED_LINE, answer, fixed_kernel
 
 from intelliperf import __version__
-from intelliperf.delivery.action import write_outputs
+from intelliperf.cli.action import write_outputs
 from intelliperf.testing.github_api import FakeGitHub
 from intelliperf.testing.openai_server import Reply, ScriptedServer
 
@@ -83,7 +83,7 @@ def test_every_input_reaches_the_entry_script():
         assert env.get(variable) == f"${{{{ inputs.{name} }}}}", name
     assert env["GITHUB_TOKEN"] == "${{ inputs.github-token }}"
     assert env["INTELLIPERF_API_KEY"] == "${{ inputs.model-api-key }}"
-    script = (REPO / "intelliperf/delivery/action.py").read_text()
+    script = (REPO / "intelliperf/cli/action.py").read_text()
     for name in ACTION["outputs"]:
         assert f'"{name}"' in script, f"the entry script never writes output {name}"
 

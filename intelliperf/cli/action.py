@@ -1,4 +1,4 @@
-"""The GitHub Action's entry point (action.yml runs `python -m intelliperf.delivery.action`).
+"""The GitHub Action's entry point (action.yml runs `python -m intelliperf.cli.action`).
 
 action.yml hands every input over as an INPUT_* variable (the model key as INTELLIPERF_API_KEY,
 the token as GITHUB_TOKEN: the runner strips both from the program's environment). This runs
@@ -17,8 +17,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..cli import NO_WIN_EXIT
-from ..cli import main as cli_main
+from . import NO_WIN_EXIT
+from . import main as cli_main
 
 SARIF = "findings.sarif"
 

@@ -3,8 +3,8 @@ metric before and after; and the best of the accepted ones."""
 
 from __future__ import annotations
 
-from .loop_session import Session
-from .models import Attempt, Finding, KernelProfile, Measure, Problem, Speedup, Verdict
+from ..models import Attempt, Finding, KernelProfile, Measure, Problem, Speedup, Verdict
+from .session import Session
 
 IMPROVEMENT = 0.01  # the metric must move by more than 1 % in its better direction
 
