@@ -19,6 +19,8 @@ from ..rewriters.source import (
     splice_items,
     statement_block,
 )
+from ..syntax import last_line
+from ..validators.allow_list import SAFE_IMPORTS
 from ..validators.policy import PolicyError, check_module_item, check_statement
 from ..validators.policy import check as check_policy
 
@@ -127,7 +129,10 @@ def _beside_kernel(text: str, kernel: CodeUnit, launcher: CodeUnit | None, modul
         items = module_items(module)
     except SyntaxError as exc:
         raise NotPython(f"the code beside the kernel is not valid Python: {exc.msg}") from None
+    imports = _imports_beside(statements)
     for stmt in statements:  # functions and constants only: anything else would run at import
+        if isinstance(stmt, ast.Import):
+            continue
         if item_name(stmt) is None or isinstance(stmt, ast.ClassDef):
             check_module_item(None, ast.unparse(stmt), kernel=False)  # names what it is, where it can
             raise ScopeError(f"beside the kernel go functions and constants only, not `{ast.unparse(stmt)[:80]}`")
@@ -153,9 +158,40 @@ def _beside_kernel(text: str, kernel: CodeUnit, launcher: CodeUnit | None, modul
     if found is None:
         raise ScopeError("code beside the kernel can be added only where the kernel is a top-level function")
     first = min([found.lineno] + [d.lineno for d in getattr(found, "decorator_list", [])])
-    changed = splice_items(text, items, first)
-    check_scope(text, changed, set(items), kernel=kernel.qualname)
+    changed = _with_imports(splice_items(text, items, first), imports)
+    check_scope(text, changed, set(items) | set(imports), kernel=kernel.qualname)
     return changed
+
+
+def _imports_beside(statements: list[ast.stmt]) -> list[str]:
+    """The imports among the code beside the kernel: of the modules candidate code may use only (math, torch,
+    triton, triton.language as tl), each as its own statement."""
+    found = []
+    for stmt in statements:
+        if isinstance(stmt, ast.ImportFrom):
+            raise ScopeError(f"beside the kernel, `import MODULE` only, not `{ast.unparse(stmt)[:80]}`")
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if (alias.name, alias.asname) not in SAFE_IMPORTS:
+                    raise ScopeError(
+                        f"beside the kernel, imports of math, torch, triton and triton.language as tl only, not "
+                        f"`{ast.unparse(stmt)[:80]}`"
+                    )
+                found.append(ast.unparse(ast.Import(names=[alias])))
+    return found
+
+
+def _with_imports(text: str, imports: list[str]) -> str:
+    """`text` with each import it lacks added after its last top-level import (or at its top)."""
+    tree = ast.parse(text)
+    had = {ast.unparse(n) for n in tree.body if isinstance(n, ast.Import)}
+    new = [i for i in imports if i not in had]
+    if not new:
+        return text
+    tops = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    after = last_line(tops[-1]) if tops else 0
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[:after]) + "".join(f"{i}\n" for i in new) + "".join(lines[after:])
 
 
 def _shadows_nothing(text: str, name: str) -> None:

@@ -98,7 +98,10 @@ def beside_code(texts: list[str], names: set[str], original: str) -> str | None:
     """The answer's top-level code beside the kernel and launcher that the file does not already have
     (more kernels and helpers, constants), as one text; a whole file in the answer brings only what
     differs. A class the file does not have is refused here (candidate code defines none)."""
-    before = {n.name: ast.dump(n) for n in ast.parse(original).body if isinstance(n, ast.ClassDef)}
+    tree = ast.parse(original)
+    before = {n.name: ast.dump(n) for n in tree.body if isinstance(n, ast.ClassDef)}
+    had = {ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))}
+    imports: dict[str, None] = {}  # top-level imports the file lacks (the apply step holds them to the policy)
     items: dict[str, str] = {}
     old = {name: ast.dump(ast.parse(text)) for name, text in module_items(original).items()}
     for text in texts:
@@ -106,10 +109,13 @@ def beside_code(texts: list[str], names: set[str], original: str) -> str | None:
         for node in ast.parse(code).body:
             if isinstance(node, ast.ClassDef) and before.get(node.name) != ast.dump(node):
                 raise ScopeError(f"the answer defines the class {node.name}; candidate code may not define classes")
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and ast.unparse(node) not in had:
+                imports[ast.unparse(node)] = None
         for name, source in module_items(code).items():
             if name not in names and old.get(name) != ast.dump(ast.parse(source)):
                 items[name] = source
-    return "\n\n".join(s.strip("\n") for s in items.values()) + "\n" if items else None
+    parts = (["\n".join(imports)] if imports else []) + [s.strip("\n") for s in items.values()]
+    return "\n\n".join(parts) + "\n" if parts else None
 
 
 def _same(a: str, b: str) -> bool:
