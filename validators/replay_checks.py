@@ -194,29 +194,52 @@ def _kernels_idle(reference: ReferenceRun, replay: dict, out: Path, settings: Va
     if not label or label not in plan or mine.get("of") != label or mine.get("error") or theirs.get("error"):
         return None
     truth = reference.load(reference.truth / "replay" / f"{label}.pt")
+    theirs_ablated = reference.load(reference.truth / "replay" / f"{ABLATION}.pt")
     if not _trial_problems(
-        reference,
-        label,
-        {"mode": "launcher"},
-        plan[label],
-        dict(truth),
-        reference.load(reference.truth / "replay" / f"{ABLATION}.pt"),
-        {},
-        set(),
-        settings,
+        reference, label, {"mode": "launcher"}, plan[label], dict(truth), dict(theirs_ablated), {}, set(), settings
     ):
         return None  # the reference's outputs do not change without its kernels on this trial: nothing to learn
     try:
         ablated = load_tensors(out / f"{ABLATION}.pt")
     except (NotRegularFile, FileNotFoundError):
         return None  # (the call raised without its kernels: their work was needed)
-    if _trial_problems(reference, label, {"mode": "launcher"}, plan[label], dict(truth), ablated, {}, set(), settings):
-        return None
+    if _trial_problems(
+        reference, label, {"mode": "launcher"}, plan[label], dict(truth), dict(ablated), {}, set(), settings
+    ):
+        outside = computed_outside(truth, theirs_ablated, ablated)
+        if not outside:
+            return None
+        return (
+            f"with its Triton kernels made no-ops, the candidate's launcher still returns the reference's values "
+            f"where the reference's kernels make them ({'; '.join(outside)}) on {label}: that part of the result "
+            "is computed outside the kernels (torch in the launcher or in a heuristic)"
+        )
     return (
         f"with its Triton kernels made no-ops ({mine.get('launches', 0)} launches skipped), the candidate's launcher "
         f"still returns the reference's outputs on {label}: the result is computed outside the kernels (torch in "
         "the launcher or in a heuristic), and the kernels do no work that counts"
     )
+
+
+def computed_outside(truth: dict, theirs: dict, mine: dict) -> list[str]:
+    """Per output, the nonzero elements the reference's kernels make (its no-op-kernels call changes them)
+    that the candidate's no-op-kernels call still returns (within 1e-4 of them): part of the work done outside
+    the candidate's kernels. Zeros are left out (a launcher's torch.zeros is no work)."""
+    import torch
+
+    found = []
+    for name, want in truth.items():
+        a, b = theirs.get(name), mine.get(name)
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and isinstance(want, torch.Tensor)):
+            continue
+        if not (a.shape == b.shape == want.shape) or not want.numel():
+            continue
+        want, a, b = (t.detach().to("cpu", torch.float64) for t in (want, a, b))
+        made = (want != 0) & ~torch.isclose(a, want, rtol=1e-4, atol=0.0, equal_nan=True)
+        kept = made & torch.isclose(b, want, rtol=1e-4, atol=0.0)
+        if int(kept.sum()):
+            found.append(f"{name}: {int(kept.sum())} of the {int(made.sum())} elements")
+    return found
 
 
 def _nothing_checked(reference: ReferenceRun, replay: dict, plan: dict, ran: dict, failed: set[str]) -> Problem | None:

@@ -530,3 +530,21 @@ def test_a_read_modify_write_without_an_atomic_at_rows_the_data_picks_is_a_race(
         reference, Program(_copy(WINDOWS, "scatter_rows.py", [run], tmp_path / "h"), command), work_dir=tmp_path / "vh"
     )
     assert honest.correct, honest.reasons()
+
+
+def test_part_of_the_result_computed_in_torch_is_work_the_kernels_do_not_do(block_sums_reference, tmp_path):
+    """The kernel adds its total into a scratch buffer (each dispatch's buffers are the reference's) and the
+    launcher returns a total summed in torch: the partials need the kernel, so the call with no-op kernels
+    changes them, but the total it still returns as the reference's kernel makes it. The kernels must do the
+    work: refused. Keeping the atomic with wider blocks is right."""
+    launch = "    block_sums_kernel[(programs,)](x, partial, total, x.numel(), BLOCK=block)\n"
+    torch_total = [
+        (launch, launch.replace("partial, total,", "partial, scratch,")),
+        ("    total = torch.zeros(", "    scratch = torch.zeros(1, device=x.device)\n    total = torch.zeros("),
+        ("    return partial, total\n", "    total += x.sum()\n    return partial, total\n"),
+    ]
+    cheat = validate(block_sums_reference, _block_sums(tmp_path / "c", torch_total), work_dir=tmp_path / "v")
+    assert not cheat.correct and "not-launched" in _kinds(cheat), cheat.reasons()
+    assert any("return[1]: 1 of the 1 elements" in p.message for p in cheat.problems), cheat.reasons()
+    wider = _block_sums(tmp_path / "h", [("block: int = 256", "block: int = 512")])
+    assert validate(block_sums_reference, wider, work_dir=tmp_path / "vh").correct
