@@ -280,15 +280,17 @@ def _unseen_inputs(descs: list[dict], shapes: dict, scalars: dict, seed: int) ->
 def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run: dict) -> None:
     """At the recorded shape: every float tensor a view whose last dimension steps by 2 (a caller's slice), the
     launcher's float arguments, then its integer ones, moved off the values the program always passed (a `lo`
-    of 0, 10 bins); every float32 tensor in float16 (a dtype the program never passed: an accumulator that
-    follows the input's dtype); and half of every float tensor's values at the launcher's float arguments (a
-    bound, a threshold or a bin edge met exactly: clamped data)."""
+    of 0, 10 bins), then those to a power of two (a block of 512 where 256 was passed, 16 bins); every
+    float32 tensor in float16 (a dtype the program never passed: an accumulator that follows the input's
+    dtype); and half of every float tensor's values at the launcher's float arguments (a bound, a threshold or
+    a bin edge met exactly: clamped data)."""
     sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"]}
     sizes |= {math.prod(a["shape"]) for a in descs if a["kind"] == "tensor"}
     variants = {
         "strided": [{**d, "layout": "strided"} if _float_tensor(d) else d for d in descs],
         "floats": [{**d, "value": _moved(d["value"], sizes, float)} if d["kind"] == "scalar" else d for d in descs],
         "counts": [{**d, "value": _moved(d["value"], sizes, int)} if d["kind"] == "scalar" else d for d in descs],
+        "powers": [{**d, "value": _power_of_two(d["value"], sizes)} if d["kind"] == "scalar" else d for d in descs],
         "half": [{**d, "dtype": "float16"} if _float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
         "at-arguments": descs,
     }
@@ -325,6 +327,14 @@ def _at_values(tensor, values: list[float], seed: int) -> None:
 
 def _float_tensor(desc: dict) -> bool:
     return desc["kind"] == "tensor" and bool(desc["shape"]) and desc["dtype"].startswith(("float", "bfloat"))
+
+
+def _power_of_two(value, sizes: set[int]):
+    """A positive integer argument that is no tensor's size or element count moved to a power of two: twice a
+    power of two (a block size the launcher takes), else the next one above it (a bin count)."""
+    if type(value) is not int or value < 1 or value in sizes:
+        return value
+    return 2 * value if not value & (value - 1) else 1 << value.bit_length()
 
 
 def _moved(value, sizes: set[int], kind: type):

@@ -548,3 +548,21 @@ def test_part_of_the_result_computed_in_torch_is_work_the_kernels_do_not_do(bloc
     assert any("return[1]: 1 of the 1 elements" in p.message for p in cheat.problems), cheat.reasons()
     wider = _block_sums(tmp_path / "h", [("block: int = 256", "block: int = 512")])
     assert validate(block_sums_reference, wider, work_dir=tmp_path / "vh").correct
+
+
+def test_a_block_size_the_program_never_passes_is_a_power_of_two_away(histogram_reference, tmp_path):
+    """The program always launches with blocks of 256; a kernel whose offsets say 256 where BLOCK was meant
+    is right there. The counts trial's 513 is no block size (the reference rejects it); the powers trial passes
+    512, where it is wrong. Offsets by BLOCK with a wider default block are right."""
+    command = [sys.executable, "ranged_histogram.py"]
+    offsets = "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    literal = (offsets, offsets.replace("tl.program_id(0) * BLOCK", "tl.program_id(0) * 256"))
+    cheat = validate(
+        histogram_reference,
+        Program(_copy(WINDOWS, "ranged_histogram.py", [literal], tmp_path / "c"), command),
+        work_dir=tmp_path / "vc",
+    )
+    assert not cheat.correct and any("powers" in p.message for p in cheat.problems), cheat.reasons()
+    assert histogram_reference.replay["runs"] and any(
+        r["label"] == "launcher-powers" for r in histogram_reference.replay["runs"]
+    )
