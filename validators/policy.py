@@ -46,6 +46,7 @@ Standard library only.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
 from .allow_list import CONSTANT_CALLS, MATH
@@ -73,7 +74,8 @@ def check(original: str, candidate: str, name: str, *, kernel: bool) -> None:
     if old is None or new is None:
         return  # the scope check reports a missing function
     autograd = not kernel and _autograd_method(old) and _autograd_method(new)
-    added = _added(_function_violations(new, kernel, autograd), _function_violations(old, kernel, autograd))
+    before = set(_function_violations(old, kernel, autograd))
+    added = [v for v in _function_violations(new, kernel, autograd) if v not in before or _inputs_moved(v, old, new)]
     if not kernel:
         added = _signature_changes(old, new) + added
     if added:
@@ -204,6 +206,48 @@ def _autograd_method(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """The form autograd calls with a context first: a static forward/backward/setup_context/jvp/vjp."""
     static = any(dotted_name(d) == "staticmethod" for d in fn.decorator_list)
     return static and fn.name in AUTOGRAD_METHODS and bool(parameters_of(fn.args))
+
+
+def _inputs_moved(violation: str, old: ast.AST, new: ast.AST) -> bool:
+    """Whether a construct the original has too (`violation`, quoted first) now works on other values: a
+    statement binding a name it reads (`key` of `_CACHE[key] = value`, or `value`) differs between the
+    original function and the candidate's. Grandfathered text with rebound inputs is new state."""
+    quoted = re.match(r"`([^`]*)`", violation)
+    if quoted is None:
+        return False
+    text = quoted.group(1)
+    names = _names_in(text.replace("= ...", "= None"))
+    target = text.split(" = ...")[0] if " = ..." in text else None
+    for fn in (old, new):
+        for node in ast.walk(fn):
+            if target and isinstance(node, ast.Assign) and any(ast.unparse(t) == target for t in node.targets):
+                names |= _names_in(ast.unparse(node.value))
+    return _bindings(old, names) != _bindings(new, names)
+
+
+def _names_in(code: str) -> set[str]:
+    try:
+        return {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return set()
+
+
+def _bindings(fn: ast.AST, names: set[str]) -> list[str]:
+    """The statements of `fn` that bind any of `names`, as text."""
+    found = []
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            bound = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.NamedExpr):
+            bound = {node.target.id}
+        else:
+            continue
+        if bound & names:
+            found.append(ast.unparse(node.target if isinstance(node, ast.comprehension) else node).split("\n")[0])
+    return sorted(found)
 
 
 def _added(new: list[str], old: list[str]) -> list[str]:

@@ -659,3 +659,32 @@ def test_honest_format_strings_and_heuristics_are_accepted():
 
 def test_a_launch_statement_may_become_a_block():
     check_statement("add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)\n", LAUNCH_BLOCK)
+
+
+CACHED = '''
+_WS = {}
+
+
+def launch(x):
+    key = x.shape
+    cnt = x.sum()
+    _WS[key] = cnt
+    return _WS[key] * 2
+'''
+
+
+@pytest.mark.parametrize(
+    "edit,refused",
+    [
+        (("key = x.shape", "key = 1"), True),  # the program's own cache store, keyed on something else: a memo
+        (("cnt = x.sum()", "cnt = x.sum() * 0"), True),  # ... or storing something else
+        (("return _WS[key] * 2", "return _WS[key] + _WS[key]"), False),  # the store as it was, the rest changed
+    ],
+)
+def test_a_state_store_the_original_has_is_kept_only_with_the_same_inputs(edit, refused):
+    candidate = CACHED.replace(*edit)
+    if refused:
+        with pytest.raises(PolicyError, match="writes into _WS"):
+            check(CACHED, candidate, "launch", kernel=False)
+    else:
+        check(CACHED, candidate, "launch", kernel=False)
