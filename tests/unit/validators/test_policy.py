@@ -661,7 +661,7 @@ def test_a_launch_statement_may_become_a_block():
     check_statement("add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)\n", LAUNCH_BLOCK)
 
 
-CACHED = '''
+CACHED = """
 _WS = {}
 
 
@@ -670,7 +670,7 @@ def launch(x):
     cnt = x.sum()
     _WS[key] = cnt
     return _WS[key] * 2
-'''
+"""
 
 
 @pytest.mark.parametrize(
