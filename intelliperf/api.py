@@ -16,7 +16,7 @@ from .delivery.git import find_repo
 from .delivery.publish import Ready, deliver, prepare
 from .diagnosis.checks import check_paths
 from .diagnosis.passes import RegionsOnly, trace_settings
-from .diagnosis.priorities import ASK_ALL, AUTO, chosen_note, ranked_bottlenecks
+from .diagnosis.priorities import ASK_ALL, AUTO, chosen_note, left_launch_bound, ranked_bottlenecks
 from .diagnosis.run import profile_and_diagnose
 from .errors import ProfileStoppedError, UsageError
 from .files import output_folder
@@ -248,11 +248,7 @@ def _choose(report: Report, registry: Registry) -> Formula:
     """With --formula auto: the heaviest bottleneck found becomes the one to fix (`report.selected` its kernel),
     and the report says which, and what else was found."""
     ranked = ranked_bottlenecks(report)
-    left = sorted(
-        {f"{f.formula} in {d.kernel}" for d in report.diagnoses if d.launch_bound for f in d.findings}
-        & {f"{f.formula} in {d.kernel}" for d in report.diagnoses for f in d.findings if f.present}
-        - {f"{f.formula} in {k}" for _, k, f in ranked}
-    )
+    left = left_launch_bound(report)
     if left:
         report.notes.append(f"--formula auto leaves {', '.join(left)}: launch-bound (see the diagnosis)")
     if not ranked:

@@ -24,8 +24,9 @@ class OutOfBounds(Exception):
     """A store of an interpreted kernel outside every tensor argument's storage."""
 
 
-_SPANS: list[list[tuple[int, int]]] = []  # per launch in progress: the storages' [first byte, past the last)
-_STORES: list[dict] = []  # per launch in progress: the plain stores' addresses, programs and values; a lock seen
+# per launch in progress: its storages' [first byte, past the last) ("spans"); its plain stores' addresses,
+# programs and values; whether it took a lock
+_LAUNCHES: list[dict] = []
 _RACES: list[str] = []  # launches since the last `take_races` in which programs' plain stores conflicted
 STORES_KEPT = 1 << 24  # plain-store elements a launch's race check keeps at most (memory, not a sample)
 
@@ -38,12 +39,12 @@ def take_races() -> list[str]:
 
 
 def _log_store(builder, ptrs, value, mask) -> None:
-    log = _STORES[-1] if _STORES else None
+    log = _LAUNCHES[-1] if _LAUNCHES else None
     if log is None or log["kept"] > STORES_KEPT:
         return
     addresses = np.atleast_1d(np.asarray(ptrs.data, dtype=np.uint64))
     values = np.broadcast_to(np.asarray(value.data), addresses.shape)
-    bits = values.view(f"u{values.itemsize}") if values.itemsize in (1, 2, 4, 8) else values.astype(np.float64)
+    bits = values.view(f"u{values.itemsize}")  # (Triton's element types are 1, 2, 4 or 8 bytes)
     if mask is not None:
         keep = np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)
         addresses, bits = addresses[keep], bits[keep]
@@ -79,7 +80,7 @@ def _storage_span(value) -> tuple[int, int] | None:
 
 
 def _check(ptrs, mask, itemsize: int, what: str) -> None:
-    if not _SPANS:
+    if not _LAUNCHES:
         return
     addresses = np.atleast_1d(np.asarray(ptrs.data, dtype=np.uint64))
     if mask is not None:
@@ -87,7 +88,7 @@ def _check(ptrs, mask, itemsize: int, what: str) -> None:
     if addresses.size == 0:
         return
     inside = np.zeros(addresses.shape, dtype=bool)
-    for first, past in _SPANS[-1]:
+    for first, past in _LAUNCHES[-1]["spans"]:
         inside |= (addresses >= first) & (addresses + itemsize <= past)
     if not inside.all():
         raise OutOfBounds(
@@ -104,18 +105,17 @@ def guard_stores(interpreter) -> None:
     rmw, cas = builder.create_atomic_rmw, builder.create_atomic_cas
 
     def guarded_call(self, *args, **kwargs):
-        _SPANS.append([s for s in map(_storage_span, [*args, *kwargs.values()]) if s is not None])
-        _STORES.append({"addresses": [], "values": [], "programs": [], "kept": 0, "locked": False})
+        spans = [s for s in map(_storage_span, [*args, *kwargs.values()]) if s is not None]
+        _LAUNCHES.append({"spans": spans, "addresses": [], "values": [], "programs": [], "kept": 0, "locked": False})
         try:
             result = call(self, *args, **kwargs)
-            found = _conflicts(_STORES[-1])
+            found = _conflicts(_LAUNCHES[-1])
             if found:
                 name = getattr(getattr(self, "fn", None), "__name__", "a kernel")
                 _RACES.append(f"{name}: programs stored different values at {found} addresses with plain stores")
             return result
         finally:
-            _SPANS.pop()
-            _STORES.pop()
+            _LAUNCHES.pop()
 
     def masked_store(self, ptrs, value, mask, cache_policy):
         _check(ptrs, mask, np.asarray(value.data).itemsize, "a store")
@@ -124,14 +124,14 @@ def guard_stores(interpreter) -> None:
 
     def atomic_rmw(self, op, ptr, val, mask, sem, scope):
         _check(ptr, mask, np.asarray(val.data).itemsize, "an atomic")
-        if _STORES and "XCHG" in str(op).upper():
-            _STORES[-1]["locked"] = True
+        if _LAUNCHES and "XCHG" in str(op).upper():
+            _LAUNCHES[-1]["locked"] = True
         return rmw(self, op, ptr, val, mask, sem, scope)
 
     def atomic_cas(self, ptr, cmp, val, sem, scope):
         _check(ptr, None, np.asarray(val.data).itemsize, "an atomic compare-and-swap")
-        if _STORES:
-            _STORES[-1]["locked"] = True
+        if _LAUNCHES:
+            _LAUNCHES[-1]["locked"] = True
         return cas(self, ptr, cmp, val, sem, scope)
 
     executor.__call__ = guarded_call

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..models import Evidence, Finding, KernelProfile, Report
+from ..models import Evidence, Finding, KernelDiagnosis, KernelProfile, Report
 
 AUTO = "auto"
 ASK_ALL = "diagnoseOnly"  # the formula that asks every registered one
@@ -71,10 +71,20 @@ def ranked_bottlenecks(report: Report) -> list[tuple[float, str, Finding]]:
         (share.get(d.kernel, 0.0) * SEVERITY_WEIGHT[f.severity], d.rank, d.kernel, f)
         for d in report.diagnoses
         for f in d.findings
-        if f.present and f.formula != ASK_ALL and not (d.launch_bound and f.formula in WORK_SCALED)
+        if f.present and f.formula != ASK_ALL and not _left_launch_bound(d, f)
     ]
     found.sort(key=lambda item: (-item[0], item[1], item[3].formula))
     return [(weight, kernel, finding) for weight, _, kernel, finding in found]
+
+
+def left_launch_bound(report: Report) -> list[str]:
+    """The bottlenecks `ranked_bottlenecks` leaves because their kernel is launch-bound, `FORMULA in KERNEL`."""
+    found = [(d, f) for d in report.diagnoses for f in d.findings if f.present and _left_launch_bound(d, f)]
+    return sorted(f"{f.formula} in {d.kernel}" for d, f in found)
+
+
+def _left_launch_bound(d: KernelDiagnosis, f: Finding) -> bool:
+    return bool(d.launch_bound) and f.formula in WORK_SCALED
 
 
 def chosen_note(ranked: list[tuple[float, str, Finding]]) -> str:

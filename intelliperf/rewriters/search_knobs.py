@@ -50,16 +50,16 @@ def knobs(request: RewriteRequest) -> tuple[list[Knob], list[str]]:
         out.sort(key=lambda k: re.search("SPLIT", k.name, re.I) is None)
     warps = (signature.num_warps if signature else None) or 4
     stages = signature.num_stages if signature else None
-    offline = request.hardware.device.startswith("no GPU")
+    blind = request.hardware.device.startswith("no GPU") and not request.formula_sees_warps
     if "num_warps" in tuned:
         skipped.append("num_warps and num_stages (set by the kernel's @triton.autotune configs)")
-    elif offline and not request.formula_sees_warps:
+    elif blind:
         skipped.append(f"num_warps and num_stages ({request.formula}'s evidence without a GPU does not see them)")
     else:
         out.append(Knob("num_warps", warps, (warps * 2, warps // 2), *WARPS_RANGE))
         if stages:
             out.append(Knob("num_stages", stages, (stages + 1, stages - 1), *STAGES_RANGE))
-    loops = [] if offline and not request.formula_sees_warps else range_loops(ast.parse(request.kernel.source))
+    loops = [] if blind else range_loops(ast.parse(request.kernel.source))
     for loop, over in loops:
         current = next(
             (
