@@ -4,7 +4,6 @@ campaign resumes), campaign.md and, with matplotlib, campaign.png (the peer-time
 from __future__ import annotations
 
 import datetime
-import math
 import statistics
 from pathlib import Path
 from typing import Literal
@@ -89,7 +88,7 @@ def totals(rows: list[Row]) -> dict:
         "won": sum(r.status == "won" for r in rows),
         "peer_verified_correct": sum(bool(r.peer_correct) for r in rows),
         "peer_timed": len(timed),
-        "geomean_peer_speedup": math.exp(statistics.fmean(math.log(s) for s in timed)) if timed else None,
+        "geomean_peer_speedup": statistics.geometric_mean(timed) if timed else None,
         "by_status": {s: sum(r.status == s for r in rows) for s in WHY if any(r.status == s for r in rows)},
     }
 

@@ -20,7 +20,6 @@ cut-off run; OUT/eval.md and (with matplotlib) OUT/eval.png sit beside it. `--ma
 from __future__ import annotations
 
 import datetime
-import math
 import re
 import statistics
 import sys
@@ -240,7 +239,7 @@ def totals(outcomes: list[Outcome]) -> Totals:
         accepted=sum(o.accepted for o in ran),
         fast_1=sum(bool(o.fast_1) for o in timed) if timed else None,
         fast_1_5=sum(bool(o.fast_1_5) for o in timed) if timed else None,
-        geomean_speedup=math.exp(statistics.fmean(math.log(s) for s in speedups)) if speedups else None,
+        geomean_speedup=statistics.geometric_mean(speedups) if speedups else None,
         tokens=sum(o.tokens for o in ran),
         failures=dict(failures),
         skipped=len(outcomes) - len(ran),
