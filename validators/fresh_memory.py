@@ -1,11 +1,19 @@
-"""Memory a launcher allocates without writing it, made NaN (the replay workers, both sides).
+"""Memory a launcher allocates without writing it, made NaN on the reference's side and unpredictable on a
+candidate's (the replay workers).
 
 `torch.empty` hands out whatever the allocator held. A launcher whose kernel leaves part of an output
 unwritten at some shape (a block hard-coded at 256 columns, a row of 126,793) returns that memory, and two
-runs of the same code then differ on garbage. Here every floating-point tensor `torch.empty`,
-`empty_like`, `empty_strided` and `Tensor.new_empty` return starts as NaN: what the reference leaves
-unwritten at an unseen shape shows as NaN from nowhere, and the trial is not compared (its sizes only hold
-together as recorded), instead of a mismatch on garbage.
+runs of the same code then differ on garbage. On the reference's side every floating-point tensor
+`torch.empty`, `empty_like`, `empty_strided` and `Tensor.new_empty` return starts as NaN: what the reference
+leaves unwritten at an unseen shape shows as NaN from nowhere, and the trial is not compared (its sizes only
+hold together as recorded), instead of a mismatch on garbage.
+
+On a candidate's side each such tensor starts, drawn afresh per allocation, as NaN, as zeros or as one
+arbitrary finite value (stale data): what the candidate leaves unwritten differs from the truth whichever it
+gets, and a candidate that looks at fresh memory to tell a validation from the user's program (NaN there is
+never what a program sees) takes its program path on about two trials in three. Only on a trial whose truth
+holds NaN from nowhere (the reference returned memory it never wrote) does the candidate get NaN too
+(`fresh_as`): its unwritten memory then compares as the reference's did.
 
 Imports torch.
 """
@@ -13,18 +21,39 @@ Imports torch.
 from __future__ import annotations
 
 import functools
+import random
+
+_MIXED = {"on": False}  # a candidate's side: fills drawn per allocation (see `fresh_as`)
 
 
-def poison_empty() -> None:
+def fresh_as(mixed: bool) -> None:
+    """On a candidate's side, for the next trial: fills drawn per allocation (`mixed`), or NaN as the
+    reference had."""
+    _MIXED["on"] = mixed
+
+
+def poison_empty(candidate: bool = False) -> None:
     """Patch torch's empty allocators as the module docstring says (before any candidate is imported)."""
     import torch
+
+    draw = random.SystemRandom()  # (no state a candidate could read or seed)
+
+    _MIXED["on"] = candidate
+
+    def fill(tensor) -> None:
+        if not (candidate and _MIXED["on"]):
+            tensor.fill_(float("nan"))
+            return
+        pick = draw.randrange(3)
+        stale = draw.choice((-1.0, 1.0)) * draw.uniform(1.0, 1000.0)
+        tensor.fill_((float("nan"), 0.0, stale)[pick])
 
     def poisoned(allocate):
         @functools.wraps(allocate)
         def allocated(*args, **kwargs):
             tensor = allocate(*args, **kwargs)
             if isinstance(tensor, torch.Tensor) and (tensor.is_floating_point() or tensor.is_complex()):
-                tensor.fill_(float("nan"))
+                fill(tensor)
             return tensor
 
         return allocated

@@ -99,7 +99,7 @@ def main(mode: str, *args: str) -> int:
     for name in [n for n in os.environ if n.startswith(names.PREFIX)]:
         del os.environ[name]  # read by now: the candidate's code finds none of ours
     if mode != "time":  # (the timed calls take the program's memory as it comes)
-        poison_empty()
+        poison_empty(candidate="run" in (mode, *args[:1]))
     _watch_before_any_candidate()
     if mode == "time":
         from .timing_worker import bind_clock

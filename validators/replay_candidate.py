@@ -14,6 +14,7 @@ from pathlib import Path
 from intelliperf.profiling.inside.window import next_config
 
 from .correctness import load_tensors
+from .fresh_memory import fresh_as
 from .jobs import ReplayJob
 from .replay_calls import ablate, call_launcher, launch_recorded, launcher_fn, placed, save_tensors, sync_device
 from .replay_outputs import ABLATION, KernelLaunches, aliases, call_record, outputs_of
@@ -118,6 +119,7 @@ def _inputs(path: Path, summary: dict) -> dict:
 
 def _guarded(summary: dict, run: dict, call, out: Path) -> None:
     next_config()  # under the interpreter: each trial with the next autotune config (a GPU may pick any)
+    fresh_as(not run.get("unwritten"))
     take_races()  # (only this call's)
     begin = time.perf_counter()
     try:

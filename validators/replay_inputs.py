@@ -60,8 +60,10 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
             big = min(16 * magnitude, float(torch.finfo(tensor.dtype).max) / 1e3)
             lo, hi = -big, big
         values = torch.rand(tensor.shape, dtype=wide, **draw) * (hi - lo) + lo
+        if regime == "scaled":  # past float16's range, within bfloat16's (a copy through float16 overflows)
+            values = values * 2.0**17
         if regime == "sparse":  # (repeated floats would bias a sum far past what float32 atomics keep exact)
-            values = _within(values, regime, 0.0 if lo <= 0.0 <= hi else lo, draw)
+            values = _near_zero(_within(values, regime, 0.0 if lo <= 0.0 <= hi else lo, draw), tensor.dtype, hi, draw)
         elif regime == "edges":
             values = _edges(values, lo, hi, draw)
         if regime == "nonfinite" and values.numel():
@@ -81,7 +83,8 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
 def _within(values, regime: str, zero, draw: dict):
     """Values within the captured range shaped like real data: `sparse`, about half of them exactly `zero`
     (0 where the range holds it, else its low end: a padding id); `repeated` (integers), only three distinct
-    values (ids that repeat, where atomics contend and a dedup or a cache keyed on values shows)."""
+    values (ids that repeat, where atomics contend and a dedup or a cache keyed on values shows), in runs of
+    1 to 512 (sorted or bucketed ids fill whole blocks with one value, scattered ones do not)."""
     import torch
 
     if regime == "sparse" and values.numel():
@@ -89,8 +92,26 @@ def _within(values, regime: str, zero, draw: dict):
     if regime == "repeated" and values.numel():
         flat = values.reshape(-1)
         picks = flat[torch.randint(0, flat.numel(), (3,), **draw)]
-        return picks[torch.randint(0, 3, values.shape, **draw)]
+        lengths = torch.tensor((1, 3, 64, 512), device=flat.device)[torch.randint(0, 4, (flat.numel(),), **draw)]
+        run_of = torch.repeat_interleave(torch.arange(flat.numel(), device=flat.device), lengths)[: flat.numel()]
+        return picks[torch.randint(0, 3, (flat.numel(),), **draw)[run_of]].reshape(values.shape)
     return values
+
+
+def _near_zero(values, dtype, hi, draw: dict):
+    """The exact zeros of a `sparse` draw split three ways: +0.0, -0.0 (a negated or scaled zero: a sign-bit
+    test tells it apart) and subnormals (underflow: a test against the smallest normal number drops them),
+    of the sign the captured range allows."""
+    import torch
+
+    zeros = values == 0
+    if not bool(zeros.any()):
+        return values
+    tiny = float(torch.finfo(dtype).tiny) * (1.0 if hi > 0 else -1.0)
+    pick = torch.randint(0, 3, values.shape, **draw)
+    spread = torch.rand(values.shape, dtype=values.dtype, **draw) * 0.5 * tiny
+    near = torch.where(pick == 0, torch.zeros_like(values), torch.where(pick == 1, -torch.zeros_like(values), spread))
+    return torch.where(zeros, near, values)
 
 
 def _edges(values, lo, hi, draw: dict):

@@ -278,22 +278,11 @@ def _unseen_inputs(descs: list[dict], shapes: dict, scalars: dict, seed: int) ->
 
 
 def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run: dict) -> None:
-    """At the recorded shape: every float tensor a view whose last dimension steps by 2 (a caller's slice), the
-    launcher's float arguments, then its integer ones, moved off the values the program always passed (a `lo`
-    of 0, 10 bins), then those to a power of two (a block of 512 where 256 was passed, 16 bins); every
-    float32 tensor in float16 (a dtype the program never passed: an accumulator that follows the input's
-    dtype); and half of every float tensor's values at the launcher's float arguments (a bound, a threshold or
-    a bin edge met exactly: clamped data)."""
-    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"]}
-    sizes |= {math.prod(a["shape"]) for a in descs if a["kind"] == "tensor"}
-    variants = {
-        "strided": [{**d, "layout": "strided"} if _float_tensor(d) else d for d in descs],
-        "floats": [{**d, "value": _moved(d["value"], sizes, float)} if d["kind"] == "scalar" else d for d in descs],
-        "counts": [{**d, "value": _moved(d["value"], sizes, int)} if d["kind"] == "scalar" else d for d in descs],
-        "powers": [{**d, "value": _power_of_two(d["value"], sizes)} if d["kind"] == "scalar" else d for d in descs],
-        "half": [{**d, "dtype": "float16"} if _float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
-        "at-arguments": descs,
-    }
+    """At the recorded shape, each of `_variants` that changes something: its arguments as described, its
+    values drawn as the variant says (`values_at`); the strided views' gaps and the clamped values set after."""
+    variants = _variants(descs, trial.fn, interpreted(descs), set(trial.compiled.values()))
+    # values a dtype is for: float64 beyond the captured range, bfloat16 past float16's (not where they are addresses)
+    values_at = {"double": "wide", "bfloat16": "scaled"}
     bounds = [d["value"] for d in descs if d["kind"] == "scalar" and type(d.get("value")) is float]
     for i, (name, new_descs) in enumerate(variants.items()):
         moves = bool(bounds) if name == "at-arguments" else new_descs != descs  # (its values move, not its args)
@@ -301,7 +290,8 @@ def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run
             continue
         seed = job["seed"] + 1200 + i
         fresh = make_inputs(new_descs)
-        _refill(fresh, new_descs, seed)
+        at = values_at.get(name, "captured")
+        _refill(fresh, new_descs, seed, lambda d, a=at: "captured" if not _float_tensor(d) or _addresses(d, job) else a)
         for d in new_descs:
             if d.get("layout") == "strided" and "alias_of" not in d:
                 fill_gaps(fresh[d["name"]])
@@ -310,6 +300,84 @@ def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run
                     _at_values(fresh[d["name"]], bounds, seed)
         info = {"seed": seed, "shape": "recorded", "regime": name, "args": new_descs}
         shapes_run["recorded"]["calls"] += trial.run(f"launcher-{name}", new_descs, fresh, info)
+
+
+def _variants(descs: list[dict], fn, interpreter: bool, compiled: set[int]) -> dict[str, list[dict]]:
+    """The launcher's arguments moved off what the program always passed, at the recorded shape: every float tensor a
+    view whose last dimension steps by 2 (a caller's slice); its float arguments, then its integer ones moved (a
+    `lo` of 0, 10 bins), to a power of two (a block of 512 where 256 was passed, 16 bins); those the kernel
+    takes at run time (no constexpr of its recorded launch has the value: a block of 1 would be a grid of every
+    element) to 1 (one segment, one graph: integer inputs below the old value follow it) and a hundredfold (a
+    path kept for many segments); the defaults its signature declares where the program passed others (a padding
+    id of -1); every float32 tensor in float16 (an accumulator that follows the input's dtype), in float64
+    (values beyond the captured range), and, compiled only, float32 and float16 ones in bfloat16 (values past
+    float16's range: a copy through float16 overflows there); and (`at-arguments`) half of every float tensor's
+    values at the launcher's float arguments (a bound, a threshold or a bin edge met exactly: clamped data)."""
+    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"]}
+    sizes |= {math.prod(a["shape"]) for a in descs if a["kind"] == "tensor"}
+
+    def scalars(move) -> list[dict]:
+        return [{**d, "value": move(d["value"])} if d["kind"] == "scalar" else d for d in descs]
+
+    def counts(value):  # (an integer that is no tensor's size or element count: a bin count, not a length)
+        return type(value) is int and value >= 2 and value not in sizes
+
+    def runtime(value):
+        return counts(value) and value not in compiled
+
+    variants = {
+        "strided": [{**d, "layout": "strided"} if _float_tensor(d) else d for d in descs],
+        "floats": scalars(lambda v: v * 1.5 + 0.25 if type(v) is float else v),
+        "counts": scalars(lambda v: 2 * v + 1 if counts(v) else v),
+        "powers": scalars(lambda v: _power_of_two(v, sizes)),
+        "ones": _following(descs, scalars(lambda v: 1 if runtime(v) else v)),
+        "many": scalars(lambda v: min(100 * v, 1 << 20) if runtime(v) else v),
+        "defaults": scalars(lambda v: v) if fn is None else _defaults(descs, fn),
+        "half": [{**d, "dtype": "float16"} if _float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
+        "double": [{**d, "dtype": "float64"} if _float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
+        "bfloat16": [
+            {**d, "dtype": "bfloat16"} if _float_tensor(d) and d["dtype"] in ("float32", "float16") else d
+            for d in descs
+        ],
+        "at-arguments": descs,
+    }
+    if interpreter:  # (the interpreter computes garbage on bfloat16: a trial only where kernels compile)
+        del variants["bfloat16"]
+    return variants
+
+
+def _following(recorded: list[dict], moved: list[dict]) -> list[dict]:
+    """`moved` with each integer tensor whose captured values all lie in [0, v) for an integer argument v that
+    moved down (ids below a segment count, below a bin count) drawn below the new value instead (the smallest
+    such v taken as its bound)."""
+    drops = sorted(
+        (d["value"], m["value"])
+        for d, m in zip(recorded, moved, strict=True)
+        if d["kind"] == "scalar" and type(d["value"]) is int and m["value"] < d["value"]
+    )
+    out = []
+    for d in moved:
+        integer = d["kind"] == "tensor" and not d["dtype"].startswith(("float", "bfloat", "bool"))
+        low, high = d.get("min"), d.get("max")
+        bound = next((new for old, new in drops if integer and low is not None and 0 <= low and high < old), None)
+        out.append(d if bound is None else {**d, "min": min(low, bound - 1), "max": min(high, bound - 1)})
+    return out
+
+
+def _defaults(descs: list[dict], fn) -> list[dict]:
+    """The launcher's scalar arguments at the defaults its signature declares, where the program passed others."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # (a builtin or a wrapper without a signature: nothing to say)
+        return descs
+    out = []
+    for d in descs:
+        default = params[d["name"]].default if d["name"] in params else inspect.Parameter.empty
+        usable = d["kind"] == "scalar" and type(default) in (int, float, bool) and default != d["value"]
+        out.append({**d, "value": default} if usable else d)
+    return out
 
 
 def _at_values(tensor, values: list[float], seed: int) -> None:
@@ -335,17 +403,6 @@ def _power_of_two(value, sizes: set[int]):
     if type(value) is not int or value < 1 or value in sizes:
         return value
     return 2 * value if not value & (value - 1) else 1 << value.bit_length()
-
-
-def _moved(value, sizes: set[int], kind: type):
-    """A number argument of `kind` moved: a float by half again and a quarter; an integer that is no tensor's
-    size or element count (a bin count, a padding id, not a length) to twice itself and one; anything else as
-    it was."""
-    if kind is float and isinstance(value, float):
-        return value * 1.5 + 0.25
-    if kind is int and type(value) is int and value not in sizes:
-        return 2 * value + 1
-    return value
 
 
 def _changed(shapes: dict, descs: list[dict]) -> str:
@@ -394,6 +451,8 @@ class _Trial:
         self.calls.append(call_record(label, result, values))
         save_tensors(self.truth / f"{label}.pt", outputs)
         run = {"label": label, "mode": "launcher", "poisoned": [], **info, **launches.made_of(result, values)}
+        if nan_from_nowhere(outputs, given):  # (memory the reference never wrote: the candidate's starts as NaN too)
+            run["unwritten"] = True
         run["launches"] = launches.any_kernel
         run["seconds"] = round(time.perf_counter() - start, 3)
         _ran(self.summary, self.truth, run)
