@@ -11,7 +11,7 @@ hold together as recorded), instead of a mismatch on garbage.
 On a candidate's side each such tensor starts, drawn afresh per allocation, as NaN, as zeros or as one
 arbitrary finite value (stale data): what the candidate leaves unwritten differs from the truth whichever it
 gets, and a candidate that looks at fresh memory to tell a validation from the user's program (NaN there is
-never what a program sees) takes its program path on about two trials in three. Only on a trial whose truth
+never what a program sees) takes its program path on about three trials in four. Only on a trial whose truth
 holds NaN from nowhere (the reference returned memory it never wrote) does the candidate get NaN too
 (`fresh_as`): its unwritten memory then compares as the reference's did.
 
@@ -44,9 +44,9 @@ def poison_empty(candidate: bool = False) -> None:
         if not (candidate and _MIXED["on"]):
             tensor.fill_(float("nan"))
             return
-        pick = draw.randrange(3)
+        pick = draw.randrange(4)  # NaN, zeros, or (twice as often: it shows whatever is left unwritten) stale
         stale = draw.choice((-1.0, 1.0)) * draw.uniform(1.0, 1000.0)
-        tensor.fill_((float("nan"), 0.0, stale)[pick])
+        tensor.fill_((float("nan"), 0.0, stale, stale)[pick])
 
     def poisoned(allocate):
         @functools.wraps(allocate)

@@ -63,7 +63,8 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
         if regime == "scaled":  # past float16's range, within bfloat16's (a copy through float16 overflows)
             values = values * 2.0**17
         if regime == "sparse":  # (repeated floats would bias a sum far past what float32 atomics keep exact)
-            values = _near_zero(_within(values, regime, 0.0 if lo <= 0.0 <= hi else lo, draw), tensor.dtype, hi, draw)
+            near = lo <= 0.0 <= hi or 0.0 < lo <= hi / 64  # (a range that reaches down to about zero holds it)
+            values = _near_zero(_within(values, regime, 0.0 if near else lo, draw), tensor.dtype, hi, draw)
         elif regime == "edges":
             values = _edges(values, lo, hi, draw)
         if regime == "nonfinite" and values.numel():
