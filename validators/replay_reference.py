@@ -218,11 +218,28 @@ def _extreme_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run
 
     for i, (name, _, _) in enumerate(extreme_shapes(descs, trial.held)):
         _unseen_trial(trial, name, descs, extreme(name), seed + i, shapes_run)
+    _aligned_strided(trial, shapes_run, seed + 40)
     for i, (d, far) in enumerate(stretches(descs, trial.held, unseen_budget(descs))):
         if interpreted(descs):
             far = _affordable(trial, descs, d, far, seed + 50 + i)
         make = lambda held, d=d, far=far: None if d in held else stretched_shape(descs, held, d, far)  # noqa: E731
         _unseen_trial(trial, f"stretched-{d}", descs, make, seed + 60 + i, shapes_run)
+
+
+def _aligned_strided(trial: _Trial, shapes_run: dict, seed: int) -> None:
+    """The aligned shape again with every float tensor a strided view: a path for sizes that divide the
+    block (no masks) may also assume unit strides, which neither trial alone shows."""
+    shape, where = next(((k, v) for k, v in shapes_run.items() if k.startswith("unseen, aligned")), (None, None))
+    if where is None or not any(_float_tensor(d) for d in where["descs"]):
+        return
+    new_descs = [{**d, "layout": "strided"} if _float_tensor(d) else d for d in where["descs"]]
+    fresh = make_inputs(new_descs, where["shapes"])
+    _refill(fresh, new_descs, seed)
+    for d in new_descs:
+        if d.get("layout") == "strided" and "alias_of" not in d:
+            fill_gaps(fresh[d["name"]])
+    info = {"seed": seed, "shape": shape, "regime": "strided", "args": new_descs}
+    trial.run("launcher-aligned-strided", new_descs, fresh, info)
 
 
 # Under the interpreter, what the reference's call may take at a stretched shape: the interpreter runs every
@@ -330,8 +347,8 @@ def _variants(descs: list[dict], fn, interpreter: bool, compiled: set[int]) -> d
         "floats": scalars(lambda v: v * 1.5 + 0.25 if type(v) is float else v),
         "counts": scalars(lambda v: 2 * v + 1 if counts(v) else v),
         "powers": scalars(lambda v: _power_of_two(v, sizes)),
-        "ones": _following(descs, scalars(lambda v: 1 if runtime(v) else v)),
-        "many": scalars(lambda v: min(100 * v, 1 << 20) if runtime(v) else v),
+        "at-one": _following(descs, scalars(lambda v: 1 if runtime(v) else v)),
+        "hundredfold": scalars(lambda v: min(100 * v, 1 << 20) if runtime(v) else v),
         "defaults": scalars(lambda v: v) if fn is None else _defaults(descs, fn),
         "half": [{**d, "dtype": "float16"} if _float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
         "double": [{**d, "dtype": "float64"} if _float_tensor(d) and d["dtype"] == "float32" else d for d in descs],

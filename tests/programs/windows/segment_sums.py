@@ -1,5 +1,6 @@
 """Per-segment sums of the rows of x (a graph readout: nodes into graphs), segments named by ids in any order;
-rows of segment `skip` are left out (-1: none). Each program sums a block of rows with one atomic per row."""
+x may be a strided view; rows of segment `skip` are left out (-1: none). Each program sums a block of rows
+with one atomic per row."""
 
 import os
 import sys
@@ -10,20 +11,25 @@ import triton.language as tl
 
 
 @triton.jit
-def segment_sums_kernel(x_ptr, seg_ptr, out_ptr, n, dim, skip, BLOCK: tl.constexpr, D: tl.constexpr):
+def segment_sums_kernel(
+    x_ptr, seg_ptr, out_ptr, n, dim, skip, stride_r, stride_c, BLOCK: tl.constexpr, D: tl.constexpr
+):
     rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     cols = tl.arange(0, D)
     seg = tl.load(seg_ptr + rows, mask=rows < n, other=0)
     keep = (rows < n) & (seg != skip)
-    x = tl.load(x_ptr + rows[:, None] * dim + cols[None, :], mask=keep[:, None] & (cols < dim)[None, :], other=0.0)
-    tl.atomic_add(out_ptr + seg[:, None] * dim + cols[None, :], x, mask=keep[:, None] & (cols < dim)[None, :])
+    inside = keep[:, None] & (cols < dim)[None, :]
+    x = tl.load(x_ptr + rows[:, None] * stride_r + cols[None, :] * stride_c, mask=inside, other=0.0)
+    tl.atomic_add(out_ptr + seg[:, None] * dim + cols[None, :], x, mask=inside)
 
 
 def segment_sums(x: torch.Tensor, seg: torch.Tensor, num_segments: int, skip: int = -1, block: int = 64):
     n, dim = x.shape
     out = torch.zeros(num_segments, dim, device=x.device, dtype=torch.float32)
     grid = (triton.cdiv(n, block),)
-    segment_sums_kernel[grid](x, seg, out, n, dim, skip, BLOCK=block, D=triton.next_power_of_2(dim))
+    stride_r, stride_c = x.stride()
+    d = triton.next_power_of_2(dim)
+    segment_sums_kernel[grid](x, seg, out, n, dim, skip, stride_r, stride_c, BLOCK=block, D=d)
     return out
 
 

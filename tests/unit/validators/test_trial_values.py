@@ -1,7 +1,7 @@
 """Values and arguments the program never passes, which a wrong kernel can be wrong on alone, each met by a trial,
 next to the honest candidate it must still accept: a launcher that looks at fresh memory to tell a validation
 from the program (NaN there), an integer argument at 1 or a hundredfold, the launcher's own default, ids in
-long runs, zeros of either sign and subnormals, and float64.
+long runs, a strided view at a size that divides the block, zeros of either sign and subnormals, and float64.
 
 Real programs (tests/programs/windows) and real candidates run through `validate` in the Triton interpreter.
 """
@@ -21,6 +21,7 @@ WINDOWS = PROGRAMS / "windows"
 SEGMENTS = [sys.executable, "segment_sums.py"]
 HISTOGRAM = [sys.executable, "ranged_histogram.py"]
 GRID = "    grid = (triton.cdiv(n, block),)\n"
+STRIDES = "    stride_r, stride_c = x.stride()\n"
 INSIDE = "    inside = (offs < n) & (x >= lo) & (x <= hi)\n"
 
 
@@ -82,9 +83,10 @@ def test_an_integer_argument_is_tried_at_one_and_a_hundredfold(segments, tmp_pat
     only the first block of rows; a path for more than 1,024 segments that sums 32 columns of 40: each right at
     12 (and at 25 and 16), wrong at 1 or at 1,200. Blocks of 128 rows are right at every count."""
     one = (GRID, "    grid = (1,) if num_segments == 1 else (triton.cdiv(n, block),)\n")
-    _refused(segments, _program(tmp_path / "one", "segment_sums.py", SEGMENTS, [one]), tmp_path / "v1", "ones")
+    _refused(segments, _program(tmp_path / "one", "segment_sums.py", SEGMENTS, [one]), tmp_path / "v1", "at-one")
     narrow = ("(x, seg, out, n, dim, skip,", "(x, seg, out, n, min(dim, 32) if num_segments > 1024 else dim, skip,")
-    _refused(segments, _program(tmp_path / "many", "segment_sums.py", SEGMENTS, [narrow]), tmp_path / "vm", "many")
+    many = _program(tmp_path / "many", "segment_sums.py", SEGMENTS, [narrow])
+    _refused(segments, many, tmp_path / "vm", "hundredfold")
     wider = ("block: int = 64", "block: int = 128")
     honest = validate(
         segments, _program(tmp_path / "h", "segment_sums.py", SEGMENTS, [wider]), work_dir=tmp_path / "vh"
@@ -110,6 +112,13 @@ def test_ids_in_runs_fill_whole_blocks_with_one_id(segments, tmp_path):
         "    keep = keep & tl.where(same & full, tl.arange(0, BLOCK) < BLOCK - 1, rows >= 0)\n",
     )
     _refused(segments, _program(tmp_path / "c", "segment_sums.py", SEGMENTS, [uniform]), tmp_path / "v", "repeated")
+
+
+def test_a_view_at_a_size_that_divides_the_block_is_a_trial(segments, tmp_path):
+    """A launcher that passes a unit column stride where the width is a power of two ('no gather needed') is
+    right on every contiguous input and on views of the program's 40 columns; a view 32 wide meets it."""
+    unit = (STRIDES, STRIDES + "    stride_c = 1 if dim == triton.next_power_of_2(dim) else stride_c\n")
+    _refused(segments, _program(tmp_path / "c", "segment_sums.py", SEGMENTS, [unit]), tmp_path / "v", "aligned-strided")
 
 
 def test_zeros_of_either_sign_subnormals_and_float64_are_trials(histogram, tmp_path):
