@@ -325,11 +325,12 @@ def _variants(descs: list[dict], fn, interpreter: bool, compiled: set[int]) -> d
     `lo` of 0, 10 bins), to a power of two (a block of 512 where 256 was passed, 16 bins); those the kernel
     takes at run time (no constexpr of its recorded launch has the value: a block of 1 would be a grid of every
     element) to 1 (one segment, one graph: integer inputs below the old value follow it) and a hundredfold (a
-    path kept for many segments); the defaults its signature declares where the program passed others (a padding
-    id of -1); every float32 tensor in float16 (an accumulator that follows the input's dtype), in float64
-    (values beyond the captured range), and, compiled only, float32 and float16 ones in bfloat16 (values past
-    float16's range: a copy through float16 overflows there); and (`at-arguments`) half of every float tensor's
-    values at the launcher's float arguments (a bound, a threshold or a bin edge met exactly: clamped data)."""
+    path kept for many segments; compiled, at least 65,537: past what 16-bit ids hold); the defaults its
+    signature declares where the program passed others (a padding id of -1); every float32 tensor in float16 (an
+    accumulator that follows the input's dtype), in float64 (values beyond the captured range), and, compiled
+    only, float32 and float16 ones in bfloat16 (values past float16's range: a copy through float16 overflows
+    there); and (`at-arguments`) half of every float tensor's values at the launcher's float arguments (a bound,
+    a threshold or a bin edge met exactly: clamped data)."""
     sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"]}
     sizes |= {math.prod(a["shape"]) for a in descs if a["kind"] == "tensor"}
 
@@ -342,13 +343,15 @@ def _variants(descs: list[dict], fn, interpreter: bool, compiled: set[int]) -> d
     def runtime(value):
         return counts(value) and value not in compiled
 
+    floor = 1 if interpreter else 65537  # (a grid of one program per count would take minutes in the interpreter)
+
     variants = {
         "strided": [{**d, "layout": "strided"} if _float_tensor(d) else d for d in descs],
         "floats": scalars(lambda v: v * 1.5 + 0.25 if type(v) is float else v),
         "counts": scalars(lambda v: 2 * v + 1 if counts(v) else v),
         "powers": scalars(lambda v: _power_of_two(v, sizes)),
         "at-one": _following(descs, scalars(lambda v: 1 if runtime(v) else v)),
-        "hundredfold": scalars(lambda v: min(100 * v, 1 << 20) if runtime(v) else v),
+        "hundredfold": scalars(lambda v: min(max(100 * v, floor), 1 << 20) if runtime(v) else v),
         "defaults": scalars(lambda v: v) if fn is None else _defaults(descs, fn),
         "half": [{**d, "dtype": "float16"} if _float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
         "double": [{**d, "dtype": "float64"} if _float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
