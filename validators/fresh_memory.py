@@ -8,12 +8,12 @@ runs of the same code then differ on garbage. On the reference's side every floa
 leaves unwritten at an unseen shape shows as NaN from nowhere, and the trial is not compared (its sizes only
 hold together as recorded), instead of a mismatch on garbage.
 
-On a candidate's side each such tensor starts, drawn afresh per allocation, as NaN, as zeros or as one
-arbitrary finite value (stale data): what the candidate leaves unwritten differs from the truth whichever it
-gets, and a candidate that looks at fresh memory to tell a validation from the user's program (NaN there is
-never what a program sees) takes its program path on about three trials in four. Only on a trial whose truth
-holds NaN from nowhere (the reference returned memory it never wrote) does the candidate get NaN too
-(`fresh_as`): its unwritten memory then compares as the reference's did.
+On a candidate's side each such tensor starts, drawn afresh per allocation, as zeros or as stale data (finite
+values of a random spread, as memory a program freed holds), never NaN: what the candidate leaves unwritten
+differs from the truth (nearly always), and fresh memory looks as it does in the user's program, so a
+candidate cannot probe it to tell a validation from the program. Only on a trial whose truth holds NaN from
+nowhere (the reference returned memory it never wrote) does the candidate get NaN too (`fresh_as`): its
+unwritten memory then compares as the reference's did.
 
 Imports torch.
 """
@@ -44,9 +44,11 @@ def poison_empty(candidate: bool = False) -> None:
         if not (candidate and _MIXED["on"]):
             tensor.fill_(float("nan"))
             return
-        pick = draw.randrange(4)  # NaN, zeros, or (twice as often: it shows whatever is left unwritten) stale
-        stale = draw.choice((-1.0, 1.0)) * draw.uniform(1.0, 1000.0)
-        tensor.fill_((float("nan"), 0.0, stale, stale)[pick])
+        if draw.randrange(3) == 0:
+            tensor.zero_()
+            return
+        stale = torch.Generator(device=tensor.device).manual_seed(draw.getrandbits(62))  # (not the program's)
+        tensor.normal_(0.0, draw.uniform(1.0, 1000.0), generator=stale)
 
     def poisoned(allocate):
         @functools.wraps(allocate)
