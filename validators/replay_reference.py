@@ -298,14 +298,20 @@ def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run
     """At the recorded shape, each of `_variants` that changes something: its arguments as described, its
     values drawn as the variant says (`values_at`); the strided views' gaps and the clamped values set after."""
     variants = _variants(descs, trial.fn, interpreted(descs), set(trial.compiled.values()))
-    # values a dtype is for: float64 beyond the captured range, bfloat16 past float16's (not where they are addresses)
-    values_at = {"double": "wide", "bfloat16": "scaled"}
+    # values a dtype is for: float64 beyond the captured range, bfloat16 past float16's; a block moved to a power of
+    # two meets values beyond the range too (a path for such blocks that drops a range test) (not where addresses)
+    values_at = {"double": "wide", "bfloat16": "scaled", "powers": "wide"}
+    # many segments come with many rows: the hundredfold counts at the larger unseen shape, where it was run
+    larger = next((v for k, v in shapes_run.items() if k.startswith("unseen, larger")), None)
     bounds = [d["value"] for d in descs if d["kind"] == "scalar" and type(d.get("value")) is float]
     for i, (name, new_descs) in enumerate(variants.items()):
         moves = bool(bounds) if name == "at-arguments" else new_descs != descs  # (its values move, not its args)
         if not moves:
             continue
         seed = job["seed"] + 1200 + i
+        if name == "hundredfold" and larger is not None:
+            _hundredfold_larger(trial, descs, new_descs, larger, seed)
+            continue
         fresh = make_inputs(new_descs)
         at = values_at.get(name, "captured")
         _refill(fresh, new_descs, seed, lambda d, a=at: "captured" if not _float_tensor(d) or _addresses(d, job) else a)
@@ -317,6 +323,20 @@ def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run
                     _at_values(fresh[d["name"]], bounds, seed)
         info = {"seed": seed, "shape": "recorded", "regime": name, "args": new_descs}
         shapes_run["recorded"]["calls"] += trial.run(f"launcher-{name}", new_descs, fresh, info)
+
+
+def _hundredfold_larger(trial: _Trial, descs: list[dict], moved: list[dict], larger: dict, seed: int) -> None:
+    """The hundredfold counts (`moved`) at the larger unseen shape, the integers that follow the sizes as there."""
+    at = {d["name"]: d["value"] for d in larger["descs"] if d["kind"] == "scalar"}
+    new_descs = [
+        {**m, "value": at[m["name"]]} if m["kind"] == "scalar" and m["value"] == d["value"] else m
+        for d, m in zip(descs, moved, strict=True)
+    ]
+    fresh = make_inputs(new_descs, larger["shapes"], guarded=True)
+    _refill(fresh, new_descs, seed)
+    shape = f"unseen, larger ({_changed(larger['shapes'], descs)})"
+    info = {"seed": seed, "shape": shape, "regime": "hundredfold", "args": new_descs}
+    trial.run("launcher-hundredfold", new_descs, fresh, info)
 
 
 def _variants(descs: list[dict], fn, interpreter: bool, compiled: set[int]) -> dict[str, list[dict]]:

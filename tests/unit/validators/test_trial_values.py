@@ -58,8 +58,8 @@ def _refused(reference, program: Program, where, *trials: str) -> None:
 def test_a_launcher_that_probes_fresh_memory_for_nan_is_met_where_it_holds_none(segments, tmp_path):
     """In a replay, memory torch.empty hands the reference is NaN; a launcher that takes the right path only
     where a fresh tensor is all NaN (and drops `skip` for the program's own 3 elsewhere) is right in the program
-    and in every trial that probe would see as one. A candidate's fresh memory is NaN, zero or stale per
-    allocation, so the trials that pass another `skip` meet the wrong path."""
+    and in every trial that probe would see as one. A candidate's fresh memory is zeros or stale values, never
+    NaN, so the trials that pass another `skip` meet the wrong path."""
     probe = (
         "    out = torch.zeros(",
         "    if not bool(torch.isnan(torch.empty(8, device=x.device)).all()):\n"
