@@ -358,3 +358,97 @@ def interpreted(descs: list[dict]) -> bool:
 def unseen_budget(descs: list[dict]) -> int:
     """`max_bytes` of the larger unseen shape: the interpreter's where the tensors are on the host."""
     return UNSEEN_BYTES_INTERPRETED if interpreted(descs) else UNSEEN_BYTES
+
+
+def variants(descs: list[dict], fn, interpreter: bool, compiled: set[int]) -> dict[str, list[dict]]:
+    """The launcher's arguments moved off what the program always passed, at the recorded shape: every float tensor a
+    view whose last dimension steps by 2 (a caller's slice); its float arguments, then its integer ones moved (a
+    `lo` of 0, 10 bins), to a power of two (a block of 512 where 256 was passed, 16 bins); those the kernel
+    takes at run time (no constexpr of its recorded launch has the value: a block of 1 would be a grid of every
+    element) to 1 (one segment, one graph: integer inputs below the old value follow it) and a hundredfold (a
+    path kept for many segments; compiled, at least 65,537: past what 16-bit ids hold); the defaults its
+    signature declares where the program passed others (a padding id of -1); every float32 tensor in float16 (an
+    accumulator that follows the input's dtype), in float64 (values beyond the captured range), and, compiled
+    only, float32 and float16 ones in bfloat16 (values past float16's range: a copy through float16 overflows
+    there); and (`at-arguments`) half of every float tensor's values at the launcher's float arguments (a bound,
+    a threshold or a bin edge met exactly: clamped data)."""
+    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"]}
+    sizes |= {math.prod(a["shape"]) for a in descs if a["kind"] == "tensor"}
+
+    def scalars(move) -> list[dict]:
+        return [{**d, "value": move(d["value"])} if d["kind"] == "scalar" else d for d in descs]
+
+    def counts(value):  # (an integer that is no tensor's size or element count: a bin count, not a length)
+        return type(value) is int and value >= 2 and value not in sizes
+
+    def runtime(value):
+        return counts(value) and value not in compiled
+
+    floor = 1 if interpreter else 65537  # (a grid of one program per count would take minutes in the interpreter)
+
+    variants = {
+        "strided": [{**d, "layout": "strided"} if float_tensor(d) else d for d in descs],
+        "floats": scalars(lambda v: v * 1.5 + 0.25 if type(v) is float else v),
+        "counts": scalars(lambda v: 2 * v + 1 if counts(v) else v),
+        "powers": scalars(lambda v: _power_of_two(v, sizes)),
+        "at-one": _following(descs, scalars(lambda v: 1 if runtime(v) else v)),
+        "hundredfold": scalars(lambda v: min(max(100 * v, floor), 1 << 20) if runtime(v) else v),
+        "defaults": scalars(lambda v: v) if fn is None else _defaults(descs, fn),
+        "half": [{**d, "dtype": "float16"} if float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
+        "double": [{**d, "dtype": "float64"} if float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
+        "bfloat16": [
+            {**d, "dtype": "bfloat16"} if float_tensor(d) and d["dtype"] in ("float32", "float16") else d for d in descs
+        ],
+        "at-arguments": descs,
+    }
+    if interpreter:  # (the interpreter computes garbage on bfloat16: a trial only where kernels compile)
+        del variants["bfloat16"]
+    return variants
+
+
+def _following(recorded: list[dict], moved: list[dict]) -> list[dict]:
+    """`moved` with each integer tensor whose captured values all lie in [0, v) for an integer argument v that
+    moved down (ids below a segment count, below a bin count) drawn below the new value instead (the smallest
+    such v taken as its bound)."""
+    drops = sorted(
+        (d["value"], m["value"])
+        for d, m in zip(recorded, moved, strict=True)
+        if d["kind"] == "scalar" and type(d["value"]) is int and m["value"] < d["value"]
+    )
+    out = []
+    for d in moved:
+        integer = d["kind"] == "tensor" and not d["dtype"].startswith(("float", "bfloat", "bool"))
+        low, high = d.get("min"), d.get("max")
+        bound = None
+        if integer and low is not None and high is not None and 0 <= low:
+            bound = next((new for old, new in drops if high < old), None)
+        out.append(d if bound is None else {**d, "min": min(low, bound - 1), "max": min(high, bound - 1)})
+    return out
+
+
+def _defaults(descs: list[dict], fn) -> list[dict]:
+    """The launcher's scalar arguments at the defaults its signature declares, where the program passed others."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # (a builtin or a wrapper without a signature: nothing to say)
+        return descs
+    out = []
+    for d in descs:
+        default = params[d["name"]].default if d["name"] in params else inspect.Parameter.empty
+        usable = d["kind"] == "scalar" and type(default) in (int, float, bool) and default != d["value"]
+        out.append({**d, "value": default} if usable else d)
+    return out
+
+
+def _power_of_two(value, sizes: set[int]):
+    """A positive integer argument that is no tensor's size or element count moved to a power of two: twice a
+    power of two (a block size the launcher takes), else the next one above it (a bin count)."""
+    if type(value) is not int or value < 1 or value in sizes:
+        return value
+    return 2 * value if not value & (value - 1) else 1 << value.bit_length()
+
+
+def float_tensor(desc: dict) -> bool:
+    return desc["kind"] == "tensor" and bool(desc["shape"]) and desc["dtype"].startswith(("float", "bfloat"))

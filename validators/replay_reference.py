@@ -9,7 +9,6 @@ Imports only torch and triton.
 from __future__ import annotations
 
 import json
-import math
 import time
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from .replay_inputs import (
     extreme_shapes,
     fill_fresh,
     fill_gaps,
+    float_tensor,
     interpreted,
     least_stretch,
     make_inputs,
@@ -39,6 +39,7 @@ from .replay_inputs import (
     tensor_bytes,
     unseen_budget,
     unseen_shapes,
+    variants,
 )
 from .replay_outputs import ABLATION, ALIAS_CALLS, KernelLaunches, aliases, call_record, outputs_of
 from .store_bounds import take_races
@@ -165,6 +166,7 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
         _refill(fresh, descs, seed, lambda d, r=regime: "captured" if r in BEYOND and _addresses(d, job) else r)
         info = {"seed": seed, "shape": "recorded", "regime": regime}
         shapes_run["recorded"]["calls"] += trial.run(f"launcher-{regime}", descs, fresh, info)
+    _unsorted_trial(job, trial, descs, job["seed"] + 590)
     budget = unseen_budget(descs)
     for grow in (False, True):
         make = lambda held, g=grow: unseen_shapes(descs, g, held, max_bytes=budget)  # noqa: E731
@@ -208,6 +210,62 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
     _ran(summary, truth, None)
 
 
+def _unsorted_trial(job: ReplayJob, trial: _Trial, descs: list[dict], seed: int) -> None:
+    """Ids the program passes sorted (segment ids, bucketed tokens), shuffled: with every tensor of as many rows
+    permuted alike, where the reference's outputs do not change (it sums per id, whatever the order), a
+    kernel that takes sorted ids for granted (a block whose first and last ids are equal is one segment) is
+    wrong. Where they do change (offsets, a search over sorted ids), order is part of the contract: no trial."""
+    import torch
+
+    ids = next((d for d in descs if d["kind"] == "tensor" and d.get("sorted") and len(d["shape"]) == 1), None)
+    if ids is None or ids["shape"][0] < 2:
+        return
+    rows = ids["shape"][0]
+    fresh = make_inputs(descs)
+    _refill(fresh, descs, seed)
+    order = torch.randperm(rows, generator=torch.Generator().manual_seed(seed))
+    shuffled = {
+        n: v[order.to(v.device)].clone() if isinstance(v, torch.Tensor) and v.dim() and v.shape[0] == rows else v
+        for n, v in fresh.items()
+    }
+    try:
+        before = outputs_of(call_launcher(trial.fn, descs, _cloned(fresh)), fresh, {})
+        after = outputs_of(call_launcher(trial.fn, descs, _cloned(shuffled)), shuffled, {})
+    except Exception:  # (the trial itself says what the reference rejects)
+        return
+    if not _same_outputs(before, after):
+        trial.summary["notes"].append(
+            f"ids {ids['name']!r} are passed sorted and the reference's outputs change when they are shuffled (with "
+            "every tensor of as many rows): their order is part of its contract, no unsorted trial"
+        )
+        return
+    trial.run("launcher-unsorted", descs, shuffled, {"seed": seed, "shape": "recorded", "regime": "unsorted"})
+
+
+def _cloned(values: dict) -> dict:
+    import torch
+
+    return {n: v.clone() if isinstance(v, torch.Tensor) else v for n, v in values.items()}
+
+
+def _same_outputs(a: dict, b: dict) -> bool:
+    """Returned values equal (floats within a reordered sum's rounding); arguments are left out (permuted)."""
+    import torch
+
+    returned = [n for n in a if n.startswith("return[")]
+    for n in returned:
+        x, y = a[n], b.get(n)
+        if not isinstance(y, torch.Tensor) or x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        if x.is_floating_point():
+            scale = float(x.abs().nan_to_num().max()) if x.numel() else 0.0
+            if not torch.allclose(x.double(), y.double(), rtol=1e-4, atol=1e-4 * scale + 1e-6, equal_nan=True):
+                return False
+        elif not torch.equal(x, y):
+            return False
+    return bool(returned)
+
+
 def _extreme_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run: dict) -> None:
     """The launcher at the extreme shapes (`replay_inputs.extreme_shapes`), then each large size stretched
     (`replay_inputs.stretches`): under the interpreter only as far as the reference runs in STRETCH_SECONDS."""
@@ -230,9 +288,9 @@ def _aligned_strided(trial: _Trial, shapes_run: dict, seed: int) -> None:
     """The aligned shape again with every float tensor a strided view: a path for sizes that divide the
     block (no masks) may also assume unit strides, which neither trial alone shows."""
     shape, where = next(((k, v) for k, v in shapes_run.items() if k.startswith("unseen, aligned")), (None, None))
-    if where is None or not any(_float_tensor(d) for d in where["descs"]):
+    if where is None or not any(float_tensor(d) for d in where["descs"]):
         return
-    new_descs = [{**d, "layout": "strided"} if _float_tensor(d) else d for d in where["descs"]]
+    new_descs = [{**d, "layout": "strided"} if float_tensor(d) else d for d in where["descs"]]
     fresh = make_inputs(new_descs, where["shapes"])
     _refill(fresh, new_descs, seed)
     for d in new_descs:
@@ -295,16 +353,16 @@ def _unseen_inputs(descs: list[dict], shapes: dict, scalars: dict, seed: int) ->
 
 
 def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run: dict) -> None:
-    """At the recorded shape, each of `_variants` that changes something: its arguments as described, its
+    """At the recorded shape, each of `replay_inputs.variants` that changes something: its arguments as described, its
     values drawn as the variant says (`values_at`); the strided views' gaps and the clamped values set after."""
-    variants = _variants(descs, trial.fn, interpreted(descs), set(trial.compiled.values()))
+    moved = variants(descs, trial.fn, interpreted(descs), set(trial.compiled.values()))
     # values a dtype is for: float64 beyond the captured range, bfloat16 past float16's; a block moved to a power of
     # two meets values beyond the range too (a path for such blocks that drops a range test) (not where addresses)
     values_at = {"double": "wide", "bfloat16": "scaled", "powers": "wide"}
     # many segments come with many rows: the hundredfold counts at the larger unseen shape, where it was run
     larger = next((v for k, v in shapes_run.items() if k.startswith("unseen, larger")), None)
     bounds = [d["value"] for d in descs if d["kind"] == "scalar" and type(d.get("value")) is float]
-    for i, (name, new_descs) in enumerate(variants.items()):
+    for i, (name, new_descs) in enumerate(moved.items()):
         moves = bool(bounds) if name == "at-arguments" else new_descs != descs  # (its values move, not its args)
         if not moves:
             continue
@@ -314,11 +372,11 @@ def _variant_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run
             continue
         fresh = make_inputs(new_descs)
         at = values_at.get(name, "captured")
-        _refill(fresh, new_descs, seed, lambda d, a=at: "captured" if not _float_tensor(d) or _addresses(d, job) else a)
+        _refill(fresh, new_descs, seed, lambda d, a=at: "captured" if not float_tensor(d) or _addresses(d, job) else a)
         for d in new_descs:
             if d.get("layout") == "strided" and "alias_of" not in d:
                 fill_gaps(fresh[d["name"]])
-            elif name == "at-arguments" and _float_tensor(d) and "alias_of" not in d:
+            elif name == "at-arguments" and float_tensor(d) and "alias_of" not in d:
                 if interpreted(descs) or not _indexes(d, job):  # (on a GPU, values that become addresses stay)
                     _at_values(fresh[d["name"]], bounds, seed)
         info = {"seed": seed, "shape": "recorded", "regime": name, "args": new_descs}
@@ -339,87 +397,6 @@ def _hundredfold_larger(trial: _Trial, descs: list[dict], moved: list[dict], lar
     trial.run("launcher-hundredfold", new_descs, fresh, info)
 
 
-def _variants(descs: list[dict], fn, interpreter: bool, compiled: set[int]) -> dict[str, list[dict]]:
-    """The launcher's arguments moved off what the program always passed, at the recorded shape: every float tensor a
-    view whose last dimension steps by 2 (a caller's slice); its float arguments, then its integer ones moved (a
-    `lo` of 0, 10 bins), to a power of two (a block of 512 where 256 was passed, 16 bins); those the kernel
-    takes at run time (no constexpr of its recorded launch has the value: a block of 1 would be a grid of every
-    element) to 1 (one segment, one graph: integer inputs below the old value follow it) and a hundredfold (a
-    path kept for many segments; compiled, at least 65,537: past what 16-bit ids hold); the defaults its
-    signature declares where the program passed others (a padding id of -1); every float32 tensor in float16 (an
-    accumulator that follows the input's dtype), in float64 (values beyond the captured range), and, compiled
-    only, float32 and float16 ones in bfloat16 (values past float16's range: a copy through float16 overflows
-    there); and (`at-arguments`) half of every float tensor's values at the launcher's float arguments (a bound,
-    a threshold or a bin edge met exactly: clamped data)."""
-    sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"]}
-    sizes |= {math.prod(a["shape"]) for a in descs if a["kind"] == "tensor"}
-
-    def scalars(move) -> list[dict]:
-        return [{**d, "value": move(d["value"])} if d["kind"] == "scalar" else d for d in descs]
-
-    def counts(value):  # (an integer that is no tensor's size or element count: a bin count, not a length)
-        return type(value) is int and value >= 2 and value not in sizes
-
-    def runtime(value):
-        return counts(value) and value not in compiled
-
-    floor = 1 if interpreter else 65537  # (a grid of one program per count would take minutes in the interpreter)
-
-    variants = {
-        "strided": [{**d, "layout": "strided"} if _float_tensor(d) else d for d in descs],
-        "floats": scalars(lambda v: v * 1.5 + 0.25 if type(v) is float else v),
-        "counts": scalars(lambda v: 2 * v + 1 if counts(v) else v),
-        "powers": scalars(lambda v: _power_of_two(v, sizes)),
-        "at-one": _following(descs, scalars(lambda v: 1 if runtime(v) else v)),
-        "hundredfold": scalars(lambda v: min(max(100 * v, floor), 1 << 20) if runtime(v) else v),
-        "defaults": scalars(lambda v: v) if fn is None else _defaults(descs, fn),
-        "half": [{**d, "dtype": "float16"} if _float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
-        "double": [{**d, "dtype": "float64"} if _float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
-        "bfloat16": [
-            {**d, "dtype": "bfloat16"} if _float_tensor(d) and d["dtype"] in ("float32", "float16") else d
-            for d in descs
-        ],
-        "at-arguments": descs,
-    }
-    if interpreter:  # (the interpreter computes garbage on bfloat16: a trial only where kernels compile)
-        del variants["bfloat16"]
-    return variants
-
-
-def _following(recorded: list[dict], moved: list[dict]) -> list[dict]:
-    """`moved` with each integer tensor whose captured values all lie in [0, v) for an integer argument v that
-    moved down (ids below a segment count, below a bin count) drawn below the new value instead (the smallest
-    such v taken as its bound)."""
-    drops = sorted(
-        (d["value"], m["value"])
-        for d, m in zip(recorded, moved, strict=True)
-        if d["kind"] == "scalar" and type(d["value"]) is int and m["value"] < d["value"]
-    )
-    out = []
-    for d in moved:
-        integer = d["kind"] == "tensor" and not d["dtype"].startswith(("float", "bfloat", "bool"))
-        low, high = d.get("min"), d.get("max")
-        bound = next((new for old, new in drops if integer and low is not None and 0 <= low and high < old), None)
-        out.append(d if bound is None else {**d, "min": min(low, bound - 1), "max": min(high, bound - 1)})
-    return out
-
-
-def _defaults(descs: list[dict], fn) -> list[dict]:
-    """The launcher's scalar arguments at the defaults its signature declares, where the program passed others."""
-    import inspect
-
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # (a builtin or a wrapper without a signature: nothing to say)
-        return descs
-    out = []
-    for d in descs:
-        default = params[d["name"]].default if d["name"] in params else inspect.Parameter.empty
-        usable = d["kind"] == "scalar" and type(default) in (int, float, bool) and default != d["value"]
-        out.append({**d, "value": default} if usable else d)
-    return out
-
-
 def _at_values(tensor, values: list[float], seed: int) -> None:
     """Half of `tensor`'s elements, drawn from `seed`, set to one of `values` each."""
     import torch
@@ -431,18 +408,6 @@ def _at_values(tensor, values: list[float], seed: int) -> None:
     picks = torch.rand(flat.numel(), generator=generator) < 0.5
     chosen = torch.tensor(values, dtype=torch.float64)[torch.randint(len(values), (flat.numel(),), generator=generator)]
     flat[picks.to(flat.device)] = chosen[picks].to(flat.dtype).to(flat.device)
-
-
-def _float_tensor(desc: dict) -> bool:
-    return desc["kind"] == "tensor" and bool(desc["shape"]) and desc["dtype"].startswith(("float", "bfloat"))
-
-
-def _power_of_two(value, sizes: set[int]):
-    """A positive integer argument that is no tensor's size or element count moved to a power of two: twice a
-    power of two (a block size the launcher takes), else the next one above it (a bin count)."""
-    if type(value) is not int or value < 1 or value in sizes:
-        return value
-    return 2 * value if not value & (value - 1) else 1 << value.bit_length()
 
 
 def _changed(shapes: dict, descs: list[dict]) -> str:
