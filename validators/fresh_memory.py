@@ -23,13 +23,15 @@ from __future__ import annotations
 import functools
 import random
 
-_MIXED = {"on": False}  # a candidate's side: fills drawn per allocation (see `fresh_as`)
+_FILL = {"as": "nan"}  # how fresh memory starts for the next trial: "nan", "mixed" or "zeros" (see `fresh_as`)
 
 
-def fresh_as(mixed: bool) -> None:
-    """On a candidate's side, for the next trial: fills drawn per allocation (`mixed`), or NaN as the
-    reference had."""
-    _MIXED["on"] = mixed
+def fresh_as(fill: str) -> None:
+    """On a candidate's side, for what runs next: `mixed` (zeros or stale values, drawn per allocation), `nan`
+    (as the reference had, where its truth holds memory it never wrote) or `zeros` (the no-op-kernels call:
+    stale values there could match the truth by chance, zeros never match the nonzero values it looks at,
+    and a third of the mixed fills are zeros too, so a candidate cannot tell that call by them)."""
+    _FILL["as"] = fill
 
 
 def poison_empty(candidate: bool = False) -> None:
@@ -38,17 +40,17 @@ def poison_empty(candidate: bool = False) -> None:
 
     draw = random.SystemRandom()  # (no state a candidate could read or seed)
 
-    _MIXED["on"] = candidate
+    _FILL["as"] = "mixed" if candidate else "nan"
 
     def fill(tensor) -> None:
-        if not (candidate and _MIXED["on"]):
+        how = _FILL["as"] if candidate else "nan"
+        if how == "nan":
             tensor.fill_(float("nan"))
-            return
-        if draw.randrange(3) == 0:
+        elif how == "zeros" or draw.randrange(3) == 0:
             tensor.zero_()
-            return
-        stale = torch.Generator(device=tensor.device).manual_seed(draw.getrandbits(62))  # (not the program's)
-        tensor.normal_(0.0, draw.uniform(1.0, 1000.0), generator=stale)
+        else:
+            stale = torch.Generator(device=tensor.device).manual_seed(draw.getrandbits(62))  # (not the program's)
+            tensor.normal_(0.0, draw.uniform(1.0, 1000.0), generator=stale)
 
     def poisoned(allocate):
         @functools.wraps(allocate)

@@ -106,6 +106,7 @@ def _launcher_runs(job: ReplayJob, module, summary: dict) -> None:
     if first is not None:  # the kernels do the work: with them made no-ops, the outputs must change
         descs_of = first.get("args") or job["reference_launcher_args"]
         loaded = _inputs(inputs / f"{first['label']}.pt", summary)
+        fresh_as("zeros")
         summary[ABLATION] = ablate(fn, descs_of, loaded, out / f"{ABLATION}.pt", first["label"])
 
 
@@ -119,7 +120,7 @@ def _inputs(path: Path, summary: dict) -> dict:
 
 def _guarded(summary: dict, run: dict, call, out: Path) -> None:
     next_config()  # under the interpreter: each trial with the next autotune config (a GPU may pick any)
-    fresh_as(not run.get("unwritten"))
+    fresh_as("nan" if run.get("unwritten") else "mixed")
     take_races()  # (only this call's)
     begin = time.perf_counter()
     try:
