@@ -9,7 +9,9 @@ walked column by column, so the programs in flight share row blocks of A and col
 B in the L2 cache. The mapping is a permutation of the same tiles, so every program computes
 what one program computed before; the launcher is unchanged.
 
-Matched on the syntax tree, not on names: the dividend is a name bound to
+Matched on the syntax tree, not on names, in the kernel's body or in one branch of an `if` (a constexpr
+switch between a grouped and a row-major order, whose row-major side is the one the formula saw running:
+that side is rewritten, the grouped one kept): the dividend is a name bound to
 `tl.program_id(0)` / `tl.program_id(axis=0)` (or that call itself), the divisor any expression
 (a name, `tl.cdiv(N, BLOCK_N)`, ...), the pair written as two statements or as one tuple
 assignment, and the column index also as `pid - pid_m * n`. The number of row tiles comes from
@@ -143,9 +145,25 @@ def _index_pairs(stmt: ast.stmt) -> list[tuple[str, ast.expr]]:
 
 def _row_major_mapping(fn: ast.FunctionDef) -> _Mapping:
     pids = _program_ids(fn)
+    for block in _blocks(fn):
+        found = _mapping_in(block, pids)
+        if found is not None:
+            return found
+    raise NotReorderable(_why_no_mapping(fn, pids))
+
+
+def _blocks(fn: ast.FunctionDef) -> list[list[ast.stmt]]:
+    """The kernel's statement lists, its body first, then those of its branches (`if SWITCH: grouped order
+    else: row-major`, a constexpr switch whose row-major side is the one that runs) in source order."""
+    nested = [block for node in ast.walk(fn) if isinstance(node, ast.If) for block in (node.body, node.orelse) if block]
+    return [fn.body, *sorted(nested, key=lambda b: b[0].lineno)]
+
+
+def _mapping_in(block: list[ast.stmt], pids: set[str]) -> _Mapping | None:
+    """The row-major pair among one statement list's assignments, else None."""
     slows: list[tuple[str, ast.expr, ast.expr, ast.stmt]] = []  # name, pid, divisor, statement
     fasts: list[tuple[str, ast.expr, ast.stmt, ast.BinOp]] = []  # name, pid, statement, value
-    for stmt in fn.body:
+    for stmt in block:
         for name, value in _index_pairs(stmt):
             if isinstance(value, ast.BinOp) and _is_pid(value.left, pids):
                 if isinstance(value.op, ast.FloorDiv):
@@ -158,7 +176,7 @@ def _row_major_mapping(fn: ast.FunctionDef) -> _Mapping:
             if same_pid and ast.unparse(value.right) in _fast_divisors(value, slow, divisor):
                 statements = sorted({id(s): s for s in (slow_stmt, fast_stmt)}.values(), key=lambda s: s.lineno)
                 return _Mapping(pid, slow, fast, divisor, statements)
-    raise NotReorderable(_why_no_mapping(fn, pids))
+    return None
 
 
 def _fast_divisors(value: ast.BinOp, slow: str, divisor: ast.expr) -> set[str]:

@@ -70,6 +70,21 @@ def test_grouped_order_on_a_column_major_order(tmp_path):
     same_output(file, path, request, inputs, exact=True)
 
 
+@pytest.mark.slow
+def test_grouped_order_on_the_row_major_side_of_a_constexpr_switch(tmp_path):
+    """`if GROUPED: <grouped order> else: pid_m = pid // num_pid_n ...`: the row-major side (the one that runs
+    with GROUPED=False, the side memoryLocality flags) is rewritten and the grouped side kept, not declined as
+    "already grouped". 5 x 3 tiles of 32 (the CPU's block): one partial group."""
+    file = REPO / "tests" / "programs" / "bottlenecks" / "tiled_matmul.py"
+    request = _request(file, "matmul_kernel", "matmul")
+    path, kernel = _rewritten(request, tmp_path)
+    assert "pid_m = pid // num_pid_n" not in kernel and "group = pid // (8 * num_pid_n)" in kernel
+    assert "    else:\n        # intelliperf recipe grouped-order" in kernel
+    assert "group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)" in kernel
+    inputs = "torch.randn(160, 16), torch.randn(16, 96), False"
+    same_output(file, path, request, inputs, exact=True)
+
+
 def test_new_names_do_not_collide_with_the_kernels(tmp_path):
     acc = "    acc = tl.zeros((BM, BN), dtype=tl.float32)\n"
     file = tmp_path / "collide.py"
