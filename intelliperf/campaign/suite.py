@@ -4,8 +4,8 @@ The keys read (top-level lists of plain or quoted strings; everything else is le
 
     source_file_path:          files holding the kernels, relative to the task folder
       - source/triton_bincount.py
-    target_kernel_functions:   the kernels to work on (an anchored `--kernel` regex is made of them)
-      - _bincount_kernel
+    target_kernel_functions:   the kernels to work on (an anchored `--kernel` regex is made of them;
+      - _bincount_kernel       an item may name several, comma-separated, as some ROCmBench configs do)
     correctness_command:       run in the task folder; exit 0 means correct
       - python3 scripts/task_runner.py correctness
     performance_command:       run in the task folder; times read by `campaign.peer`
@@ -85,7 +85,7 @@ def load_task(folder: Path, suite: Path) -> Task:
         name=name,
         folder=folder,
         sources=found.get("source_file_path", []),
-        kernels=found.get("target_kernel_functions", []),
+        kernels=[k for item in found.get("target_kernel_functions", []) for k in re.split(r"[,\s]+", item) if k],
         correctness=found.get("correctness_command", []),
         performance=found.get("performance_command", []),
     )

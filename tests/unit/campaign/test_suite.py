@@ -51,6 +51,17 @@ def test_a_task_reads_its_kernels_and_commands():
     assert argv(pytest_task.correctness[0])[-1] == "not test_performance and not test_save_performance_results"
 
 
+def test_a_config_item_naming_several_kernels_comma_separated_is_each_of_them():
+    """ROCmBench's test_random_int lists `randint_kernel_runtime_seed,randint_kernel_const_seed` as one
+    item; read as one name, the anchored `--kernel` matched neither of the kernels its test launches."""
+    (task,) = find_tasks(SUITE, only=r"^rocmbench/easy/test_random_int$")
+    assert task.kernels == ["randint_kernel_runtime_seed", "randint_kernel_const_seed"]
+    pattern = re.compile(task.kernel_regex or "")
+    assert pattern.search("randint_kernel_const_seed") and not pattern.search("randint_kernel_runtime_seed,x")
+    named = {k for t in find_tasks(SUITE) for k in t.kernels}
+    assert not [k for k in named if not re.fullmatch(r"[A-Za-z_]\w*", k)]  # every name an identifier
+
+
 def test_a_copy_leaves_what_runs_wrote_behind(tmp_path):
     (task,) = find_tasks(SUITE, only=r"^vllm/triton_bincount$")
     source = tmp_path / "suite" / "t"
