@@ -147,8 +147,13 @@ def speedup(base: dict[str, float], patched: dict[str, float]) -> tuple[float | 
 
 def environment(device: str, device_variable: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment a task's commands run in: the torch device in `device_variable` (cpu under the
-    interpreter, cuda on a GPU), TRITON_INTERPRET=1 on the CPU."""
+    interpreter, cuda on a GPU). On the CPU: TRITON_INTERPRET=1 and intelliperf's bootstrap on PYTHONPATH,
+    which (with no recording asked for) only lets an `@triton.autotune` kernel run its first config, as in
+    intelliperf's own runs: the interpreter has no device clock to pick one by, and Triton's autotuner
+    stops with "0 active drivers" where it looks for one."""
     env = {**os.environ, **(extra or {}), device_variable: "cpu" if device == "cpu" else "cuda"}
     if device == "cpu":
-        env["TRITON_INTERPRET"] = "1"
+        from ..workload.runner import bootstrap_env
+
+        env = bootstrap_env(interpret=True, base=env)
     return env

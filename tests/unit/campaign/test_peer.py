@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
-from intelliperf.campaign.peer import read_times, run_commands, speedup, timed
+import pytest
+
+from intelliperf.campaign.peer import environment, read_times, run_commands, speedup, timed
 
 
 def test_vllm_runner_report_per_test_case(tmp_path):
@@ -47,3 +50,40 @@ def test_commands_run_in_the_task_folder_and_a_failure_says_which(tmp_path):
     assert not slow.ok and slow.detail.endswith("over 1 s")
     unsplittable = run_commands(['python3 -c "print(1)'], tmp_path, env, 5)
     assert not unsplittable.ok and "closing quotation" in unsplittable.detail
+
+
+AUTOTUNED = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+@triton.jit
+def twice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+x = torch.arange(300, dtype=torch.float32)
+y = torch.empty_like(x)
+twice[lambda meta: (triton.cdiv(300, meta["BLOCK"]),)](x, y, 300)
+assert torch.equal(y, 2 * x)
+print("Correctness: PASS")
+"""
+
+
+@pytest.mark.slow
+def test_an_autotuned_task_passes_its_own_check_under_the_interpreter(tmp_path):
+    """Triton's autotuner looks for a device clock and stops with "0 active drivers" under the interpreter;
+    the campaign's CPU environment lets it run its first config, as intelliperf's own runs do."""
+    (tmp_path / "task.py").write_text(AUTOTUNED)
+    cpu = environment("cpu", "AKA_DEVICE")
+    assert cpu["AKA_DEVICE"] == "cpu" and cpu["TRITON_INTERPRET"] == "1"
+    run = run_commands(["python3 task.py"], tmp_path, cpu, 120)
+    assert run.ok and "Correctness: PASS" in run.detail, run.detail
+    plain = {k: v for k, v in cpu.items() if k != "PYTHONPATH"}
+    bare = run_commands(["python3 task.py"], tmp_path, plain, 120)
+    assert not bare.ok and "0 active drivers" in bare.detail
+    gpu = environment("gpu", "AKA_DEVICE")
+    assert gpu["AKA_DEVICE"] == "cuda" and gpu.get("PYTHONPATH") == os.environ.get("PYTHONPATH")
