@@ -166,6 +166,8 @@ def _install():
     except OSError:
         return
     _watch({name: (lambda module, name=name: _patch(name, module, out_dir)) for name in _WATCHED})
+    # CUDA graphs made, captured and replayed (profiling/inside/graphs.py): what the recorder cannot time
+    _watch({"torch.cuda.graphs": lambda module: _patch("torch.cuda.graphs", module, out_dir, "graphs", "install")})
 
 
 def _window_config() -> dict:

@@ -200,6 +200,34 @@ def _merged_versions(recording: Recording) -> dict[str, str]:
     return versions
 
 
+def graph_note(records: list[dict], interpret: bool) -> str | None:
+    """What the run did with CUDA graphs (profiling/inside/graphs.py), and so what its times are of."""
+    tallies = [r["graphs"] for r in records if r.get("graphs")]
+    if not tallies:
+        return None
+    count = {k: sum(t.get(k, 0) for t in tallies) for k in ("made", "refused", "captures", "replays")}
+    inside = sum(t.get("launches_in_capture", 0) for t in tallies)
+    sites = list(dict.fromkeys(s for t in tallies for s in t.get("sites", [])))
+    where = f" ({', '.join(sites[:3])})" if sites else ""
+    if count["captures"]:
+        return (
+            f"CUDA graphs: the program captured {count['captures']} graph(s) and replayed them {count['replays']} "
+            f"time(s){where}. The {inside} Triton launch(es) made while capturing are counted once each and not "
+            "timed; the replays never pass through Triton, so kernel times and launch counts here leave them out "
+            "(they are of the launches made outside graphs). Run the workload without graphs (its eager or "
+            "event-timed mode) to rank the replayed kernels."
+        )
+    if count["refused"] or interpret:
+        tried = f" (torch refused the {count['refused']} it tried to make)" if count["refused"] else ""
+        return (
+            f"CUDA graphs: the program's source makes CUDA graphs{where}; it ran without one{tried}, as there "
+            "are none without a GPU. Times here are of the launches it made "
+            "eagerly (its fallback path), not of a graph's replay; a GPU run profiles the graphed workload's "
+            "capture only (replays are not seen)."
+        )
+    return None
+
+
 def report_notes(registry: Registry, recording: Recording, interpret: bool) -> list[str]:
     notes = [f"formula plug-in {name!r} could not be loaded: {why}" for name, why in registry.broken.items()]
     if interpret:
@@ -215,6 +243,8 @@ def report_notes(registry: Registry, recording: Recording, interpret: bool) -> l
             )
     for record in recording.records:
         notes += [f"recorder, process {record['pid']}: {problem}" for problem in record.get("problems", [])]
+    if graphs := graph_note(recording.records, interpret):
+        notes.append(graphs)
     if uncompiled := uncompiled_note():
         notes.append(uncompiled)
     for items in recording.evidence.values():

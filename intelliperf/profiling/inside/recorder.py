@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from ... import env
 from ...files import write_json
+from . import graphs
 from .launch_tallies import MAX_SIGNATURES, KernelTally, SignatureTally, arg_dict, arg_key, plain
 from .window import TUNING, compile_together, launch_info, track_tuning
 
@@ -168,6 +169,7 @@ class Recorder:
             kernel.dropped += 1
         kernel.launches += 1
         self.launches += 1
+        graphs.launched()
         if sig is not None:
             sig.launches += 1
             sig.tuning += TUNING[0] > 0
@@ -274,7 +276,7 @@ class Recorder:
                 recorder.after_dispatch(result)
                 return result
             recorder.current, recorder.current_kernel = sig, kernel
-            recorder.time_this = recorder.should_time(kernel)
+            recorder.time_this = recorder.should_time(kernel) and not graphs.capturing()
             try:
                 compiled = original(jit_fn, *args, grid=grid, warmup=warmup, **kwargs)
             finally:
@@ -346,7 +348,7 @@ class Recorder:
             return
         if self.current_kernel is None:  # launched without JITFunction.run: Inductor, AOT, CompiledKernel
             self.hook_kernel = self._hook_only_kernel(metadata)
-            self.time_this = self.should_time(self.hook_kernel)
+            self.time_this = self.should_time(self.hook_kernel) and not graphs.capturing()
         if self.timing_failed or not self.time_this:
             return
         try:
@@ -440,6 +442,7 @@ class Recorder:
             "launches": self.launches,
             "problems": self.problems[:20],
             "kernels": [k.as_dict() for k in self.kernels.values()],
+            "graphs": graphs.tally([k.file for k in self.kernels.values() if k.file]),
         }
         write_json(os.path.join(self.out_dir, f"record-{os.getpid()}.json"), record)
 
