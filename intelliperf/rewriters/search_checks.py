@@ -283,14 +283,50 @@ def sizes_a_callers_tensor(request: RewriteRequest, knob: str) -> str | None:
         return None
     var = _passed(call, [a.arg for a in plain_function(request.kernel.source).args.args]).get(knob)
     params = {a.arg for a in launcher.args.args + launcher.args.kwonlyargs}
-    if not isinstance(var, ast.Name) or var.id not in params:
+    if not isinstance(var, ast.Name) or (param := _from_parameter(launcher, var.id, params)) is None:
         return None
     args = request.profile.signatures[0].args
     value = next((a.value for a in args if a.name == knob), None)
     sized = next((a for a in args if a.kind == "tensor" and value in (a.shape or [])), None)
     if sized is None or not isinstance(value, int) or value < 2:
         return None
+    through = f" (through `{var.id}`)" if param != var.id else ""
     return (
-        f"the caller passes it as `{var.id}`, and `{sized.name}` has a dimension of {value}: moved at the launch "
-        "alone, it no longer matches what the caller sized by it"
+        f"the caller passes it as `{param}`{through}, and `{sized.name}` has a dimension of {value}: moved at the "
+        "launch alone, it no longer matches what the caller sized by it"
     )
+
+
+def _from_parameter(launcher: ast.FunctionDef | ast.AsyncFunctionDef, name: str, params: set[str]) -> str | None:
+    """The launcher's parameter `name` is, itself or through locals each assigned once from one name
+    (`NUM_KV_SPLITS = num_kv_splits`): pinning such a local pins a copy, never what the caller sized."""
+    seen: set[str] = set()
+    while name not in params:
+        if name in seen:
+            return None
+        seen.add(name)
+        values = [
+            node.value
+            for node in ast.walk(launcher)
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            and any(isinstance(t, ast.Name) and t.id == name for t in _targets(node))
+        ]
+        source = values[0] if len(values) == 1 else None
+        if not isinstance(source, ast.Name):
+            return None
+        name = source.id
+    return name
+
+
+def _targets(node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> list[ast.expr]:
+    return list(node.targets) if isinstance(node, ast.Assign) else [node.target]
+
+
+def a_modulus(request: RewriteRequest, knob: str) -> str | None:
+    """Why the knob is no tile size, where the kernel takes something modulo it (`offs % PAGE_SIZE`): the
+    period of the data's layout (a cache page, a group), fixed by how the data was laid out, not by the launch."""
+    kernel = plain_function(request.kernel.source)
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _named(node.right, knob):
+            return f"the kernel takes `{ast.unparse(node)}`: a period of the data's layout, not a tile size"
+    return None

@@ -1,9 +1,10 @@
 """The knobs of the knob search: what a recorded launch can be tuned by, and the moves tried.
 
 A knob is a block-size constexpr the launch passes (names with BLOCK, TILE, SIZE, CHUNK, GROUP or
-SPLIT), `num_warps`, `num_stages`, or the pipelining depth of one of the kernel's range loops. Each
-knob lists the values tried, in order, without those the program's own checks refuse
-(search_checks.py); `knob_moves` turns the knobs into the configs the search proposes, one a candidate.
+SPLIT; not one the caller sized a tensor by, nor one the kernel takes a modulus by), `num_warps`,
+`num_stages`, or the pipelining depth of one of the kernel's range loops. Each knob lists the values
+tried, in order, without those the program's own checks refuse (search_checks.py); `knob_moves` turns
+the knobs into the configs the search proposes, one a candidate.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .base import RewriteRequest
 from .kernel_syntax import decorator_name, plain_function, range_loops
-from .search_checks import refused, sizes_a_callers_tensor
+from .search_checks import a_modulus, refused, sizes_a_callers_tensor
 
 TUNABLE = re.compile(r"BLOCK|TILE|SIZE|CHUNK|GROUP|SPLIT", re.I)
 CONSTEXPR_RANGE = (16, 16384)
@@ -91,7 +92,7 @@ def _constexpr_knobs(request: RewriteRequest, tuned: dict[str, str], skipped: li
             skipped.append(f"{name} (set by the kernel's @triton.{tuned[name]})")
         elif not TUNABLE.search(name):
             skipped.append(f"{name} (changes what the kernel computes, not how)")
-        elif why := sizes_a_callers_tensor(request, name):
+        elif why := sizes_a_callers_tensor(request, name) or a_modulus(request, name):
             skipped.append(f"{name} ({why})")
         elif isinstance(value, int) and value > 0 and not value & (value - 1):
             split = re.search("SPLIT", name, re.I) is not None
