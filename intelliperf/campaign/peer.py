@@ -73,9 +73,19 @@ def run_commands(commands: list[str], cwd: Path, env: dict[str, str], timeout_s:
     return PeerRun(ok=True, seconds=round(time.monotonic() - start, 2), detail=_tail(last) if commands else "")
 
 
+# The line that names what went wrong, wherever it is: pytest's `E   NotImplementedError: ...`, a traceback's last line.
+ERROR_LINE = re.compile(r"^(E\s+)?([\w.]*(Error|Exception|Interrupt)|Traceback)\b")
+
+
 def _tail(text: str, lines: int = 4) -> str:
+    """The output's last lines; where the error line is above them (pytest's summary follows it), first."""
     kept = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return " / ".join(kept[-lines:])[-600:]
+    tail = " / ".join(kept[-lines:])
+    cause = next((line for line in reversed(kept) if ERROR_LINE.match(line) and line != "Traceback"), None)
+    if cause is None or cause in tail:
+        return tail[-600:]
+    cause = cause[:300]
+    return f"{cause} … {tail[-(596 - len(cause)) :]}"
 
 
 def timed(commands: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> PeerRun:

@@ -50,6 +50,12 @@ def test_commands_run_in_the_task_folder_and_a_failure_says_which(tmp_path):
     assert not slow.ok and slow.detail.endswith("over 1 s")
     unsplittable = run_commands(['python3 -c "print(1)'], tmp_path, env, 5)
     assert not unsplittable.ok and "closing quotation" in unsplittable.detail
+    # pytest's summary buries the error under its banners: the error line comes first
+    (tmp_path / "test_x.py").write_text("import triton_missing_module\n\ndef test_x():\n    pass\n")
+    collected = run_commands(["pytest -x test_x.py -p no:cacheprovider"], tmp_path, {**os.environ, **env}, 60)
+    assert not collected.ok
+    assert collected.detail.startswith("`pytest -x test_x.py -p no:cacheprovider`: exit 2: E   ModuleNotFoundError")
+    assert "triton_missing_module" in collected.detail and "1 error in" in collected.detail  # and the summary
 
 
 AUTOTUNED = """\
