@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -73,9 +74,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--diagnose", action="store_true")
+    parser.add_argument("--render", action="store_true", help="only rewrite FILE.json's counts and the Markdown")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    rows: list[dict] = json.loads(args.out.read_text())["tasks"] if args.resume and args.out.is_file() else []
+    resumed = (args.resume or args.render) and args.out.is_file()
+    rows: list[dict] = json.loads(args.out.read_text())["tasks"] if resumed else []
+    if args.render:
+        return write(rows, args)
     done = {r["task"] for r in rows}
     tasks = [t for t in find_tasks(SUITE, args.only) if t.name not in done]
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(args.jobs) as pool:
@@ -86,9 +91,43 @@ def main() -> None:
     write(rows, args)
 
 
+# Why a task does not pass under the interpreter, from its output: (kind, reason). The first match wins.
+CAUSES = (
+    (r"No module named 'aiter'", "needs a GPU", "imports aiter, AMD's GPU kernel library"),
+    (r"No module named 'jax'", "needs a GPU", "imports jax's GPU Triton bridge"),
+    (r"MXFP4 not supported", "needs a GPU", "MXFP4 needs a GPU that has it"),
+    (r"0 active drivers", "needs a GPU", "asks Triton's GPU driver for its target (the interpreter has none)"),
+    (r"\.is_cuda", "needs a GPU", "its test asserts its tensors are on a CUDA device"),
+    (
+        r"Torch not compiled with CUDA",
+        "needs a GPU",
+        "puts tensors on CUDA where the vendored device variable does not reach",
+    ),
+    (r"Block pointers have been removed", "interpreter", "block pointers (tl.make_block_ptr), removed in Triton 3.9"),
+    (
+        r"mask has unsupported dtype|has no attribute 'nelement'|'NoneType' and 'int'",
+        "interpreter",
+        "Triton 3.9's interpreter cannot run it",
+    ),
+    (r"over \d+ s$", "too slow", "over the time limit under the interpreter"),
+)
+
+
+def cause(row: dict) -> tuple[str, str]:
+    """What a row's status comes from: pass, or (needs a GPU | interpreter | too slow | fails) and why."""
+    if row["status"] == "pass":
+        return "pass", ""
+    for pattern, kind, why in CAUSES:
+        if re.search(pattern, row["detail"]):
+            return kind, why
+    return "fails", "fails its own correctness check under the interpreter"
+
+
 def write(rows: list[dict], args) -> None:
     rows.sort(key=lambda r: r["task"])
-    counts = {s: sum(r["status"] == s for r in rows) for s in ("pass", "fail", "too slow", "unusable")}
+    for row in rows:
+        row["kind"], row["why"] = cause(row)
+    counts = {s: sum(r["kind"] == s for r in rows) for s in ("pass", "fails", "interpreter", "too slow", "needs a GPU")}
     machine = f"{platform.machine()}, {__import__('os').cpu_count()} cores, Python {platform.python_version()}"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
@@ -101,10 +140,10 @@ def write(rows: list[dict], args) -> None:
         "",
         ", ".join(f"{n} {s}" for s, n in counts.items()) + ".",
         "",
-        "| task | status | seconds | diagnose | detail |",
-        "|---|---|---|---|---|",
+        "| task | status | seconds | diagnose | why | output |",
+        "|---|---|---|---|---|---|",
         *(
-            f"| {r['task']} | {r['status']} | {r['seconds']} | {said(r.get('diagnosis'))} "
+            f"| {r['task']} | {r['kind']} | {r['seconds']} | {said(r.get('diagnosis'))} | {r['why']} "
             f"| {r['detail'][-160:].replace('|', '/')} |"
             for r in rows
         ),
