@@ -8,7 +8,8 @@ AKA_DEVICE=cpu (the vendored files' device variable). A run over --timeout secon
 is stopped and recorded as too expensive for the interpreter, with its reason. With --diagnose, a
 task that passes is then diagnosed (`intelliperf diagnose --kernel` its config's target
 kernels, on its correctness command, --timeout seconds again): the kernels diagnosed and the
-formulas that flag one go into its row. --resume keeps FILE.json's rows and runs only the tasks
+formulas that flag one go into its row; --diagnose-only does that for the rows of FILE.json that passed
+without it. --resume keeps FILE.json's rows and runs only the tasks
 not in it. Results: FILE.json and a Markdown list beside it (default
 benchmarks/results/agentkernelarena_cpu_correctness.*).
 """
@@ -74,6 +75,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--diagnose", action="store_true")
+    parser.add_argument("--diagnose-only", action="store_true", help="diagnose FILE.json's passes not yet diagnosed")
     parser.add_argument("--render", action="store_true", help="only rewrite FILE.json's counts and the Markdown")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
@@ -81,6 +83,8 @@ def main() -> None:
     rows: list[dict] = json.loads(args.out.read_text())["tasks"] if resumed else []
     if args.render:
         return write(rows, args)
+    if args.diagnose_only:
+        return diagnose_passes(rows, args)
     done = {r["task"] for r in rows}
     tasks = [t for t in find_tasks(SUITE, args.only) if t.name not in done]
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(args.jobs) as pool:
@@ -105,6 +109,11 @@ CAUSES = (
     ),
     (r"Block pointers have been removed", "interpreter", "block pointers (tl.make_block_ptr), removed in Triton 3.9"),
     (
+        r"Did you forget to add @triton.jit|'NoneType' object has no attribute 'to'",
+        "interpreter",
+        "calls libdevice (tl.extra), which the interpreter does not run",
+    ),
+    (
         r"mask has unsupported dtype|has no attribute 'nelement'|'NoneType' and 'int'",
         "interpreter",
         "Triton 3.9's interpreter cannot run it",
@@ -120,7 +129,25 @@ def cause(row: dict) -> tuple[str, str]:
     for pattern, kind, why in CAUSES:
         if re.search(pattern, row["detail"]):
             return kind, why
-    return "fails", "fails its own correctness check under the interpreter"
+    said = re.search(r"Error: (.+?)(?: / |$)", row["detail"]) or re.search(
+        r"FAIL\w*:? ([^/]+?)(?: / |$)", row["detail"]
+    )
+    return "fails", "its own check fails" + (f": {said.group(1)[:100]}" if said else "")
+
+
+def diagnose_passes(rows: list[dict], args) -> None:
+    """`diagnosis` for each row that passed without one (a run without --diagnose), in name order."""
+    tasks = {t.name: t for t in find_tasks(SUITE, args.only)}
+    with tempfile.TemporaryDirectory() as scratch:
+        for row in rows:
+            task = tasks.get(row["task"])
+            if task is None or row["status"] != "pass" or "diagnosis" in row:
+                continue
+            copy = copy_task(task, Path(scratch) / task.name.replace("/", "__"))
+            row["diagnosis"] = diagnosis(task, copy, environment("cpu", "AKA_DEVICE"), args.timeout)
+            print(f"diagnosed {row['task']}: {said(row['diagnosis'])}", flush=True)
+            write(rows, args)
+    write(rows, args)
 
 
 def write(rows: list[dict], args) -> None:
