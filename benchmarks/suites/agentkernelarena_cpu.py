@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -155,7 +156,13 @@ def write(rows: list[dict], args) -> None:
     for row in rows:
         row["kind"], row["why"] = cause(row)
     counts = {s: sum(r["kind"] == s for r in rows) for s in ("pass", "fails", "interpreter", "too slow", "needs a GPU")}
-    machine = f"{platform.machine()}, {__import__('os').cpu_count()} cores, Python {platform.python_version()}"
+    import torch
+    import triton
+
+    machine = (
+        f"{platform.machine()}, {__import__('os').cpu_count()} cores, Python {platform.python_version()}, "
+        f"torch {torch.__version__}, Triton {triton.__version__} (interpreter)"
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps({"machine": machine, "timeout_s": args.timeout, "counts": counts, "tasks": rows}, indent=1)
@@ -163,10 +170,12 @@ def write(rows: list[dict], args) -> None:
     lines = [
         f"# AgentKernelArena correctness under Triton's interpreter ({len(rows)} tasks)",
         "",
-        f"{machine}; `python benchmarks/suites/agentkernelarena_cpu.py --timeout {args.timeout:g} --jobs {args.jobs}`.",
+        f"{machine}; `nice python benchmarks/suites/agentkernelarena_cpu.py --timeout {args.timeout:g} "
+        "[--resume] [--diagnose | --diagnose-only]`, one task at a time (a row's own limit is in its output).",
         "",
         ", ".join(f"{n} {s}" for s, n in counts.items()) + ".",
         "",
+        *summary(rows),
         "| task | status | seconds | diagnose | why | output |",
         "|---|---|---|---|---|---|",
         *(
@@ -176,6 +185,24 @@ def write(rows: list[dict], args) -> None:
         ),
     ]
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+
+
+def summary(rows: list[dict]) -> list[str]:
+    """Why, counted; and the diagnoses of the passes: run, flagged, by formula."""
+    reasons = Counter((r["kind"], r["why"] if r["kind"] != "fails" else "its own check fails") for r in rows)
+    done = [r["diagnosis"] for r in rows if r.get("diagnosis") and r["diagnosis"]["ok"]]
+    formulas = Counter(f for d in done for f in d["flagged"])
+    passes = sum(r["kind"] == "pass" for r in rows)
+    return [
+        "| status | why | tasks |",
+        "|---|---|---|",
+        *(f"| {kind} | {why or '–'} | {n} |" for (kind, why), n in sorted(reasons.items())),
+        "",
+        f"Diagnosed {len(done)} of the {passes} passes ({sum(bool(d['flagged']) for d in done)} flagged; "
+        + ", ".join(f"{f} {n}" for f, n in formulas.most_common())
+        + f"); {sum(1 for r in rows if r.get('diagnosis') and not r['diagnosis']['ok'])} diagnose errors.",
+        "",
+    ]
 
 
 def said(diagnosis: dict | None) -> str:
