@@ -80,7 +80,7 @@ def main() -> None:
     parser.add_argument("--render", action="store_true", help="only rewrite FILE.json's counts and the Markdown")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    resumed = (args.resume or args.render) and args.out.is_file()
+    resumed = (args.resume or args.render or args.diagnose_only) and args.out.is_file()
     rows: list[dict] = json.loads(args.out.read_text())["tasks"] if resumed else []
     if args.render:
         return write(rows, args)
@@ -108,6 +108,11 @@ CAUSES = (
         "needs a GPU",
         "puts tensors on CUDA where the vendored device variable does not reach",
     ),
+    (
+        r"'NoneType' and 'int'",
+        "needs a GPU",
+        "its launcher enters torch.cuda.device(tensor.device.index), which a CPU tensor has no index for",
+    ),
     (r"Block pointers have been removed", "interpreter", "block pointers (tl.make_block_ptr), removed in Triton 3.9"),
     (
         r"Did you forget to add @triton.jit|'NoneType' object has no attribute 'to'",
@@ -115,7 +120,7 @@ CAUSES = (
         "calls libdevice (tl.extra), which the interpreter does not run",
     ),
     (
-        r"mask has unsupported dtype|has no attribute 'nelement'|'NoneType' and 'int'",
+        r"mask has unsupported dtype|has no attribute 'nelement'",
         "interpreter",
         "Triton 3.9's interpreter cannot run it",
     ),
