@@ -5,7 +5,8 @@ The keys read (top-level lists of plain or quoted strings; everything else is le
     source_file_path:          files holding the kernels, relative to the task folder
       - source/triton_bincount.py
     target_kernel_functions:   the kernels to work on (an anchored `--kernel` regex is made of them;
-      - _bincount_kernel       an item may name several, comma-separated, as some ROCmBench configs do)
+      - _bincount_kernel       an item may name several, comma-separated, as some ROCmBench configs do;
+                               a @triton.jit helper named brings the jit functions that call it)
     correctness_command:       run in the task folder; exit 0 means correct
       - python3 scripts/task_runner.py correctness
     performance_command:       run in the task folder; times read by `campaign.peer`
@@ -90,11 +91,30 @@ def load_task(folder: Path, suite: Path) -> Task:
         performance=found.get("performance_command", []),
     )
     missing = [s for s in task.sources if not (folder / s).is_file()]
+    if not missing:
+        task.kernels += [c for c in _callers(folder, task.sources, task.kernels) if c not in task.kernels]
     if not task.correctness:
         task.problem = "config.yaml names no correctness_command"
     elif missing:
         task.problem = f"config.yaml names source files that are not there: {', '.join(missing)}"
     return task
+
+
+def _callers(folder: Path, sources: list[str], kernels: list[str]) -> list[str]:
+    """The @triton.jit functions in the sources that call a named kernel: a config may name a jit helper
+    (vLLM's moe_mmk, called by the launched moe_mmk_kernel), which --kernel alone matches in no launch."""
+    import ast
+
+    calls: dict[str, set[str]] = {}
+    for source in sources:
+        try:
+            tree = ast.parse((folder / source).read_text(errors="replace"))
+        except SyntaxError:
+            continue
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in fn.decorator_list):
+                calls[fn.name] = {ast.unparse(c.func).split(".")[-1] for c in ast.walk(fn) if isinstance(c, ast.Call)}
+    return sorted(name for name, called in calls.items() if called & set(kernels))
 
 
 def find_tasks(suite: Path, only: str | None = None) -> list[Task]:

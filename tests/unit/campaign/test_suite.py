@@ -62,6 +62,16 @@ def test_a_config_item_naming_several_kernels_comma_separated_is_each_of_them():
     assert not [k for k in named if not re.fullmatch(r"[A-Za-z_]\w*", k)]  # every name an identifier
 
 
+def test_a_target_that_is_a_jit_helper_brings_the_kernels_that_call_it():
+    """vllm/triton_moe_mmk names `moe_mmk`, a @triton.jit helper the launched `moe_mmk_kernel` calls:
+    `--kernel '^(moe_mmk)$'` alone matched no launch ("matches none of the launched kernels")."""
+    (task,) = find_tasks(SUITE, only=r"^vllm/triton_moe_mmk$")
+    assert task.kernels == ["moe_mmk", "moe_mmk_kernel"]
+    assert re.compile(task.kernel_regex or "").search("moe_mmk_kernel")
+    kernels = {t.name: t.kernels for t in find_tasks(SUITE)}
+    assert kernels["vllm/triton_bincount"] == ["_bincount_kernel"]  # a launched kernel brings nothing
+
+
 def test_a_copy_leaves_what_runs_wrote_behind(tmp_path):
     (task,) = find_tasks(SUITE, only=r"^vllm/triton_bincount$")
     source = tmp_path / "suite" / "t"
