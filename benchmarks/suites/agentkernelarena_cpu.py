@@ -131,6 +131,9 @@ CAUSES = (
 def cause(row: dict) -> tuple[str, str]:
     """What a row's status comes from: pass, or (needs a GPU | interpreter | too slow | fails) and why."""
     if row["status"] == "pass":
+        diagnosis = row.get("diagnosis") or {}
+        if not diagnosis.get("ok", True) and "launches the @triton.jit kernels" in diagnosis.get("detail", ""):
+            return "no kernel", "passes without launching a kernel (its kernel tests skip without a GPU target)"
         return "pass", ""
     for pattern, kind, why in CAUSES:
         if re.search(pattern, row["detail"]):
@@ -160,7 +163,8 @@ def write(rows: list[dict], args) -> None:
     rows.sort(key=lambda r: r["task"])
     for row in rows:
         row["kind"], row["why"] = cause(row)
-    counts = {s: sum(r["kind"] == s for r in rows) for s in ("pass", "fails", "interpreter", "too slow", "needs a GPU")}
+    kinds = ("pass", "no kernel", "fails", "interpreter", "too slow", "needs a GPU")
+    counts = {s: sum(r["kind"] == s for r in rows) for s in kinds}
     import torch
     import triton
 
