@@ -209,7 +209,8 @@ def summary(rows: list[dict]) -> list[str]:
         "",
         f"Diagnosed {len(done)} of the {passes} passes ({sum(bool(d['flagged']) for d in done)} flagged; "
         + ", ".join(f"{f} {n}" for f, n in formulas.most_common())
-        + f"); {sum(1 for r in rows if r.get('diagnosis') and not r['diagnosis']['ok'])} diagnose errors.",
+        + f"); {sum(1 for r in rows if r['kind'] == 'pass' and not (r.get('diagnosis') or {}).get('ok'))} "
+        "passes not diagnosed or with a diagnose error.",
         "",
     ]
 
