@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--racecheck-every-cta", action="store_true", help="the second validation's racecheck")
     args = parser.parse_args()
     if args.turns:
-        importlib.import_module("intelliperf.validators.workers").AHEAD_INPUTS_BYTES = 0
+        importlib.import_module("intelliperf.validators.runs.beside").AHEAD_INPUTS_BYTES = 0
     work = Path(tempfile.mkdtemp(prefix="compare-cost-"))
     project = args.program.resolve().parent
     program = Program(project, [sys.executable, args.program.name])
@@ -118,7 +118,7 @@ def main() -> None:
     timed("verify (sizes and times of the ground truth)", ref.verify)
     program_parts(program, args.kernel, args.interpret, work)
     parts: dict[str, float] = {}
-    clocked(importlib.import_module("intelliperf.validators.timing"), "interleaved", parts)
+    clocked(importlib.import_module("intelliperf.validators.runs.timing"), "interleaved", parts)
     clocked(performance, "device_bandwidth", parts)
     clocked(performance._Side, "readline", parts)  # the first two calls wait for "ready"
     compare: dict[str, float] = {}  # the captures' comparison: the truth's files (digests), the candidate's, values

@@ -30,7 +30,7 @@ FIXES = HERE / "fixes"
 BENCH = r"""
 import importlib.util, json, sys, torch, triton
 from intelliperf.validators.correctness import load_tensors
-from intelliperf.validators.replay_calls import call_launcher, placed
+from intelliperf.validators.workers.replay_calls import call_launcher, placed
 
 descs, inputs, files, name = json.loads(sys.argv[1])
 calls = {}

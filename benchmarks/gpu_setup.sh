@@ -10,7 +10,7 @@ export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
 # process compiled them again (about 3.6 s on the H100 machine; intelliperf's report says so). Compile
 # them once, as pip does on an ordinary install (BYTECODE=0 measures the image as it is). The carried
 # wheels (installed --no-compile) and intelliperf's own packages too: without bytecode, importing
-# intelliperf.validators.capture in each candidate's program took 0.63-0.89 s there, 0.45-0.51 s with it.
+# intelliperf.validators.inside.capture in each candidate's program took 0.63-0.89 s there, 0.45-0.51 s with it.
 if [ "${BYTECODE:-1}" = 1 ]; then
   python3 -m compileall -q -j 0 /tmp/site intelliperf validators formulas \
     $(python3 -c "import importlib.util as u, os; print(' '.join(os.path.dirname(u.find_spec(m).origin) for m in ('torch', 'triton')))") >/dev/null 2>&1

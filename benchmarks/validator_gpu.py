@@ -19,7 +19,7 @@ import triton
 REPO = Path(__file__).resolve().parents[1]
 
 from intelliperf.validators import Program, capture_reference, copy_project, judge, validate  # noqa: E402
-from intelliperf.validators.performance import device_bandwidth  # noqa: E402
+from intelliperf.validators.runs.performance import device_bandwidth  # noqa: E402
 
 
 def identical_trials(n: int, trials: int) -> dict:

@@ -18,9 +18,9 @@ if __name__ != "intelliperf.validators":  # this folder imported from the reposi
 from intelliperf.workload.workspace import copy_project
 
 from .compare import Tolerances, compare_buffer
-from .head_starts import HeadStarts, start_head_starts
-from .performance import judge, speedup_interval
-from .reference import ReferenceRun, capture_reference
+from .runs.head_starts import HeadStarts, start_head_starts
+from .runs.performance import judge, speedup_interval
+from .runs.reference import ReferenceRun, capture_reference
 from .settings import Program, SandboxSettings, ValidationSettings
 from .validate import validate
 from .verdict import Problem, Speedup, Verdict

@@ -15,13 +15,13 @@ from intelliperf.workload.workspace import within
 
 from .compare import UNCHANGED, Tolerances, compare_buffer, identical
 from .correctness import load_tensors, reordering
-from .jobs import ReplayJob
-from .replay_outputs import ABLATION, STRUCTURE
 from .settings import NAMED_BY_REPLAY, Program, ValidationSettings
 from .verdict import Problem, Verdict
+from .workers.jobs import ReplayJob
+from .workers.replay_outputs import ABLATION, STRUCTURE
 
 if TYPE_CHECKING:
-    from .reference import ReferenceRun
+    from .runs.reference import ReferenceRun
 
 
 def compare_replay(

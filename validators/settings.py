@@ -25,7 +25,7 @@ GUARDS = ("not-launched", "dispatch-count", "side-stream", "missing-output", "ra
 NAMED_BY_REPLAY = ("unwritten", "stale-result", "aliased-output")
 
 
-WORKER = [sys.executable, "-m", "intelliperf.validators.replay"]
+WORKER = [sys.executable, "-m", "intelliperf.validators.workers.replay"]
 
 
 class SandboxSettings(BaseModel):

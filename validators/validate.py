@@ -41,17 +41,24 @@ from .correctness import (
     compare_captures,
     load_capture,
 )
-from .head_starts import HeadStarts
-from .jobs import ReplayJob
-from .reference import ReferenceRun, capture_env
-from .replay_candidate import early_mode
 from .replay_checks import candidate_job, compare_replay, launcher_changed, loaded_outside, noted
-from .sanitizers import first_trials, sanitized, send_sanitizers, write_job
+from .runs.beside import WorkersBeside, default_limit, fits_beside, run_limit
+from .runs.head_starts import HeadStarts
+from .runs.reference import ReferenceRun, capture_env
+from .runs.sanitizers import first_trials, sanitized, send_sanitizers, write_job
+from .runs.timing import stands, start_timing, time_ahead, timed
+from .runs.worker_processes import (
+    process_problem,
+    start_worker,
+    worker_env,
+    worker_folder,
+    worker_kinds,
+    worker_summary,
+)
 from .settings import GUARDS, Program, ValidationSettings
-from .timing import stands, start_timing, time_ahead, timed
 from .verdict import Problem, Verdict
-from .worker_processes import process_problem, start_worker, worker_env, worker_folder, worker_kinds, worker_summary
-from .workers import WorkersBeside, default_limit, fits_beside, run_limit
+from .workers.jobs import ReplayJob
+from .workers.replay_candidate import early_mode
 
 
 def validate(

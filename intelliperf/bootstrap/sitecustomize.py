@@ -49,7 +49,7 @@ def _patch(name, module, out_dir, part="recorder", function=None):
     try:
         patcher = _profiling(part)
         if part == "recorder" and os.environ.get("INTELLIPERF_CAPTURE"):  # a validation run
-            from intelliperf.validators.capture import from_env
+            from intelliperf.validators.inside.capture import from_env
 
             patcher.attach_capture(from_env)
         getattr(patcher, function or _WATCHED[name])(module)

@@ -20,9 +20,9 @@ from ..rewriters.source import (
     statement_block,
 )
 from ..syntax import last_line
-from ..validators.allow_list import SAFE_IMPORTS
-from ..validators.policy import PolicyError, check_module_item, check_statement
-from ..validators.policy import check as check_policy
+from ..validators.gate.allow_list import SAFE_IMPORTS
+from ..validators.gate.policy import PolicyError, check_module_item, check_statement
+from ..validators.gate.policy import check as check_policy
 
 
 def apply_candidate(

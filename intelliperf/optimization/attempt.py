@@ -16,8 +16,8 @@ from ..profiling.inside.window import tuned_configs
 from ..rewriters import Candidate, CodeUnit
 from ..rewriters.source import NotPython, ScopeError, unified_diff
 from ..validators import HeadStarts, Program, ReferenceRun, ValidationSettings, copy_project, validate
-from ..validators.policy import PolicyError
-from ..validators.workers import busy, run_limit
+from ..validators.gate.policy import PolicyError
+from ..validators.runs.beside import busy, run_limit
 from ..workload.devices import pinned_env
 from ..workload.head_start import HeadStart
 from ..workload.workspace import in_copy

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..profiling.inside.window import tuned_configs
 from ..validators import Program, ReferenceRun, start_head_starts
-from ..validators.workers import fits_beside
+from ..validators.runs.beside import fits_beside
 from ..workload.devices import pinned_env
 from .measure import timer_run, times_regions
 from .session import AttemptHeadStarts, Session, serial_device

@@ -245,7 +245,7 @@ def _hardware(interpret: bool) -> HardwareFacts:
         )
     import torch
 
-    from ..validators.performance import cached_bandwidth
+    from ..validators.runs.performance import cached_bandwidth
 
     props = torch.cuda.get_device_properties(0)
     bandwidth = cached_bandwidth(props.name)

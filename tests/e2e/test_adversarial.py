@@ -185,7 +185,7 @@ CHEATS = {
     "patches the capture": (
         KERNEL,
         _launcher(
-            before="    sys.modules['intelliperf.validators.capture'].Capture.after_dispatch = lambda *a: None\n"
+            before="    sys.modules['intelliperf.validators.inside.capture'].Capture.after_dispatch = lambda *a: None\n"
         ),
         {"policy"},
         "sys",

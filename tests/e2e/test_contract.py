@@ -19,8 +19,8 @@ from conftest import PROGRAMS
 from intelliperf.files import NotRegularFile, read_regular
 from intelliperf.validators import Program, capture_reference, copy_project, validate
 from intelliperf.validators.correctness import load_capture, load_tensors
-from intelliperf.validators.performance import unchecked
-from intelliperf.validators.timing_worker import TimingError, checksums
+from intelliperf.validators.runs.performance import unchecked
+from intelliperf.validators.workers.timing_worker import TimingError, checksums
 
 AXPY = PROGRAMS / "validation"
 COMMAND = [sys.executable, "axpy.py", "4096"]

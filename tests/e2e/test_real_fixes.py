@@ -57,8 +57,8 @@ def test_fresh_integer_inputs_keep_the_order_only_of_sorted_captures():
     a fix that assumed an order the program's data does not have still meets data without it."""
     import torch
 
-    from intelliperf.validators.capture import describe_value
-    from intelliperf.validators.replay_inputs import fill_fresh
+    from intelliperf.validators.inside.capture import describe_value
+    from intelliperf.validators.workers.replay_inputs import fill_fresh
 
     generator = torch.Generator().manual_seed(0)
     rows = torch.sort(torch.randint(0, 1000, (3, 500)), dim=-1).values

@@ -17,7 +17,7 @@ import pytest
 from intelliperf.profiling.trace import sample_program_ids
 from intelliperf.rewriters.search import decorated_names, pin, widen_autotune
 from intelliperf.rewriters.source import ScopeError, check_scope, launch_unit, splice
-from intelliperf.validators.policy import PolicyError, check_statement
+from intelliperf.validators.gate.policy import PolicyError, check_statement
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -181,7 +181,7 @@ AUTOTUNED = textwrap.dedent("""\
     import triton
     import triton.language as tl
 
-    from intelliperf.validators.replay_calls import launch_recorded
+    from intelliperf.validators.workers.replay_calls import launch_recorded
 
 
     @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])

@@ -226,7 +226,7 @@ if __name__ == "__main__":
 def test_a_candidate_may_add_kernels_helpers_and_constants_and_change_what_its_kernel_uses(tmp_path):
     from intelliperf.optimization.apply import apply_candidate
     from intelliperf.rewriters import Candidate
-    from intelliperf.validators.policy import PolicyError
+    from intelliperf.validators.gate.policy import PolicyError
 
     file = tmp_path / "prog.py"
     file.write_text(SPLIT_PROGRAM)
@@ -256,7 +256,7 @@ def test_a_candidate_may_add_kernels_helpers_and_constants_and_change_what_its_k
 def test_code_beside_the_kernel_is_functions_and_constants_and_names_imported_elsewhere_are_refused(tmp_path):
     from intelliperf.optimization.apply import apply_candidate
     from intelliperf.rewriters import Candidate
-    from intelliperf.validators.policy import PolicyError
+    from intelliperf.validators.gate.policy import PolicyError
 
     program = SPLIT_PROGRAM.replace("import torch\n", "import torch\nfrom os import environ\n")
     file = tmp_path / "prog.py"

@@ -330,7 +330,7 @@ def test_limits_scale_with_the_load(monkeypatch):
 
     from intelliperf.validators import ValidationSettings
 
-    v = importlib.import_module("intelliperf.validators.workers")
+    v = importlib.import_module("intelliperf.validators.runs.beside")
 
     monkeypatch.setattr(v.os, "getloadavg", lambda: (8.0, 8.0, 8.0))
     monkeypatch.setattr(v.os, "cpu_count", lambda: 2)

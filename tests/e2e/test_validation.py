@@ -29,8 +29,8 @@ from intelliperf.validators import (
     validate,
 )
 from intelliperf.validators.compare import Reordering, agrees, dtype_name, identical, judged
-from intelliperf.validators.outputs import analyse_ttir
-from intelliperf.validators.replay_inputs import unseen_shapes
+from intelliperf.validators.inside.outputs import analyse_ttir
+from intelliperf.validators.workers.replay_inputs import unseen_shapes
 
 AXPY = PROGRAMS / "validation"
 COMMAND = [sys.executable, "axpy.py", "4096"]
@@ -125,7 +125,7 @@ def _racy_asm(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def test_racecheck_runs_the_first_ctas_only_where_a_race_would_be_the_compilers():
     """racecheck's grid cap: x, then y, then z, at most the limit; a kernel with atomics or inline assembly
     keeps its full grid (checked on the Triton IR compiled for sm_90 here, as the worker reads it there)."""
-    from intelliperf.validators.racecheck import capped, why_full_grid
+    from intelliperf.validators.workers.racecheck import capped, why_full_grid
 
     assert capped((1024,), 132) == (132,) and capped((1024, 8, 2), 132) == (132, 1, 1)
     assert capped((4, 1000, 3), 132) == (4, 33, 1) and capped((7, 1, 1), 132) == (7, 1, 1)
@@ -144,7 +144,7 @@ def test_racecheck_runs_the_first_ctas_only_where_a_race_would_be_the_compilers(
 def test_only_the_racecheck_workers_own_notes_reach_the_verdict(tmp_path, monkeypatch):
     """The racecheck worker's replay.json is the candidate's to write: only short notes of the worker's form
     get through, scrubbed; anything else (not JSON, not a dict, other notes) adds nothing."""
-    from intelliperf.validators.sanitizers import racecheck_notes
+    from intelliperf.validators.runs.sanitizers import racecheck_notes
 
     folder = tmp_path / "racecheck"
     folder.mkdir()
@@ -650,7 +650,7 @@ def test_compute_sanitizer_runs_beside_the_replay_and_a_finding_rejects(
 ):
     """`turns`: inputs over the limit, so the sanitizers get their jobs after the replay, not beside it."""
     if turns:
-        monkeypatch.setattr(sys.modules["intelliperf.validators.workers"], "AHEAD_INPUTS_BYTES", 1000)
+        monkeypatch.setattr(sys.modules["intelliperf.validators.runs.beside"], "AHEAD_INPUTS_BYTES", 1000)
     candidate = _candidate(tmp_path, [])
     _use_fake_sanitizer(candidate.root, finds, monkeypatch)
     work = tmp_path / "v"
@@ -836,7 +836,7 @@ def test_early_work_stands_only_for_what_the_candidate_called(module_level_refer
     """`_stands`: each part of a kernel launch or of a launcher that the early trials and timing assumed;
     changed, they run again (the candidate that would fool a looser key: the same kernel at another grid,
     block or scalar, or another kernel in the same file)."""
-    stands = sys.modules["intelliperf.validators.timing"].stands
+    stands = sys.modules["intelliperf.validators.runs.timing"].stands
     project = copy_project(module_level_reference.program.root, {}, tmp_path / "c")
     validate(module_level_reference, Program(project, COMMAND), work_dir=tmp_path / "v")
     job = json.loads((tmp_path / "v" / "replay" / "job.json").read_text())
@@ -883,7 +883,7 @@ def test_two_process_timing_and_the_parents_clock():
     """The parent drives two timing workers (real processes speaking the worker's protocol) and
     checks their reported times against its own clock: an honest 2x is 2x; a worker that takes
     5 ms a call and reports 0.5 ms is caught."""
-    from intelliperf.validators.performance import forged, interleaved, unchecked
+    from intelliperf.validators.runs.performance import forged, interleaved, unchecked
 
     honest = interleaved(_timer(4, 4), _timer(2, 2), min_pairs=20, max_pairs=20)
     assert len(honest["reference_ms"]) == len(honest["candidate_ms"]) == 20 and honest["device"] == "test device"
@@ -904,7 +904,7 @@ def test_timing_workers_started_ahead_are_timed_later_or_stopped_at_once():
     used (the replay failed) is stopped at once even while it is still starting."""
     import time
 
-    from intelliperf.validators.performance import interleaved, started
+    from intelliperf.validators.runs.performance import interleaved, started
 
     ahead = [started(_timer(4, 4, exit_s=3)), started(_timer(2, 2, exit_s=3))]
     time.sleep(0.5)  # the replay, meanwhile
@@ -934,10 +934,10 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
     reference's is kept."""
     import dataclasses
 
-    from intelliperf.validators.performance import started
     from intelliperf.validators.replay_checks import candidate_job
-    from intelliperf.validators.timing import start_timing
-    from intelliperf.validators.workers import WorkersBeside
+    from intelliperf.validators.runs.beside import WorkersBeside
+    from intelliperf.validators.runs.performance import started
+    from intelliperf.validators.runs.timing import start_timing
 
     compiled = dataclasses.replace(axpy_reference, interpret=False)  # as on a GPU: timing is due
     job = candidate_job(compiled, axpy_reference.manifest, tmp_path / "replay")
@@ -967,9 +967,9 @@ def test_timing_workers_started_ahead_are_kept_only_for_what_they_expected(
         for side in [*sides.values(), *replaced.values()]:
             side.stop()
     # Inputs too large to hold on the GPU while the program runs: nothing is started ahead.
-    from intelliperf.validators.timing import time_ahead
+    from intelliperf.validators.runs.timing import time_ahead
 
-    workers_module = sys.modules["intelliperf.validators.workers"]
+    workers_module = sys.modules["intelliperf.validators.runs.beside"]
 
     program = Program(AXPY, COMMAND)
     for limit, ahead_sides in ((1 << 30, {"reference", "candidate"}), (1000, set())):
@@ -1013,7 +1013,7 @@ def test_nothing_runs_beside_a_program_that_leaves_no_room_on_the_gpu(axpy_refer
     import dataclasses
 
     validate_module = sys.modules["intelliperf.validators.validate"]  # the package's `validate` is the function
-    workers_module = sys.modules["intelliperf.validators.workers"]
+    workers_module = sys.modules["intelliperf.validators.runs.beside"]
     assert axpy_reference.manifest["gpu_memory"] is None  # no CUDA device in this run
     assert workers_module.fits_beside(axpy_reference)
     gib = 1 << 30
@@ -1130,7 +1130,8 @@ def test_a_worker_leaves_without_teardown_unless_a_cuda_tool_watches_its_exit(to
     fully, where the tool writes its report. Its exit code is kept either way."""
     import subprocess
 
-    code = "import atexit\nfrom intelliperf.validators.replay import _exit\natexit.register(print, 'teardown')\n"
+    code = "import atexit\nfrom intelliperf.validators.workers.replay import _exit\n"
+    code += "atexit.register(print, 'teardown')\n"
     code += "_exit(3)"
     env = {k: v for k, v in os.environ.items() if k != "CUDA_INJECTION64_PATH" and "SANITIZER" not in k}
     if tool:

@@ -22,7 +22,7 @@ from intelliperf.models import ArgInfo, LaunchSignature
 from intelliperf.rewriters.base import RewriteRequest
 from intelliperf.rewriters.lane_packing import NotPackable, pack_rows, split_row
 from intelliperf.rewriters.source import check_scope, code_unit, splice
-from intelliperf.validators.policy import check
+from intelliperf.validators.gate.policy import check
 
 FIXES = REPO / "benchmarks" / "fixes"
 PACKING = PROGRAMS / "lane_packing"

@@ -13,7 +13,7 @@ from recipe_request import applied, recipe_request
 from intelliperf.rewriters import RewriteRequest
 from intelliperf.rewriters.program_order import NotReorderable, grouped_order
 from intelliperf.rewriters.source import code_unit
-from intelliperf.validators.policy import check
+from intelliperf.validators.gate.policy import check
 
 REPO = Path(__file__).resolve().parents[3]
 PROGRAMS = REPO / "tests" / "programs" / "program_order"

@@ -28,7 +28,7 @@ from intelliperf.models import ArgInfo, LaunchSignature
 from intelliperf.rewriters import RewriteRequest
 from intelliperf.rewriters.row_tiling import NotRowTiled, tile_row_loop
 from intelliperf.rewriters.source import CodeUnit, check_scope, code_unit, splice
-from intelliperf.validators.policy import check
+from intelliperf.validators.gate.policy import check
 
 ROWS = PROGRAMS / "row_tiling"
 LIGER = REPO / "benchmarks" / "fixes" / "liger_fused_add_rms_norm_backward_before.py"

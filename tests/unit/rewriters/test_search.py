@@ -20,7 +20,7 @@ from intelliperf.rewriters.search import SearchRewriter
 from intelliperf.rewriters.search_edits import widen_autotune
 from intelliperf.rewriters.search_knobs import knobs
 from intelliperf.rewriters.source import CodeUnit, check_scope, code_unit, splice
-from intelliperf.validators.policy import check
+from intelliperf.validators.gate.policy import check
 
 # Each program defines `run()`: it launches its autotuned kernel once, checks the result against
 # torch, and returns the kernel (the Autotuner) so the harness can read its configs.

@@ -28,9 +28,9 @@ from intelliperf.validators import (
     validate,
 )
 from intelliperf.validators.correctness import reordering
-from intelliperf.validators.outputs import analyse_ttir
-from intelliperf.validators.replay_inputs import tensor_bytes, unseen_shapes
-from intelliperf.validators.replay_outputs import ALIAS_CALLS, aliases, call_record
+from intelliperf.validators.inside.outputs import analyse_ttir
+from intelliperf.validators.workers.replay_inputs import tensor_bytes, unseen_shapes
+from intelliperf.validators.workers.replay_outputs import ALIAS_CALLS, aliases, call_record
 
 pytestmark = pytest.mark.slow  # every test here runs programs or validations (the fast tier skips them)
 

@@ -154,8 +154,8 @@ def test_a_reference_that_reads_past_its_inputs_at_an_unseen_shape_is_not_compar
     its inputs there. Guarded inputs (NaN around them) make that show as NaN from inputs that held none."""
     import torch
 
-    from intelliperf.validators.replay_inputs import guarded_by_nan
-    from intelliperf.validators.replay_reference import nan_from_nowhere
+    from intelliperf.validators.workers.replay_inputs import guarded_by_nan
+    from intelliperf.validators.workers.replay_reference import nan_from_nowhere
 
     big = guarded_by_nan(torch.empty(3, 300, 200))  # the guard is past the whole span, not one dimension's
     assert big.shape == (3, 300, 200) and big.storage_offset() + 3 * 300 * 200 < big.untyped_storage().size() // 4

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 from conftest import REPO
 
-from intelliperf.validators.replay import load_module
+from intelliperf.validators.workers.replay import load_module
 from intelliperf.workload.definitions import definitions_only
 
 SCRIPT = textwrap.dedent(
@@ -119,7 +119,7 @@ def test_a_script_is_imported_for_its_kernel_without_running_its_work(tmp_path):
         from intelliperf.profiling.inside.window import untimed_autotune
         untimed_autotune(autotuner)  # as a replay worker does under the interpreter
         sys.argv = ["replay", "serve", "run"]
-        from intelliperf.validators.replay import load_module
+        from intelliperf.validators.workers.replay import load_module
         module = load_module({str(tmp_path / "script.py")!r}, "_side", needs=("scale_kernel", "launch"))
         assert not hasattr(module, "args") and hasattr(module, "main"), "the script's work ran"
         assert [c.kwargs["BLOCK"] for c in module.scale_kernel.configs] == [64, 128]

@@ -14,7 +14,7 @@ import pytest
 from conftest import run_cli, running_sandboxes
 
 from intelliperf import redact
-from intelliperf.validators.policy import PolicyError, check
+from intelliperf.validators.gate.policy import PolicyError, check
 from intelliperf.workload import sandbox as sandboxing
 from intelliperf.workload.runner import Running
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from intelliperf.profiling.inside import untouched
 
-from .compare import UNCHANGED, identical
+from ..compare import UNCHANGED, identical
 
 
 def outputs_of(result, args: dict, given: dict) -> dict:

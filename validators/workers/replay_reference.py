@@ -12,8 +12,8 @@ import json
 import time
 from pathlib import Path
 
-from .compare import INT_POISON
-from .correctness import load_tensors
+from ..compare import INT_POISON
+from ..correctness import load_tensors
 from .jobs import ReplayJob
 from .replay_calls import (
     ablate,

@@ -176,7 +176,7 @@ def _timed_call(job: ReplayJob, module):
     launch is no function (module level, a nested function), this side's own recorded launch of
     the kernel (its grid, constexprs and options, as its program ran it) on the first kernel
     trial's inputs. Returns (call, the inputs by name, their descriptions) or why there is none."""
-    from .correctness import load_tensors
+    from ..correctness import load_tensors
     from .replay_calls import call_launcher, kernel_call, launcher_fn, placed
 
     notes: dict[str, list[str]] = {"notes": []}

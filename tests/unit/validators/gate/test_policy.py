@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from intelliperf.validators.policy import PolicyError, check, check_module_item, check_statement
+from intelliperf.validators.gate.policy import PolicyError, check, check_module_item, check_statement
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 CORPUS = sorted(
     [
         *REPO.glob("benchmarks/corpus/*.py"),

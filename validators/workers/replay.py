@@ -1,9 +1,9 @@
 """Replay harness: the reference and a candidate run on the same fresh inputs, in separate processes.
 
-    python -m intelliperf.validators.replay prepare JOB.json   # the reference side, once per session
-    python -m intelliperf.validators.replay run JOB.json       # one candidate, in its sandbox
-    python -m intelliperf.validators.replay time JOB.json CMD_FD OUT_FD   # one side of the timing (GPU)
-    python -m intelliperf.validators.replay serve prepare|run [EARLY.json]  # warm: the job's path on stdin
+    python -m intelliperf.validators.workers.replay prepare JOB.json   # the reference side, once per session
+    python -m intelliperf.validators.workers.replay run JOB.json       # one candidate, in its sandbox
+    python -m intelliperf.validators.workers.replay time JOB.json CMD_FD OUT_FD   # one side of the timing (GPU)
+    python -m intelliperf.validators.workers.replay serve prepare|run [EARLY.json]  # warm: the job's path on stdin
 
 The two sides never share a process: a candidate cannot read the reference's results from the
 worker's memory or patch the worker to overwrite its own. `prepare` draws the inputs of every

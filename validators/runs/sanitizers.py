@@ -10,10 +10,10 @@ from pathlib import Path
 
 from intelliperf.redact import scrub
 
-from .jobs import ReplayJob
-from .verdict import Problem, Verdict
+from ..verdict import Problem, Verdict
+from ..workers.jobs import ReplayJob
+from .beside import WorkersBeside
 from .worker_processes import process_problem
-from .workers import WorkersBeside
 
 
 def send_sanitizers(warm: WorkersBeside, job: ReplayJob, work_dir: Path) -> None:

@@ -10,10 +10,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .correctness import (
+from ..correctness import (
     numel,
 )
-from .jobs import ReplayJob
+from ..settings import WORKER, Program, ValidationSettings
+from ..verdict import Problem, Verdict
+from ..workers.jobs import ReplayJob
+from ..workers.timing_worker import TimingError
+from .beside import WorkersBeside, fits_beside
 from .performance import (
     forged,
     interleaved,
@@ -24,11 +28,7 @@ from .performance import (
     unchecked,
 )
 from .sanitizers import write_job
-from .settings import WORKER, Program, ValidationSettings
-from .timing_worker import TimingError
-from .verdict import Problem, Verdict
 from .worker_processes import timing_env
-from .workers import WorkersBeside, fits_beside
 
 if TYPE_CHECKING:
     from .reference import ReferenceRun

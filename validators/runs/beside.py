@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from intelliperf.workload.runner import Running
 
-from .jobs import ReplayJob
-from .settings import ValidationSettings
+from ..settings import ValidationSettings
+from ..workers.jobs import ReplayJob
 
 if TYPE_CHECKING:
     from .head_starts import TimingHeadStart

@@ -30,9 +30,9 @@ import numpy as np
 from intelliperf.profiling.inside.untouched import replaced_message
 from intelliperf.workload.runner import kill
 
-from .settings import DEFAULT_THRESHOLD
-from .timing_worker import TimingError, cover_s
-from .verdict import Problem, Speedup
+from ..settings import DEFAULT_THRESHOLD
+from ..verdict import Problem, Speedup
+from ..workers.timing_worker import TimingError, cover_s
 
 
 def speedup_interval(

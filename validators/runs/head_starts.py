@@ -14,10 +14,10 @@ from intelliperf.workload.head_start import HeadStart, is_python
 from intelliperf.workload.runner import bootstrap_env
 from intelliperf.workload.workspace import confined_env
 
+from ..settings import WORKER, ValidationSettings
 from .performance import (
     started,
 )
-from .settings import WORKER, ValidationSettings
 from .worker_processes import timing_env, worker_env, worker_folder, worker_kinds
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from intelliperf.profiling.inside.window import next_config
 
-from .correctness import load_tensors
+from ..correctness import load_tensors
 from .fresh_memory import fresh_as
 from .jobs import ReplayJob
 from .replay_calls import ablate, call_launcher, launch_recorded, launcher_fn, placed, save_tensors, sync_device

@@ -19,9 +19,9 @@ from intelliperf.workload.head_start import HeadStart
 from intelliperf.workload.runner import Running, Tail, TraceSettings, find_tool, workload_env
 from intelliperf.workload.workspace import confined_env
 
-from .jobs import ReplayJob
-from .settings import WORKER, ValidationSettings
-from .verdict import Problem
+from ..settings import WORKER, ValidationSettings
+from ..verdict import Problem
+from ..workers.jobs import ReplayJob
 
 
 def _without_bootstrap(pythonpath: str) -> str:

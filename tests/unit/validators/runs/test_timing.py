@@ -3,7 +3,7 @@ than the program's profile is not a speedup anyone can quote."""
 
 from __future__ import annotations
 
-from intelliperf.validators.timing import another_workload
+from intelliperf.validators.runs.timing import another_workload
 
 
 def test_a_reference_timed_far_below_its_profile_is_another_workload():

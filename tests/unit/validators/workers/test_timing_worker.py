@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from intelliperf.validators.timing_worker import MAX_COVER_S, cover_s
+from intelliperf.validators.workers.timing_worker import MAX_COVER_S, cover_s
 
 
 def test_the_cover_is_twice_the_slower_hosts_queueing_plus_a_margin():

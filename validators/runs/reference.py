@@ -22,17 +22,17 @@ from intelliperf.workload import sandbox as sandboxing
 from intelliperf.workload.runner import Running, TraceSettings, workload_env
 from intelliperf.workload.workspace import confined, copy_project, in_copy, within
 
-from .capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
-from .correctness import (
+from ..correctness import (
     VALUE_KINDS,
     compare_captures,
     load_capture,
     load_tensors,
 )
-from .replay_outputs import PROGRAM_TRIAL
-from .settings import TRUTH_KEPT_BYTES, GroundTruthError, Program, ValidationSettings
+from ..inside.capture import ENV_ARGS, ENV_DIR, ENV_EXPECTED, ENV_KERNEL, ENV_LIMITS
+from ..settings import TRUTH_KEPT_BYTES, GroundTruthError, Program, ValidationSettings
+from ..workers.replay_outputs import PROGRAM_TRIAL
+from ..workload import check_same, recorded_signatures
 from .worker_processes import start_worker, worker_env, worker_summary
-from .workload import check_same, recorded_signatures
 
 
 @dataclass
