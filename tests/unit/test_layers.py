@@ -175,6 +175,49 @@ def test_modules_form_no_import_circle():
     assert KNOWN_MODULE_CIRCLES - circles == set(), "a known circle is gone: remove it from KNOWN_MODULE_CIRCLES"
 
 
+def _folders() -> list[str]:
+    return sorted({_module(path) for path in _sources() if path.name == "__init__.py"})
+
+
+def _parts_graph(graph: dict[str, set[str]], folder: str) -> dict[str, set[str]]:
+    """The imports between a folder's parts: its modules and its sub-folders (each with all it holds), and the
+    folder's own `__init__` as one more part."""
+
+    def part(module: str) -> str | None:
+        if module == folder:
+            return folder
+        if module.startswith(folder + "."):
+            return f"{folder}.{module[len(folder) + 1 :].split('.')[0]}"
+        return None
+
+    parts: dict[str, set[str]] = defaultdict(set)
+    for module, imported in graph.items():
+        for target in imported:
+            a, b = part(module), part(target)
+            if a and b and a != b:
+                parts[a].add(b)
+    return parts
+
+
+def test_no_two_parts_of_a_folder_import_each_other():
+    """In every folder, its modules and sub-folders import one way only, through any number of others: a
+    sub-folder never imports a module beside it that imports the sub-folder, nor the folder's `__init__` (which
+    re-exports from its sub-folders). So validators/workers/ may use validators/compare.py, which never uses
+    the workers; the folders below a folder are floors, not a tangle."""
+    graph = _module_graph()
+    folders = _folders()
+    assert {"intelliperf.validators.workers", "intelliperf.validators.runs", "intelliperf.profiling.inside"} <= set(
+        folders
+    )
+    tangles = {}
+    for folder in folders:
+        parts = _parts_graph(graph, folder)
+        circle = sorted(p for p in parts if p in _reachable(parts, p))
+        if circle:
+            tangles[folder] = circle
+    assert tangles == {}, "parts of a folder that import each other (through others too)"
+
+
 def test_every_environment_variable_is_named_in_the_env_module():
     """One module names every INTELLIPERF_* variable (intelliperf/env.py); the rest of the package
     uses its constants. Only the bootstrap spells the names it reads (it runs before intelliperf is
@@ -224,9 +267,10 @@ def test_no_module_over_600_lines_and_no_function_over_80():
     assert long_modules == [] and long_functions == [], (long_modules, long_functions)
 
 
-def test_every_folder_has_its_floor_and_the_top_folder_stays_small():
-    """Each folder of the package is on one floor of its own in LAYERS (no sub-folder listed apart), and the top
-    folder holds at most 12 modules: a concept that grows gets a folder, not a prefix."""
+def test_every_folder_has_its_floor_and_the_top_folders_stay_small():
+    """Each folder of the package is on one floor of its own in LAYERS (no sub-folder listed apart), the top
+    folder holds at most 12 modules and validators/ at most 8: a concept that grows gets a folder, not a
+    prefix."""
     folders = {f"intelliperf.{p.parent.name}" for p in REPO.glob("intelliperf/*/__init__.py")}
     folders |= {"intelliperf.formulas", "intelliperf.validators"}  # installed under intelliperf
     assert folders - set(LAYERS) == set(), "folders with no floor in LAYERS"
@@ -234,6 +278,8 @@ def test_every_folder_has_its_floor_and_the_top_folder_stays_small():
     assert nested == [], f"LAYERS lists a part of a folder apart: {nested}"
     top = sorted(p.stem for p in REPO.glob("intelliperf/*.py") if p.name != "__init__.py")
     assert len(top) <= 12, top
+    validators = sorted(p.stem for p in REPO.glob("validators/*.py") if p.name != "__init__.py")
+    assert len(validators) <= 8, validators
 
 
 def _top_module(prefix: str) -> bool:
