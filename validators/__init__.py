@@ -5,7 +5,19 @@
     # every run in a bubblewrap sandbox; ValidationSettings(sandbox=SandboxSettings(enabled=False)) opts out
     verdict.correct, verdict.faster, verdict.accepted, verdict.problems, verdict.speedup
 
-Imports only torch, triton, numpy and pydantic (never the LLM stack): it runs on GPU workers.
+Arranged by where the code runs:
+
+    validate, replay_checks, correctness, compare, workload, settings, verdict
+                intelliperf's process: the steps in order, every comparison and decision, what a
+                validation is told and returns (the workers borrow compare's and correctness's helpers)
+    runs/       intelliperf's process: the reference run, the workers started beside a candidate,
+                the sanitizer and timing runs and what their answers say
+    workers/    the replay, sanitizer and timing workers (`python -m intelliperf.validators.workers.replay`)
+    inside/     the user's program: the output capture the bootstrap attaches to the recorder
+    gate/       before anything runs: the source policy candidate code is held to
+
+Parts import one way only (tests/unit/test_layers.py): runs/ uses workers/ and inside/, never the other
+way. Imports only torch, triton, numpy and pydantic (never the LLM stack): it runs on GPU workers.
 """
 
 if __name__ != "intelliperf.validators":  # this folder imported from the repository root as a top-level package

@@ -4,11 +4,11 @@ Every process that runs program code runs in the sandbox (`intelliperf.workload.
 reference's too, so both sides see the same files and variables; every program run is seeded
 identically (INTELLIPERF_SEED: Python, NumPy, torch).
 
-One module per step: `settings.py` (what a validation is told), `reference.py` (1), `worker_processes.py`,
-`workers.py` and `head_starts.py` (the processes beside the run), `replay_checks.py` (4), `sanitizers.py` (4b),
-`timing.py` (5); this module runs them in order.
+One module per step: `settings.py` (what a validation is told), `runs/reference.py` (1), `runs/worker_processes.py`,
+`runs/beside.py` and `runs/head_starts.py` (the processes beside the run), `replay_checks.py` (4),
+`runs/sanitizers.py` (4b), `runs/timing.py` (5); this module runs them in order.
 
-1. The reference (`reference.py`; the same workload as profiled, `workload.py`): a pristine copy of
+1. The reference (`runs/reference.py`; the same workload as profiled, `workload.py`): a pristine copy of
    the project runs with the capture on (a second run, when a candidate differs, shows whether it is
    deterministic), then the reference side of the replay draws every trial's inputs and saves the
    reference's outputs on them. Captures and outputs are the ground truth: kept in a folder no
@@ -19,7 +19,7 @@ One module per step: `settings.py` (what a validation is told), `reference.py` (
 4. The candidate side of the replay, in another process, on the saved inputs; compared here.
    A candidate that no replay could check is "unverified", never accepted.
    On a GPU, compute-sanitizer (memcheck, racecheck) replays the candidate's first trials beside it.
-5. On a GPU, when correct: the two sides timed in two processes, interleaved (`performance.py`).
+5. On a GPU, when correct: the two sides timed in two processes, interleaved (`runs/performance.py`).
 Comparison happens only here, in intelliperf's process, on data handed out of the sandbox.
 """
 

@@ -20,7 +20,7 @@ and drops the rest: `kernel[grid](...)` in a loop, `main()`, `assert torch.equal
 stay the file's, so tracebacks and compiled kernels point at the user's lines.
 
 `load_module` imports a file so, under a private name; `resolve` finds a qualified name in it. Used
-by the replay workers (validators/replay.py) and the deferred trace (profiling/trace_worker.py).
+by the replay workers (validators/workers/) and the deferred trace (profiling/trace_worker.py).
 
 Imports only the standard library.
 """

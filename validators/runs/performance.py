@@ -3,7 +3,7 @@
 Reference and candidate run in two processes (a candidate never shares one with the
 reference), interleaved by the parent in pairs whose order alternates (AB, BA, ...), after
 warm-up, each call timed with device events on the current stream, after an L2 flush and a spin
-that covers the host's queueing of the call (`timing_worker.py`). The parent's own clock checks
+that covers the host's queueing of the call (`workers/timing_worker.py`). The parent's own clock checks
 the candidate's reported times (`forged`), and each call's checksums the outputs (`unchecked`). The speedup is the ratio
 of the median times; its 95 % interval comes from a bootstrap over the pairs, so slow drifts
 (clocks, temperature) hit both sides alike. Pairs are added in batches until the interval is

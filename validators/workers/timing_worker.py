@@ -1,7 +1,7 @@
 """The worker's side of the timing (`replay.py time`), in the process that imports the side's code:
 its launcher called on fresh inputs, each call after an L2 flush and a spin kernel long enough for the
 host to queue the call (`HostCover`), timed with device events; its answers (times, and a checksum of
-each call's outputs) go back to the parent (`performance.py`), which checks them from outside.
+each call's outputs) go back to the parent (`runs/performance.py`), which checks them from outside.
 
 Why the spin: the fresh inputs and checksums of every call cost the host more than the device, so
 without it the device would wait for the launcher inside the timed window, and the window would

@@ -35,7 +35,7 @@ from .window import TUNING, compile_together, launch_info, track_tuning
 
 
 class OutputCapture(Protocol):
-    """What a validation run's capture (validators/capture.py) offers the recorder. The bootstrap
+    """What a validation run's capture (validators/inside/capture.py) offers the recorder. The bootstrap
     attaches it (`attach_capture`), so the recorder does not import the validators."""
 
     notes: list[str]
