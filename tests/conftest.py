@@ -57,10 +57,29 @@ def multi_report():
     return intelliperf.diagnose(py(PROGRAMS / "multi_kernel.py"), device="cpu")
 
 
+UNIT_TIER = "not gpu and not slow"
+# Session fixtures that diagnose a real program: a test that asks for one runs that program.
+RUNS_A_PROGRAM = {"sum_report", "multi_report"}
+
+
+def pytest_configure(config):
+    """`python -m pytest` with no paths and no -m runs the unit tier; name paths or pass -m (CI passes
+    -m "not gpu") and that decides instead."""
+    if not config.option.markexpr and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        config.option.markexpr = UNIT_TIER
+
+
+def pytest_report_header(config):
+    if config.option.markexpr == UNIT_TIER:
+        return f'unit tier: -m "{UNIT_TIER}" (the whole suite: python -m pytest -m "not gpu" -n auto --dist loadfile)'
+    return None
+
+
 def pytest_collection_modifyitems(items):
-    """Every scenario under tests/e2e is slow: the fast tier (-m "not gpu and not slow") leaves them out."""
+    """Every scenario under tests/e2e is slow, and so is a test that runs a program through a session
+    fixture: the unit tier (-m "not gpu and not slow") leaves them out."""
     for item in items:
-        if "e2e" in item.path.parts:
+        if "e2e" in item.path.parts or RUNS_A_PROGRAM & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
 
 

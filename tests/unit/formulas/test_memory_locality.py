@@ -45,6 +45,7 @@ def test_a_row_major_walk_over_a_wide_grid_is_flagged_at_the_tile_mapping():
     assert "pid_m = pid // num_pid_n" in mapped and "pid_n = pid % num_pid_n" in mapped
 
 
+@pytest.mark.slow
 def test_the_same_walk_is_not_flagged_where_its_data_fits_in_the_l2():
     finding = _judged(_report(MATMUL, "row"))  # the default: an H100's 50 MiB
     assert not finding.present and finding.metric.value == 1.0
@@ -72,6 +73,7 @@ def test_programs_leaving_output_sectors_part_written_are_flagged_at_the_store_a
     assert any(line.startswith("tl.store(partial_ptr") for line in pinned)
 
 
+@pytest.mark.slow
 def test_part_written_sectors_are_not_flagged_when_the_output_fits_in_the_l2():
     finding = _judged(_report(PARTIALS, "rows-first"))
     assert not finding.present and "fits in L2 (50 MiB)" in finding.explanation
