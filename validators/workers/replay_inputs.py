@@ -386,20 +386,20 @@ def variants(descs: list[dict], fn, interpreter: bool, compiled: set[int]) -> di
 
     floor = 1 if interpreter else 65537  # (a grid of one program per count would take minutes in the interpreter)
 
-    variants = {
+    variants = {  # (in this order: a trial's seed follows its place)
         "strided": [{**d, "layout": "strided"} if float_tensor(d) else d for d in descs],
         "floats": scalars(lambda v: v * 1.5 + 0.25 if type(v) is float else v),
         "counts": scalars(lambda v: 2 * v + 1 if counts(v) else v),
         "powers": scalars(lambda v: _power_of_two(v, sizes)),
+        "half": [{**d, "dtype": "float16"} if float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
+        "at-arguments": descs,
         "at-one": _following(descs, scalars(lambda v: 1 if runtime(v) else v)),
         "hundredfold": scalars(lambda v: min(max(100 * v, floor), 1 << 20) if runtime(v) else v),
         "defaults": scalars(lambda v: v) if fn is None else _defaults(descs, fn),
-        "half": [{**d, "dtype": "float16"} if float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
         "double": [{**d, "dtype": "float64"} if float_tensor(d) and d["dtype"] == "float32" else d for d in descs],
         "bfloat16": [
             {**d, "dtype": "bfloat16"} if float_tensor(d) and d["dtype"] in ("float32", "float16") else d for d in descs
         ],
-        "at-arguments": descs,
     }
     if interpreter:  # (the interpreter computes garbage on bfloat16: a trial only where kernels compile)
         del variants["bfloat16"]

@@ -166,7 +166,6 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
         _refill(fresh, descs, seed, lambda d, r=regime: "captured" if r in BEYOND and _addresses(d, job) else r)
         info = {"seed": seed, "shape": "recorded", "regime": regime}
         shapes_run["recorded"]["calls"] += trial.run(f"launcher-{regime}", descs, fresh, info)
-    _unsorted_trial(job, trial, descs, job["seed"] + 590)
     budget = unseen_budget(descs)
     for grow in (False, True):
         make = lambda held, g=grow: unseen_shapes(descs, g, held, max_bytes=budget)  # noqa: E731
@@ -208,62 +207,6 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
         fn, descs, load_tensors(inputs / "launcher-0.pt"), truth / f"{ABLATION}.pt", "launcher-0"
     )
     _ran(summary, truth, None)
-
-
-def _unsorted_trial(job: ReplayJob, trial: _Trial, descs: list[dict], seed: int) -> None:
-    """Ids the program passes sorted (segment ids, bucketed tokens), shuffled: with every tensor of as many rows
-    permuted alike, where the reference's outputs do not change (it sums per id, whatever the order), a
-    kernel that takes sorted ids for granted (a block whose first and last ids are equal is one segment) is
-    wrong. Where they do change (offsets, a search over sorted ids), order is part of the contract: no trial."""
-    import torch
-
-    ids = next((d for d in descs if d["kind"] == "tensor" and d.get("sorted") and len(d["shape"]) == 1), None)
-    if ids is None or ids["shape"][0] < 2:
-        return
-    rows = ids["shape"][0]
-    fresh = make_inputs(descs)
-    _refill(fresh, descs, seed)
-    order = torch.randperm(rows, generator=torch.Generator().manual_seed(seed))
-    shuffled = {
-        n: v[order.to(v.device)].clone() if isinstance(v, torch.Tensor) and v.dim() and v.shape[0] == rows else v
-        for n, v in fresh.items()
-    }
-    try:
-        before = outputs_of(call_launcher(trial.fn, descs, _cloned(fresh)), fresh, {})
-        after = outputs_of(call_launcher(trial.fn, descs, _cloned(shuffled)), shuffled, {})
-    except Exception:  # (the trial itself says what the reference rejects)
-        return
-    if not _same_outputs(before, after):
-        trial.summary["notes"].append(
-            f"ids {ids['name']!r} are passed sorted and the reference's outputs change when they are shuffled (with "
-            "every tensor of as many rows): their order is part of its contract, no unsorted trial"
-        )
-        return
-    trial.run("launcher-unsorted", descs, shuffled, {"seed": seed, "shape": "recorded", "regime": "unsorted"})
-
-
-def _cloned(values: dict) -> dict:
-    import torch
-
-    return {n: v.clone() if isinstance(v, torch.Tensor) else v for n, v in values.items()}
-
-
-def _same_outputs(a: dict, b: dict) -> bool:
-    """Returned values equal (floats within a reordered sum's rounding); arguments are left out (permuted)."""
-    import torch
-
-    returned = [n for n in a if n.startswith("return[")]
-    for n in returned:
-        x, y = a[n], b.get(n)
-        if not isinstance(y, torch.Tensor) or x.shape != y.shape or x.dtype != y.dtype:
-            return False
-        if x.is_floating_point():
-            scale = float(x.abs().nan_to_num().max()) if x.numel() else 0.0
-            if not torch.allclose(x.double(), y.double(), rtol=1e-4, atol=1e-4 * scale + 1e-6, equal_nan=True):
-                return False
-        elif not torch.equal(x, y):
-            return False
-    return bool(returned)
 
 
 def _extreme_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run: dict) -> None:

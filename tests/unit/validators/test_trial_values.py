@@ -114,21 +114,6 @@ def test_ids_in_runs_fill_whole_blocks_with_one_id(segments, tmp_path):
     _refused(segments, _program(tmp_path / "c", "segment_sums.py", SEGMENTS, [uniform]), tmp_path / "v", "repeated")
 
 
-def test_ids_the_program_sorts_are_shuffled_where_the_reference_does_not_care(segments, tmp_path):
-    """The program batches nodes graph by graph, so its ids come sorted, and a block whose first and last ids
-    are equal is all one segment there. The reference sums per id in any order (its outputs do not change when
-    ids and rows are shuffled alike), so the shuffled trial counts, and a kernel that sums such a block into
-    its first id is wrong on it."""
-    first_last = (
-        "    keep = (rows < n) & (seg != skip)\n",
-        "    keep = (rows < n) & (seg != skip)\n"
-        "    first = tl.load(seg_ptr + tl.program_id(0) * BLOCK)\n"
-        "    last = tl.load(seg_ptr + tl.minimum(tl.program_id(0) * BLOCK + BLOCK, n) - 1)\n"
-        "    seg = tl.where(first == last, first + seg * 0, seg)\n",
-    )
-    _refused(segments, _program(tmp_path / "c", "segment_sums.py", SEGMENTS, [first_last]), tmp_path / "v", "unsorted")
-
-
 def test_a_view_at_a_size_that_divides_the_block_is_a_trial(segments, tmp_path):
     """A launcher that passes a unit column stride where the width is a power of two ('no gather needed') is
     right on every contiguous input and on views of the program's 40 columns; a view 32 wide meets it."""
