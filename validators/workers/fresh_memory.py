@@ -6,14 +6,17 @@ unwritten at some shape (a block hard-coded at 256 columns, a row of 126,793) re
 runs of the same code then differ on garbage. On the reference's side every floating-point tensor
 `torch.empty`, `empty_like`, `empty_strided` and `Tensor.new_empty` return starts as NaN: what the reference
 leaves unwritten at an unseen shape shows as NaN from nowhere, and the trial is not compared (its sizes only
-hold together as recorded), instead of a mismatch on garbage.
+hold together as recorded), instead of a mismatch on garbage. Integer tensors of 16 bits or more start as a
+sentinel (`INT_POISON`, cut to the width), the integers' NaN: an output the reference leaves partly unwritten
+(ids past the ranges a cumulative count covers) holds it, not whatever the allocator held, which differs between
+two processes on a GPU and made every candidate, an unchanged one too, a mismatch.
 
 On a candidate's side each such tensor starts, drawn afresh per allocation, as zeros or as stale data (finite
 values of a random spread, as memory a program freed holds), never NaN: what the candidate leaves unwritten
 differs from the truth (nearly always), and fresh memory looks as it does in the user's program, so a
-candidate cannot probe it to tell a validation from the program. Only on a trial whose truth holds NaN from
-nowhere (the reference returned memory it never wrote) does the candidate get NaN too (`fresh_as`): its
-unwritten memory then compares as the reference's did.
+candidate cannot probe it to tell a validation from the program (integers: zeros or small stale values). Only on
+a trial whose truth holds NaN or the sentinel from nowhere (the reference returned memory it never wrote) does
+the candidate get them too (`fresh_as`): its unwritten memory then compares as the reference's did.
 
 Imports torch.
 """
@@ -22,6 +25,8 @@ from __future__ import annotations
 
 import functools
 import random
+
+from ..compare import INT_POISON
 
 _FILL = {"as": "nan"}  # how fresh memory starts for the next trial: "nan", "mixed" or "zeros" (see `fresh_as`)
 
@@ -44,19 +49,25 @@ def poison_empty(candidate: bool = False) -> None:
 
     def fill(tensor) -> None:
         how = _FILL["as"] if candidate else "nan"
+        floating = tensor.is_floating_point() or tensor.is_complex()
         if how == "nan":
-            tensor.fill_(float("nan"))
+            tensor.fill_(float("nan") if floating else int_poison(tensor.dtype))
         elif how == "zeros" or draw.randrange(3) == 0:
             tensor.zero_()
         else:
             stale = torch.Generator(device=tensor.device).manual_seed(draw.getrandbits(62))  # (not the program's)
-            tensor.normal_(0.0, draw.uniform(1.0, 1000.0), generator=stale)
+            if floating:
+                tensor.normal_(0.0, draw.uniform(1.0, 1000.0), generator=stale)
+            else:
+                tensor.random_(-1000, 1000, generator=stale)
 
     def poisoned(allocate):
         @functools.wraps(allocate)
         def allocated(*args, **kwargs):
             tensor = allocate(*args, **kwargs)
-            if isinstance(tensor, torch.Tensor) and (tensor.is_floating_point() or tensor.is_complex()):
+            if isinstance(tensor, torch.Tensor) and (
+                tensor.is_floating_point() or tensor.is_complex() or int_poison(tensor.dtype) is not None
+            ):
                 fill(tensor)
             return tensor
 
@@ -65,3 +76,13 @@ def poison_empty(candidate: bool = False) -> None:
     for name in ("empty", "empty_like", "empty_strided"):
         setattr(torch, name, poisoned(getattr(torch, name)))
     torch.Tensor.new_empty = poisoned(torch.Tensor.new_empty)  # type: ignore[method-assign]
+
+
+def int_poison(dtype) -> int | None:
+    """The sentinel for a signed integer dtype of 16 bits or more (`INT_POISON` cut to its width); None for
+    floats, booleans and bytes (too few values to keep one apart)."""
+    import torch
+
+    if dtype in (torch.int32, torch.int64):
+        return INT_POISON
+    return -0x5A5A if dtype == torch.int16 else None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..compare import INT_POISON
 from ..correctness import load_tensors
+from .fresh_memory import int_poison
 from .jobs import ReplayJob
 from .replay_calls import (
     ablate,
@@ -470,11 +471,17 @@ def _addresses(desc: dict, job: ReplayJob) -> bool:
 
 
 def nan_from_nowhere(outputs: dict, given: dict) -> bool:
-    """NaN in an output of a trial whose inputs held none."""
+    """NaN (or an integer dtype's sentinel: fresh memory left unwritten) in an output of a trial whose inputs
+    held none."""
     import torch
 
     def nan(t) -> bool:
-        return isinstance(t, torch.Tensor) and t.is_floating_point() and bool(torch.isnan(t).any())
+        if not isinstance(t, torch.Tensor):
+            return False
+        if t.is_floating_point():
+            return bool(torch.isnan(t).any())
+        poison = int_poison(t.dtype)
+        return poison is not None and bool((t == poison).any())
 
     return not any(nan(t) for t in given.values()) and any(nan(t) for t in outputs.values())
 
