@@ -191,14 +191,20 @@ def _judge_speed(
     verdict.accepted = verdict.correct and verdict.faster and not any(flags)
 
 
+# What the profile's event-timed launch adds to a kernel of a few microseconds: 10-12 us on an H100 (vLLM's
+# small kernels: 17.4 us profiled, 6.7 us timed; 14.2 vs 4.9; 16.6 vs 4.7). A gap within it says nothing.
+PROFILE_SLACK_MS = 0.05
+
+
 def another_workload(reference_ms: list[float], profiled_launch_s: float | None) -> Problem | None:
     """The reference's timed calls against its profile: a call takes at least one launch of the kernel, so a
     median under half the profiled launch means the timed inputs do less work than the program's (integer ids
-    or masks drawn afresh where the program's repeat, skip or pad), and a speedup there is of another workload."""
+    or masks drawn afresh where the program's repeat, skip or pad), and a speedup there is of another workload.
+    Not where the gap is within what the profile's own timing adds to a launch (`PROFILE_SLACK_MS`)."""
     if not profiled_launch_s or not reference_ms:
         return None
     timed_ms, profiled_ms = statistics.median(reference_ms), profiled_launch_s * 1e3
-    if timed_ms >= profiled_ms / 2:
+    if timed_ms >= profiled_ms / 2 or profiled_ms - timed_ms < PROFILE_SLACK_MS:
         return None
     return Problem(
         kind="unverified",
