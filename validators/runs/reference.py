@@ -212,7 +212,13 @@ def capture_reference(
             {},
         )
         begin = time.perf_counter()
-        reference.replay = _prepare_replay(reference, worker, settings)
+        skip: list[str] = []  # trials that made the reference fault on the device: each ends a worker
+        reference.replay = _prepare_replay(reference, worker, settings, skip)
+        while reference.replay.get("faulted") and len(skip) < FAULTS_SKIPPED:
+            skip.append(reference.replay["faulted"])
+            worker.stop()
+            worker = _start_replay_side(box, ref, interpret, settings, work_dir)
+            reference.replay = _prepare_replay(reference, worker, settings, skip)
         reference.replay_s = time.perf_counter() - begin
     finally:
         worker.stop()
@@ -326,7 +332,12 @@ def _unstable(
     return names, notes
 
 
-def _prepare_replay(reference: ReferenceRun, worker: Running, settings: ValidationSettings) -> dict:
+# Trials skipped, each after it made the reference fault on the device (an illegal address a CPU's interpreter
+# raises as an error, and a GPU's context never recovers from): a fresh worker goes on without it.
+FAULTS_SKIPPED = 3
+
+
+def _prepare_replay(reference: ReferenceRun, worker: Running, settings: ValidationSettings, skip: list[str]) -> dict:
     ref = reference.manifest
     out = reference.truth / "replay"
     program = None  # the launcher's arguments as the program passed them: a trial on the user's own data
@@ -346,12 +357,15 @@ def _prepare_replay(reference: ReferenceRun, worker: Running, settings: Validati
         "program_inputs": str(program) if program else None,
         "inputs_dir": str(reference.inputs),
         "out_dir": str(out),
+        "skip": skip,
     }
     (out / "job.json").write_text(json.dumps(job))
     worker.send(str(out / "job.json"))
     result = worker.wait(None)
     summary = worker_summary(out, result, "the reference side of the replay", None)
     partial = (out / "replay.json").exists() and json.loads((out / "replay.json").read_text())
+    if (summary.get("problem") or summary.get("error")) and partial and partial.get("faulted") not in (None, *skip):
+        return {**partial, "faulted": partial["faulted"]}  # (the caller starts a fresh worker without that trial)
     if summary.get("problem") and partial and partial.get("runs"):  # it died on a later trial: keep the earlier
         done = partial["runs"]
         why = summary["problem"].message.splitlines()[-1][:200]

@@ -25,6 +25,7 @@ class ReplayJob(TypedDict, total=False):
     trials: int
     seed: int
     program_inputs: str | None  # the launcher's arguments as the program passed them (a saved file), if kept
+    skip: list[str]  # trials that made the reference fault on the device in an earlier worker
     # the trials the reference ran (label, mode, shapes, seed), replayed by the candidate in this order
     plan: list[dict[str, Any]]
     inputs_dir: str

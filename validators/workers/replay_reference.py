@@ -372,6 +372,12 @@ class _Trial:
 
     def run(self, label: str, descs: list[dict], values: dict, info: dict, must: bool = False) -> bool:
         """Whether the reference took the trial (`must`: one at the captured shape and range, which it has to)."""
+        if label in self.job.get("skip", ()):
+            self.summary["notes"].append(
+                f"{label}: these inputs made the reference fault on the device (the trial ended its replay "
+                "worker, and a fresh one went on without it); not compared"
+            )
+            return False
         given = _host(values)
         save_tensors(self.inputs / f"{label}.pt", given)
         start = time.perf_counter()
@@ -382,6 +388,10 @@ class _Trial:
                 sync_device()
         except Exception as exc:
             if must:
+                raise
+            if device_fault(exc):  # the device's context is lost: say which trial, and end this worker
+                self.summary["faulted"] = label
+                _ran(self.summary, self.truth, None)
                 raise
             self.summary["notes"].append(
                 f"{label}: the reference itself rejected these inputs "
@@ -468,6 +478,13 @@ def _addresses(desc: dict, job: ReplayJob) -> bool:
     bounds writes memory unseen; the interpreter refuses such an access (the reference rejects the trial then,
     and it is not compared), so a NaN or a negative value there is a trial too."""
     return not interpreted(job["launcher"]["args"] if job["launcher"] else []) and _indexes(desc, job)
+
+
+def device_fault(exc: BaseException) -> bool:
+    """An error after which the process's GPU context is unusable (an illegal address: every later call fails
+    too), as torch words it for CUDA and HIP."""
+    text = f"{type(exc).__name__}: {exc}"
+    return "AcceleratorError" in text or "CUDA error" in text or "HIP error" in text
 
 
 def nan_from_nowhere(outputs: dict, given: dict) -> bool:
