@@ -21,6 +21,10 @@ class _Model(BaseModel):
 # --- what a validation returns: a verdict with reasons a person and a rewriter can act on -------
 
 
+# The one list of problem kinds: the report's schema, the rewriters' feedback (`render_problems`), the eval's
+# failure classes and the validators' groups of kinds are all typed with it (and a test holds the schema to it).
+# A candidate the loop cannot apply: no requested fields, not Python, more than the kernel, no change.
+CandidateKind = Literal["format", "syntax", "scope", "unchanged"]
 ProblemKind = Literal[
     "crash",
     "timeout",
@@ -49,10 +53,7 @@ ProblemKind = Literal[
     "policy",
     "sanitizer",
     # found by the optimize loop, around the validators' verdict
-    "format",
-    "syntax",
-    "scope",
-    "unchanged",
+    CandidateKind,
     "metric",
     "sweep",
     "interrupted",

@@ -20,10 +20,19 @@ from typing import IO
 from intelliperf.files import read_regular
 
 from .compare import Tolerances, compare_buffer
-from .verdict import Problem
+from .verdict import Problem, ProblemKind
 
 MAX_PROBLEMS = 20
-VALUE_KINDS = ("mismatch", "nan", "inf", "all-zero", "precision", "shape", "dtype", "unwritten")
+VALUE_KINDS: tuple[ProblemKind, ...] = (
+    "mismatch",
+    "nan",
+    "inf",
+    "all-zero",
+    "precision",
+    "shape",
+    "dtype",
+    "unwritten",
+)
 
 
 def load_capture(directory: Path) -> dict | None:

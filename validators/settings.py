@@ -15,14 +15,15 @@ from intelliperf.redact import looks_secret
 from intelliperf.workload import sandbox as sandboxing
 
 from .compare import Tolerances
+from .verdict import ProblemKind
 
 DEFAULT_THRESHOLD = 0.03  # faster means the speedup interval's low end clears 1 + this
 
 # Problems that already say what is wrong: no replay after them.
-GUARDS = ("not-launched", "dispatch-count", "side-stream", "missing-output", "race")
+GUARDS: tuple[ProblemKind, ...] = ("not-launched", "dispatch-count", "side-stream", "missing-output", "race")
 
 
-NAMED_BY_REPLAY = ("unwritten", "stale-result", "aliased-output")
+NAMED_BY_REPLAY: tuple[ProblemKind, ...] = ("unwritten", "stale-result", "aliased-output")
 
 
 WORKER = [sys.executable, "-m", "intelliperf.validators.workers.replay"]

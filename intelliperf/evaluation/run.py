@@ -34,14 +34,14 @@ from pydantic import BaseModel, Field
 
 from ..errors import IntelliPerfError, ModelError, UsageError
 from ..files import output_folder, write_atomic
-from ..models import Attempt, Speedup
+from ..models import Attempt, ProblemKind, Speedup
 
 _LABELS = re.compile(r"^(?:# )?Labels:\s*(.+)$", re.M)  # in the docstring, or a comment (keeps line numbers)
 OFFLINE = "offline"  # the row name for `--rewriter auto` without a model: recipes, then search
 
 # The first of an attempt's problem kinds decides its class; the order puts the cause before the
 # consequences (a crash also leaves outputs unwritten, but it is a crash).
-FAILURE_CLASSES: dict[str, tuple[str, ...]] = {
+FAILURE_CLASSES: dict[str, tuple[ProblemKind, ...]] = {
     "syntax": ("syntax", "format"),
     "scope": ("scope", "unchanged"),
     "policy": ("policy",),

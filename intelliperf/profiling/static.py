@@ -21,7 +21,6 @@ import subprocess
 import sys
 import warnings
 from collections import Counter
-from dataclasses import asdict, dataclass
 
 DEFAULT_TARGETS = ("cuda:90", "hip:gfx942")
 _MISSING = object()
@@ -65,17 +64,9 @@ _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s+"([^"]*)")?')
 
 
-@dataclass
-class StaticFact:
-    """Instructions of one kind at one kernel line, for one target."""
-
-    target: str
-    file: str
-    line: int
-    kind: str  # load, store, atomic, shared_load, shared_store, async_copy, tma, mma, local_load, local_store
-    instruction: str  # e.g. ld.global.v4.b32, global_load_dwordx4
-    width_bits: int | None  # bits per lane per instruction (loads, stores, atomics)
-    count: int
+# A fact is a dict with the fields of `intelliperf.models.StaticFact` (its one definition; `kind` one of its
+# kinds): the view crosses the process boundary as JSON, and `aggregate.load_recording` makes each a StaticFact.
+Fact = dict
 
 
 def parse_target(name: str):
@@ -138,7 +129,7 @@ def compile_launch(
     return {k: v for k, v in compiled.asm.items() if isinstance(v, (str, bytes))}
 
 
-def analyse(asm: dict, target: str) -> list[StaticFact]:
+def analyse(asm: dict, target: str) -> list[Fact]:
     """Per (line, instruction) facts: NVIDIA from the LLVM IR (its PTX instructions are inline asm
     there, each with its debug location; the PTX's own `.loc` runs put a vector load at lines
     that are not in the kernel, seen with Triton 3.9), AMD from the AMDGCN `.loc` directives."""
@@ -155,7 +146,7 @@ _SHARED = re.compile(
 )
 
 
-def _from_llir(text: str, target: str) -> list[StaticFact]:
+def _from_llir(text: str, target: str) -> list[Fact]:
     meta = {m.group(1): m.group(2) for m in map(_META.match, text.splitlines()) if m}
     counts: Counter = Counter()
     for raw in text.splitlines():
@@ -213,7 +204,7 @@ def _file(meta: dict, scope: str) -> str | None:
     return "?"
 
 
-def _from_amdgcn(text: str, target: str) -> list[StaticFact]:
+def _from_amdgcn(text: str, target: str) -> list[Fact]:
     files = {
         m.group(1): f"{m.group(2)}/{m.group(3)}" if m.group(3) else m.group(2)
         for m in map(_FILE.match, text.splitlines())
@@ -233,9 +224,9 @@ def _from_amdgcn(text: str, target: str) -> list[StaticFact]:
     return _facts(counts, target)
 
 
-def _facts(counts: Counter, target: str) -> list[StaticFact]:
+def _facts(counts: Counter, target: str) -> list[Fact]:
     return [
-        StaticFact(target, file, line, kind, instr, _width(instr), n)
+        dict(target=target, file=file, line=line, kind=kind, instruction=instr, width_bits=_width(instr), count=n)
         for ((file, line), kind, instr), n in sorted(counts.items(), key=lambda item: (item[0][0][1], item[0][2]))
     ]
 
@@ -286,7 +277,7 @@ def _view(compile_for, targets) -> dict:
                 f"{str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"
             )
             continue
-        out["facts"] += [asdict(f) for f in analyse(asm, target)]
+        out["facts"] += analyse(asm, target)
         out["targets"].append(target)
         try:
             found, spills = resources(asm, target)
@@ -294,7 +285,7 @@ def _view(compile_for, targets) -> dict:
             out["notes"].append(f"registers for {target} not read: {type(exc).__name__}: {str(exc)[:200]}")
             continue
         out["resources"][target] = found
-        out["facts"] += [asdict(f) for f in spills]
+        out["facts"] += spills
     return out
 
 
@@ -310,7 +301,7 @@ _AMD_USAGE = {
 }
 
 
-def resources(asm: dict, target: str) -> tuple[dict[str, float], list[StaticFact]]:
+def resources(asm: dict, target: str) -> tuple[dict[str, float], list[Fact]]:
     """Registers per thread and bytes spilled to local memory per thread, from what the assembler
     made of the kernel (ptxas's cubin read by cuobjdump; the AMDGCN listing's own comments), and
     on NVIDIA the spill instructions (LDL/STL) per kernel line when there are any. On AMD the

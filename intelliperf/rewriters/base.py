@@ -10,11 +10,11 @@ Candidate with its reason, so the loop can say why it moved on.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar, Generic, Literal, TypeVar, cast
+from typing import ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from intelliperf.models import AccessSite, Evidence, Finding, KernelProfile
+from intelliperf.models import AccessSite, CandidateKind, Evidence, Finding, KernelProfile
 
 from .source import CodeUnit
 
@@ -93,7 +93,7 @@ class Candidate(BaseModel):
     )
     declined: str | None = Field(None, description="why this rewriter has no candidate to offer")
     invalid: str | None = Field(None, description="why the answer cannot be applied (e.g. a syntax error)")
-    invalid_kind: Literal["format", "syntax", "scope", "unchanged"] = Field(
+    invalid_kind: CandidateKind = Field(
         "scope", description="with `invalid`: no requested fields, not Python, more than the kernel, no change"
     )
     sweep: bool = Field(

@@ -104,6 +104,23 @@ def test_published_schema_is_current():
     )
 
 
+def test_the_problem_kinds_are_listed_once():
+    """models.ProblemKind is the one list: the published schema's enum is it, in its order, and every group of
+    kinds the validators, the loop and the eval keep is drawn from it."""
+    from typing import get_args
+
+    from intelliperf.evaluation.run import FAILURE_CLASSES
+    from intelliperf.models import CandidateKind, ProblemKind
+    from intelliperf.validators.correctness import VALUE_KINDS
+    from intelliperf.validators.settings import GUARDS, NAMED_BY_REPLAY
+
+    kinds = list(get_args(ProblemKind))
+    published = json.loads(SCHEMA_PATH.read_text())["$defs"]["Problem"]["properties"]["kind"]["enum"]
+    assert published == kinds and len(set(kinds)) == len(kinds)
+    groups = [GUARDS, NAMED_BY_REPLAY, VALUE_KINDS, get_args(CandidateKind), *FAILURE_CLASSES.values()]
+    assert all(set(group) <= set(kinds) for group in groups)
+
+
 def test_schema_command_prints_the_schema():
     result = run_cli("schema")
     assert result.returncode == 0

@@ -57,6 +57,24 @@ def test_the_contended_atomic_is_per_lane_on_both_vendors():
     assert {f["width_bits"] for f in loads} == {128}
 
 
+def test_the_facts_are_the_models_static_facts():
+    """The static view runs in the program and writes its facts as JSON; `models.StaticFact` is their one
+    definition: every fact of a real view validates as one, and every kind the instruction scanners name is
+    one of its kinds (a new kind in the scanner and not in the model would fail every diagnosis's load)."""
+    from typing import get_args
+
+    from intelliperf.models import StaticFact
+    from intelliperf.profiling import static
+
+    kernel = _kernel(EXAMPLES / "contended_sum.py", "contended_sum_kernel")
+    args = [_tensor("x_ptr"), _tensor("out_ptr"), {"name": "n", "kind": "scalar", "value": 4096}]
+    view = static_view(kernel, [*args, {"name": "BLOCK", "kind": "constexpr", "value": 1024}], num_warps=4)
+    facts = [StaticFact(**f) for f in view["facts"]]
+    assert facts and [f.model_dump() for f in facts] == view["facts"]
+    scanned = {kind for kind, _ in static._PTX + static._AMDGCN} | {"shared_load", "shared_store"}
+    assert scanned | {"local_load", "local_store"} == set(get_args(StaticFact.model_fields["kind"].annotation))
+
+
 @pytest.mark.parametrize(
     "example,name,block,store_bits",
     [
