@@ -31,6 +31,7 @@ from .base import Formula, same_file
 
 class AtomicContention(Formula["AtomicContention.Options"]):
     name = "atomicContention"
+    recipes = "atomicContention"  # (rewriters/recipes.py)
     summary = "many lanes of one atomic instruction update the same address and are serialised"
     evidence = ("interpreter-trace", "static")
     counters = {

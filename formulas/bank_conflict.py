@@ -41,6 +41,7 @@ Sites = dict[tuple[str, int], int]  # (file, line) -> shared instructions per th
 
 class BankConflict(Formula["BankConflict.Options"]):
     name = "bankConflict"
+    sweep_first = True  # its metric moves with pipelining depth and warps
     summary = "shared-memory accesses whose lanes collide on a bank (extra wavefronts)"
     evidence = ("static",)
     counters = {

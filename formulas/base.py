@@ -58,6 +58,11 @@ class Formula(ABC, Generic[OptionsT]):
     sees_warps_offline: ClassVar[bool] = True
     problem: ClassVar[str] = ""  # what a rewriter is told the problem is
     techniques: ClassVar[tuple[str, ...]] = ()  # known fixes, for the rewriter
+    # What the offline rewriters try for it: the recipe set of the recipes rewriter (a key of
+    # intelliperf.rewriters.recipes.RECIPES; None: none), and whether the knob search sweeps num_warps x
+    # num_stages through the kernel's autotuner first (a metric pipelining depth and warps move) or last.
+    recipes: ClassVar[str | None] = None
+    sweep_first: ClassVar[bool] = False
 
     class Options(FormulaOptions):
         """Subclassed by each formula that takes options."""

@@ -32,6 +32,7 @@ WARP_INSTRUCTIONS = "smsp__inst_executed.sum"
 
 class LaneUtilization(Formula["LaneUtilization.Options"]):
     name = "laneUtilization"
+    recipes = "laneUtilization"  # (rewriters/recipes.py)
     summary = "blocks are much wider than the data, so most lanes of the kernel's memory operations are masked off"
     evidence = ("interpreter-trace",)
     counters = {"ncu": (THREADS, THREADS_ON, WARP_INSTRUCTIONS, "launch__grid_size", "gpu__time_duration.sum")}

@@ -26,6 +26,7 @@ from .base import Formula
 
 class MemoryAccess(Formula["MemoryAccess.Options"]):
     name = "memoryAccess"
+    recipes = "memoryAccess"  # (rewriters/recipes.py)
     summary = "global loads/stores use a small part of each 32-byte sector (uncoalesced access)"
     evidence = ("interpreter-trace", "static")
     counters = {

@@ -56,6 +56,7 @@ MIB = 2**20
 
 class MemoryLocality(Formula["MemoryLocality.Options"]):
     name = "memoryLocality"
+    recipes = "memoryLocality"  # (rewriters/recipes.py)
     summary = "the programs that run at once share little of the data the grid reuses (tile order loses L2 reuse)"
     evidence = ("interpreter-trace",)
     counters = {

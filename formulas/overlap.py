@@ -27,6 +27,7 @@ ASYNC = ("async_copy", "tma")
 
 class Overlap(Formula["Overlap.Options"]):
     name = "overlap"
+    sweep_first = True  # its metric moves with pipelining depth and warps
     summary = "a loop whose memory and compute take turns (not software-pipelined)"
     evidence = ("static",)
     regions = True  # region timers on a GPU

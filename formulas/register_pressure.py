@@ -34,6 +34,7 @@ OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
 
 class RegisterPressure(Formula["RegisterPressure.Options"]):
     name = "registerPressure"
+    recipes = "registerPressure"  # (rewriters/recipes.py)
     summary = "the kernel holds more live values than fit in registers and spills them to local memory"
     evidence = ("static",)
     counters = {

@@ -43,6 +43,7 @@ def recipe_request(
         problem=found.problem,
         techniques=list(found.techniques),
         metric=found.metric,
+        recipes=found.recipes,
         hardware=HardwareFacts(device="test", sm_count=sm_count),
     )
 

@@ -285,6 +285,8 @@ def _request(
         problem=s.formula.problem,
         techniques=list(s.formula.techniques),
         metric=s.formula.metric,
+        recipes=s.formula.recipes,
+        sweep_first=s.formula.sweep_first,
         hardware=HardwareFacts(**opt.hardware),
         sites=sites,
         launch={"grid": launch.get("grid"), "options": launch.get("options"), "written": written},

@@ -68,6 +68,8 @@ class RewriteRequest(BaseModel):
         description="the first captured launch: grid, options, args; written: the pointer arguments the kernel writes",
     )
     history: list[PastAttempt] = Field(default_factory=list)
+    recipes: str | None = Field(None, description="the formula's recipe set (Formula.recipes; None: none)")
+    sweep_first: bool = Field(False, description="the knob search sweeps warps and stages first (Formula.sweep_first)")
     evidence: list[Evidence] = Field(
         default_factory=list,
         description="the diagnosis's evidence for the kernel: static view, counters, region timers",

@@ -451,6 +451,8 @@ def declining(transform: Callable[[RewriteRequest], tuple[str, str | None]], *re
     return recipe
 
 
+# Recipe sets by name, each the recipes for one bottleneck in the order they are tried: a formula names its set
+# (`Formula.recipes`, handed over as `RewriteRequest.recipes`), so a user's formula may use a built-in one's.
 RECIPES: dict[str, dict[str, Recipe]] = {
     "atomicContention": {
         "reduce-then-atomic": at_lines(reduce_then_atomic),
@@ -509,7 +511,7 @@ class RecipeRewriter(Rewriter):
         return self.next_untried(request, n)
 
     def rewrite(self, request: RewriteRequest) -> Candidate:
-        recipes = RECIPES.get(request.formula, {})
+        recipes = RECIPES.get(request.recipes or "", {})
         if not recipes:
             return Candidate.decline(self.name, f"no recipe for the {request.formula} formula")
         tried = {a.title for a in request.history if a.rewriter == self.name}

@@ -52,7 +52,6 @@ from .search_sweep import (
 # The rewriter, and what tests and benchmarks import from here (defined in the modules above).
 __all__ = [
     "SWEEP",
-    "SWEEP_FIRST",
     "SWEEP_STAGES",
     "SWEEP_WARPS",
     "WIDEN",
@@ -68,8 +67,6 @@ __all__ = [
     "unpinned",
     "widen_autotune",
 ]
-
-SWEEP_FIRST = ("overlap", "bankConflict")  # formulas whose metric moves with pipelining depth and warps
 
 
 def _swept(request: RewriteRequest) -> dict | None:
@@ -132,7 +129,7 @@ class SearchRewriter(Rewriter):
         if any(t.startswith(SWEEP) for t in tried) or not pinnable or request.hardware.device.startswith("no GPU"):
             return None
         singles = {_title(request, k, v) for k in found for v in k.values()}
-        if request.formula not in SWEEP_FIRST and not singles <= tried:
+        if not request.sweep_first and not singles <= tried:
             return None
         warps = sweep_warps(request.kernel.source, request.constexprs())
         try:

@@ -365,14 +365,19 @@ def test_a_sweep_runs_through_the_loop_and_is_never_the_winner(tmp_path, monkeyp
     interpreter has no timer to tune with, so the GPU is faked at the loop's hardware facts and the
     autotuner's choice cannot be read (it is on the H100)."""
     import intelliperf
+    from intelliperf.formulas.atomic_contention import AtomicContention
     from intelliperf.optimization import loop
     from intelliperf.rewriters import HardwareFacts, search
 
+    class SweepFirst(AtomicContention):  # a user's formula that wants the sweep first (as overlap does)
+        name = "atomicContentionSweepFirst"
+        sweep_first = True
+
     monkeypatch.setattr(loop, "_hardware", lambda interpret: HardwareFacts(device="a GPU (faked for the test)"))
-    monkeypatch.setattr(search, "SWEEP_FIRST", ("atomicContention",))
     report = intelliperf.optimize(
-        SUM_CMD, cwd=str(EXAMPLES), device="cpu", rewriter="search", max_attempts=1, out_dir=tmp_path / "out"
-    )
+        SUM_CMD, cwd=str(EXAMPLES), device="cpu", formula=SweepFirst, rewriter="search", max_attempts=1,
+        out_dir=tmp_path / "out",
+    )  # fmt: skip
     (attempt,) = report.optimization.attempts
     assert attempt.title == search.sweep_title(False) and attempt.verdict.correct, attempt.reasons
     assert attempt.status == "rejected" and report.optimization.winner is None

@@ -34,6 +34,7 @@ def _request(report, launcher: str) -> RewriteRequest:
         profile=profile,
         finding=finding,
         formula="atomicContention",
+        recipes="atomicContention",
         problem="lanes serialise",
         techniques=["reduce first"],
         metric="atomic_updates_per_address",

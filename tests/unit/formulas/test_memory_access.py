@@ -68,6 +68,7 @@ def _recipe(example: str):
         profile=profile,
         finding=finding,
         formula="memoryAccess",
+        recipes="memoryAccess",
         problem="uncoalesced",
         techniques=[],
         metric="sector_efficiency",
