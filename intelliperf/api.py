@@ -22,7 +22,7 @@ from .errors import ProfileStoppedError, UsageError
 from .files import output_folder
 from .formulas import default_registry
 from .models import OptimizationStatus, Report
-from .settings import DiagnoseSettings, OptimizeSettings, settled
+from .settings import DiagnoseSettings, OptimizeSettings, RegionsSettings, settled
 from .workload.devices import parse_devices
 from .workload.workspace import within
 
@@ -88,40 +88,29 @@ def named_formula(s: DiagnoseSettings, registry: Registry) -> Any:
 
 def regions(
     command: Sequence[str],
+    settings: RegionsSettings | None = None,
     *,
-    kernel: str | None = None,
-    device: str = "auto",
-    out_dir: str | Path = "intelliperf-regions",
-    timeout_s: float | None = None,
-    cwd: str | None = None,
     progress: Progress | None = None,
-    stop_early: bool = True,
-    all_warps: bool = False,
+    **options,
 ) -> Report:
     """Time the regions of the top kernel (or the top one matching `kernel`) with compiler-inserted
     timers, without a formula: per-region cycles, overlap, the timeline (Perfetto JSON, PNG) in
     `out_dir`. Without a GPU, the regions and what the static view compiled in each. `all_warps`:
-    record every warp of each CTA (default: the first of each warp group)."""
+    record every warp of each CTA (default: the first of each warp group).
+
+    `settings` (a RegionsSettings), or its fields as keyword arguments (on top of `settings` when both
+    are given)."""
     from .delivery.report import write_reports
     from .profiling.region_timers import static_regions
 
-    check_paths(folders={"--out-dir": out_dir})
-    out = Path(out_dir).resolve()
+    r = settled(RegionsSettings, settings, options)
+    check_paths(folders={"--out-dir": r.out_dir})
+    out = Path(r.out_dir).resolve()
     output_folder(out)  # before the timer pass writes into it, so the folder ignores itself
-    settings = DiagnoseSettings(
-        top_n=1,
-        kernel=kernel,
-        device=device,
-        sample_programs=1,
-        timeout_s=timeout_s,
-        cwd=cwd,
-        counters="off",
-        stop_early=stop_early,
-        all_warps=all_warps,
-        region_data="trace",  # the timeline is what this command is for
-    )
+    fixed = {"top_n": 1, "sample_programs": 1, "counters": "off", "region_data": "trace"}  # the timeline is the point
+    diagnosing = DiagnoseSettings(**r.model_dump(exclude={"out_dir"}), **fixed)
     report, recording = profile_and_diagnose(
-        list(command), RegionsOnly(), default_registry(), settings, progress=progress or _logged, timer_dir=out
+        list(command), RegionsOnly(), default_registry(), diagnosing, progress=progress or _logged, timer_dir=out
     )
     for d in report.diagnoses:
         profile = next(k for k in report.kernels if k.name == d.kernel)
@@ -170,7 +159,7 @@ def optimize(
     if not root.is_dir():
         raise UsageError(f"--project {root} is not a folder")
     out = Path(s.out_dir).resolve()
-    validation = _validation(s, key_env, root, out)
+    s = s.model_copy(update={"project": root, "out_dir": out, "validation": _validation(s, key_env, root, out)})
     if s.in_place:
         check_clean(root, s.force)
     ready = prepare(s.publish, root) if s.publish else None
@@ -203,7 +192,7 @@ def optimize(
         + " then ".join(r.name for r in rewriters)
         + ("" if model else " (no model configured: pass --model NAME [--api-base URL] to use an LLM)")
     )
-    session = _session(report, recording, the_formula, registry, root, out, s, validation, budget, write, progress)
+    session = _session(report, recording, the_formula, registry, s, budget, write, progress)
     optimization = _attempts(session, rewriters, write)
     if ready is not None:  # before --in-place, which makes the patched files differ from the commit
         _publish(ready, report, write)
@@ -260,19 +249,18 @@ def _choose(report: Report, registry: Registry) -> Formula:
 
 
 def _budget(s: OptimizeSettings) -> Budget:
-    """The loop's budget from the settings, checked; `candidates` per round defaults to one per GPU."""
+    """The loop's budget from the settings (checked by their fields); `candidates` per round defaults to one per
+    GPU."""
     from .optimization.session import Budget
 
     gpus = parse_devices(s.devices)
-    budget = Budget(
+    return Budget(
         max_attempts=s.max_attempts,
         time_budget_s=s.time_budget_s,
         max_tokens=s.max_tokens,
         candidates=max(len(gpus), 1) if s.candidates is None else s.candidates,
         devices=gpus,
     )
-    budget.check()
-    return budget
 
 
 def _validation(s: OptimizeSettings, key_env: str | None, root: Path, out: Path) -> ValidationSettings:
@@ -299,18 +287,17 @@ def _session(
     recording: Recording,
     the_formula: Formula,
     registry: Registry,
-    root: Path,
-    out: Path,
     s: OptimizeSettings,
-    validation: ValidationSettings,
     budget: Budget,
     write: Callable[[], None],
     progress: Progress,
 ) -> Session:
-    """What the loop works on: the selected kernel, its finding and recording, and where it writes."""
+    """What the loop works on: the selected kernel, its finding and recording, and where it writes (`s` as
+    `optimize` resolved it: its project and out-dir absolute, its validation's sandbox checked)."""
     from .optimization.session import Session
 
     assert report.selected is not None  # optimize returned before the loop where nothing was selected
+    assert s.project is not None
     profile = next(k for k in recording.kernels if k.name == report.selected)
     present = [f for f in report.diagnosis(report.selected).findings if f.present]
     finding = next((f for f in present if f.formula == the_formula.name), present[0])
@@ -321,12 +308,12 @@ def _session(
         recording=recording,
         formula=the_formula,
         registry=registry,
-        root=root,
-        out_dir=out,
+        root=s.project,
+        out_dir=s.out_dir,
         trace=trace_settings(
             the_formula, registry, re.escape(profile.name), s.sample_programs, interpret=report.run.mode != "compiled"
         ),
-        validation=validation,
+        validation=s.validation,
         budget=budget,
         write=write,
         progress=progress,

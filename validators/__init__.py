@@ -30,7 +30,7 @@ if __name__ != "intelliperf.validators":  # this folder imported from the reposi
 from intelliperf.workload.workspace import copy_project
 
 from .compare import Tolerances, compare_buffer
-from .runs.head_starts import HeadStarts, start_head_starts
+from .runs.head_starts import CandidateLayout, HeadStarts, start_head_starts
 from .runs.performance import judge, speedup_interval
 from .runs.reference import ReferenceRun, capture_reference
 from .settings import Program, SandboxSettings, ValidationSettings
@@ -38,6 +38,7 @@ from .validate import validate
 from .verdict import Problem, Speedup, Verdict
 
 __all__ = [
+    "CandidateLayout",
     "HeadStarts",
     "Problem",
     "Program",

@@ -72,18 +72,16 @@ def compare_buffer(
     name: str,
     dispatch: int | None,
     tol: Tolerances,
-    accumulated_terms: int | None = None,
-    reduced_terms: int | None = None,
+    terms: Reordering | None = None,
     poisoned: bool = False,
     atomic: bool = False,
 ) -> list[Problem]:
     """Problems of `cand` against `ref` (torch tensors on the host); empty when they agree.
-    `accumulated_terms`: the buffer is summed into with float atomics, of at most that many terms;
-    `reduced_terms`: its values come from reductions (tl.sum, tl.dot) of at most that many terms;
+    `terms`: the sums its elements may add in another order (`Reordering`: float atomics, reductions);
     `atomic`: the reference writes it with atomics, whose NaN handling the hardware defines (a float
     atomic_max/min ignores a NaN operand), so a candidate that propagates a NaN there is not wrong: it
     gets a `nan-handling` problem, which the validator reports as a note."""
-    terms = Reordering(accumulated_terms, reduced_terms)
+    terms = terms or Reordering()
     where = {"buffer": name, "dispatch": dispatch}
     label = _label(name, dispatch)
     if tuple(ref.shape) != tuple(cand.shape):
@@ -173,7 +171,7 @@ def judged(
         err = np.abs(c - r)
         bad = np.flatnonzero(finite & (err > atol + rtol * np.abs(r)))
     if bad.size:
-        problems.append(_mismatch(bad, r, c, ref.shape, label, where, tol, rtol, atol, dtype))
+        problems.append(_mismatch(bad, r, c, ref.shape, where, tol, (rtol, atol), dtype))
     elif finite.any() and np.any(r[finite] != 0) and not np.any(c[finite] != 0):
         problems.append(
             Problem(
@@ -304,7 +302,10 @@ def _examples(bad, r, c, shape, tol: Tolerances) -> list[Difference]:
     ]
 
 
-def _mismatch(bad, r, c, shape, label, where, tol, rtol, atol, dtype) -> Problem:
+def _mismatch(bad, r, c, shape, where: dict, tol: Tolerances, bounds: tuple[float, float], dtype) -> Problem:
+    """The elements past the `bounds` (rtol, atol), as one problem: all zeros, a lower precision's rounding, or
+    a mismatch."""
+    label, (rtol, atol) = _label(where["buffer"], where["dispatch"]), bounds
     abs_err = np.abs(c[bad] - r[bad])
     rel_err = abs_err / np.maximum(np.abs(r[bad]), 1e-30)
     kind, why = "mismatch", ""

@@ -15,11 +15,11 @@ import json
 import math
 from collections.abc import Callable, Set
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 
 from intelliperf.files import read_regular
 
-from .compare import Tolerances, compare_buffer
+from .compare import Reordering, Tolerances, compare_buffer
 from .verdict import Problem, ProblemKind
 
 MAX_PROBLEMS = 20
@@ -137,18 +137,12 @@ def reordering(
     a NaN (default: the launch's description says)."""
     nan = _nan_given(manifest, launch) if nan is None else nan
     if names is None:
-        return {
-            "accumulated_terms": accumulated_terms(manifest),
-            "reduced_terms": reduction_terms(manifest),
-            "atomic": nan and bool(manifest.get("atomic")),
-        }
+        terms = Reordering(accumulated_terms(manifest), reduction_terms(manifest))
+        return {"terms": terms, "atomic": nan and bool(manifest.get("atomic"))}
     added = [accumulated_terms(manifest, n, launch) for n in names]
     summed = [reduction_terms(manifest, n, launch) for n in names]
-    return {
-        "accumulated_terms": max((t * times for t in added if t), default=None),
-        "reduced_terms": max((t for t in summed if t), default=None),
-        "atomic": nan and any(n in manifest.get("atomic", ()) for n in names),
-    }
+    terms = Reordering(max((t * times for t in added if t), default=None), max((t for t in summed if t), default=None))
+    return {"terms": terms, "atomic": nan and any(n in manifest.get("atomic", ()) for n in names)}
 
 
 def _nan_given(manifest: dict, launch: dict | None) -> bool:
@@ -194,10 +188,9 @@ def compare_captures(
     deferred = set(missing) if launcher_judges else set()
     problems = _launch_guards(ref, cand, kernel, [] if launcher_judges else missing)
     common = [i for i in ref["kept"] if i in set(cand["kept"])]
-    found, compared = _compare_dispatches(
-        ref, cand, common, tol, unstable, load_ref, launcher_judges, launcher_changed, len(problems), deferred
-    )
-    return problems + found, _compared_lines(ref, kernel, common, compared, deferred)
+    launcher = LauncherJudges(launcher_judges, launcher_changed)
+    found, compared, left = _compare_dispatches(ref, cand, common, tol, unstable, load_ref, launcher, len(problems))
+    return problems + found, _compared_lines(ref, kernel, common, compared, deferred | left)
 
 
 def _launch_guards(ref: dict, cand: dict, kernel: str, missing: list[str]) -> list[Problem]:
@@ -245,6 +238,14 @@ def _launch_guards(ref: dict, cand: dict, kernel: str, missing: list[str]) -> li
     return problems + race(ref, cand, kernel)
 
 
+class LauncherJudges(NamedTuple):
+    """What the launcher's replays judge instead of the comparison per dispatch (`compare_captures`): outputs
+    renamed, dropped or reshaped, and (the launcher changed too) values that differ."""
+
+    outputs: bool
+    values: bool
+
+
 def _compare_dispatches(
     ref: dict,
     cand: dict,
@@ -252,25 +253,23 @@ def _compare_dispatches(
     tol: Tolerances,
     unstable: Set[str],
     load_ref: Callable[[Path], dict],
-    launcher_judges: bool,
-    launcher_changed: bool,
+    launcher: LauncherJudges,
     already: int,
-    deferred: set[str],
-) -> tuple[list[Problem], int]:
+) -> tuple[list[Problem], int, set[str]]:
     """The written buffers of every dispatch both runs kept, compared value by value (until MAX_PROBLEMS,
-    counting the `already` found by the guards); how many buffer comparisons ran. An output the launcher's
-    replays judge instead (reshaped, or holding other values where the launcher changed too) goes to
-    `deferred`."""
+    counting the `already` found by the guards); how many buffer comparisons ran, and the outputs the
+    launcher's replays judge instead (reshaped, or holding other values where the launcher changed too)."""
     names = ref["written"]
     launches = dict(zip(ref["kept"], ref.get("launches") or [], strict=False))  # each dispatch's own shapes
     problems: list[Problem] = []
+    deferred: set[str] = set()
     compared = 0
     for index in common:
         if already + len(problems) >= MAX_PROBLEMS:
             break
         r, c = _buffers(ref, index, load_ref), _buffers(cand, index, load_tensors)
         for name in names:
-            if launcher_judges and name in r and name in c and _reshaped(r[name], c[name]):
+            if launcher.outputs and name in r and name in c and _reshaped(r[name], c[name]):
                 deferred.add(name)
                 continue
             if name in r and name in c and name not in unstable:
@@ -284,12 +283,12 @@ def _compare_dispatches(
                 )
                 # (only where its kernel still writes the buffer: work that left the kernel for host code is
                 # not an intermediate the kernel computes otherwise)
-                if found and launcher_judges and launcher_changed and name in cand.get("written", ()):
+                if found and launcher.outputs and launcher.values and name in cand.get("written", ()):
                     deferred.add(name)
                 else:
                     problems += found
                 compared += 1
-    return problems, compared
+    return problems, compared, deferred
 
 
 def _compared_lines(ref: dict, kernel: str, common: list[int], compared: int, deferred: set[str]) -> list[str]:

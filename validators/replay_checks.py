@@ -174,9 +174,7 @@ def _replay_problems(
         except NotRegularFile as exc:
             problems.append(Problem(kind="capture", message=f"the candidate's replay output was tampered with: {exc}"))
             continue
-        problems += _trial_problems(
-            reference, label, run, planned, r, c, previous.get(run["mode"], {}), set(ran), settings
-        )
+        problems += _trial_problems(reference, run, planned, r, c, previous.get(run["mode"], {}), set(ran), settings)
         regime = planned.get("regime", "captured")
         if planned["shape"] == "recorded" and regime == "captured" and not planned.get("fresh"):
             previous[run["mode"]] = c
@@ -196,16 +194,14 @@ def _kernels_idle(reference: ReferenceRun, replay: dict, out: Path, settings: Va
     truth = reference.load(reference.truth / "replay" / f"{label}.pt")
     theirs_ablated = reference.load(reference.truth / "replay" / f"{ABLATION}.pt")
     if not _trial_problems(
-        reference, label, {"mode": "launcher"}, plan[label], dict(truth), dict(theirs_ablated), {}, set(), settings
+        reference, {"mode": "launcher"}, plan[label], dict(truth), dict(theirs_ablated), {}, set(), settings
     ):
         return None  # the reference's outputs do not change without its kernels on this trial: nothing to learn
     try:
         ablated = load_tensors(out / f"{ABLATION}.pt")
     except (NotRegularFile, FileNotFoundError):
         return None  # (the call raised without its kernels: their work was needed)
-    if _trial_problems(
-        reference, label, {"mode": "launcher"}, plan[label], dict(truth), dict(ablated), {}, set(), settings
-    ):
+    if _trial_problems(reference, {"mode": "launcher"}, plan[label], dict(truth), dict(ablated), {}, set(), settings):
         outside = computed_outside(truth, theirs_ablated, ablated)
         if not outside:
             return None
@@ -284,7 +280,6 @@ def _crashes(replay: dict, plan: dict) -> list[Problem]:
 
 def _trial_problems(
     reference: ReferenceRun,
-    label: str,
     run: dict,
     planned: dict,
     r: dict,
@@ -296,7 +291,7 @@ def _trial_problems(
     """One trial the candidate ran (its outputs `c`) against the truth (`r`): what its results alias (`labels`,
     the trials both sides ran), then each output's values; an output that differs but equals the candidate's
     result for the previous trial (`previous`, its outputs on the same tensors) is a stale result."""
-    regime = planned.get("regime", "captured")
+    label, regime = planned["label"], planned.get("regime", "captured")
     where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
     problems = _aliasing(where, planned.get("aliases"), run.get("aliases"), labels)
     problems += _structure(where, r.pop(STRUCTURE, None), c.pop(STRUCTURE, None))

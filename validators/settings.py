@@ -70,6 +70,7 @@ class ValidationSettings(BaseModel):
     )
     timeout_s: float | None = Field(
         None,
+        gt=0,
         description="per candidate run and replay; default: 4x the reference's "
         "own (run, replay) + 30 s, times the machine's load",
     )

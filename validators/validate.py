@@ -34,7 +34,7 @@ from intelliperf import env as names
 from intelliperf.files import NotRegularFile
 from intelliperf.profiling.inside.untouched import replaced_message
 from intelliperf.workload.runner import Running, TraceSettings
-from intelliperf.workload.workspace import confined, in_copy
+from intelliperf.workload.workspace import Confinement, confined, in_copy
 
 from .correctness import (
     VALUE_KINDS,
@@ -97,18 +97,17 @@ def validate(
         warm.quiet = quiet
     reference.prefetch()
     try:
+        room = Confinement(candidate.workdir(), work_dir / "home", settings.seed, writable=(candidate.root, cand_dir))
         result = confined(
             reference.sandbox,
             candidate.command,
-            cwd=candidate.workdir(),
+            room,
             env=env,
-            home=work_dir / "home",
-            seed=settings.seed,
-            writable=(candidate.root, cand_dir),
             timeout_s=timeout,
             ahead=ahead.program if ahead else None,
         )
-        verdict = _judge(verdict, reference, candidate, result, timeout, start, cand_dir, warm, work_dir, settings)
+        verdict.seconds["candidate_run"] = round(time.perf_counter() - start, 3)
+        verdict = _judge(verdict, reference, candidate, result, timeout, warm, work_dir, settings)
         started = (["its program"] if result.ahead else []) + (warm.started_ahead() if warm else [])
         if started:
             verdict.notes.append(
@@ -129,16 +128,14 @@ def _judge(
     candidate: Program,
     result,
     timeout: float,
-    start: float,
-    cand_dir: Path,
     warm: WorkersBeside | None,
     work_dir: Path,
     settings: ValidationSettings,
 ) -> Verdict:
-    """The candidate's run done: its captures compared, then its replay (already warm) and timing; a
-    screen's (no workers) ends after the comparison."""
+    """The candidate's run (`result`, its capture in `work_dir/candidate`) done: its captures compared, then its
+    replay (already warm) and timing; a screen's (no workers) ends after the comparison."""
     ref = reference.manifest
-    verdict.seconds["candidate_run"] = round(time.perf_counter() - start, 3)
+    cand_dir = work_dir / "candidate"
     failure = process_problem("the candidate program", result, timeout)
     if failure:
         verdict.problems.append(failure)
@@ -279,16 +276,14 @@ def start_workers(
         folder = worker_folder(work_dir, name)
         wrap, extra = kinds[name]
         job = early and {**(early if name == "replay" else first_trials(early)), "out_dir": str(folder)}
+        where = Path(mapped["kernel"]["file"]).parent
+        room = Confinement(where, work_dir / "home", settings.seed, (folder,), (reference.inputs, candidate.root))
         return start_worker(
             reference.sandbox,
             "run",
             folder,
-            cwd=Path(mapped["kernel"]["file"]).parent,
-            home=work_dir / "home",
-            seed=settings.seed,
+            room,
             env=worker_env(reference.interpret, folder, settings, candidate.env | late | extra),
-            writable=(folder,),
-            readable=(reference.inputs, candidate.root),
             early=job,
             wrap=wrap,
             ahead=ahead.take(name) if ahead else None,

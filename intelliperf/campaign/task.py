@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from ..settings import CampaignSettings
 from .peer import environment, run_commands, speedup, timed
 from .results import Row
 from .suite import Task, copy_task
@@ -28,12 +29,7 @@ from .suite import Task, copy_task
 class TaskSpec(BaseModel):
     task: Task
     work: Path = Field(description="this task's folder under the campaign's out-dir")
-    device: str = Field("cpu", description="cpu (Triton's interpreter) or gpu")
-    device_variable: str = "AKA_DEVICE"
-    max_attempts: int = 4
-    time_budget_s: float | None = None
-    program_timeout_s: float = 300.0
-    rounds: int = 2
+    settings: CampaignSettings = Field(description="the campaign's, its device decided: cpu or gpu")
 
 
 def run_task(spec: TaskSpec) -> Row:
@@ -60,9 +56,9 @@ def _steps(spec: TaskSpec, row: Row) -> None:
     if task.problem:
         row.status, row.detail = "unusable", task.problem
         return
-    env = environment(spec.device, spec.device_variable)
+    env = environment(spec.settings.device, spec.settings.device_variable)
     original = copy_task(task, spec.work / "original")
-    before = run_commands(task.correctness, original, env, spec.program_timeout_s)
+    before = run_commands(task.correctness, original, env, spec.settings.program_timeout_s)
     row.correct_before = before.ok
     if not before.ok:
         row.status, row.detail = "peer-fails", before.detail
@@ -96,15 +92,15 @@ def _optimize(spec: TaskSpec, original: Path):
         command,
         formula="auto",
         kernel=spec.task.kernel_regex,
-        device=spec.device,
+        device=spec.settings.device,
         rewriter="auto",
         model=None,
         cwd=str(original),
         project=original,
         out_dir=spec.work / "optimize",
-        max_attempts=spec.max_attempts,
-        time_budget_s=spec.time_budget_s,
-        timeout_s=spec.program_timeout_s,
+        max_attempts=spec.settings.max_attempts,
+        time_budget_s=spec.settings.time_budget_s,
+        timeout_s=spec.settings.program_timeout_s,
         progress=lambda message: print(f"{spec.task.name}: {message}", file=sys.stderr, flush=True),
     )
 
@@ -122,12 +118,12 @@ def _judge(spec: TaskSpec, row: Row, original: Path, files: dict[str, str], env:
     patched = copy_task(spec.task, spec.work / "patched")
     for rel, copy in files.items():
         (patched / rel).write_text(Path(copy).read_text())
-    check = run_commands(spec.task.correctness, patched, env, spec.program_timeout_s)
+    check = run_commands(spec.task.correctness, patched, env, spec.settings.program_timeout_s)
     row.peer_correct = check.ok
     if not check.ok:
         row.detail = f"the winner fails the task's own correctness command: {check.detail}"
         return
-    if spec.device == "cpu":
+    if spec.settings.device == "cpu":
         row.detail = "peer-verified correct; not timed (the interpreter has no device clock)"
         return
     if not spec.task.performance:
@@ -138,9 +134,9 @@ def _judge(spec: TaskSpec, row: Row, original: Path, files: dict[str, str], env:
 
 def _peer_time(spec: TaskSpec, row: Row, original: Path, patched: Path, env: dict[str, str]) -> None:
     sides: dict[str, list[dict[str, float]]] = {"baseline": [], "winner": []}
-    for _ in range(max(1, spec.rounds)):
+    for _ in range(max(1, spec.settings.rounds)):
         for side, folder in (("baseline", original), ("winner", patched)):
-            run = timed(spec.task.performance, folder, env, spec.program_timeout_s)
+            run = timed(spec.task.performance, folder, env, spec.settings.program_timeout_s)
             if not run.ok:
                 row.detail = f"the {side}'s performance command: {run.detail}"
                 return
@@ -148,7 +144,7 @@ def _peer_time(spec: TaskSpec, row: Row, original: Path, patched: Path, env: dic
     base, mine = (_mean_cases(sides[s]) for s in ("baseline", "winner"))
     row.peer_times_ms = {k: [round(base[k], 5), round(mine[k], 5)] for k in base if k in mine}
     row.peer_speedup, why = speedup(base, mine)
-    row.detail = why or f"peer-timed over {len(base)} case(s), {spec.rounds} round(s) each side"
+    row.detail = why or f"peer-timed over {len(base)} case(s), {spec.settings.rounds} round(s) each side"
 
 
 def _mean_cases(rounds: list[dict[str, float]]) -> dict[str, float]:

@@ -17,10 +17,12 @@ import shlex
 import sys
 from pathlib import Path
 
+from ..settings import OptimizeSettings
 from . import NO_WIN_EXIT
 from . import main as cli_main
 
 SARIF = "findings.sarif"
+OUT_DIR = str(OptimizeSettings.model_fields["out_dir"].default)  # optimize's (action.yml's out-dir says it too)
 
 
 def _input(name: str, default: str = "") -> str:
@@ -39,7 +41,7 @@ def optimize_args() -> list[str]:
     command = shlex.split(_input("command"))
     if not command:
         raise SystemExit("intelliperf action: the `command` input is empty; e.g. command: python train_step.py")
-    args = ["optimize", "--out-dir", _input("out-dir", "intelliperf-out")]
+    args = ["optimize", "--out-dir", _input("out-dir", OUT_DIR)]
     # An input left empty is not passed: the CLI's default, or the project's [tool.intelliperf], applies.
     names = ("formula", "top-n", "rewriter", "max-attempts", "kernel", "model", "api-base", "device", "devices")
     for name in (*names, "time-budget", "counters"):
@@ -48,7 +50,7 @@ def optimize_args() -> list[str]:
     for path in re.split(r"[,\n]", _input("formula-path")):
         if path.strip():
             args += ["--formula-path", path.strip()]
-    args += ["--sarif", str(Path(_input("out-dir", "intelliperf-out")) / SARIF)]
+    args += ["--sarif", str(Path(_input("out-dir", OUT_DIR)) / SARIF)]
     if _input("sandbox", "true").lower() == "false":
         args.append("--no-sandbox")
     if _flag("create-pr"):
@@ -119,7 +121,7 @@ def _escape(text: str, property_: bool = False) -> str:
 def main() -> int:
     args = optimize_args()
     code = cli_main(args)
-    out_dir = Path(_input("out-dir", "intelliperf-out"))
+    out_dir = Path(_input("out-dir", OUT_DIR))
     write_outputs(out_dir, code)
     report = out_dir / "report.json"
     if report.is_file() and _input("annotations", "true").lower() != "false":

@@ -7,11 +7,13 @@ from typing import Annotated
 
 import typer
 
+from ..settings import CampaignSettings, settled
 from .app import NO_WIN_EXIT, err, out
 from .interrupt import ctrl_c
-from .options import Device, DeviceOption, MaxAttempts
+from .options import Device, DeviceOption, MaxAttempts, defaults, described
 from .outputs import check_outputs
 
+CAMPAIGN = defaults(CampaignSettings)
 Suite = Annotated[
     Path,
     typer.Argument(
@@ -30,39 +32,16 @@ OutDir = Annotated[
 Resume = Annotated[
     bool, typer.Option("--resume", help="Continue the campaign in --out-dir (its finished tasks are kept).")
 ]
-Devices = Annotated[
-    str | None,
-    typer.Option("--devices", help="Run tasks side by side on these GPUs of this host, one each: `all` or 0,1."),
-]
-Ray = Annotated[
-    str | None,
-    typer.Option(
-        "--ray",
-        metavar="ADDRESS",
-        help="Run each task as a Ray task asking for one GPU, on the cluster at ADDRESS (`auto`, ray://HOST:PORT, "
-        "or `local` to start one here); needs the ray extra.",
-    ),
-]
-TaskBudget = Annotated[
-    float | None, typer.Option("--time-budget", help="Per task: start no optimize attempt after this many seconds.")
-]
-ProgramTimeout = Annotated[float, typer.Option("--timeout", help="Seconds each of a task's program runs may take.")]
+Devices = Annotated[str | None, typer.Option("--devices", help=described(CampaignSettings, "devices"))]
+Ray = Annotated[str | None, typer.Option("--ray", metavar="ADDRESS", help=described(CampaignSettings, "ray_address"))]
+TaskBudget = Annotated[float | None, typer.Option("--time-budget", help=described(CampaignSettings, "time_budget_s"))]
+ProgramTimeout = Annotated[float, typer.Option("--timeout", help=described(CampaignSettings, "program_timeout_s"))]
 TaskTimeout = Annotated[
-    float,
-    typer.Option(
-        "--task-timeout", metavar="SECONDS", help="Seconds a whole task may take; then it is stopped (a failed row)."
-    ),
+    float, typer.Option("--task-timeout", metavar="SECONDS", help=described(CampaignSettings, "task_timeout_s"))
 ]
-Rounds = Annotated[
-    int, typer.Option("--rounds", help="GPU: runs of the task's performance command per side, taking turns.")
-]
+Rounds = Annotated[int, typer.Option("--rounds", help=described(CampaignSettings, "rounds"))]
 DeviceVariable = Annotated[
-    str,
-    typer.Option(
-        "--device-variable",
-        metavar="NAME",
-        help="The variable that tells a task's programs the torch device (cpu or cuda).",
-    ),
+    str, typer.Option("--device-variable", metavar="NAME", help=described(CampaignSettings, "device_variable"))
 ]
 
 
@@ -71,15 +50,15 @@ def campaign(
     only: Only = None,
     out_dir: OutDir = Path("intelliperf-campaign"),
     resume: Resume = False,
-    device: DeviceOption = Device.auto,
-    devices: Devices = None,
-    ray: Ray = None,
-    max_attempts: MaxAttempts = 4,
-    time_budget: TaskBudget = None,
-    timeout: ProgramTimeout = 300.0,
-    task_timeout: TaskTimeout = 1800.0,
-    rounds: Rounds = 2,
-    device_variable: DeviceVariable = "AKA_DEVICE",
+    device: DeviceOption = Device(CAMPAIGN["device"]),
+    devices: Devices = CAMPAIGN["devices"],
+    ray: Ray = CAMPAIGN["ray_address"],
+    max_attempts: MaxAttempts = CAMPAIGN["max_attempts"],
+    time_budget: TaskBudget = CAMPAIGN["time_budget_s"],
+    timeout: ProgramTimeout = CAMPAIGN["program_timeout_s"],
+    task_timeout: TaskTimeout = CAMPAIGN["task_timeout_s"],
+    rounds: Rounds = CAMPAIGN["rounds"],
+    device_variable: DeviceVariable = CAMPAIGN["device_variable"],
 ) -> None:
     """Diagnose, optimize and judge again by their own harness every task of a suite."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -87,6 +66,10 @@ def campaign(
     from ..campaign.run import run
 
     check_outputs({}, {"--out-dir": out_dir})
+    where = {"device": device.value, "devices": devices, "ray_address": ray, "device_variable": device_variable}
+    budget = {"max_attempts": max_attempts, "time_budget_s": time_budget, "rounds": rounds}
+    limits = {"program_timeout_s": timeout, "task_timeout_s": task_timeout}
+    settings = settled(CampaignSettings, None, {**where, **budget, **limits})
     ctrl_c.watch(out_dir / "campaign.json", say="finished tasks are kept in {} (--resume continues)")
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err
@@ -97,22 +80,7 @@ def campaign(
             bar.update(shown, completed=done, total=total, description=f"{row.task}: {row.status}")
             bar.console.print(f"[dim]{row.task}: {row.status} ({row.seconds:g} s) {row.detail[:160]}[/dim]")
 
-        report = run(
-            suite,
-            out_dir=out_dir,
-            only=only,
-            resume=resume,
-            device=device.value,
-            devices=devices,
-            ray_address=ray,
-            max_attempts=max_attempts,
-            time_budget_s=time_budget,
-            program_timeout_s=timeout,
-            task_timeout_s=task_timeout,
-            device_variable=device_variable,
-            rounds=rounds,
-            on_row=on_row,
-        )
+        report = run(suite, settings, out_dir=out_dir, only=only, resume=resume, on_row=on_row)
     out.print((out_dir / "campaign.md").read_text(), markup=False, highlight=False, soft_wrap=True)
     err.print(f"[dim]written: {out_dir / 'campaign.json'}, {out_dir / 'campaign.md'}[/dim]")
     if not report.totals.get("won"):

@@ -7,9 +7,11 @@ from typing import Annotated
 
 import typer
 
+from ..settings import DiagnoseSettings, RegionsSettings, settled
 from .app import err, out, progress
 from .interrupt import ctrl_c
 from .options import (
+    DIAGNOSE,
     Command,
     Counters,
     CountersOption,
@@ -30,10 +32,14 @@ from .options import (
     Sarif,
     Timeout,
     TopN,
+    defaults,
+    described,
     formula_names,
     parse_options,
 )
 from .outputs import check_outputs, emit_streams, json_on_stdout, report_streams, stdout_for_report
+
+REGIONS = defaults(RegionsSettings)
 
 
 def diagnose(
@@ -43,27 +49,26 @@ def diagnose(
         typer.Option(
             "--formula", "-f", help="Formula to apply (`intelliperf formulas`).", autocompletion=formula_names
         ),
-    ] = "diagnoseOnly",
+    ] = DIAGNOSE["formula"],
     formula_path: FormulaPaths = [],  # noqa: B006  (typer copies the default)
     formula_option: FormulaOptions = [],  # noqa: B006
-    top_n: TopN = 10,
-    kernel: Kernel = None,
-    device: DeviceOption = Device.auto,
-    sample_programs: SamplePrograms = 32,
-    counters: CountersOption = Counters.auto,
-    profile_dir: ProfileDir = None,
-    timeout: Timeout = None,
-    full_run: FullRun = False,
-    region_data: RegionDataOption = RegionData.auto,
-    output: Output = None,
-    markdown: Markdown = None,
-    sarif: Sarif = None,
+    top_n: TopN = DIAGNOSE["top_n"],
+    kernel: Kernel = DIAGNOSE["kernel"],
+    device: DeviceOption = Device(DIAGNOSE["device"]),
+    sample_programs: SamplePrograms = DIAGNOSE["sample_programs"],
+    counters: CountersOption = Counters(DIAGNOSE["counters"]),
+    profile_dir: ProfileDir = DIAGNOSE["profile_dir"],
+    timeout: Timeout = DIAGNOSE["timeout_s"],
+    full_run: FullRun = not DIAGNOSE["stop_early"],
+    region_data: RegionDataOption = RegionData(DIAGNOSE["region_data"]),
+    output: Output = DIAGNOSE["output"],
+    markdown: Markdown = DIAGNOSE["markdown"],
+    sarif: Sarif = DIAGNOSE["sarif"],
     output_format: FormatOption = OutputFormat.table,
 ) -> None:
     """Profile a program, rank its Triton kernels and diagnose the top ones."""
     from ..api import diagnose as run_diagnose
     from ..delivery.console import print_report
-    from ..settings import DiagnoseSettings
 
     outputs = {"--output": output, "--markdown": markdown, "--sarif": sarif}
     check_outputs(outputs, {"--profile-dir": profile_dir})
@@ -72,23 +77,24 @@ def diagnose(
     if output_format is OutputFormat.json:
         streams = json_on_stdout(streams)
     ctrl_c.watch(output, markdown, sarif)
-    settings = DiagnoseSettings(
-        formula=formula,
-        formula_paths=formula_path,
-        formula_options=parse_options(formula_option),
-        top_n=top_n,
-        kernel=kernel,
-        device=device.value,
-        sample_programs=sample_programs,
-        counters=counters.value,
-        profile_dir=profile_dir,
-        timeout_s=timeout,
-        output=output,
-        markdown=markdown,
-        sarif=sarif,
-        stop_early=not full_run,
-        region_data=region_data.value,
-    )
+    fields = {
+        "formula": formula,
+        "formula_paths": formula_path,
+        "formula_options": parse_options(formula_option),
+        "top_n": top_n,
+        "kernel": kernel,
+        "device": device.value,
+        "sample_programs": sample_programs,
+        "counters": counters.value,
+        "profile_dir": profile_dir,
+        "timeout_s": timeout,
+        "output": output,
+        "markdown": markdown,
+        "sarif": sarif,
+        "stop_early": not full_run,
+        "region_data": region_data.value,
+    }
+    settings = settled(DiagnoseSettings, None, fields)
     on_stdout = None in streams.values()
     with stdout_for_report(on_stdout):
         report = run_diagnose(command or [], settings, progress=progress)
@@ -101,28 +107,28 @@ def diagnose(
 
 def regions(
     command: Command = None,
-    kernel: Annotated[
-        str | None, typer.Option("--kernel", "-k", help="The top kernel whose name matches this regex.")
-    ] = None,
-    device: DeviceOption = Device.auto,
-    out_dir: Path = typer.Option(
-        Path("intelliperf-regions"), "--out-dir", help="Report, timeline (Perfetto JSON) and PNG go here."
-    ),
-    timeout: Timeout = None,
+    kernel: Annotated[str | None, typer.Option("--kernel", "-k", help=described(RegionsSettings, "kernel"))] = REGIONS[
+        "kernel"
+    ],
+    device: DeviceOption = Device(REGIONS["device"]),
+    out_dir: Annotated[Path, typer.Option("--out-dir", help=described(RegionsSettings, "out_dir"))] = REGIONS[
+        "out_dir"
+    ],
+    timeout: Timeout = REGIONS["timeout_s"],
     full_run: Annotated[
         bool,
         typer.Option(
             "--full-run",
             help="Time every launch to the program's end (default: the first launch, then the program is stopped).",
         ),
-    ] = False,
+    ] = not REGIONS["stop_early"],
     all_warps: Annotated[
         bool,
         typer.Option(
             "--all-warps",
             help="Record every warp of each CTA (default: the first warp of each warp group; a smaller trace).",
         ),
-    ] = False,
+    ] = REGIONS["all_warps"],
 ) -> None:
     """Time the regions of the top kernel with compiler-inserted timers (Proton) and draw its timeline."""
     from ..api import regions as run_regions
@@ -130,16 +136,9 @@ def regions(
 
     check_outputs({}, {"--out-dir": out_dir})
     ctrl_c.watch(out_dir / "report.json")
-    report = run_regions(
-        command or [],
-        kernel=kernel,
-        device=device.value,
-        out_dir=out_dir,
-        timeout_s=timeout,
-        progress=progress,
-        stop_early=not full_run,
-        all_warps=all_warps,
-    )
+    fields = {"kernel": kernel, "device": device.value, "out_dir": out_dir, "timeout_s": timeout}
+    settings = settled(RegionsSettings, None, {**fields, "stop_early": not full_run, "all_warps": all_warps})
+    report = run_regions(command or [], settings, progress=progress)
     print_report(report, out)
     drawn = [f for d in report.diagnoses for ev in d.evidence if ev.regions for f in ev.regions.files.values()]
     if drawn:

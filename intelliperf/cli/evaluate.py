@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ..errors import UsageError
+from ..settings import OptimizeSettings, TuneOptimizer, TuneSettings, settled
 from . import preflight
 from .app import EVAL_INCOMPLETE_EXIT, NO_WIN_EXIT, err, out, progress
 from .interrupt import ctrl_c
 from .options import (
+    OPTIMIZE,
     ApiBase,
     ApiKeyEnv,
     Candidates,
@@ -25,6 +26,8 @@ from .options import (
     Reasoning,
     SandboxEnv,
     TimeBudget,
+    defaults,
+    described,
     llm_options,
 )
 from .outputs import check_outputs
@@ -51,11 +54,11 @@ def evaluate(
     api_key_env: ApiKeyEnv = None,
     program: ProgramFile = None,
     reasoning: Reasoning = False,
-    device: DeviceOption = Device.auto,
-    max_attempts: MaxAttempts = 4,
-    candidates: Candidates = None,
-    max_tokens: MaxTokens = None,
-    time_budget: TimeBudget = None,
+    device: DeviceOption = Device(OPTIMIZE["device"]),
+    max_attempts: MaxAttempts = 4,  # (eval's own: per case)
+    candidates: Candidates = OPTIMIZE["candidates"],
+    max_tokens: MaxTokens = OPTIMIZE["max_tokens"],
+    time_budget: TimeBudget = OPTIMIZE["time_budget_s"],
     sandbox_env: SandboxEnv = [],  # noqa: B006
     out_dir: Path = typer.Option(
         Path("intelliperf-eval"), "--out-dir", help="eval.json, eval.md, eval.png and each case's run go here."
@@ -70,26 +73,22 @@ def evaluate(
     rows = _eval_rows(rewriter, model)
     paths = paths or _default_cases()
     check_outputs({}, {"--out-dir": out_dir})
+    budget = {"max_attempts": max_attempts, "candidates": candidates, "max_tokens": max_tokens}
+    fields = {
+        **budget,
+        "time_budget_s": time_budget,
+        "device": device.value,
+        "model": model,
+        "llm_options": llm_options(api_base, api_key_env, program, reasoning),
+        "validation": {"sandbox": {"env": sandbox_env}},
+    }
+    settings = settled(OptimizeSettings, None, fields)  # each case's, checked as optimize checks them
     if api_base and "llm" in rows:
         preflight.check_model_endpoint(api_base)
     cases = find_cases(paths, formula)
     ctrl_c.watch(out_dir / "eval.json")
     err.print(f"[dim]{len(cases)} cases x {len(rows)} rows ({', '.join(rows)}) -> {out_dir}[/dim]")
-    report = run(
-        cases,
-        rows,
-        out_dir=out_dir,
-        resume=resume,
-        device=device.value,
-        model=model,
-        llm_options=llm_options(api_base, api_key_env, program, reasoning),
-        max_attempts=max_attempts,
-        max_tokens=max_tokens,
-        time_budget_s=time_budget,
-        candidates=candidates,
-        sandbox_env=sandbox_env,
-        progress=progress,
-    )
+    report = run(cases, rows, settings, out_dir=out_dir, resume=resume, progress=progress)
     _show_eval(report, out_dir)
 
 
@@ -137,9 +136,7 @@ def _show_eval(report, out_dir: Path) -> None:
         raise typer.Exit(NO_WIN_EXIT)
 
 
-class Optimizer(str, Enum):
-    bootstrap = "bootstrap"
-    mipro = "mipro"
+TUNE = defaults(TuneSettings)
 
 
 def tune(
@@ -161,19 +158,12 @@ def tune(
     program: ProgramFile = None,
     reasoning: Reasoning = False,
     optimizer: Annotated[
-        Optimizer,
-        typer.Option(
-            "--optimizer",
-            case_sensitive=False,
-            help="bootstrap (dspy.BootstrapFewShot: accepted answers become demonstrations) or mipro "
-            "(dspy.MIPROv2, light: also new instructions; many more model calls).",
-        ),
-    ] = Optimizer.bootstrap,
-    demos: Annotated[int, typer.Option("--demos", help="Demonstrations to keep at most.")] = 2,
-    rounds: Annotated[
-        int, typer.Option("--rounds", help="bootstrap: answers asked per case until one is accepted.")
-    ] = 1,
-    device: DeviceOption = Device.auto,
+        TuneOptimizer,
+        typer.Option("--optimizer", case_sensitive=False, help=described(TuneSettings, "optimizer", capital=False)),
+    ] = TUNE["optimizer"],
+    demos: Annotated[int, typer.Option("--demos", help=described(TuneSettings, "demos"))] = TUNE["demos"],
+    rounds: Annotated[int, typer.Option("--rounds", help=described(TuneSettings, "rounds"))] = TUNE["rounds"],
+    device: DeviceOption = Device(OPTIMIZE["device"]),
     sandbox_env: SandboxEnv = [],  # noqa: B006
     work_dir: Annotated[
         Path, typer.Option("--work-dir", help="Each judged answer's optimize run, and tune.json, go here.")
@@ -190,23 +180,15 @@ def tune(
             "no cases named", hint="Name programs or folders: intelliperf tune examples/atomic_contention --model NAME"
         )
     check_outputs({"--out": saved}, {"--work-dir": work_dir})
+    model_access = (api_base, api_key_env, program, reasoning)
     if api_base:
         preflight.check_model_endpoint(api_base)
     cases = find_cases(paths, formula)
     ctrl_c.watch(saved, work_dir / "tune.json")
-    report = run_tune(
-        cases,
-        model=model,
-        llm_options=llm_options(api_base, api_key_env, program, reasoning),
-        optimizer=optimizer.value,
-        demos=demos,
-        rounds=rounds,
-        out=saved,
-        work_dir=work_dir,
-        device=device.value,
-        sandbox_env=sandbox_env,
-        progress=progress,
-    )
+    judging = {"device": device.value, "model": model, "validation": {"sandbox": {"env": sandbox_env}}}
+    settings = settled(OptimizeSettings, None, {**judging, "llm_options": llm_options(*model_access)})
+    tuning = settled(TuneSettings, None, {"optimizer": optimizer, "demos": demos, "rounds": rounds})
+    report = run_tune(cases, settings, tuning, out=saved, work_dir=work_dir, progress=progress)
     accepted = sum(j.score == 1.0 for j in report.judged)
     err.print(
         f"[dim]{len(report.judged)} answers judged on {len(report.cases)} cases, {accepted} accepted; "

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..errors import UsageError
+from ..settings import OptimizeSettings, settled
 from . import preflight
 from .app import NO_WIN_EXIT, err, out, progress
 from .interrupt import ctrl_c
 from .options import (
+    OPTIMIZE,
     ApiBase,
     ApiKeyEnv,
     Candidates,
@@ -42,6 +43,7 @@ from .options import (
     TimeBudget,
     Timeout,
     TopN,
+    described,
     formula_names,
     llm_options,
     parse_options,
@@ -50,8 +52,6 @@ from .outputs import check_outputs, emit_streams, json_on_stdout, report_streams
 
 if TYPE_CHECKING:
     from ..delivery.publish import Publish
-    from ..settings import OptimizeSettings
-    from ..validators import ValidationSettings
 
 # The options only optimize takes.
 Formula = Annotated[
@@ -72,24 +72,18 @@ Rewriter = Annotated[
         "a model, else recipes then search).",
     ),
 ]
-Devices = Annotated[
-    str | None,
-    typer.Option(
-        "--devices",
-        help="Validate a round's candidates in parallel on these GPUs, one worker each: `all` or a list such as 0,1.",
-    ),
-]
-Transcript = Annotated[Path | None, typer.Option("--transcript", help="Answers to replay (--rewriter replay).")]
+Devices = Annotated[str | None, typer.Option("--devices", help=described(OptimizeSettings, "devices"))]
+Transcript = Annotated[Path | None, typer.Option("--transcript", help=described(OptimizeSettings, "transcript"))]
 SaveTranscript = Annotated[
     Path | None,
     typer.Option(
         "--save-transcript", help="Where the llm rewriter saves its answers (default OUT_DIR/transcript.json)."
     ),
 ]
-Project = Annotated[Path | None, typer.Option("--project", help="Folder copied for each candidate (default: cwd).")]
-InPlace = Annotated[bool, typer.Option("--in-place", help="Apply the validated winner to your files.")]
-Force = Annotated[bool, typer.Option("--force", help="With --in-place: apply over uncommitted changes.")]
-OutDir = Annotated[Path, typer.Option("--out-dir", help="Reports, patches and attempts go here.")]
+Project = Annotated[Path | None, typer.Option("--project", help=described(OptimizeSettings, "project"))]
+InPlace = Annotated[bool, typer.Option("--in-place", help=described(OptimizeSettings, "in_place"))]
+Force = Annotated[bool, typer.Option("--force", help=described(OptimizeSettings, "force"))]
+OutDir = Annotated[Path, typer.Option("--out-dir", help=described(OptimizeSettings, "out_dir"))]
 CandidateTimeout = Annotated[
     float | None,
     typer.Option(
@@ -158,41 +152,43 @@ SandboxNetwork = Annotated[bool, typer.Option("--sandbox-network", help="Let pro
 
 def optimize(
     command: Command = None,
-    formula: Formula = "auto",
+    formula: Formula = OPTIMIZE["formula"],
     formula_path: FormulaPaths = [],  # noqa: B006  (typer copies the default)
     formula_option: FormulaOptions = [],  # noqa: B006
-    top_n: TopN = 10,
-    kernel: Kernel = None,
-    device: DeviceOption = Device.auto,
-    counters: CountersOption = Counters.auto,
-    sample_programs: SamplePrograms = 32,
-    profile_dir: ProfileDir = None,
-    rewriter: Rewriter = "auto",
-    max_attempts: MaxAttempts = 6,
-    time_budget: TimeBudget = None,
-    max_tokens: MaxTokens = None,
-    candidates: Candidates = None,
-    devices: Devices = None,
-    model: Model = None,
+    top_n: TopN = OPTIMIZE["top_n"],
+    kernel: Kernel = OPTIMIZE["kernel"],
+    device: DeviceOption = Device(OPTIMIZE["device"]),
+    counters: CountersOption = Counters(OPTIMIZE["counters"]),
+    sample_programs: SamplePrograms = OPTIMIZE["sample_programs"],
+    profile_dir: ProfileDir = OPTIMIZE["profile_dir"],
+    rewriter: Rewriter = OPTIMIZE["rewriter"],
+    max_attempts: MaxAttempts = OPTIMIZE["max_attempts"],
+    time_budget: TimeBudget = OPTIMIZE["time_budget_s"],
+    max_tokens: MaxTokens = OPTIMIZE["max_tokens"],
+    candidates: Candidates = OPTIMIZE["candidates"],
+    devices: Devices = OPTIMIZE["devices"],
+    model: Model = OPTIMIZE["model"],
     api_base: ApiBase = None,
     api_key_env: ApiKeyEnv = None,
     program: ProgramFile = None,
     reasoning: Reasoning = False,
-    transcript: Transcript = None,
+    transcript: Transcript = OPTIMIZE["transcript"],
     save_transcript: SaveTranscript = None,
-    project: Project = None,
-    in_place: InPlace = False,
-    force: Force = False,
-    out_dir: OutDir = Path("intelliperf-out"),
-    timeout: Timeout = None,
-    full_run: FullRun = False,
-    region_data: RegionDataOption = RegionData.auto,
+    project: Project = OPTIMIZE["project"],
+    in_place: InPlace = OPTIMIZE["in_place"],
+    force: Force = OPTIMIZE["force"],
+    out_dir: OutDir = OPTIMIZE["out_dir"],
+    timeout: Timeout = OPTIMIZE["timeout_s"],
+    full_run: FullRun = not OPTIMIZE["stop_early"],
+    region_data: RegionDataOption = RegionData(OPTIMIZE["region_data"]),
+    # (the validation's and the branch's defaults, here as in ValidationSettings and Publish, are held to theirs
+    # by tests/unit/cli/test_cli.py: reading them would import the validators at every start)
     candidate_timeout: CandidateTimeout = None,
     racecheck_ctas: RacecheckCtas = None,
     head_start: HeadStart = None,
-    output: Output = None,
-    markdown: Markdown = None,
-    sarif: Sarif = None,
+    output: Output = OPTIMIZE["output"],
+    markdown: Markdown = OPTIMIZE["markdown"],
+    sarif: Sarif = OPTIMIZE["sarif"],
     branch: Branch = False,
     branch_name: BranchName = None,
     base: Base = None,
@@ -229,47 +225,46 @@ def optimize(
 
 
 def optimize_settings(given: dict[str, Any], streams: dict[str, Path | None]) -> OptimizeSettings:
-    """The run's settings from optimize's options; a report that goes to a stream is left to the CLI."""
-    from ..settings import OptimizeSettings
-
+    """The run's settings from optimize's options, checked as the API checks them; a report that goes to a
+    stream is left to the CLI."""
     output, markdown, sarif = (None if f"--{key}" in streams else given[key] for key in ("output", "markdown", "sarif"))
     publish = _publish(given)
     transcript = given["save_transcript"] or given["out_dir"] / "transcript.json"
     model_access = (given["api_base"], given["api_key_env"], given["program"], given["reasoning"])
     llm = llm_options(*model_access, transcript=transcript)
-    validation = _validation(given)  # checked after the model's options, before the formula's
-    return OptimizeSettings(
-        formula=given["formula"],
-        formula_paths=given["formula_path"],
-        formula_options=parse_options(given["formula_option"]),
-        top_n=given["top_n"],
-        kernel=given["kernel"],
-        device=given["device"].value,
-        sample_programs=given["sample_programs"],
-        profile_dir=given["profile_dir"],
-        counters=given["counters"].value,
-        rewriter=given["rewriter"],
-        max_attempts=given["max_attempts"],
-        time_budget_s=given["time_budget"],
-        max_tokens=given["max_tokens"],
-        candidates=given["candidates"],
-        devices=given["devices"],
-        model=given["model"],
-        llm_options=llm,
-        transcript=given["transcript"],
-        project=given["project"],
-        validation=validation,
-        in_place=given["in_place"],
-        force=given["force"],
-        out_dir=given["out_dir"],
-        timeout_s=given["timeout"],
-        output=output,
-        markdown=markdown,
-        sarif=sarif,
-        publish=publish,
-        stop_early=not given["full_run"],
-        region_data=given["region_data"].value,
-    )
+    fields = {
+        "formula": given["formula"],
+        "formula_paths": given["formula_path"],
+        "formula_options": parse_options(given["formula_option"]),
+        "top_n": given["top_n"],
+        "kernel": given["kernel"],
+        "device": given["device"].value,
+        "sample_programs": given["sample_programs"],
+        "profile_dir": given["profile_dir"],
+        "counters": given["counters"].value,
+        "rewriter": given["rewriter"],
+        "max_attempts": given["max_attempts"],
+        "time_budget_s": given["time_budget"],
+        "max_tokens": given["max_tokens"],
+        "candidates": given["candidates"],
+        "devices": given["devices"],
+        "model": given["model"],
+        "llm_options": llm,
+        "transcript": given["transcript"],
+        "project": given["project"],
+        "validation": _validation(given),
+        "in_place": given["in_place"],
+        "force": given["force"],
+        "out_dir": given["out_dir"],
+        "timeout_s": given["timeout"],
+        "output": output,
+        "markdown": markdown,
+        "sarif": sarif,
+        "publish": publish,
+        "stop_early": not given["full_run"],
+        "region_data": given["region_data"].value,
+    }
+    return settled(OptimizeSettings, None, fields)
 
 
 def _publish(given: dict[str, Any]) -> Publish | None:
@@ -289,24 +284,17 @@ def _publish(given: dict[str, Any]) -> Publish | None:
     )
 
 
-def _validation(given: dict[str, Any]) -> ValidationSettings:
-    """How candidates are validated: their time limit, racecheck's reach, head starts and the sandbox."""
-    from ..validators import SandboxSettings, ValidationSettings
-
-    candidate_timeout, racecheck_ctas = given["candidate_timeout"], given["racecheck_ctas"]
-    if candidate_timeout is not None and candidate_timeout <= 0:
-        raise UsageError(f"--candidate-timeout must be a positive number of seconds, got {candidate_timeout:g}")
-    if racecheck_ctas is not None and racecheck_ctas < 0:
-        raise UsageError(f"--racecheck-ctas must be 0 (every CTA) or a positive count, got {racecheck_ctas}")
-    sandbox = SandboxSettings(
-        enabled=not given["no_sandbox"],
-        read=given["sandbox_read"],
-        env=given["sandbox_env"],
-        network=given["sandbox_network"],
-    )
-    return ValidationSettings(
-        timeout_s=candidate_timeout, racecheck_ctas=racecheck_ctas, head_start=given["head_start"], sandbox=sandbox
-    )
+def _validation(given: dict[str, Any]) -> dict[str, Any]:
+    """How candidates are validated (ValidationSettings' fields): their time limit, racecheck's reach, head
+    starts and the sandbox."""
+    sandbox = {
+        "enabled": not given["no_sandbox"],
+        "read": given["sandbox_read"],
+        "env": given["sandbox_env"],
+        "network": given["sandbox_network"],
+    }
+    limits = {"timeout_s": given["candidate_timeout"], "racecheck_ctas": given["racecheck_ctas"]}
+    return {**limits, "head_start": given["head_start"], "sandbox": sandbox}
 
 
 def _show_result(report, streams: dict[str, Path | None], out_dir: Path, on_stdout: bool) -> None:

@@ -1,6 +1,8 @@
 """The command-line options several commands share, declared once (typer's Annotated style).
 
-Also the enums their choices come from, and the parsing of `-O KEY=VALUE` and the model's options.
+Also the enums their choices come from, and the parsing of `-O KEY=VALUE` and the model's options. An
+option that sets a settings field (intelliperf/settings.py) takes its default from the field, and its help
+from the field's description where the two say the same.
 """
 
 from __future__ import annotations
@@ -8,12 +10,30 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from pydantic import BaseModel
 
 from .. import env
 from ..errors import UsageError
+from ..settings import DiagnoseSettings, OptimizeSettings
+
+
+def defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """Each field's default, for the options that set the field (not a factory's: an empty list is the option's
+    own, and the validation settings' would import the validators)."""
+    return {name: field.default for name, field in model.model_fields.items() if field.default_factory is None}
+
+
+def described(model: type[BaseModel], name: str, capital: bool = True) -> str:
+    """A field's description as an option's help: `Write the JSON report here.` (`capital`: False where it
+    begins with a value the option takes)."""
+    text = model.model_fields[name].description or ""
+    return f"{text[:1].upper() if capital else text[:1]}{text[1:]}."
+
+
+DIAGNOSE, OPTIMIZE = defaults(DiagnoseSettings), defaults(OptimizeSettings)
 
 
 def parse_options(pairs: list[str]) -> dict:
@@ -81,48 +101,22 @@ FormatOption = Annotated[
     OutputFormat,
     typer.Option("--format", help="table, or json: the report on stdout for scripts (the table goes to stderr)."),
 ]
-TopN = Annotated[int, typer.Option("--top-n", "-n", help="Look at the N kernels with the most time.")]
-Kernel = Annotated[str | None, typer.Option("--kernel", "-k", help="Only kernels whose name matches this regex.")]
+TopN = Annotated[int, typer.Option("--top-n", "-n", help=described(DiagnoseSettings, "top_n"))]
+Kernel = Annotated[str | None, typer.Option("--kernel", "-k", help=described(DiagnoseSettings, "kernel"))]
 DeviceOption = Annotated[
     Device,
-    typer.Option(
-        "--device",
-        envvar=env.DEVICE,
-        case_sensitive=False,
-        help="Where kernels run: auto (a GPU when torch sees one), cpu (Triton's interpreter) or gpu.",
-    ),
+    typer.Option("--device", envvar=env.DEVICE, case_sensitive=False, help=described(DiagnoseSettings, "device")),
 ]
 CountersOption = Annotated[
-    Counters,
-    typer.Option(
-        "--counters",
-        case_sensitive=False,
-        help="Hardware counters: auto (when a GPU and its profiler are there), ncu, rocprofv3 or off.",
-    ),
+    Counters, typer.Option("--counters", case_sensitive=False, help=described(DiagnoseSettings, "counters"))
 ]
 RegionDataOption = Annotated[
     RegionData,
-    typer.Option(
-        "--region-data",
-        case_sensitive=False,
-        help="What the region timers read: Proton's trace (per-iteration figures, overlap, timeline), its "
-        "per-scope totals (tree: the loop's shares only, seconds faster on large grids), or auto (totals past "
-        "1,024 CTAs x recorded warps).",
-    ),
+    typer.Option("--region-data", case_sensitive=False, help=described(DiagnoseSettings, "region_data")),
 ]
-SamplePrograms = Annotated[
-    int,
-    typer.Option(
-        "--sample-programs",
-        help="Programs per launch the address trace runs (for formulas that read it: atomicContention, "
-        "memoryAccess; bankConflict and overlap read the static view only).",
-    ),
-]
-ProfileDir = Annotated[
-    Path | None,
-    typer.Option("--profile-dir", help="Keep the profiler's files here (the .ncu-rep opens in Nsight Compute)."),
-]
-Timeout = Annotated[float | None, typer.Option("--timeout", help="Stop the profiled command after this many seconds.")]
+SamplePrograms = Annotated[int, typer.Option("--sample-programs", help=described(DiagnoseSettings, "sample_programs"))]
+ProfileDir = Annotated[Path | None, typer.Option("--profile-dir", help=described(DiagnoseSettings, "profile_dir"))]
+Timeout = Annotated[float | None, typer.Option("--timeout", help=described(DiagnoseSettings, "timeout_s"))]
 FullRun = Annotated[
     bool,
     typer.Option(
@@ -132,16 +126,11 @@ FullRun = Annotated[
         "ncu and the region timers look at).",
     ),
 ]
-Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write the JSON report here.")]
-Markdown = Annotated[Path | None, typer.Option("--markdown", help="Write a Markdown report here.")]
-Sarif = Annotated[
-    Path | None, typer.Option("--sarif", help="Write the findings as SARIF 2.1.0 here (GitHub code scanning).")
-]
+Output = Annotated[Path | None, typer.Option("--output", "-o", help=described(DiagnoseSettings, "output"))]
+Markdown = Annotated[Path | None, typer.Option("--markdown", help=described(DiagnoseSettings, "markdown"))]
+Sarif = Annotated[Path | None, typer.Option("--sarif", help=described(DiagnoseSettings, "sarif"))]
 MaxAttempts = Annotated[int, typer.Option("--max-attempts", help="Candidates to validate at most (eval: per case).")]
-Candidates = Annotated[
-    int | None,
-    typer.Option("--candidates", help="Candidates per round (best-of-N; default 1, or one per GPU with --devices)."),
-]
+Candidates = Annotated[int | None, typer.Option("--candidates", help=described(OptimizeSettings, "candidates"))]
 TimeBudget = Annotated[
     float | None,
     typer.Option("--time-budget", help="Start nothing new (an attempt; eval: a case) after this many seconds."),

@@ -7,14 +7,16 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .. import env
 from ..formulas import Registry
 from ..models import KernelProfile
 from ..profiling.aggregate import STATIC_BACKEND, TRACE_BACKEND, Recording
 from ..settings import DiagnoseSettings
-from ..workload.runner import TraceSettings
+from ..workload.runner import PassRun, TraceSettings
 
 # Seconds the interpreter trace of one launch may take in a GPU run, where it is one pass among
 # several: a 4096^3 GEMM's sampled programs take minutes in the interpreter (the atomics it looks for
@@ -54,18 +56,24 @@ def counter_backend(requested: str, the_formula, registry: Registry, interpret: 
     return counters.choose(requested, interpret, counters.gpu_vendor() if asks and not interpret else None, wanted)
 
 
+@dataclass
+class Diagnosing:
+    """One diagnosis run: the (absolute) command, the formula asked and the registry it asks, the settings,
+    whether kernels run in the interpreter, the counter backend (None: no counter pass), where the region
+    timers write (None: the profile dir, or nowhere), and where progress lines go."""
+
+    command: list[str]
+    formula: Any
+    registry: Registry
+    settings: DiagnoseSettings
+    interpret: bool
+    backend: str | None
+    timer_dir: str | Path | None
+    progress: Callable[[str], None]
+
+
 def profiler_passes(
-    command: list[str],
-    top: list[KernelProfile],
-    the_formula,
-    registry: Registry,
-    recording: Recording,
-    s: DiagnoseSettings,
-    backend: str | None,
-    interpret: bool,
-    timer_dir: str | Path | None,
-    stages: dict[str, float],
-    progress: Callable[[str], None],
+    d: Diagnosing, top: list[KernelProfile], recording: Recording, stages: dict[str, float]
 ) -> tuple[tuple[dict, dict], list[str]]:
     """The counter pass (ncu, rocprofv3) and the region-timer pass: (counter evidence, timer evidence)
     per kernel id, and notes; each pass's seconds in `stages`. Where both run on a GPU and stop the
@@ -74,8 +82,9 @@ def profiler_passes(
     wait for the other's turn, so its limit (--timeout) is the two passes' together."""
     from concurrent.futures import ThreadPoolExecutor
 
-    wants_timers = the_formula.wants_regions(registry)
-    side_by_side = backend is not None and wants_timers and not interpret and s.stop_early
+    s, backend = d.settings, d.backend
+    wants_timers = d.formula.wants_regions(d.registry)
+    side_by_side = backend is not None and wants_timers and not d.interpret and s.stop_early
     limit = s.timeout_s * 2 if side_by_side and s.timeout_s else s.timeout_s
 
     def timed_stage(name: str, run: Callable[[dict[str, str]], tuple[dict, list[str]]], turn: dict[str, str]):
@@ -88,28 +97,18 @@ def profiler_passes(
     def counter_pass(turn: dict[str, str]) -> tuple[dict, list[str]]:
         if backend is None:
             return {}, []
-        progress(f"counters: running the command under {backend} for the top {len(top)} kernel(s)")
-        return _counters(
-            backend, command, top, the_formula, registry, recording, limit, s.cwd, s.profile_dir, s.stop_early, turn
-        )
+        d.progress(f"counters: running the command under {backend} for the top {len(top)} kernel(s)")
+        keep = Path(s.profile_dir) if s.profile_dir else None
+        return _counters(d, top, recording, PassRun(d.command, s.cwd, limit, turn, s.stop_early, keep))
 
     def timer_pass(turn: dict[str, str]) -> tuple[dict, list[str]]:
         if not wants_timers:
             return {}, []
-        if not interpret:
-            progress("region timers: running the command with the top kernels instrumented (Proton)")
+        if not d.interpret:
+            d.progress("region timers: running the command with the top kernels instrumented (Proton)")
+        keep = d.timer_dir or s.profile_dir
         return _region_timers(
-            command,
-            top,
-            interpret,
-            s.cwd,
-            limit,
-            timer_dir or s.profile_dir,
-            s.stop_early,
-            loops_only=not isinstance(the_formula, RegionsOnly),
-            all_warps=s.all_warps,
-            data=s.region_data,
-            turn=turn,
+            d, top, PassRun(d.command, s.cwd, limit, turn, s.stop_early, Path(keep) if keep else None)
         )
 
     stages |= {"counters": 0.0, "region_timers": 0.0}  # in this order, whichever ends first
@@ -150,77 +149,38 @@ class RegionsOnly:
         return []
 
 
-def _counters(
-    backend: str,
-    command: list[str],
-    top: list[KernelProfile],
-    the_formula,
-    registry: Registry,
-    recording: Recording,
-    timeout_s: float | None,
-    cwd: str | None,
-    keep: str | Path | None,
-    stop_early: bool = True,
-    turn: dict[str, str] | None = None,
-):
-    """One profiler pass over the top kernels: evidence per kernel id, and notes. `turn`: the GPU turn
-    it takes (profiler_passes)."""
+def _counters(d: Diagnosing, top: list[KernelProfile], recording: Recording, run: PassRun):
+    """One profiler pass over the top kernels: evidence per kernel id, and notes. `run.env`: the GPU turn it
+    takes (profiler_passes)."""
     from ..profiling import counters
     from ..profiling.inside import window
 
+    assert d.backend is not None  # (profiler_passes asks for a counter pass only with one)
     names = {p.id: p.id.split("@", 1)[0] for p in top}
-    metrics = the_formula.counter_metrics(registry, backend)
+    metrics = d.formula.counter_metrics(d.registry, d.backend)
+    kernels = sorted(set(names.values()))
+    configs = window.tuned_configs(top)
     evidence, notes = counters.collect(
-        backend,
-        command,
-        sorted(set(names.values())),
-        metrics,
-        cwd=cwd,
-        timeout_s=timeout_s,
-        sass_tables=recording.sass_tables(),
-        keep=Path(keep) if keep else None,
-        stop_early=stop_early,
-        configs=window.tuned_configs(top),
-        env=turn,
+        d.backend, run, kernels, metrics, sass_tables=recording.sass_tables(), configs=configs
     )
     return {pid: evidence[name] for pid, name in names.items() if name in evidence}, notes
 
 
-def _region_timers(
-    command: list[str],
-    top: list[KernelProfile],
-    interpret: bool,
-    cwd: str | None,
-    timeout_s: float | None,
-    keep: str | Path | None,
-    stop_early: bool = True,
-    loops_only: bool = True,
-    all_warps: bool = False,
-    data: str = "auto",
-    turn: dict[str, str] | None = None,
-) -> tuple[dict, list[str]]:
-    """One instrumented run over the top kernels (GPU only): evidence per kernel id, and notes.
-    `loops_only`: only kernels whose timers could change the verdict (a loop with a dot)."""
+def _region_timers(d: Diagnosing, top: list[KernelProfile], run: PassRun) -> tuple[dict, list[str]]:
+    """One instrumented run over the top kernels (GPU only): evidence per kernel id, and notes. Only kernels
+    whose timers could change the verdict (a loop with a dot), but for `intelliperf regions`."""
     from ..profiling import region_timers
 
-    why = region_timers.available(interpret)
+    why = region_timers.available(d.interpret)
     if why:
         return {}, [why]
-    root = Path(cwd or os.getcwd())
-    run = region_timers.collect(
-        command,
-        top,
-        root=root,
-        cwd=root,
-        timeout_s=timeout_s,
-        keep=Path(keep) if keep else None,
-        pictures=keep is not None,
-        stop_early=stop_early,
-        loops_only=loops_only,
-        all_warps=all_warps,
-        data=data,
-        env=turn,
+    root = Path(run.cwd or os.getcwd())
+    s = d.settings
+    loops_only = not isinstance(d.formula, RegionsOnly)
+    timers = region_timers.TimerOptions(
+        pictures=run.keep is not None, loops_only=loops_only, all_warps=s.all_warps, data=s.region_data
     )
-    if keep is None and run.evidence:
-        run.notes.append("the timeline (Perfetto JSON, PNG) is kept with --profile-dir DIR")
-    return run.evidence, run.notes
+    done = region_timers.collect(replace(run, cwd=root), top, root=root, timers=timers)
+    if run.keep is None and done.evidence:
+        done.notes.append("the timeline (Perfetto JSON, PNG) is kept with --profile-dir DIR")
+    return done.evidence, done.notes

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from ..errors import IntelliPerfError, KernelFilterError, NoKernelsError, UsageError
+from ..errors import IntelliPerfError, KernelFilterError, NoKernelsError
 from ..formulas import Registry
 from ..models import KernelDiagnosis, KernelProfile, Report, RunInfo
 from ..profiling.aggregate import Recording, collect_evidence, load_recording
@@ -20,7 +20,7 @@ from ..profiling.trace_worker import LaterTraces
 from ..settings import DiagnoseSettings
 from ..workload.runner import TraceSettings, check_command, run_workload, uncompiled_note
 from .checks import absolute_program, kernel_pattern, runs_interpreted
-from .passes import counter_backend, profiler_passes, trace_settings
+from .passes import Diagnosing, counter_backend, profiler_passes, trace_settings
 from .priorities import launch_bound
 
 LATER_TRACE_START_S = 60.0  # a deferred trace's worker: its start and imports, before each launch's budget
@@ -36,11 +36,7 @@ def profile_and_diagnose(
     timer_dir: str | Path | None = None,
 ) -> tuple[Report, Recording]:
     """Profile, rank and diagnose: the report without an optimization, and the recording."""
-    kernel_pattern(s.kernel)  # a bad filter is said before anything runs
-    if s.top_n < 1:
-        raise UsageError(f"--top-n must be at least 1, got {s.top_n}")
-    if s.sample_programs < 1:
-        raise UsageError(f"--sample-programs must be at least 1, got {s.sample_programs}")
+    kernel_pattern(s.kernel)  # a bad filter is said before anything runs (the settings' fields check the rest)
     check_command(command)
     command = absolute_program(command, s.cwd)
     interpret = runs_interpreted(s.device)
@@ -49,10 +45,11 @@ def profile_and_diagnose(
     trace.sass_lines = backend == "ncu" and trace.pattern is not None
     # On a GPU, where another pass follows, the trace runs after the program, beside that pass.
     later = LaterTraces() if trace_later(trace, interpret, backend, the_formula, registry) else None
+    d = Diagnosing(command, the_formula, registry, s, interpret, backend, timer_dir, progress)
     try:
         if later is not None and Path(s.cwd or os.getcwd()).is_dir():  # else the program run says what is wrong
             later.warm(s.cwd or os.getcwd())  # its imports beside the profile run
-        return _diagnosed(command, the_formula, registry, s, trace, backend, counter_note, later, progress, timer_dir)
+        return _diagnosed(d, trace, counter_note, later)
     finally:
         if later is not None:
             later.discard()
@@ -77,20 +74,12 @@ def _diagnosis(
 
 
 def _diagnosed(
-    command: list[str],
-    the_formula,
-    registry: Registry,
-    s: DiagnoseSettings,
-    trace: TraceSettings,
-    backend: str | None,
-    counter_note: str | None,
-    later: LaterTraces | None,
-    progress: Callable[[str], None],
-    timer_dir: str | Path | None,
+    d: Diagnosing, trace: TraceSettings, counter_note: str | None, later: LaterTraces | None
 ) -> tuple[Report, Recording]:
     """profile_and_diagnose's work, with its trace deferred to `later` where it is given."""
+    command, the_formula, registry, s = d.command, d.formula, d.registry, d.settings
+    interpret, progress = d.interpret, d.progress
     pattern = kernel_pattern(s.kernel)
-    interpret = runs_interpreted(s.device)
     trace.later_dir = str(later.folder) if later is not None else None
     stages: dict[str, float] = {}
     started = time.perf_counter()
@@ -106,9 +95,7 @@ def _diagnosed(
     top = _select(recording.kernels, pattern, s.kernel, s.top_n)
     counter_notes = [counter_note] if counter_note else []
     passes_started = time.perf_counter()
-    (measured, timed), notes = profiler_passes(
-        command, top, the_formula, registry, recording, s, backend, interpret, timer_dir, stages, progress
-    )
+    (measured, timed), notes = profiler_passes(d, top, recording, stages)
     counter_notes += notes
     started += time.perf_counter() - passes_started
     if later is not None:

@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 from ..errors import IntelliPerfError, ModelError, UsageError
 from ..files import output_folder, write_atomic
 from ..models import Attempt, ProblemKind, Speedup
+from ..settings import OptimizeSettings
 
 _LABELS = re.compile(r"^(?:# )?Labels:\s*(.+)$", re.M)  # in the docstring, or a comment (keeps line numbers)
 OFFLINE = "offline"  # the row name for `--rewriter auto` without a model: recipes, then search
@@ -253,40 +254,31 @@ def case_slug(text: str) -> str:
 def run(
     cases: list[Case],
     rows: list[str],
+    settings: OptimizeSettings,
     *,
     out_dir: Path,
     resume: bool = False,
-    device: str = "auto",
-    model: str | None = None,
-    llm_options: dict | None = None,
-    max_attempts: int = 4,
-    max_tokens: int | None = None,
-    time_budget_s: float | None = None,
-    candidates: int | None = None,
-    sandbox_env: list[str] | None = None,
     progress=None,
 ) -> EvalReport:
-    """Optimize every case with every row's rewriters; the report is rewritten after each case."""
+    """Optimize every case with every row's rewriters, each run with `settings` (its device, model, sandbox,
+    `max_attempts` and `candidates` per case; `max_tokens` and `time_budget_s` are the whole evaluation's:
+    a case is not started once either is spent); the report is rewritten after each case."""
     from .. import api
 
     api.check_paths(folders={"--out-dir": out_dir})
-    _check_budget(max_attempts, time_budget_s, max_tokens, candidates)  # before any case runs
     output_folder(out_dir)  # before the cases' runs make folders inside it, so it ignores itself
     progress = progress or (lambda message: None)
     path = out_dir / "eval.json"
+    max_tokens, time_budget_s = settings.max_tokens, settings.time_budget_s
+    budget = {"max_attempts": settings.max_attempts, "max_tokens": max_tokens, "time_budget_s": time_budget_s}
     report = _start(
         path,
         resume,
         rows=rows,
-        device=device,
-        model=model,
-        llm_options=llm_options,
-        settings={
-            "max_attempts": max_attempts,
-            "max_tokens": max_tokens,
-            "time_budget_s": time_budget_s,
-            "candidates": candidates,
-        },
+        device=settings.device,
+        model=settings.model,
+        llm_options=settings.llm_options,
+        settings={**budget, "candidates": settings.candidates},
     )
     report.cases = list(dict.fromkeys([*report.cases, *(c.name for c in cases)]))  # a resume adds cases
     done = {(o.row, o.case) for o in report.outcomes if o.status != "skipped"}
@@ -305,20 +297,11 @@ def run(
             where = out_dir / "runs" / case_slug(row) / case_slug(case.name)
             progress(f"{row} on {case.name}")
             try:
-                outcome = _optimized(
-                    case,
-                    row,
-                    where,
-                    device=device,
-                    model=model,
-                    llm_options=llm_options,
-                    max_attempts=max_attempts,
-                    candidates=candidates,
-                    max_tokens=None if max_tokens is None else max_tokens - used,
-                    time_budget_s=None if time_budget_s is None else time_budget_s - spent,
-                    sandbox_env=sandbox_env,
-                    progress=progress,
-                )
+                left = {
+                    "max_tokens": None if max_tokens is None else max_tokens - used,
+                    "time_budget_s": None if time_budget_s is None else time_budget_s - spent,
+                }
+                outcome = _optimized(case, row, where, settings.model_copy(update=left), progress)
             except ModelError:
                 _save(report, path)  # the endpoint is down or refuses the key: every next case would fail too
                 raise
@@ -326,18 +309,6 @@ def run(
             _save(report, path)
     _save(report, path)
     return report
-
-
-def _check_budget(max_attempts: int, time_budget_s: float | None, max_tokens: int | None, candidates: int | None):
-    """The budget's figures checked as optimize checks them (a UsageError for a bad one)."""
-    from ..optimization.session import Budget
-
-    Budget(
-        max_attempts=max_attempts,
-        time_budget_s=time_budget_s,
-        max_tokens=max_tokens,
-        candidates=1 if candidates is None else candidates,
-    ).check()
 
 
 def _budget_spent(used: int, spent: float, max_tokens: int | None, time_budget_s: float | None) -> str | None:
@@ -351,41 +322,21 @@ def _budget_spent(used: int, spent: float, max_tokens: int | None, time_budget_s
     return None
 
 
-def _optimized(
-    case: Case,
-    row: str,
-    where: Path,
-    *,
-    device: str,
-    model: str | None,
-    llm_options: dict | None,
-    max_attempts: int,
-    candidates: int | None,
-    max_tokens: int | None,
-    time_budget_s: float | None,
-    sandbox_env: list[str] | None,
-    progress,
-) -> Outcome:
-    """One case optimized with one row's rewriters in `where` (the budget: what is left of the eval's), and
-    its outcome; an error the user can fix is that case's outcome, but a model that fails raises."""
+def _optimized(case: Case, row: str, where: Path, settings: OptimizeSettings, progress) -> Outcome:
+    """One case optimized with one row's rewriters in `where` (`settings`' budget: what is left of the eval's),
+    and its outcome; an error the user can fix is that case's outcome, but a model that fails raises."""
     from .. import api
-    from ..validators import SandboxSettings, ValidationSettings
 
     start = time.monotonic()
     try:
         result = api.optimize(
             [sys.executable, case.program.name],
+            settings,
             formula=case.formula,
             cwd=str(case.program.parent),
-            device=device,
             rewriter="auto" if row == OFFLINE else row,
-            model=model if row == "llm" else None,
-            llm_options={**(llm_options or {}), "transcript": where / "transcript.json"},
-            max_attempts=max_attempts,
-            candidates=candidates,
-            max_tokens=max_tokens,
-            time_budget_s=time_budget_s,
-            validation=ValidationSettings(sandbox=SandboxSettings(env=list(sandbox_env or []))),
+            model=settings.model if row == "llm" else None,
+            llm_options={**(settings.llm_options or {}), "transcript": where / "transcript.json"},
             out_dir=where,
             progress=partial(_prefixed, progress, f"  {case.name}: "),
         )

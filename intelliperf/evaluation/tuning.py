@@ -23,7 +23,6 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -32,9 +31,9 @@ from ..files import write_atomic
 from ..rewriters import Candidate, Rewriter, RewriteRequest
 from ..rewriters.llm import LLMRewriter, prompt_fields, scrubbed
 from ..rewriters.transcript import candidate_from_answer
+from ..settings import OptimizeSettings, TuneOptimizer, TuneSettings
 from .run import Case, case_slug
 
-OPTIMIZERS = ("bootstrap", "mipro")
 SCORES = {"accepted": 1.0, "correct": 0.5}
 
 
@@ -47,7 +46,7 @@ class Judged(BaseModel):
 
 class TuneReport(BaseModel):
     model: str
-    optimizer: Literal["bootstrap", "mipro"]
+    optimizer: TuneOptimizer
     program: str = Field(description="where the compiled program was saved")
     cases: list[str] = Field(description="the training set: the cases that had a request")
     skipped: dict[str, str] = Field(default_factory=dict, description="cases left out, and why")
@@ -85,31 +84,27 @@ class _Answer(Rewriter):
 
 def tune(
     cases: list[Case],
+    settings: OptimizeSettings,
+    tuning: TuneSettings,
     *,
-    model: str,
-    llm_options: dict | None = None,
-    optimizer: str = "bootstrap",
-    demos: int = 2,
-    rounds: int = 1,
     out: Path,
     work_dir: Path,
-    device: str = "auto",
-    sandbox_env: list[str] | None = None,
     progress=None,
 ) -> TuneReport:
-    """Compile the llm rewriter's program on `cases` and save it to `out` (JSON, for --program)."""
-    if optimizer not in OPTIMIZERS:
-        raise UsageError(f"--optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
-    if demos < 1 or rounds < 1:
-        raise UsageError(f"--demos and --rounds must be at least 1, got {demos} and {rounds}")
+    """Compile the llm rewriter's program (`settings.model` with its `llm_options`) on `cases` and save it to
+    `out` (JSON, for --program); each answer is judged by an optimize run with `settings` (its device and
+    sandbox)."""
+    if not settings.model:
+        raise UsageError("tune needs a model", hint="Pass --model NAME (and --api-base URL), or set INTELLIPERF_MODEL.")
     from .. import api
 
     api.check_paths(files={"--out": out}, folders={"--work-dir": work_dir})
     progress = progress or (lambda message: None)
-    rewriter = LLMRewriter(LLMRewriter.Options(model=model, **(llm_options or {})))
+    model, optimizer, demos, rounds = settings.model, tuning.optimizer, tuning.demos, tuning.rounds
+    rewriter = LLMRewriter(LLMRewriter.Options(model=model, **(settings.llm_options or {})))
     lm, program = rewriter.configured()
     report = TuneReport(model=model, optimizer=optimizer, program=str(out), cases=[])
-    run = _Runner(work_dir, device, sandbox_env or [], progress)
+    run = _Runner(work_dir, settings, progress)
     examples, requests = [], {}
     for case in cases:
         request, why = run.request(case)
@@ -165,22 +160,20 @@ def _example(fields: dict, case: Case):
 class _Runner:
     """`optimize` on one case, in-process, with a rewriter of ours and its own out-dir."""
 
-    def __init__(self, work_dir: Path, device: str, sandbox_env: list[str], progress) -> None:
-        self.work_dir, self.device, self.sandbox_env, self.progress = work_dir, device, sandbox_env, progress
+    def __init__(self, work_dir: Path, settings: OptimizeSettings, progress) -> None:
+        self.work_dir, self.settings, self.progress = work_dir, settings, progress
         self.count = 0
 
     def _optimize(self, case: Case, rewriter: Rewriter, where: Path):
         from .. import api
-        from ..validators import SandboxSettings, ValidationSettings
 
         return api.optimize(
             [sys.executable, case.program.name],
+            self.settings,
             formula=case.formula,
             cwd=str(case.program.parent),
-            device=self.device,
             rewriter=rewriter,
             max_attempts=1,
-            validation=ValidationSettings(sandbox=SandboxSettings(env=self.sandbox_env)),
             out_dir=where,
             progress=lambda m: self.progress(f"  {case.name}: {m}"),
         )

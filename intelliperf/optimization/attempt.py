@@ -7,13 +7,14 @@ import os
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..files import output_folder
 from ..models import Attempt, Optimization, Problem, Verdict
 from ..profiling.aggregate import load_recording
 from ..profiling.inside.window import tuned_configs
-from ..rewriters import Candidate, CodeUnit
+from ..rewriters import Candidate
 from ..rewriters.source import NotPython, ScopeError, unified_diff
 from ..validators import HeadStarts, Program, ReferenceRun, ValidationSettings, copy_project, validate
 from ..validators.gate.policy import PolicyError
@@ -24,20 +25,24 @@ from ..workload.workspace import in_copy
 from .apply import apply_candidate
 from .head_start import TimersBeside, before_timing, start_next, timers_beside
 from .measure import measure_candidate
-from .session import AttemptHeadStarts, Session
+from .session import AttemptHeadStarts, Session, Target
 from .verdict import decide, timed_out
 
 
+@dataclass(frozen=True)
+class Validating:
+    """One validation of a candidate: the reference it is checked against, its files ({relpath: text}), the
+    folder its copy and captures go in, the GPU it runs on, and the validation's settings."""
+
+    reference: ReferenceRun
+    changes: dict[str, str]
+    where: Path
+    device: str | None
+    settings: ValidationSettings
+
+
 def run_attempt(
-    s: Session,
-    opt: Optimization,
-    reference: ReferenceRun,
-    kernel: CodeUnit,
-    launcher: CodeUnit | None,
-    cand: Candidate,
-    work: Path,
-    number: int,
-    device: str | None,
+    s: Session, opt: Optimization, target: Target, cand: Candidate, work: Path, number: int, device: str | None
 ) -> Attempt:
     """One candidate: applied to the project's files, validated in a copy, measured and judged."""
     started = time.perf_counter()
@@ -50,7 +55,7 @@ def run_attempt(
         tokens=cand.tokens,
         before=opt.baseline.model_copy(),
     )
-    changes = _applied(s, attempt, kernel, launcher, cand)
+    changes = _applied(s, attempt, target, cand)
     if changes is None:
         return attempt
     attempt.files = sorted(changes)
@@ -61,16 +66,17 @@ def run_attempt(
     attempt.device = device
     s.progress(f"attempt {number}: validating {cand.rewriter} candidate ({cand.title})")
     settings = s.validation.model_copy(update={"screen": True}) if cand.sweep else s.validation
-    beside = _start_beside(s, cand, reference, changes, where, device, work, number)
-    program, verdict = _first_validation(s, opt, attempt, reference, changes, where, device, settings, ahead, beside)
+    v = Validating(target.reference, changes, where, device, settings)
+    beside = _start_beside(s, cand, v, work, number)
+    program, verdict = _first_validation(s, opt, attempt, v, ahead, beside)
     if timed_out(verdict) and s.validation.timeout_s is None and busy():
-        program, verdict = _once_more_when_busy(s, reference, changes, where, device, settings, ahead, beside, number)
+        program, verdict = _once_more_when_busy(s, v, ahead, beside, number)
         ahead = beside = None  # stopped: their folders went with the first copy
-    start_next(s, work, number, reference)  # not earlier (but beside a screen): they would take CPU from its timing
+    start_next(s, work, number, v.reference)  # not earlier (but beside a screen): they would take CPU from its timing
     attempt.verdict = verdict
     attempt.seconds.update(verdict.seconds)
     begin = time.perf_counter()
-    _metric_after(s, attempt, cand, program, where, ahead.timers if ahead else None, beside, reference)
+    _metric_after(s, attempt, cand, program, where, ahead.timers if ahead else None, beside, v.reference)
     attempt.seconds["metric"] = round(time.perf_counter() - begin, 3)
     decide(s, attempt)
     shutil.rmtree(where, ignore_errors=True)  # the copy and its captures: the report has what matters
@@ -78,16 +84,14 @@ def run_attempt(
     return attempt
 
 
-def _applied(
-    s: Session, attempt: Attempt, kernel: CodeUnit, launcher: CodeUnit | None, cand: Candidate
-) -> dict[str, str] | None:
+def _applied(s: Session, attempt: Attempt, target: Target, cand: Candidate) -> dict[str, str] | None:
     """The candidate's {relpath: new text}; None where it is invalid or breaks the scope or the source policy
     (said in `attempt.problems`)."""
     if cand.invalid:
         attempt.set_problems([Problem(kind=cand.invalid_kind, message=cand.invalid)])
         return None
     try:
-        return apply_candidate(s.originals, kernel, launcher, cand)
+        return apply_candidate(s.originals, target.kernel, target.launcher, cand)
     except PolicyError as exc:
         attempt.set_problems([Problem(kind="policy", message=str(exc))])
         return None
@@ -97,21 +101,12 @@ def _applied(
         return None
 
 
-def _start_beside(
-    s: Session,
-    cand: Candidate,
-    reference: ReferenceRun,
-    changes: dict[str, str],
-    where: Path,
-    device: str | None,
-    work: Path,
-    number: int,
-) -> TimersBeside | None:
+def _start_beside(s: Session, cand: Candidate, v: Validating, work: Path, number: int) -> TimersBeside | None:
     """What starts beside the candidate's validation: the next candidate's Pythons (beside a screen, or a
     candidate timed on a GPU), and, for a timed candidate, its region-timer run (returned)."""
     if cand.sweep:  # a screen is not timed, and its choice comes next: the choice's Pythons start beside it
-        start_next(s, work, number, reference)
-    beside = None if cand.sweep else timers_beside(s, reference, changes, where, device)
+        start_next(s, work, number, v.reference)
+    beside = None if cand.sweep else timers_beside(s, v.reference, v.changes, v.where, v.device)
     if not cand.sweep and _timed_on_gpu(s):
         # The next candidate's Pythons start beside this validation (2.4-3.0 s of start-up it would otherwise
         # wait for, H100), without CUDA contexts (this one's run and workers hold the GPU's room); the timing
@@ -124,11 +119,7 @@ def _first_validation(
     s: Session,
     opt: Optimization,
     attempt: Attempt,
-    reference: ReferenceRun,
-    changes: dict[str, str],
-    where: Path,
-    device: str | None,
-    settings: ValidationSettings,
+    v: Validating,
     ahead: AttemptHeadStarts | None,
     beside: TimersBeside | None,
 ) -> tuple[Program, Verdict]:
@@ -137,7 +128,7 @@ def _first_validation(
     try:
         started_ahead = ahead.validation if ahead else None
         quiet = before_timing(s, beside)
-        return validated(s, reference, changes, where, device, settings, started_ahead, quiet)
+        return validated(s, v, started_ahead, quiet)
     except BaseException as exc:
         if beside is not None:  # never leave its turn held: its run would wait for it forever
             beside.finish(0)
@@ -151,15 +142,7 @@ def _first_validation(
 
 
 def _once_more_when_busy(
-    s: Session,
-    reference: ReferenceRun,
-    changes: dict[str, str],
-    where: Path,
-    device: str | None,
-    settings: ValidationSettings,
-    ahead: AttemptHeadStarts | None,
-    beside: TimersBeside | None,
-    number: int,
+    s: Session, v: Validating, ahead: AttemptHeadStarts | None, beside: TimersBeside | None, number: int
 ) -> tuple[Program, Verdict]:
     """A candidate that timed out while the machine was busy, validated again with twice the time in a fresh
     copy; what was started `ahead` of it and `beside` it is stopped."""
@@ -174,14 +157,9 @@ def _once_more_when_busy(
         ahead.stop()
     if beside is not None:  # the run beside it (its folder goes too), measured again after the validation
         beside.finish(0)
-    shutil.rmtree(where, ignore_errors=True)
+    shutil.rmtree(v.where, ignore_errors=True)
     program, verdict = validated(
-        s,
-        reference,
-        changes,
-        where,
-        device,
-        settings.model_copy(update={"patience": 2 * settings.patience}),
+        s, replace(v, settings=v.settings.model_copy(update={"patience": 2 * v.settings.patience}))
     )
     verdict.notes.append(
         f"validated a second time after a timeout on a busy machine (load {load:.1f} on "
@@ -218,29 +196,22 @@ def _metric_after(
 
 
 def validated(
-    s: Session,
-    reference: ReferenceRun,
-    changes: dict[str, str],
-    where: Path,
-    device: str | None,
-    settings: ValidationSettings,
-    ahead: HeadStarts | None = None,
-    quiet: Callable[[], str | None] | None = None,
+    s: Session, v: Validating, ahead: HeadStarts | None = None, quiet: Callable[[], str | None] | None = None
 ) -> tuple[Program, Verdict]:
     """The candidate's copy of the project, and the validators' verdict on it: its program and workers in
     the Pythons `ahead` started for them where they fit."""
-    copy = copy_project(s.root, changes, where / "project", exclude=(s.out_dir,))
+    copy = copy_project(s.root, v.changes, v.where / "project", exclude=(s.out_dir,))
     program = Program(
         copy,
         in_copy(s.report.run.command, s.root, copy),
         copy / Path(s.report.run.cwd).resolve().relative_to(s.root),
-        env=pinned_env(device),
+        env=pinned_env(v.device),
     )
     return program, validate(
-        reference,
+        v.reference,
         program,
-        work_dir=where / "validation",
-        settings=settings,
+        work_dir=v.where / "validation",
+        settings=v.settings,
         trace=s.candidate_trace or s.trace,
         ahead=ahead,
         quiet=quiet,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..profiling.inside.window import tuned_configs
-from ..validators import Program, ReferenceRun, start_head_starts
+from ..validators import CandidateLayout, Program, ReferenceRun, start_head_starts
 from ..validators.runs.beside import fits_beside
 from ..workload.devices import pinned_env
 from .measure import timer_run, times_regions
@@ -78,13 +78,14 @@ def start_next(s: Session, work: Path, done: int, reference: ReferenceRun | None
     if last or not wanted or s.ahead is not None or len(s.budget.devices) > 1 or s.sandbox is None:
         return
     where = Path(tempfile.mkdtemp(prefix="attempt-", dir=work))
+    reference_dir = work / "reference"  # where `loop._reference` captures it (capture_reference's layout)
+    layout = CandidateLayout(
+        where / "project", where / "validation", reference_dir / "inputs", reference_dir / "project"
+    )
     validation = start_head_starts(
         s.sandbox,
         s.report.run.command[0],
-        where / "project",
-        where / "validation",
-        inputs=work / "reference" / "inputs",  # where `loop._reference` has them (capture_reference's layout)
-        reference_root=work / "reference" / "project",
+        layout,
         interpret=s.report.run.mode == "interpreter",
         settings=s.validation,
         env=pinned_env(serial_device(s)),

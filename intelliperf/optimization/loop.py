@@ -19,13 +19,13 @@ from ..errors import IntelliPerfError, UsageError
 from ..models import Attempt, KernelProfile, Optimization
 from ..rewriters import Candidate, CodeUnit, HardwareFacts, PastAttempt, Rewriter, RewriteRequest
 from ..rewriters.source import code_unit, launch_unit
-from ..validators import Program, ReferenceRun, capture_reference
+from ..validators import Program, capture_reference
 from ..workload.devices import spread_over
 from ..workload.workspace import within
 from .attempt import attempt_dir, run_attempt
 from .head_start import start_next
 from .measure import candidate_trace, measure_baseline
-from .session import Session, budget_spent, serial_device
+from .session import Session, Target, budget_spent, serial_device
 from .verdict import rank, removed
 
 # Fresh uniform draws at the recorded shape under the interpreter (a GPU's: ValidationSettings.trials, 3). There a
@@ -61,7 +61,7 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
         opt.sandbox = s.sandbox.describe()
         try:
             start_next(s, work, 0)  # the first candidate's Pythons start while the reference is captured
-            reference, kernel, launcher = _reference(s, work, opt)
+            target = _reference(s, work, opt)
             opt.hardware = _hardware(s.report.run.mode == "interpreter").model_dump()
             s.write()
             queue = list(rewriters)
@@ -70,7 +70,7 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
                 if stop:
                     opt.notes.append(stop)
                     break
-                if _round(s, opt, queue[0], reference, kernel, launcher, work) == "declined":
+                if _round(s, opt, queue[0], target, work) == "declined":
                     queue.pop(0)
         finally:
             if s.ahead is not None:
@@ -89,17 +89,9 @@ def run(session: Session, rewriters: list[Rewriter]) -> Optimization:
     return opt
 
 
-def _round(
-    s: Session,
-    opt: Optimization,
-    rewriter: Rewriter,
-    reference: ReferenceRun,
-    kernel: CodeUnit,
-    launcher: CodeUnit | None,
-    work: Path,
-) -> str:
+def _round(s: Session, opt: Optimization, rewriter: Rewriter, target: Target, work: Path) -> str:
     """One request, its candidates validated (best-of-N: all of them), the best accepted one kept."""
-    request = _request(s, kernel, launcher, opt, reference.manifest["launches"][0], reference.manifest["written"])
+    request = _request(s, target, opt)
     begin = time.perf_counter()
     s.progress(f"attempt {len(opt.attempts) + 1}: asking the {rewriter.name} rewriter")
     candidates = _ask(rewriter, request, min(s.budget.candidates, s.budget.max_attempts - len(opt.attempts)))
@@ -124,13 +116,13 @@ def _round(
         # timed against the original too.
         def on_device(job: tuple[int, Candidate], device: str | None) -> Attempt:
             s.progress(f"attempt {job[0]}: on GPU {device}")
-            return run_attempt(s, opt, reference, kernel, launcher, job[1], work, job[0], device)
+            return run_attempt(s, opt, target, job[1], work, job[0], device)
 
         spread_over(s.budget.devices, jobs, on_device, lambda job, attempt: done(attempt, job[1]))
     else:
         device = serial_device(s)
         for number, cand in jobs:
-            done(run_attempt(s, opt, reference, kernel, launcher, cand, work, number, device), cand)
+            done(run_attempt(s, opt, target, cand, work, number, device), cand)
     if declined and not tried:
         opt.notes.append(f"{rewriter.name}: {declined.declined}")
         s.progress(f"{rewriter.name} has no (more) candidates: {declined.declined}")
@@ -176,7 +168,7 @@ def _lightest_launch_s(profile: KernelProfile) -> float:
     return min(means, default=profile.mean_time_s)
 
 
-def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun, CodeUnit, CodeUnit | None]:
+def _reference(s: Session, work: Path, opt: Optimization) -> Target:
     """Capture the reference run once, and locate the kernel and its launcher in the project."""
     if s.profile.file is None:
         raise IntelliPerfError(f"{s.profile.name}: the recorder found no source file for it, so it cannot be rewritten")
@@ -222,7 +214,7 @@ def _reference(s: Session, work: Path, opt: Optimization) -> tuple[ReferenceRun,
             f"the launch statement at line {launcher.line} of {launcher.relpath} (in "
             f"{info.get('qualname') or '?'}) is what a candidate may change besides the kernel"
         )
-    return reference, kernel, launcher
+    return Target(reference, kernel, launcher)
 
 
 def _unit(s: Session, file: Path, name: str, what: str) -> CodeUnit:
@@ -259,9 +251,10 @@ def _hardware(interpret: bool) -> HardwareFacts:
     )
 
 
-def _request(
-    s: Session, kernel: CodeUnit, launcher: CodeUnit | None, opt: Optimization, launch: dict, written: list[str]
-) -> RewriteRequest:
+def _request(s: Session, target: Target, opt: Optimization) -> RewriteRequest:
+    """What the rewriter is asked: the kernel and its launcher, the diagnosis, the reference's first launch and
+    what it writes, and every attempt so far."""
+    launch, written = target.reference.manifest["launches"][0], target.reference.manifest["written"]
     sites = [site for ev in s.recording.evidence_of(s.profile.id) for site in ev.sites]
     history = [
         PastAttempt(
@@ -276,8 +269,8 @@ def _request(
         for a in opt.attempts
     ]
     return RewriteRequest(
-        kernel=kernel,
-        launcher=launcher,
+        kernel=target.kernel,
+        launcher=target.launcher,
         profile=s.profile,
         finding=s.finding,
         formula=s.formula.name,

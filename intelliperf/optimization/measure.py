@@ -14,7 +14,7 @@ from ..profiling.aggregate import STATIC_BACKEND, Recording
 from ..profiling.inside.window import tuned_configs
 from ..validators import Program
 from ..workload.head_start import HeadStart
-from ..workload.runner import TraceSettings
+from ..workload.runner import PassRun, TraceSettings
 from .session import Session
 
 if TYPE_CHECKING:
@@ -137,23 +137,28 @@ def _measure_replacements(s: Session, recording: Recording) -> Measure:
     return worst.model_copy(update={"kernel_time_s": sum(times) if times else None, "present": present})
 
 
-def timer_run(s: Session, program: Program, profile: KernelProfile, **place):
+def timer_run(
+    s: Session,
+    program: Program,
+    profile: KernelProfile,
+    *,
+    changes: dict[str, str] | None = None,
+    where: Path | None = None,
+    ahead=None,
+    turn: str | None = None,
+):
     """One region-timer run of a candidate, sandboxed: `program` (with the candidate's `changes` where it is the
     original's), its kernel's loop instrumented, read as Proton's per-scope totals (the metric is a share, which
-    they give without the trace); `place`: `changes`, `where`, `ahead`, `turn` of `region_timers.collect`."""
+    they give without the trace); `where`, `ahead`, `turn`: as `region_timers.Sandboxed` says."""
     from ..profiling import region_timers
 
     return region_timers.collect(
-        program.command,
+        PassRun(program.command, program.workdir(), s.validation.timeout_s, program.env),
         [profile],
         root=program.root,
-        cwd=program.workdir(),
-        timeout_s=s.validation.timeout_s,
-        env=program.env,
-        sandbox=s.sandbox,
-        loops_only=True,
-        data="tree",
-        **place,
+        changes=changes,
+        timers=region_timers.TimerOptions(loops_only=True, data="tree"),
+        confined=region_timers.Sandboxed(s.sandbox, where, ahead, turn),
     )
 
 

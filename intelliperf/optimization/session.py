@@ -8,11 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UsageError
 from ..formulas import Formula, Registry
 from ..models import Finding, KernelProfile, Optimization, Report
 from ..profiling.aggregate import Recording
-from ..validators import HeadStarts, ValidationSettings
+from ..rewriters import CodeUnit
+from ..validators import HeadStarts, ReferenceRun, ValidationSettings
 from ..workload.head_start import HeadStart
 from ..workload.runner import TraceSettings
 from ..workload.sandbox import Sandbox
@@ -20,21 +20,23 @@ from ..workload.sandbox import Sandbox
 
 @dataclass
 class Budget:
-    max_attempts: int = 6
-    time_budget_s: float | None = None
-    max_tokens: int | None = None
-    candidates: int = 1  # per round (best-of-N)
+    """The loop's budget, from OptimizeSettings (whose fields hold the defaults and the checks)."""
+
+    max_attempts: int
+    time_budget_s: float | None
+    max_tokens: int | None
+    candidates: int  # per round (best-of-N)
     devices: list[str] = field(default_factory=list)  # GPUs to validate a round's candidates on, one worker each
 
-    def check(self) -> None:
-        if self.max_attempts < 1:
-            raise UsageError(f"--max-attempts must be at least 1, got {self.max_attempts}")
-        if self.candidates < 1:
-            raise UsageError(f"--candidates must be at least 1, got {self.candidates}")
-        if self.time_budget_s is not None and self.time_budget_s <= 0:
-            raise UsageError(f"--time-budget must be a positive number of seconds, got {self.time_budget_s:g}")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise UsageError(f"--max-tokens must be at least 1, got {self.max_tokens}")
+
+@dataclass(frozen=True)
+class Target:
+    """What every attempt of a run is checked against and spliced into: the captured reference run, and the
+    kernel and its launcher as the project had them (None: the launch cannot be rewritten)."""
+
+    reference: ReferenceRun
+    kernel: CodeUnit
+    launcher: CodeUnit | None
 
 
 @dataclass
@@ -68,7 +70,7 @@ class AttemptHeadStarts:
 
     where: Path
     validation: HeadStarts
-    timers: HeadStart | None = None  # for `region_timers.collect(where=where / "timers")`
+    timers: HeadStart | None = None  # for a `region_timers.collect` in `where / "timers"` (`measure.timer_run`)
 
     def stop(self) -> None:
         self.validation.stop()

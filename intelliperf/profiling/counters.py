@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import ProfilerError, UsageError
 from ..models import Evidence
+from ..workload.runner import PassRun
 from . import ncu as ncu_backend
 from . import rocprof as rocprof_backend
 from .inside import window
@@ -65,42 +66,36 @@ def gpu_vendor() -> str | None:
 
 def collect(
     backend: str,
-    command: list[str],
+    run: PassRun,
     kernels: list[str],
     metrics: list[str],
     *,
-    cwd: str | None,
-    timeout_s: float | None,
     sass_tables: dict[str, list] | None = None,
     launches: int = 1,
-    keep: Path | None = None,
-    stop_early: bool = True,
     configs: dict[str, dict] | None = None,
-    env: dict[str, str] | None = None,
 ) -> tuple[dict[str, Evidence], list[str]]:
     """One pass of the program under the profiler: evidence per kernel name, and notes. With
-    `keep`, the profiler's files stay there (an .ncu-rep opens in Nsight Compute). With
-    `stop_early`, the program stops once each kernel had `launches` launches (profiling/inside/window.py);
+    `run.keep`, the profiler's files stay there (an .ncu-rep opens in Nsight Compute). With
+    `run.stop_early`, the program stops once each kernel had `launches` launches (profiling/inside/window.py);
     ncu then profiles exactly those (an NVTX range marks them), and autotuned kernels run the
     `configs` the recorded run chose (window.tuned_configs) instead of benchmarking them again.
-    `env`: variables added to the program's environment where it has a window (its GPU turn)."""
+    `run.env`: variables added to the program's environment where it has a window (its GPU turn)."""
     with tempfile.TemporaryDirectory(prefix=f"intelliperf-{backend}-") as tmp:
-        folder = Path(keep) if keep else Path(tmp)
+        folder = Path(run.keep) if run.keep else Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         marks = Path(tmp) / "window"
         marks.mkdir()
         extra = (
             window.settings(dict.fromkeys(kernels, 0), launches, str(marks), nvtx=backend == "ncu", configs=configs)
-            | (env or {})
-            if stop_early
+            | (run.env or {})
+            if run.stop_early
             else {}
         )
+        there = PassRun(run.command, run.cwd, run.timeout_s, extra)  # (its variables: the window's, or none)
         if backend == "ncu":
-            evidence, notes = _ncu(
-                command, kernels, metrics, cwd, timeout_s, sass_tables or {}, launches, folder, extra
-            )
+            evidence, notes = _ncu(there, kernels, metrics, sass_tables or {}, launches, folder)
         else:
-            evidence, notes = _rocprof(command, kernels, metrics, cwd, timeout_s, launches, folder, extra)
+            evidence, notes = _rocprof(there, kernels, metrics, launches, folder)
         return evidence, notes + window.notes(marks, backend)
 
 
@@ -116,13 +111,14 @@ def _env(extra: dict[str, str]) -> dict:
     return env
 
 
-def _run(args: list[str], cwd: str | None, timeout_s: float | None, extra: dict[str, str]):
+def _run(args: list[str], run: PassRun):
+    """`args` (the profiler's command line around the program's) where `run` runs, with its variables."""
     from ..workload.runner import spawn
 
-    return spawn(args, cwd=cwd or os.getcwd(), env=_env(extra), timeout_s=timeout_s)
+    return spawn(args, cwd=str(run.cwd or os.getcwd()), env=_env(run.env or {}), timeout_s=run.timeout_s)
 
 
-def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folder: Path, extra: dict[str, str]):
+def _ncu(run: PassRun, kernels, metrics, sass_tables, launches, folder: Path):
     import json
     import subprocess
 
@@ -136,11 +132,11 @@ def _ncu(command, kernels, metrics, cwd, timeout_s, sass_tables, launches, folde
         if dropped:
             notes.append(f"ncu: this GPU has no {', '.join(dropped)}")
     req = ncu_backend.NcuRequest(
-        kernels=kernels, metrics=metrics, launches=launches, nvtx_range=window.NVTX_RANGE if extra else None
+        kernels=kernels, metrics=metrics, launches=launches, nvtx_range=window.NVTX_RANGE if run.env else None
     )
     report, log = folder / "report", folder / "ncu.log"
     started = time.perf_counter()
-    result = _run(ncu_backend.profile_command(exe, req, report, command, log), cwd, timeout_s, extra)
+    result = _run(ncu_backend.profile_command(exe, req, report, run.command, log), run)
     log_text = log.read_text(errors="replace") if log.exists() else ""
     ncu_backend.check_log(log_text + "\n".join(result.tail), result.returncode, exe)
     notes.append(
@@ -219,13 +215,13 @@ def _no_kernels_detail(log: str) -> str:
     return f"; kernels that ran: {', '.join(r.split('. ', 1)[1] for r in ran)}" if ran else ""
 
 
-def _rocprof(command, kernels, counters, cwd, timeout_s, launches, folder: Path, extra: dict[str, str]):
+def _rocprof(run: PassRun, kernels, counters, launches, folder: Path):
     exe = rocprof_backend.find_rocprof()
     if exe is None:
         raise ProfilerError("rocprofv3 was not found", hint=INSTALL_HINTS["rocprofv3"])
     notes: list[str] = []
     started = time.perf_counter()
-    result = _run(rocprof_backend.profile_command(exe, kernels, counters, folder, command), cwd, timeout_s, extra)
+    result = _run(rocprof_backend.profile_command(exe, kernels, counters, folder, run.command), run)
     if result.returncode is None:
         raise ProfilerError(f"the program under {exe} ran past the timeout")
     notes.append(f"rocprofv3 pass: {time.perf_counter() - started:.1f} s for {len(kernels)} kernel(s)")

@@ -17,9 +17,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import env
 from ..models import Evidence, KernelProfile, Regions
+from ..workload.runner import PassRun
 from . import timeline
 from .inside import window
 from .regions import instrument, layout_in, layout_of, untimed
@@ -34,6 +36,33 @@ ENV_TURN = env.GPU_TURN
 DEFAULT_MODE = "default:buffer_type=global:buffer_size=65536:optimizations=clock32,sched_stores"
 _DROPPED = re.compile(r"first (\d+) events are dropped due to insufficient buffer size \((\d+)/(\d+)\)")
 MAX_BUFFER_BYTES = 2 << 30  # device memory the timers' buffers may take over the whole grid, when enlarged
+
+
+@dataclass(frozen=True)
+class TimerOptions:
+    """How a pass times: Proton's `mode` (default DEFAULT_MODE), the timeline's PNG drawn where the files are
+    kept (`pictures`), only the kernels whose timers could change a verdict (`loops_only`: a loop with a dot to
+    overlap its loads with), every warp of each CTA (`all_warps`; default: the first of each warp group,
+    `recorded_warps`), and what is read: Proton's trace, its per-scope totals ("tree") or "auto" (`data_kind`)."""
+
+    mode: str | None = None
+    pictures: bool = False
+    loops_only: bool = False
+    all_warps: bool = False
+    data: str = "auto"
+
+
+@dataclass(frozen=True)
+class Sandboxed:
+    """A candidate's pass: run confined in `sandbox`, in `where` (an empty folder for the copy and the output,
+    laid out as `start_timer_head_start` expects; default: a temporary one), in the Python `ahead` started
+    there where it fits, waiting at its first launch for the GPU `turn` (a lock file whose holder has the GPU;
+    window.PARKED says when: `parked`)."""
+
+    sandbox: Any
+    where: Path | None = None
+    ahead: Any = None
+    turn: str | None = None
 
 
 @dataclass
@@ -61,68 +90,50 @@ def available(interpret: bool) -> str | None:
 
 
 def collect(
-    command: list[str],
+    run: PassRun,
     kernels: list[KernelProfile],
     *,
     root: Path,
-    cwd: Path,
-    timeout_s: float | None,
-    keep: Path | None = None,
     changes: dict[str, str] | None = None,
-    mode: str | None = None,
-    pictures: bool = False,
-    env: dict[str, str] | None = None,
-    sandbox=None,
-    stop_early: bool = True,
-    loops_only: bool = False,
-    all_warps: bool = False,
-    data: str = "auto",
-    where: Path | None = None,
-    ahead=None,
-    turn: str | None = None,
+    timers: TimerOptions = TimerOptions(),
+    confined: Sandboxed | None = None,
 ) -> TimerRun:
-    """Run the program once with timers in `kernels` (files under `root`; `changes` are a
-    candidate's rewritten files, relative to root). `keep`: write the trace, timeline and PNG there.
-    `env`: variables added to the program's environment (e.g. the GPU it runs on). `sandbox`: run
-    it confined (a candidate's copy). `stop_early`: the program stops after the first launch of
-    each kernel (profiling/inside/window.py). `loops_only`: leave out kernels whose timers
-    could not change a verdict (no loop with a dot to overlap its loads with). `all_warps`: record
-    every warp of each CTA (default: the first of each warp group, `recorded_warps`). `data`: Proton's
-    trace, its per-scope totals ("tree"), or "auto" (`data_kind`). `where`: an empty folder for the copy and
-    the output (default: a temporary one), laid out as `start_timer_head_start` expects; `ahead`: the Python
-    `start_timer_head_start` started there, which takes the run where it fits. `turn`: a lock file whose holder has the
-    GPU; the program waits for it at its first launch, compiled (window.PARKED says when; `parked`)."""
+    """Run the program once with timers in `kernels` (files under `root`, `run.cwd` among them; `changes` are a
+    candidate's rewritten files, relative to root). `run.keep`: write the trace, timeline and PNG there.
+    `run.env`: variables added to the program's environment (e.g. the GPU it runs on). `run.stop_early`: the
+    program stops after the first launch of each kernel (profiling/inside/window.py). `confined`: a candidate's
+    run, in its sandbox."""
     from ..workload.workspace import copy_project, in_copy
 
     out = TimerRun()
     started = time.perf_counter()
-    root = Path(root).resolve()
-    files, tables = _instrumented(kernels, root, changes, loops_only, out.notes)
+    root, keep, box = Path(root).resolve(), run.keep, confined or Sandboxed(None)
+    files, tables = _instrumented(kernels, root, changes, timers.loops_only, out.notes)
     if not tables:
         return out
     timed = [p for p in kernels if p.id in tables]
     with tempfile.TemporaryDirectory(prefix="intelliperf-timers-") as tmp:
-        into, out_dir, _ = _layout(Path(where or tmp))
+        into, out_dir, _ = _layout(Path(box.where or tmp))
         copy = copy_project(root, files, into, exclude=(keep,) if keep else ())
         folder = Path(keep) if keep else out_dir
         folder.mkdir(parents=True, exist_ok=True)
         prefix = folder / "proton"
-        extra = _program_env(env, timed, folder, stop_early, turn)
-        mode, recorded = sampling(mode or DEFAULT_MODE, timed, files, all_warps)
-        kind, why_totals = data_kind(data, timed, recorded, stop_early)
+        extra = _program_env(run.env, timed, folder, run.stop_early, box.turn)
+        mode, recorded = sampling(timers.mode or DEFAULT_MODE, timed, files, timers.all_warps)
+        kind, why_totals = data_kind(timers.data, timed, recorded, run.stop_early)
         if kind == "tree":
             extra[ENV_DATA] = "tree"
             out.notes.append(why_totals)
-        workdir = copy / Path(cwd).resolve().relative_to(root)
+        workdir = copy / Path(run.cwd or root).resolve().relative_to(root)
+        there = PassRun(in_copy(run.command, root, copy), workdir, run.timeout_s, extra)
 
-        def run(mode: str, ahead=None):
-            command_there = in_copy(command, root, copy)
-            return _run(command_there, workdir, prefix, mode, timeout_s, extra, sandbox, (copy, folder), ahead)
+        def instrumented(mode: str, ahead=None):
+            return _run(there, prefix, mode, box.sandbox, (copy, folder), ahead)
 
-        mode, result, dropped = _run_with_room(run, mode, ahead, timed, out.notes)
+        mode, result, dropped = _run_with_room(instrumented, mode, box.ahead, timed, out.notes)
         out.notes += window.notes(folder, "region timers")  # and what the bootstrap wrote there (Proton's start)
         ran = time.perf_counter() - started
-        read = _Read(timed, tables, recorded, dropped, folder if keep else None, pictures)
+        read = _Read(timed, tables, recorded, dropped, folder if keep else None, timers.pictures)
         if kind == "tree":
             size = read_totals(out, prefix.with_suffix(".hatchet"), result, read)
         else:
@@ -401,32 +412,20 @@ class _Filtered:
         sys.stderr.flush()
 
 
-def _run(
-    command: list[str],
-    cwd: Path,
-    prefix: Path,
-    mode: str,
-    timeout_s: float | None,
-    extra: dict[str, str],
-    sandbox=None,
-    writable: tuple[Path, ...] = (),
-    ahead=None,
-) -> tuple:
+def _run(run: PassRun, prefix: Path, mode: str, sandbox=None, writable: tuple[Path, ...] = (), ahead=None) -> tuple:
     """The instrumented run (in the Python `ahead` started for it, where it fits), and the (kept, needed)
     event counts of Proton's dropped-events warnings."""
     from ..workload.runner import bootstrap_env, spawn
 
-    env = bootstrap_env(interpret=False) | extra  # no recorder: only the Proton session
+    env = bootstrap_env(interpret=False) | (run.env or {})  # no recorder: only the Proton session
     env.update({ENV_PREFIX: str(prefix), ENV_MODE: mode})
     if sandbox is None:
         sink = _Filtered()
-        return spawn(command, cwd=str(cwd), env=env, timeout_s=timeout_s, echo=sink), sink.dropped
-    from ..workload.workspace import confined
+        return spawn(run.command, cwd=str(run.cwd), env=env, timeout_s=run.timeout_s, echo=sink), sink.dropped
+    from ..workload.workspace import Confinement, confined
 
-    home = writable[-1] / "home"
-    result = confined(
-        sandbox, command, cwd=cwd, env=env, home=home, seed=SEED, writable=writable, timeout_s=timeout_s, ahead=ahead
-    )
+    room = Confinement(Path(str(run.cwd)), writable[-1] / "home", SEED, writable)
+    result = confined(sandbox, run.command, room, env=env, timeout_s=run.timeout_s, ahead=ahead)
     return result, [counts for line in result.tail if (counts := _drop_counts(line))]
 
 

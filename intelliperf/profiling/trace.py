@@ -501,8 +501,7 @@ def trace_launch(
         }
         builder.set_grid_dim(*grid)
         if result["programs_total"] >= 2 * wave > 2:  # first: one loop iteration per program, however long the loop
-            notes = result["notes"]
-            result["wave"] = _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s / 2, notes)
+            result["wave"] = _wave_pass(py_fn, kernel, args, grid, wave, buffers, budget_s / 2, result["notes"])
             tracer.deadline = time.monotonic() + budget_s
         with interpreter_semantics(py_fn), _BuilderTap(builder, tracer):
             for index, pid in enumerate(programs):
@@ -562,11 +561,12 @@ def _first_iterations(py_fn, kernel):
         return kernel
 
 
-def _wave_pass(py_fn, kernel, args, builder, grid, wave, buffers, budget_s, notes: list) -> dict | None:
+def _wave_pass(py_fn, kernel, args, grid, wave, buffers, budget_s, notes: list) -> dict | None:
     """The first `wave` programs of the grid, each through the first iteration of its loops."""
+    from triton.runtime.interpreter import interpreter_builder as builder  # (its grid set by trace_launch)
+
     gx, gy, _ = grid
-    kernel = _first_iterations(py_fn, kernel)
-    tracer = _FootprintTracer(buffers, budget_s)
+    kernel, tracer = _first_iterations(py_fn, kernel), _FootprintTracer(buffers, budget_s)
     done = 0
     try:
         with interpreter_semantics(py_fn), _BuilderTap(builder, tracer):

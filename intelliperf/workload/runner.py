@@ -43,6 +43,20 @@ class TraceSettings:
     later_dir: str | None = None  # save the traced launches' inputs here, traced after the run (trace_worker)
 
 
+@dataclass(frozen=True)
+class PassRun:
+    """The program as a profiler pass runs it (ncu, rocprofv3, region timers): its command, its folder, its
+    limit, the variables it adds (the GPU it runs on, its turn), whether it stops after the launches the pass
+    needs (profiling/inside/window.py), and where the pass keeps its files (None: a temporary folder)."""
+
+    command: list[str]
+    cwd: str | Path | None
+    timeout_s: float | None
+    env: dict[str, str] | None = None
+    stop_early: bool = True
+    keep: Path | None = None
+
+
 @dataclass
 class WorkloadRun:
     command: list[str]

@@ -4,6 +4,7 @@ each candidate run in a copy) and the region-timer pass (the instrumented kernel
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import env as names
@@ -52,28 +53,44 @@ def copy_project(root: Path, changes: dict[str, str], into: Path, exclude: tuple
     return into
 
 
+@dataclass(frozen=True)
+class Confinement:
+    """Where a sandboxed process runs: its folder, its own $HOME (made), the seed of every generator in it, and
+    the folders it may write and read besides the project's code (`Sandbox.wrap`)."""
+
+    cwd: Path
+    home: Path
+    seed: int
+    writable: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
+
+    def env(self, box: Sandbox, env: dict) -> dict:
+        return confined_env(box, env, self.home, self.seed)
+
+    def binds(self) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+        """The folders it writes ($HOME among them) and reads."""
+        return (*self.writable, self.home), self.readable
+
+
 def confined(
     box: Sandbox,
     command: list[str],
+    room: Confinement,
     *,
-    cwd: Path,
     env: dict,
-    home: Path,
-    seed: int,
-    writable: tuple[Path, ...] = (),
-    readable: tuple[Path, ...] = (),
     timeout_s: float | None = None,
     ahead: HeadStart | None = None,
 ):
-    """Run `command` in the sandbox with a fresh $HOME (Triton's cache, the program's dot-files); in the
-    Python `ahead` started for it where that fits the run (`HeadStart.fits`), else in a fresh one."""
-    env = confined_env(box, env, home, seed)  # first: it creates $HOME, which wrap() binds only if it exists
-    result = ahead.go(box, command, cwd, env, (*writable, home), readable, timeout_s) if ahead is not None else None
+    """Run `command` in the sandbox, in `room` with a fresh $HOME (Triton's cache, the program's dot-files); in
+    the Python `ahead` started for it where that fits the run (`HeadStart.fits`), else in a fresh one."""
+    env = room.env(box, env)  # first: it creates $HOME, which wrap() binds only if it exists
+    writable, readable = room.binds()
+    result = ahead.go(box, command, room.cwd, env, writable, readable, timeout_s) if ahead is not None else None
     if result is not None:
         return result
     return spawn(
-        box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable),
-        cwd=str(cwd),
+        box.wrap(command, cwd=room.cwd, writable=writable, readable=readable),
+        cwd=str(room.cwd),
         env=env,
         timeout_s=timeout_s,
         echo=Tail(),

@@ -18,6 +18,7 @@ from conftest import REPO, run_cli
 from intelliperf.campaign.schedule import run_process
 from intelliperf.campaign.suite import find_tasks
 from intelliperf.campaign.task import TaskSpec
+from intelliperf.settings import CampaignSettings
 
 VENDORED = REPO / "benchmarks" / "suites" / "agentkernelarena"
 # Interpreter-sized: one passes its own check (nothing for the formulas to flag at its sizes), one fails
@@ -78,7 +79,8 @@ def test_campaign_through_a_local_ray(suite, tmp_path):
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        report = run(suite, out_dir=tmp_path / "out", device="cpu", ray_address="local", max_attempts=1)
+        settings = CampaignSettings(device="cpu", ray_address="local", max_attempts=1)
+        report = run(suite, settings, out_dir=tmp_path / "out")
     finally:
         ray.shutdown()
     _check_rows({r.task: r.model_dump() for r in report.rows})
@@ -90,7 +92,7 @@ def test_a_task_that_runs_out_of_time_or_crashes_is_a_row_with_the_reason(tmp_pa
     task.mkdir(parents=True)
     (task / "config.yaml").write_text("correctness_command:\n  - python3 -c 'import time; time.sleep(60)'\n")
     (spec_task,) = find_tasks(tmp_path / "suite")
-    spec = TaskSpec(task=spec_task, work=tmp_path / "work", device="cpu")
+    spec = TaskSpec(task=spec_task, work=tmp_path / "work", settings=CampaignSettings(device="cpu"))
     row = json.loads(run_process(spec.model_dump_json(), task_timeout_s=3))
     assert row["status"] == "error" and "ran over 3 s" in row["detail"]
     # The task's process killed from under it (as the kernel's OOM killer would): no row of its own.

@@ -19,7 +19,7 @@ from intelliperf.profiling import ncu, region_timers
 from intelliperf.profiling.inside import window
 from intelliperf.profiling.regions import layout_of, untimed
 from intelliperf.validators import Problem, Verdict
-from intelliperf.workload.runner import bootstrap_env, uncompiled_note
+from intelliperf.workload.runner import PassRun, bootstrap_env, uncompiled_note
 
 PROGRAM = textwrap.dedent("""
     import atexit, sys
@@ -259,7 +259,8 @@ def test_region_timers_only_where_they_can_change_the_verdict():
     assert untimed(layout_of(str(gemm_file), "gemm_kernel"), "gemm_kernel") is None
     profile = _profile("reduced_sum_kernel", str(sum_file), [])
     # loops_only: the kernel is left out before anything runs (no Proton on this machine: a run would fail)
-    run = region_timers.collect(["false"], [profile], root=examples, cwd=examples, timeout_s=5, loops_only=True)
+    passing = PassRun(["false"], examples, 5)
+    run = region_timers.collect(passing, [profile], root=examples, timers=region_timers.TimerOptions(loops_only=True))
     assert run.evidence == {} and any("no region timers for it" in n for n in run.notes)
 
 
@@ -346,9 +347,8 @@ def test_protons_dropped_event_warnings_are_counted_not_printed(tmp_path, capfd)
     the pass keeps their counts for the buffer's resize and passes everything else through."""
     warn = "first 12 events are dropped due to insufficient buffer size (8192/8204)"
     code = f"import sys; print('program output'); [print({warn!r}, file=sys.stderr) for _ in range(3)]"
-    result, counts = region_timers._run(
-        [sys.executable, "-c", code], tmp_path, tmp_path / "proton", region_timers.DEFAULT_MODE, 60, {}
-    )
+    program = PassRun([sys.executable, "-c", code], tmp_path, 60, {})
+    result, counts = region_timers._run(program, tmp_path / "proton", region_timers.DEFAULT_MODE)
     assert result.returncode == 0 and counts == [(8192, 8204)] * 3
     shown = capfd.readouterr()
     assert "program output" in shown.err and "events are dropped" not in shown.out + shown.err

@@ -255,8 +255,7 @@ def test_the_quick_screen_decides_as_the_full_comparison_would(dtype):
                 name="o",
                 dispatch=0,
                 tol=TOL,
-                accumulated_terms=terms.atomic,
-                reduced_terms=terms.reduced,
+                terms=terms,
                 poisoned=poisoned,
             )
             == []
@@ -315,10 +314,11 @@ def test_reordered_float_sum_passes_and_a_dropped_block_fails():
     dropped = np.cumsum(np.delete(partials, typical), dtype=np.float32)[-1:]
     ref = torch.from_numpy(pre_reduced)
     assert (
-        compare_buffer(ref, torch.from_numpy(per_element), name="out", dispatch=0, tol=TOL, accumulated_terms=n) == []
+        compare_buffer(ref, torch.from_numpy(per_element), name="out", dispatch=0, tol=TOL, terms=Reordering(atomic=n))
+        == []
     )
     assert _kinds(
-        compare_buffer(ref, torch.from_numpy(dropped), name="out", dispatch=0, tol=TOL, accumulated_terms=n)
+        compare_buffer(ref, torch.from_numpy(dropped), name="out", dispatch=0, tol=TOL, terms=Reordering(atomic=n))
     ) == ["mismatch"]
     # without knowing it is an accumulation, the plain float32 tolerance would reject the reordering
     assert compare_buffer(ref, torch.from_numpy(per_element), name="out", dispatch=0, tol=TOL) != []
@@ -341,7 +341,9 @@ def test_a_retuned_reduction_passes_and_a_wrong_or_cheaper_one_fails():
     ref = torch.from_numpy(_blocked_column_sums(x, 64))
 
     def judged(values: np.ndarray, terms: int | None = m):
-        return compare_buffer(ref, torch.from_numpy(values), name="out", dispatch=0, tol=TOL, reduced_terms=terms)
+        return compare_buffer(
+            ref, torch.from_numpy(values), name="out", dispatch=0, tol=TOL, terms=Reordering(reduced=terms)
+        )
 
     retuned = _blocked_column_sums(x, 128)
     assert _kinds(judged(retuned, terms=None)) == ["mismatch"]  # the exact tolerance rejects a correct kernel
@@ -351,7 +353,9 @@ def test_a_retuned_reduction_passes_and_a_wrong_or_cheaper_one_fails():
         assert judged(_blocked_column_sums(torch.from_numpy(x).to(cheaper).float().numpy(), 128)) != []
     # float16 outputs of a reduction were summed in float32: the allowance is float32's, not float16's
     half = ref.half()
-    reordered = compare_buffer(half, (half.float() * (1 + 3e-3)).half(), name="o", dispatch=0, tol=TOL, reduced_terms=m)
+    reordered = compare_buffer(
+        half, (half.float() * (1 + 3e-3)).half(), name="o", dispatch=0, tol=TOL, terms=Reordering(reduced=m)
+    )
     assert _kinds(reordered) in (["mismatch"], ["precision"])
 
 

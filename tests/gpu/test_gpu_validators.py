@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 from intelliperf.validators import (  # noqa: E402
+    CandidateLayout,
     Program,
     ValidationSettings,
     capture_reference,
@@ -18,7 +19,7 @@ from intelliperf.validators import (  # noqa: E402
     start_head_starts,
     validate,
 )
-from intelliperf.validators.compare import Tolerances  # noqa: E402
+from intelliperf.validators.compare import Reordering, Tolerances  # noqa: E402
 
 AXPY = PROGRAMS / "validation"
 AXPY_COMMAND = [sys.executable, "axpy.py", str(1 << 22)]
@@ -181,10 +182,7 @@ def _ahead(ref, command, copy, work):
     started = start_head_starts(
         ref.sandbox,
         command[0],
-        copy,
-        work,
-        inputs=ref.inputs,
-        reference_root=ref.program.root,
+        CandidateLayout(copy, work, ref.inputs, ref.program.root),
         interpret=False,
         settings=ValidationSettings(),
         env={},
@@ -222,8 +220,8 @@ def test_reordered_atomic_sum_of_16m_floats_passes_and_a_dropped_block_fails():
     ref, reordered, dropped = (o.cpu() for o in outs)
     print("16M sums:", float(ref), float(reordered), float(dropped), float(x.double().sum()))
     tol = Tolerances()
-    assert compare_buffer(ref, reordered, name="out", dispatch=0, tol=tol, accumulated_terms=n) == []
-    assert compare_buffer(ref, dropped, name="out", dispatch=0, tol=tol, accumulated_terms=n) != []
+    assert compare_buffer(ref, reordered, name="out", dispatch=0, tol=tol, terms=Reordering(atomic=n)) == []
+    assert compare_buffer(ref, dropped, name="out", dispatch=0, tol=tol, terms=Reordering(atomic=n)) != []
 
 
 def test_a_sandboxed_process_uses_the_gpu_and_sees_nothing_else(tmp_path):

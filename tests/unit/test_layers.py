@@ -267,6 +267,45 @@ def test_no_module_over_600_lines_and_no_function_over_80():
     assert long_modules == [] and long_functions == [], (long_modules, long_functions)
 
 
+MAX_PARAMETERS = 8
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """A function's named parameters, positional and keyword-only (`*args`, `**kwargs` aside), `self`/`cls` not."""
+    names = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+    return names[1:] if names[:1] in (["self"], ["cls"]) else names
+
+
+def _typer_commands() -> set[str]:
+    """The functions intelliperf/cli/commands.py puts on the app (`app.command(...)(optimize)`)."""
+    tree = ast.parse((REPO / "intelliperf" / "cli" / "commands.py").read_text())
+    return {
+        node.args[0].id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and isinstance(node.func.func, ast.Attribute)
+        and node.func.func.attr == "command" and node.args and isinstance(node.args[0], ast.Name)
+    }  # fmt: skip
+
+
+def test_no_function_takes_more_than_eight_parameters():
+    """Parameters that travel together go as one typed object (a settings model, a run's session, a small
+    dataclass); only the typer commands in intelliperf/cli/ take more, their parameters being the command line's
+    options."""
+    commands = _typer_commands()
+    assert {"diagnose", "optimize", "campaign", "tune"} <= commands
+    long, seen = [], 0
+    for path in _sources():
+        in_cli = path.parent == REPO / "intelliperf" / "cli"
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                seen += 1
+                command = in_cli and node.col_offset == 0 and node.name in commands
+                if len(_parameters(node)) > MAX_PARAMETERS and not command:
+                    long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({len(_parameters(node))})")
+    assert seen > 1000  # the scan reads the package
+    assert long == [], "functions over 8 parameters: group those that travel together"
+
+
 def test_every_folder_has_its_floor_and_the_top_folders_stay_small():
     """Each folder of the package is on one floor of its own in LAYERS (no sub-folder listed apart), the top
     folder holds at most 12 modules and validators/ at most 8: a concept that grows gets a folder, not a

@@ -55,26 +55,34 @@ class TimingHeadStart:
     fds: tuple[int, int]
 
 
+@dataclass(frozen=True)
+class CandidateLayout:
+    """Where `validate` will have a candidate's files: its copy of the project (`root`), the validation's
+    folder (`work_dir`), and the reference's replay inputs and copy of the project (made by
+    `capture_reference`, or still to come: the head starts only bind them)."""
+
+    root: Path
+    work_dir: Path
+    inputs: Path
+    reference_root: Path
+
+
 def start_head_starts(
     box: sandboxing.Sandbox,
     python: str,
-    root: Path,
-    work_dir: Path,
+    layout: CandidateLayout,
     *,
-    inputs: Path,
-    reference_root: Path,
     interpret: bool,
     settings: ValidationSettings,
     env: dict,
     cuda: bool = False,
 ) -> HeadStarts:
-    """Pythons started for a candidate not made yet, laid out as `validate` will have it: its copy of the
-    project in `root`, `work_dir` the validation's folder, `inputs` the reference's replay inputs and
-    `reference_root` its copy of the project (both made now where the reference is not captured yet), `env`
-    the candidate's own (`Program.env`); the folders are made empty now. On a GPU the two timing workers'
-    too (they inherit their pipes now). `cuda`: the workers (not the program) make their CUDA contexts now,
-    where the reference said they fit beside its run (`fits_beside`): under racecheck a context took 0.6 s of
-    the worker's trial, the attempt's critical path on a pipelined GEMM (H100)."""
+    """Pythons started for a candidate not made yet, laid out as `validate` will have it (`layout`; its folders
+    are made empty now), `env` the candidate's own (`Program.env`). On a GPU the two timing workers' too (they
+    inherit their pipes now). `cuda`: the workers (not the program) make their CUDA contexts now, where the
+    reference said they fit beside its run (`fits_beside`): under racecheck a context took 0.6 s of the
+    worker's trial, the attempt's critical path on a pipelined GEMM (H100)."""
+    root, work_dir, inputs = layout.root, layout.work_dir, layout.inputs
     cand_dir, home = work_dir / "candidate", work_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
     # The bootstrap's variables only: the run's own (the recorder, the capture) are set when it comes.
@@ -102,7 +110,7 @@ def start_head_starts(
         )
     ahead = HeadStarts(program, workers)
     if not interpret and settings.timing:
-        for name, project in (("reference", reference_root), ("candidate", root)):
+        for name, project in (("reference", layout.reference_root), ("candidate", root)):
             ahead.timing[name] = _timing_ahead(box, project, inputs, work_dir / f"timing-{name}", settings, env | ours)
     return ahead
 

@@ -20,7 +20,7 @@ from intelliperf.errors import IntelliPerfError
 from intelliperf.redact import scrub
 from intelliperf.workload import sandbox as sandboxing
 from intelliperf.workload.runner import Running, TraceSettings, workload_env
-from intelliperf.workload.workspace import confined, copy_project, in_copy, within
+from intelliperf.workload.workspace import Confinement, confined, copy_project, in_copy, within
 
 from ..correctness import (
     VALUE_KINDS,
@@ -261,15 +261,8 @@ def _capture_runner(
         capture_dir = folder / f"capture-{i}"
         capture_dir.mkdir(parents=True, exist_ok=True)
         env = capture_env(kernel, capture_dir, interpret, settings) | ref.env
-        result = confined(
-            box,
-            ref.command,
-            cwd=ref.workdir(),
-            env=env,
-            home=work_dir / "home",
-            seed=settings.seed,
-            writable=(ref.root, capture_dir),
-        )
+        room = Confinement(ref.workdir(), work_dir / "home", settings.seed, writable=(ref.root, capture_dir))
+        result = confined(box, ref.command, room, env=env)
         if result.returncode != 0:  # no time limit: the reference is the user's own program
             raise WorkloadFailedError(
                 program.command,
@@ -298,17 +291,8 @@ def _start_replay_side(
     out, inputs = work_dir / "truth" / "replay", work_dir / "inputs"
     for folder in (out, inputs):
         folder.mkdir(parents=True, exist_ok=True)
-    return start_worker(
-        box,
-        "prepare",
-        out,
-        cwd=ref.root,
-        home=work_dir / "home",
-        seed=settings.seed,
-        env=worker_env(interpret, out, settings, ref.env),
-        writable=(out, inputs),
-        readable=(ref.root,),
-    )
+    room = Confinement(ref.root, work_dir / "home", settings.seed, writable=(out, inputs), readable=(ref.root,))
+    return start_worker(box, "prepare", out, room, env=worker_env(interpret, out, settings, ref.env))
 
 
 def _unstable(

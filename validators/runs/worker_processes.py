@@ -17,7 +17,7 @@ from intelliperf.redact import scrub
 from intelliperf.workload import sandbox as sandboxing
 from intelliperf.workload.head_start import HeadStart
 from intelliperf.workload.runner import Running, Tail, TraceSettings, find_tool, workload_env
-from intelliperf.workload.workspace import confined_env
+from intelliperf.workload.workspace import Confinement, confined_env
 
 from ..settings import WORKER, ValidationSettings
 from ..verdict import Problem
@@ -38,13 +38,9 @@ def start_worker(
     box: sandboxing.Sandbox,
     mode: str,
     out: Path,
+    room: Confinement,
     *,
-    cwd: Path,
-    home: Path,
-    seed: int,
     env: dict,
-    writable: tuple[Path, ...],
-    readable: tuple[Path, ...],
     early: ReplayJob | None = None,
     wrap: Sequence[str] = (),
     ahead: HeadStart | None = None,
@@ -59,13 +55,14 @@ def start_worker(
     if early is not None:
         (out / "early.json").write_text(json.dumps(early))
         command.append(str(out / "early.json"))
-    env = confined_env(box, env, home, seed)
-    taken = ahead.take(box, command, cwd, env, (*writable, home), readable) if ahead is not None else None
+    env = room.env(box, env)
+    writable, readable = room.binds()
+    taken = ahead.take(box, command, room.cwd, env, writable, readable) if ahead is not None else None
     if taken is not None:
         return taken
     return Running(
-        box.wrap(command, cwd=cwd, writable=(*writable, home), readable=readable),
-        cwd=str(cwd),
+        box.wrap(command, cwd=room.cwd, writable=writable, readable=readable),
+        cwd=str(room.cwd),
         env=env,
         echo=Tail(),
         stdin=True,

@@ -172,7 +172,7 @@ def test_help_is_fast_and_lists_commands():
         (["diagnose", "--top-n", "0", "--", "true"], 2, "--top-n must be at least 1"),
         (["diagnose", "--device", "tpu", "--", "true"], 2, "'tpu' is not one of 'auto', 'cpu', 'gpu'"),
         (["optimize", "--counters", "perf", "--", "true"], 2, "'perf' is not one of 'auto', 'ncu', 'rocprofv3', 'off'"),
-        (["optimize", "--racecheck-ctas", "-1", "--", "true"], 2, "--racecheck-ctas must be 0 (every CTA)"),
+        (["optimize", "--racecheck-ctas", "-1", "--", "true"], 2, "--racecheck-ctas must be at least 0, got -1"),
         (["optimize", "--racecheck-ctas", "all", "--", "true"], 2, "Invalid value for '--racecheck-ctas'"),
         (["diagnose", "--region-data", "foo", "--", "true"], 2, "'foo' is not one of 'auto', 'trace', 'tree'"),
     ],
@@ -230,6 +230,109 @@ def test_version():
     for flag in ("--version", "-V"):
         result = run_cli(flag)
         assert result.returncode == 0 and result.stdout.strip() == f"intelliperf {__version__}"
+
+
+def _fields(model, prefix: str = "") -> dict[str, tuple[str, object]]:
+    """{option: (field, default)} of a settings model, its nested settings' fields included."""
+    from pydantic import BaseModel
+
+    from intelliperf.settings import option_of
+
+    out = {}
+    model.model_rebuild()  # (OptimizeSettings has its validation's type once it was first used)
+    for name, field in model.model_fields.items():
+        nested = field.annotation if isinstance(field.annotation, type) else None
+        if nested is not None and issubclass(nested, BaseModel):
+            out |= _fields(nested, f"{prefix}{name}.")
+        else:
+            out[option_of(prefix + name)] = (prefix + name, field.get_default(call_default_factory=True))
+    return out
+
+
+# Each command's settings models, and its options that set no field (their defaults are the command's own).
+SETTINGS_OF = {
+    "diagnose": ("DiagnoseSettings",),
+    "regions": ("RegionsSettings",),
+    "optimize": ("OptimizeSettings", "Publish"),
+    "eval": ("OptimizeSettings",),
+    "campaign": ("CampaignSettings",),
+    "tune": ("OptimizeSettings", "TuneSettings"),
+}
+OWN_OPTIONS = {
+    "diagnose": {"--format"},
+    "regions": set(),
+    "optimize": {"--format", "--api-base", "--api-key-env", "--program", "--reasoning", "--save-transcript",
+                 "--branch"},
+    "eval": {"--formula", "--rewriter", "--api-base", "--api-key-env", "--program", "--reasoning", "--out-dir",
+             "--resume", "--max-attempts"},  # (per case, its own default)
+    "campaign": {"--only", "--out-dir", "--resume"},
+    "tune": {"--out", "--formula", "--api-base", "--api-key-env", "--program", "--reasoning", "--work-dir"},
+}  # fmt: skip
+
+
+def _empty(value) -> bool:
+    return value is None or value == [] or value == {}
+
+
+def test_every_option_has_its_settings_fields_default():
+    """The settings models hold each option's default: every option of a command that sets a field (walked from
+    the typer commands, nested validation and sandbox fields included) has that field's default, a flag that
+    turns a field off its opposite; every other option is listed as the command's own."""
+    import dataclasses
+
+    from intelliperf import settings
+    from intelliperf.cli.help_format import click_command
+    from intelliperf.delivery.publish import Publish
+
+    named = {"branch": "--branch-name", "labels": "--pr-label"}
+    publish = {
+        named.get(f.name) or "--" + f.name.replace("_", "-"): (f.name, getattr(Publish(), f.name))
+        for f in dataclasses.fields(Publish)
+    }
+    checked = 0
+    for name, command in click_command().commands.items():
+        if name not in SETTINGS_OF:
+            continue
+        fields: dict = {}
+        for model in SETTINGS_OF[name]:
+            fields |= publish if model == "Publish" else _fields(getattr(settings, model))
+        for param in command.params:
+            option = max(param.opts, key=len)
+            if param.param_type_name != "option" or option in ("--help", *OWN_OPTIONS[name]):
+                continue
+            assert option in fields, f"intelliperf {name} {option} sets no settings field: list it as the command's own"
+            field, default = fields[option]
+            given = getattr(param.default, "value", param.default)
+            expected = not default if field in settings.OFF else default
+            assert given == expected or _empty(given) and _empty(expected), (name, option, field, given, expected)
+            checked += 1
+    assert checked > 60
+
+
+@pytest.mark.parametrize(
+    "option, value, api, message",
+    [
+        ("max-attempts", "0", {"max_attempts": 0}, "--max-attempts must be at least 1, got 0"),
+        ("candidate-timeout", "-1", {"validation": {"timeout_s": -1}}, "--candidate-timeout must be a positive number"),
+    ],
+)
+def test_a_value_out_of_range_is_one_usage_error_from_the_api_the_cli_and_the_config_file(
+    tmp_path, option, value, api, message
+):
+    """The field's constraint is the only check: the API, the command line and `[tool.intelliperf]` all meet it
+    and say the same, before anything runs (`true` would start no recorder: a run would fail otherwise)."""
+    from intelliperf.api import optimize
+    from intelliperf.errors import UsageError
+
+    with pytest.raises(UsageError) as said:
+        optimize(["true"], out_dir=tmp_path / "api", **api)
+    assert said.value.message.startswith(message) and said.value.exit_code == 2
+    flag = run_cli("optimize", f"--{option}", value, "--out-dir", str(tmp_path / "cli"), "--", "true", cwd=tmp_path)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.intelliperf.optimize]\n{option} = {value}\n")
+    config = run_cli("optimize", "--out-dir", str(tmp_path / "config"), "--", "true", cwd=tmp_path)
+    for result in (flag, config):
+        assert result.returncode == 2 and f"error: {said.value.message}" in " ".join(result.stderr.split())
+        assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,9 @@ from intelliperf.delivery import report
 from intelliperf.formulas.overlap import Overlap
 from intelliperf.models import Evidence, KernelProfile, LaunchSignature, StaticFact
 from intelliperf.profiling import region_timers, timeline
+from intelliperf.profiling.region_timers import TimerOptions
 from intelliperf.profiling.regions import Region, instrument
+from intelliperf.workload.runner import PassRun
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "proton"
@@ -97,7 +99,7 @@ def test_a_loop_in_a_jit_helper_is_left_to_the_static_view(tmp_path):
         signatures=[],
     )
     done = region_timers.collect(
-        ["false"], [profile], root=program.parent, cwd=program.parent, timeout_s=30, loops_only=True
+        PassRun(["false"], program.parent, 30), [profile], root=program.parent, timers=TimerOptions(loops_only=True)
     )  # the formulas' pass
     assert not done.evidence and any("helper _attn_fwd_inner" in n and "no region timers" in n for n in done.notes)
 
@@ -634,16 +636,11 @@ def test_a_candidates_region_timer_run_takes_a_python_started_ahead(tmp_path):
         head = region_timers.start_timer_head_start(box, sys.executable, where, env=started_with)
         assert head is not None and (where / "project").is_dir() and not any((where / "project").iterdir())
         out = region_timers.collect(
-            command,
+            PassRun(command, EXAMPLES, 120, run_with),
             [_profile("gemm.py")],
             root=EXAMPLES,
-            cwd=EXAMPLES,
-            timeout_s=120,
-            env=run_with,
-            sandbox=box,
-            data="tree",
-            where=where,
-            ahead=head,
+            timers=TimerOptions(data="tree"),
+            confined=region_timers.Sandboxed(box, where, head),
         )
         assert '.enter_scope("loop")' in (where / "project" / "gemm.py").read_text()  # the instrumented copy
         return out.notes

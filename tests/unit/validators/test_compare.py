@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from intelliperf.validators.compare import Tolerances, compare_buffer
+from intelliperf.validators.compare import Reordering, Tolerances, compare_buffer
 
 
 def _kinds(problems) -> list[str]:
@@ -29,14 +29,14 @@ def test_a_16_bit_reduction_may_differ_by_its_own_rounding_but_not_by_a_dropped_
     ref, retuned = _attention_like(1), _attention_like(2)
     plain = compare_buffer(ref, retuned, name="o", dispatch=0, tol=Tolerances())
     assert _kinds(plain) == ["mismatch"]  # the per-element fp16 tolerance alone refuses another order
-    assert compare_buffer(ref, retuned, name="o", dispatch=0, tol=Tolerances(), reduced_terms=128) == []
-    wrong = compare_buffer(ref, _attention_like(2, drop_block=True), name="o", dispatch=0, tol=Tolerances(),
-                           reduced_terms=128)  # fmt: skip
+    reduced = {"name": "o", "dispatch": 0, "tol": Tolerances(), "terms": Reordering(reduced=128)}
+    assert compare_buffer(ref, retuned, **reduced) == []
+    wrong = compare_buffer(ref, _attention_like(2, drop_block=True), **reduced)
     assert _kinds(wrong) == ["mismatch"]
     # float32 outputs keep float32's reduction allowance: a float16 copy of the computation still fails
     ref32 = _attention_like(1, dtype=torch.float32)
     copy16 = _attention_like(2).float()
-    assert _kinds(compare_buffer(ref32, copy16, name="o", dispatch=0, tol=Tolerances(), reduced_terms=128)) in (
+    assert _kinds(compare_buffer(ref32, copy16, **reduced)) in (
         ["mismatch"],
         ["precision"],
     )
@@ -69,11 +69,15 @@ def test_a_float32_atomic_sum_past_two_over_epsilon_terms_is_judged_by_its_order
 
     stopped, blocked = torch.tensor([16_777_216.0]), torch.tensor([17_825_792.0])
     assert (
-        compare_buffer(stopped, blocked, name="out", dispatch=None, tol=Tolerances(), accumulated_terms=35_651_585)
+        compare_buffer(
+            stopped, blocked, name="out", dispatch=None, tol=Tolerances(), terms=Reordering(atomic=35_651_585)
+        )
         == []
     )
     exact, dropped = torch.tensor([8_388_608.0]), torch.tensor([8_388_608.0 * 0.99])
-    found = compare_buffer(exact, dropped, name="out", dispatch=None, tol=Tolerances(), accumulated_terms=16_777_216)
+    found = compare_buffer(
+        exact, dropped, name="out", dispatch=None, tol=Tolerances(), terms=Reordering(atomic=16_777_216)
+    )
     assert [p.kind for p in found] == ["mismatch"]
 
 

@@ -27,6 +27,7 @@ from intelliperf.validators import (
     copy_project,
     validate,
 )
+from intelliperf.validators.compare import Reordering
 from intelliperf.validators.correctness import reordering
 from intelliperf.validators.inside.outputs import analyse_ttir
 from intelliperf.validators.workers.replay_inputs import tensor_bytes, unseen_shapes
@@ -249,16 +250,16 @@ def test_the_terms_of_an_output_are_what_one_element_sums():
         "depths": {"total_ptr": 4096},
     }
     copy = reordering(manifest, ["acc_ptr"])
-    assert copy["accumulated_terms"] == 1 and copy["reduced_terms"] is None
-    assert reordering(manifest, ["total_ptr"])["accumulated_terms"] == n  # 256 adds of 4,096-term sums
+    assert copy["terms"] == Reordering(atomic=1)
+    assert reordering(manifest, ["total_ptr"])["terms"].atomic == n  # 256 adds of 4,096-term sums
     x = torch.randn(n, generator=torch.Generator().manual_seed(0)) * 2
     half = x.half().float()
-    as_before = compare_buffer(x, half, name="acc", dispatch=0, tol=Tolerances(), accumulated_terms=n)
+    as_before = compare_buffer(x, half, name="acc", dispatch=0, tol=Tolerances(), terms=Reordering(atomic=n))
     assert as_before == []  # the window: the whole input's count let the float16 copy through
     found = compare_buffer(x, half, name="acc", dispatch=0, tol=Tolerances(), **copy)
     assert [p.kind for p in found] == ["precision"]
     histogram = {**manifest, "scattered": ["acc_ptr"]}  # the data picks the element: all adds may land on one
-    assert reordering(histogram, ["acc_ptr"])["accumulated_terms"] == n
+    assert reordering(histogram, ["acc_ptr"])["terms"].atomic == n
 
 
 # --- 4. races the interpreter cannot show ----------------------------------------------------------------

@@ -14,6 +14,7 @@ import pytest
 from conftest import PROGRAMS
 
 from intelliperf.validators import (
+    CandidateLayout,
     Program,
     ValidationSettings,
     capture_reference,
@@ -24,7 +25,7 @@ from intelliperf.validators import (
 from intelliperf.workload import sandbox as sandboxing
 from intelliperf.workload.head_start import REFUSED, HeadStart, is_python, script_of, torch_comes_first
 from intelliperf.workload.runner import TraceSettings, bootstrap_env, workload_env
-from intelliperf.workload.workspace import confined, confined_env
+from intelliperf.workload.workspace import Confinement, confined, confined_env
 
 pytestmark = pytest.mark.slow  # every test here runs programs or validations (the fast tier skips them)
 
@@ -102,10 +103,8 @@ sys.exit(3)
 
 def _started_ahead(box, root: Path, work: Path, settings: ValidationSettings, **kwargs):
     """`start_head_starts` for the copy `root` and the validation folder `work` (`_layout`)."""
-    inputs, reference = work.parent / "inputs", work.parent / "reference"
-    return start_head_starts(
-        box, sys.executable, root, work, inputs=inputs, reference_root=reference, settings=settings, **kwargs
-    )
+    layout = CandidateLayout(root, work, work.parent / "inputs", work.parent / "reference")
+    return start_head_starts(box, sys.executable, layout, settings=settings, **kwargs)
 
 
 def _program_ahead(box, root: Path, work: Path, *, interpret: bool = True, seed: int = 0, env: dict | None = None):
@@ -130,17 +129,9 @@ def _script(box, root: Path, work: Path, args: list, *, ahead=None, cwd=None, se
     into `work/candidate`; in the started Python `ahead` where it fits."""
     cand = work / "candidate"
     cand.mkdir(parents=True, exist_ok=True)
-    return confined(
-        box,
-        [sys.executable, *args],
-        cwd=cwd or root,
-        env=workload_env(cand, interpret, TraceSettings()) | (extra or {}),
-        home=work / "home",
-        seed=seed,
-        writable=(root, cand),
-        timeout_s=120,
-        ahead=ahead,
-    )
+    room = Confinement(cwd or root, work / "home", seed, writable=(root, cand))
+    env = workload_env(cand, interpret, TraceSettings()) | (extra or {})
+    return confined(box, [sys.executable, *args], room, env=env, timeout_s=120, ahead=ahead)
 
 
 def _run(box, root: Path, work: Path, hidden: Path, ahead=None, interpret: bool = True):
@@ -245,13 +236,11 @@ def test_candidates_validated_in_a_head_start_are_judged_as_in_a_fresh_run(axpy,
     not handed its run, which starts afresh."""
     reference, command = axpy
     where = tmp_path / "attempt"
+    read = reference.inputs if inputs == "reference's" else tmp_path / "elsewhere"
     ahead = start_head_starts(
         reference.sandbox,
         command[0],
-        where / "project",
-        where / "validation",
-        inputs=reference.inputs if inputs == "reference's" else tmp_path / "elsewhere",
-        reference_root=reference.program.root,
+        CandidateLayout(where / "project", where / "validation", read, reference.program.root),
         interpret=True,
         settings=ValidationSettings(),
         env={},
