@@ -171,7 +171,7 @@ def judged(
         err = np.abs(c - r)
         bad = np.flatnonzero(finite & (err > atol + rtol * np.abs(r)))
     if bad.size:
-        problems.append(_mismatch(bad, r, c, ref.shape, where, tol, (rtol, atol), dtype))
+        problems.append(_mismatch(bad, r, c, label, where, (rtol, atol), dtype, _examples(bad, r, c, ref.shape, tol)))
     elif finite.any() and np.any(r[finite] != 0) and not np.any(c[finite] != 0):
         problems.append(
             Problem(
@@ -302,10 +302,10 @@ def _examples(bad, r, c, shape, tol: Tolerances) -> list[Difference]:
     ]
 
 
-def _mismatch(bad, r, c, shape, where: dict, tol: Tolerances, bounds: tuple[float, float], dtype) -> Problem:
+def _mismatch(bad, r, c, label, where, bounds: tuple[float, float], dtype, examples: list[Difference]) -> Problem:
     """The elements past the `bounds` (rtol, atol), as one problem: all zeros, a lower precision's rounding, or
     a mismatch."""
-    label, (rtol, atol) = _label(where["buffer"], where["dispatch"]), bounds
+    rtol, atol = bounds
     abs_err = np.abs(c[bad] - r[bad])
     rel_err = abs_err / np.maximum(np.abs(r[bad]), 1e-30)
     kind, why = "mismatch", ""
@@ -321,7 +321,7 @@ def _mismatch(bad, r, c, shape, where: dict, tol: Tolerances, bounds: tuple[floa
         elements=int(bad.size),
         max_abs_error=float(abs_err.max()),
         max_rel_error=float(rel_err.max()),
-        examples=_examples(bad, r, c, shape, tol),
+        examples=examples,
         message=f"{label}: {bad.size} of {r.size} elements differ beyond rtol={rtol:g}, atol={atol:.3g} "
         f"(max abs error {abs_err.max():.3g}, max rel error {rel_err.max():.3g}){why}",
         **where,

@@ -162,7 +162,9 @@ def tune(
         typer.Option("--optimizer", case_sensitive=False, help=described(TuneSettings, "optimizer", capital=False)),
     ] = TUNE["optimizer"],
     demos: Annotated[int, typer.Option("--demos", help=described(TuneSettings, "demos"))] = TUNE["demos"],
-    rounds: Annotated[int, typer.Option("--rounds", help=described(TuneSettings, "rounds"))] = TUNE["rounds"],
+    rounds: Annotated[int, typer.Option("--rounds", help=described(TuneSettings, "rounds", capital=False))] = TUNE[
+        "rounds"
+    ],
     device: DeviceOption = Device(OPTIMIZE["device"]),
     sandbox_env: SandboxEnv = [],  # noqa: B006
     work_dir: Annotated[

@@ -409,9 +409,13 @@ def test_search_pipelines_kernel_loops(sum_request):
 
 
 def test_search_sweeps_warps_and_stages_jointly_then_pins_the_autotuners_choice(sum_request):
+    from intelliperf.formulas.overlap import Overlap
     from intelliperf.rewriters.search_sweep import sweep_kernel, sweep_title, unpinned
 
-    overlap = sum_request.model_copy(update={"formula": "overlap", "launch": {"written": ["out_ptr"]}})
+    # (as the loop asks for the overlap formula's bottleneck: it wants the sweep first)
+    overlap = sum_request.model_copy(
+        update={"formula": "overlap", "sweep_first": Overlap.sweep_first, "launch": {"written": ["out_ptr"]}}
+    )
     sweep = SearchRewriter().rewrite(overlap)
     # The contended sum has no loop: num_stages would compile the same code four times over.
     assert sweep.sweep and sweep.title == sweep_title(False) and "(5 configs; no loop to pipeline)" in sweep.title
