@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from intelliperf.workload.workspace import Confinement, confined_env
 
 from ..settings import WORKER, ValidationSettings
 from ..verdict import Problem
-from ..workers.jobs import ReplayJob
+from ..workers.jobs import TRIAL_BEGUN, ReplayJob
 
 
 def _without_bootstrap(pythonpath: str) -> str:
@@ -99,7 +100,7 @@ def worker_kinds(interpret: bool, settings: ValidationSettings) -> tuple[dict[st
 
 
 def worker_summary(out: Path, result, what: str, timeout: float | None) -> dict:
-    failure = process_problem(what, result, timeout or 0)
+    failure = process_problem(_in_trial(what, out), result, timeout or 0)
     summary_path = out / "replay.json"
     if failure or not summary_path.exists():
         return {
@@ -120,6 +121,16 @@ def worker_summary(out: Path, result, what: str, timeout: float | None) -> dict:
             "notes": [],
             "problem": Problem(kind="replay-failed", message=f"{what} wrote an unreadable result: {exc}"),
         }
+
+
+def _in_trial(what: str, out: Path) -> str:
+    """`what`, with the trial a candidate's replay worker began last where it wrote one (a crash then names it:
+    a kernel that reads far out of bounds takes the process down, its answer unwritten)."""
+    try:
+        label = read_regular(out / TRIAL_BEGUN).decode()[:100]
+    except (OSError, UnicodeDecodeError):
+        return what
+    return f"{what}, in {label}," if re.fullmatch(r"(launcher|kernel)-[\w-]+", label) else what
 
 
 def timing_env(box: sandboxing.Sandbox, interpret: bool, out: Path, settings: ValidationSettings, env: dict) -> dict:

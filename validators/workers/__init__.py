@@ -6,6 +6,7 @@
     replay_candidate  the candidate side: its kernel and launcher on the saved inputs
     replay_calls      calling the kernel at its recorded launch and the launcher as the program did
     replay_inputs     fresh inputs: recorded layouts, drawn values, unseen shapes
+    replay_forms      inputs in other layouts and dtypes, requiring grad; the reference's plain call to match
     replay_outputs    what a call produced: outputs, aliasing, the kernel's launches watched
     timing_worker     one side of the timing: calls after an L2 flush and a host cover, device events
     fresh_memory      memory a launcher allocates without writing it, made NaN
@@ -23,6 +24,7 @@ __all__ = [
     "replay",
     "replay_calls",
     "replay_candidate",
+    "replay_forms",
     "replay_inputs",
     "replay_outputs",
     "replay_reference",

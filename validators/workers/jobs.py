@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+TRIAL_BEGUN = "trial"  # the file in a candidate's out_dir naming the trial it began last (a crash then names it)
+
 
 class ReplayJob(TypedDict, total=False):
     # the side's own code: its kernel (file, name, params), launcher (file, qualname, args) and first launch

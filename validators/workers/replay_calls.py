@@ -15,6 +15,7 @@ from intelliperf.profiling.inside import untouched
 from intelliperf.workload.definitions import load_module, resolve
 
 from .jobs import ReplayJob
+from .replay_forms import arranged
 from .replay_inputs import ReplayUnsupported, fill_gaps, strided_view, torch_dtype
 
 
@@ -112,8 +113,8 @@ def placed(loaded: dict, descs: list[dict]) -> dict:
             host = loaded[d["name"]]
             values[d["name"]] = strided_view(list(host.shape), host.dtype, d["device"]).copy_(host)
             fill_gaps(values[d["name"]])
-        elif d["kind"] == "tensor":
-            values[d["name"]] = loaded[d["name"]].to(d["device"], copy=True)  # never the loaded tensor: the record
+        elif d["kind"] == "tensor":  # never the loaded tensor (the record); laid out as the trial's (`replay_forms`)
+            values[d["name"]] = arranged(loaded[d["name"]].to(d["device"], copy=True), d)
         elif d["kind"] == "dtype":
             values[d["name"]] = torch_dtype(d["value"])
         else:

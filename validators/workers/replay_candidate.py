@@ -15,7 +15,7 @@ from intelliperf.profiling.inside.window import next_config
 
 from ..correctness import load_tensors
 from .fresh_memory import fresh_as
-from .jobs import ReplayJob
+from .jobs import TRIAL_BEGUN, ReplayJob
 from .replay_calls import ablate, call_launcher, launch_recorded, launcher_fn, placed, save_tensors, sync_device
 from .replay_outputs import ABLATION, KernelLaunches, aliases, call_record, outputs_of
 from .store_bounds import take_races
@@ -119,6 +119,7 @@ def _inputs(path: Path, summary: dict) -> dict:
 
 
 def _guarded(summary: dict, run: dict, call, out: Path) -> None:
+    (out / TRIAL_BEGUN).write_text(run["label"])
     next_config()  # under the interpreter: each trial with the next autotune config (a GPU may pick any)
     fresh_as("nan" if run.get("unwritten") else "mixed")
     take_races()  # (only this call's)

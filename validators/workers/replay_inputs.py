@@ -29,6 +29,8 @@ def _strided_like(shape, strides, dtype, device):
 
     if not shape:
         return torch.empty((), dtype=dtype, device=device)
+    if len(strides) != len(shape):  # (another rank than recorded: row-major)
+        return torch.empty(shape, dtype=dtype, device=device)
     order = sorted(range(len(shape)), key=lambda i: -strides[i] if i < len(strides) else 0)
     base = torch.empty([shape[i] for i in order], dtype=dtype, device=device)
     inverse = [order.index(i) for i in range(len(shape))]
@@ -370,8 +372,10 @@ def variants(descs: list[dict], fn, interpreter: bool, compiled: set[int]) -> di
     signature declares where the program passed others (a padding id of -1); every float32 tensor in float16 (an
     accumulator that follows the input's dtype), in float64 (values beyond the captured range), and, compiled
     only, float32 and float16 ones in bfloat16 (values past float16's range: a copy through float16 overflows
-    there); and (`at-arguments`) half of every float tensor's values at the launcher's float arguments (a bound,
-    a threshold or a bin edge met exactly: clamped data)."""
+    there); (`at-arguments`) half of every float tensor's values at the launcher's float arguments (a bound,
+    a threshold or a bin edge met exactly: clamped data); and (`lower`) its float and integer arguments moved
+    down, halved (a smaller block, fewer bins, a smaller eps or bound: a minimum hard-coded at the program's
+    value; integer inputs below a moved integer follow it)."""
     sizes = {d for a in descs if a["kind"] == "tensor" for d in a["shape"]}
     sizes |= {math.prod(a["shape"]) for a in descs if a["kind"] == "tensor"}
 
@@ -400,10 +404,19 @@ def variants(descs: list[dict], fn, interpreter: bool, compiled: set[int]) -> di
         "bfloat16": [
             {**d, "dtype": "bfloat16"} if float_tensor(d) and d["dtype"] in ("float32", "float16") else d for d in descs
         ],
+        "lower": _following(descs, scalars(lambda v: _lower(v) if counts(v) or type(v) is float else v)),
     }
     if interpreter:  # (the interpreter computes garbage on bfloat16: a trial only where kernels compile)
         del variants["bfloat16"]
     return variants
+
+
+def _lower(value):
+    """An argument moved down: an integer count halved, a float halved (a negative one moves up, which the `floats`
+    trial's x 1.5 + 0.25 moves down), 0.0 to -0.25."""
+    if type(value) is int:
+        return max(1, value // 2)
+    return value / 2 if value else -0.25
 
 
 def _following(recorded: list[dict], moved: list[dict]) -> list[dict]:
@@ -452,3 +465,31 @@ def _power_of_two(value, sizes: set[int]):
 
 def float_tensor(desc: dict) -> bool:
     return desc["kind"] == "tensor" and bool(desc["shape"]) and desc["dtype"].startswith(("float", "bfloat"))
+
+
+def square_shape(descs: list[dict], held: Set[int] = frozenset()) -> tuple[dict, dict] | None:
+    """Every free size made the smallest size of 2 or more the tensors have (a path taken only where two sizes
+    are equal, `if M == N:`), the integers that follow the sizes with them; None where no size would change."""
+    every = {d for a in descs if a["kind"] == "tensor" for d in a["shape"] if d >= 2}
+    side = min(every, default=0)
+    new = {d: side for d in _free_sizes(descs, held) if d != side}
+    return _resized(descs, new) if new else None
+
+
+def ranked_shape(descs: list[dict], held: Set[int] = frozenset()) -> tuple[dict, dict] | None:
+    """One more leading dimension (a launcher that flattens its leading dimensions): the first size of the largest
+    tensor (its rows, tokens or batch) split in two, [d, ...] -> [2, d / 2, ...], in every tensor that starts with
+    it; an odd free size made even first (d - 1, the integers that follow the sizes with it). None where that size
+    is below 2, or odd and not free."""
+    tensors = [a for a in descs if a["kind"] == "tensor" and a["shape"]]
+    if not tensors:
+        return None
+    first = max(tensors, key=lambda a: math.prod(a["shape"]))["shape"][0]
+    even = first - first % 2
+    if even < 2 or (even != first and first not in _free_sizes(descs, held)):
+        return None
+    shapes, scalars = _resized(descs, {first: even} if even != first else {})
+    for a in tensors:
+        if a["shape"][0] == first:
+            shapes[a["name"]] = [2, even // 2, *shapes[a["name"]][1:]]
+    return shapes, scalars

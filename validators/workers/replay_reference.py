@@ -12,7 +12,7 @@ import json
 import time
 from pathlib import Path
 
-from ..compare import INT_POISON
+from ..compare import INT_POISON, UNCHANGED
 from ..correctness import load_tensors
 from .fresh_memory import int_poison
 from .jobs import ReplayJob
@@ -26,6 +26,7 @@ from .replay_calls import (
     save_tensors,
     sync_device,
 )
+from .replay_forms import GRAD, forms, laid_out, plainly, same_values
 from .replay_inputs import (
     ReplayUnsupported,
     extreme_shapes,
@@ -35,6 +36,8 @@ from .replay_inputs import (
     interpreted,
     least_stretch,
     make_inputs,
+    ranked_shape,
+    square_shape,
     stretched_shape,
     stretches,
     tensor_bytes,
@@ -198,6 +201,8 @@ def _prepare_launcher(job, fn, inputs: Path, truth: Path, summary: dict, compile
         _refill(fresh, where["descs"], seed)
         info = {"seed": seed, "shape": shape, "regime": "captured", "fresh": True, "args": where["descs"]}
         trial.run(f"launcher-again-{k}", where["descs"], fresh, info)
+    _square_and_rank(job, trial, descs)
+    _form_trials(job, trial, descs, truth)
     found = aliases(calls)
     for run in summary["runs"]:
         if run["mode"] == "launcher" and run["label"] in found:
@@ -226,6 +231,42 @@ def _extreme_trials(job: ReplayJob, trial: _Trial, descs: list[dict], shapes_run
             far = _affordable(trial, descs, d, far, seed + 50 + i)
         make = lambda held, d=d, far=far: None if d in held else stretched_shape(descs, held, d, far)  # noqa: E731
         _unseen_trial(trial, f"stretched-{d}", descs, make, seed + 60 + i, shapes_run)
+
+
+def _square_and_rank(job: ReplayJob, trial: _Trial, descs: list[dict]) -> None:
+    """The launcher at a square shape (`replay_inputs.square_shape`) and at one more leading dimension
+    (`replay_inputs.ranked_shape`), after the other trials (their seeds and order kept)."""
+    seed = job["seed"] + 1180
+    for i, (name, make) in enumerate((("square", square_shape), ("rank", ranked_shape))):
+        _unseen_trial(trial, name, descs, lambda held, make=make: make(descs, held), seed + i, {})
+
+
+def _form_trials(job: ReplayJob, trial: _Trial, descs: list[dict], truth: Path) -> None:
+    """At the recorded shape, each of `replay_forms.forms` (layouts, integer widths, mixed dtypes, grad): fresh
+    draws laid out as it says; but for grad, compared only where the reference's outputs are those it gives on the
+    same values as the program passes them (one more call of the reference each)."""
+    first = load_tensors(truth / "launcher-0.pt")
+    left_alone = {n.removeprefix("arg:") for n, v in first.items() if isinstance(v, str) and v == UNCHANGED}
+    for i, (name, moved) in enumerate(forms(descs, left_alone).items()):
+        seed = job["seed"] + 1300 + i
+        fresh = make_inputs(moved)
+        _refill(fresh, moved, seed)
+        given = laid_out(fresh, moved, descs)
+        try:
+            like = None if name == GRAD else _plain_call(trial.fn, given, descs)
+        except Exception as exc:  # (the program's own forms: a reference that raises here says nothing)
+            trial.summary["notes"].append(f"launcher-{name}: the reference raised {type(exc).__name__}; not compared")
+            continue
+        info = {"seed": seed, "shape": "recorded", "regime": name, "args": moved}
+        trial.run(f"launcher-{name}", moved, given, info, like=like)
+
+
+def _plain_call(fn, given: dict, descs: list[dict]) -> dict:
+    """The reference's outputs on `given`'s values as the program passes them (`replay_forms.plainly`)."""
+    plain = plainly(given, descs)
+    result = call_launcher(fn, descs, plain)
+    sync_device()
+    return outputs_of(result, plain, _host(plain))
 
 
 def _aligned_strided(trial: _Trial, shapes_run: dict, seed: int) -> None:
@@ -370,8 +411,11 @@ class _Trial:
         self.compiled = compiled
         self.held: set[int] = set()  # sizes a trial changed that the reference's launcher did not follow
 
-    def run(self, label: str, descs: list[dict], values: dict, info: dict, must: bool = False) -> bool:
-        """Whether the reference took the trial (`must`: one at the captured shape and range, which it has to)."""
+    def run(
+        self, label: str, descs: list[dict], values: dict, info: dict, must: bool = False, like: dict | None = None
+    ) -> bool:
+        """Whether the reference took the trial (`must`: one at the captured shape and range, which it has to;
+        `like`: its outputs on the same values as the program passes them, which these must equal)."""
         if label in self.job.get("skip", ()):
             self.summary["notes"].append(
                 f"{label}: these inputs made the reference fault on the device (the trial ended its replay "
@@ -403,6 +447,12 @@ class _Trial:
             self.summary["notes"].append(
                 f"{label}: the reference does not take strided views (NaN from between their elements reached its "
                 "outputs); not compared"
+            )
+            return False
+        if like is not None and not same_values(outputs, like):
+            self.summary["notes"].append(
+                f"{label}: the reference's outputs differ from those it gives on the same values laid out "
+                f"contiguously at the program's dtypes (it does not take {info['regime']} inputs); not compared"
             )
             return False
         if info["shape"].startswith("unseen") and self._not_compared(label, launches, values, outputs, given):
@@ -443,14 +493,18 @@ class _Trial:
 
 
 def _sizes_changed(recorded: list[dict], values: dict, grown_only: bool = False) -> set[int]:
-    """The recorded sizes a trial's tensors (`values`, by name) changed (`grown_only`: made larger)."""
-    return {
-        a
-        for d in recorded
-        if d["kind"] == "tensor" and hasattr(values.get(d["name"]), "shape")
-        for a, b in zip(d["shape"], values[d["name"]].shape, strict=False)
-        if b > a or (b != a and not grown_only)
-    }
+    """The recorded sizes a trial's tensors (`values`, by name) changed (`grown_only`: made larger); at another
+    rank, the sizes no longer there (none grown)."""
+    changed = set()
+    for d in recorded:
+        shape = getattr(values.get(d["name"]), "shape", None)
+        if d["kind"] != "tensor" or shape is None:
+            continue
+        if len(shape) != len(d["shape"]):
+            changed |= set() if grown_only else set(d["shape"]) - set(shape)
+            continue
+        changed |= {a for a, b in zip(d["shape"], shape, strict=True) if b > a or (b != a and not grown_only)}
+    return changed
 
 
 def _refill(values: dict, descs: list[dict], seed: int, regime=lambda desc: "captured") -> None:
