@@ -19,7 +19,7 @@ from .correctness import load_tensors, reordering
 from .settings import NAMED_BY_REPLAY, Program, ValidationSettings
 from .verdict import Problem, Verdict
 from .workers.jobs import ReplayJob
-from .workers.replay_forms import LAYOUTS
+from .workers.replay_forms import GRAD, LAYOUTS
 from .workers.replay_outputs import ABLATION, STRUCTURE
 
 if TYPE_CHECKING:
@@ -296,7 +296,7 @@ def _trial_problems(
     label, regime = planned["label"], planned.get("regime", "captured")
     where = f"replay {label} ({run['mode']}, {planned['shape']} shape, {regime} inputs, seed {planned['seed']})"
     problems = _aliasing(where, planned.get("aliases"), run.get("aliases"), labels)
-    problems += _structure(where, r.pop(STRUCTURE, None), c.pop(STRUCTURE, None), strides=regime not in LAYOUTS)
+    problems += _structure(where, r.pop(STRUCTURE, None), c.pop(STRUCTURE, None), UNCOMPARED.get(regime))
     if run.get("races") and not planned.get("races"):
         problems.append(
             Problem(
@@ -328,6 +328,8 @@ def _trial_problems(
             problems.append(_input_changed(where, name))  # an input the reference leaves alone: bit for bit
             continue
         ref_value, c[name] = (_given(reference, label, arg, v, inputs) for v in (ref_value, c[name]))
+        if regime == "mixed":  # (which of two inputs' dtypes an output takes is the launcher's choice)
+            c[name] = _in_float_dtype_of(ref_value, c[name])
         found = compare_buffer(
             ref_value,
             c[name],
@@ -357,13 +359,31 @@ def _half_tolerances(tol: Tolerances) -> Tolerances:
     return tol.model_copy(update={"overrides": {**{d: HALF_TOLERANCE for d in floats}, **tol.overrides}})
 
 
-def _structure(where: str, ref: str | None, cand: str | None, strides: bool = True) -> list[Problem]:
+# What a trial's structure leaves out (`_structure`): the strides at a layout the program never passes (a launcher
+# that copies a transposed input contiguous returns row-major outputs where the reference's `empty_like` follows
+# the input), whether an output requires grad where the inputs do (torch math in a launcher carries autograd
+# history, a kernel's output none: a fusion of that math into the kernel is no other result), the dtypes at mixed
+# dtypes (a bias's gradient in the bias's dtype or in the weight's: `_in_float_dtype_of`)
+UNCOMPARED = {
+    **dict.fromkeys(LAYOUTS, r", strides \[[^\]]*\]"),
+    GRAD: r", requires grad",
+    "mixed": r"(?<=tensor\()\w+, ",
+}
+
+
+def _in_float_dtype_of(ref, cand):
+    """`cand` in `ref`'s dtype where both are float tensors of two dtypes (compared at the trial's tolerance)."""
+    import torch
+
+    floats = all(isinstance(t, torch.Tensor) and t.is_floating_point() for t in (ref, cand))
+    return cand.to(ref.dtype) if floats and cand.dtype != ref.dtype else cand
+
+
+def _structure(where: str, ref: str | None, cand: str | None, ignored: str | None = None) -> list[Problem]:
     """What a launcher call returned and left in its arguments (types, nesting, dtypes, shapes, strides),
-    which the program's code after the call relies on as much as on the values. Not the strides at a layout
-    the program never passes (`strides=False`): a launcher that copies a transposed input contiguous returns
-    row-major outputs where the reference's `empty_like` follows the input's layout."""
-    if not strides and ref is not None and cand is not None:
-        ref, cand = (re.sub(r", strides \[[^\]]*\]", "", s) for s in (ref, cand))
+    which the program's code after the call relies on as much as on the values (but what `ignored` matches)."""
+    if ignored and ref is not None and cand is not None:
+        ref, cand = (re.sub(ignored, "", s) for s in (ref, cand))
     if ref is None or ref == cand:
         return []
     return [

@@ -1,6 +1,6 @@
 """The launcher's inputs in forms the program never passes, at the recorded shape: laid out otherwise (`rows`, a
 slice of the columns of a tensor twice as wide, as `qkv[:, 128:256]`; `transposed`, column-major; `expanded`, one row
-repeated by a stride of 0), integers at the other width (int32 for int64, int64 for int32), floats at mixed dtypes,
+repeated by a stride of 0), int64 integers as int32, floats at mixed dtypes,
 and float inputs that require grad (a launcher's path for training). But for grad, each holds the values the
 program's own forms hold too: the reference's outputs must be those it gives on them laid out contiguously at the
 program's dtypes (`plainly`, `same_values`), or it does not take that form and the trial is not compared.
@@ -14,7 +14,7 @@ from .replay_inputs import float_tensor, torch_dtype
 from .replay_outputs import STRUCTURE
 
 LAYOUTS = frozenset({"rows", "transposed", "expanded"})
-OTHER_WIDTH = {"int64": "int32", "int32": "int64"}
+OTHER_WIDTH = {"int64": "int32"}  # (narrower only: a kernel may take int32 alone, as `tl.histogram` does)
 MIXED = {"float32": "float16", "float16": "float32", "bfloat16": "float32", "float64": "float32"}
 GRAD = "grad"  # the trial whose inputs require grad: its reference may take another path, so no `plainly` call
 
@@ -22,7 +22,7 @@ GRAD = "grad"  # the trial whose inputs require grad: its reference may take ano
 def forms(descs: list[dict], left_alone: set[str]) -> dict[str, list[dict]]:
     """The trials' descriptions, by name, each that changes something: every float tensor of 2 or more dimensions
     as a row slice, column-major, or (those the reference leaves alone, `left_alone`, with a first size of 2 or
-    more) expanded; every int64 or int32 tensor at the other width (where its captured values fit int32); every
+    more) expanded; every int64 tensor as int32 (where its captured values fit); every
     second float tensor at another float dtype (float32 and float16 swapped, bfloat16 and float64 to float32);
     every float tensor the reference leaves alone requiring grad."""
 

@@ -478,13 +478,15 @@ def square_shape(descs: list[dict], held: Set[int] = frozenset()) -> tuple[dict,
 
 def ranked_shape(descs: list[dict], held: Set[int] = frozenset()) -> tuple[dict, dict] | None:
     """One more leading dimension (a launcher that flattens its leading dimensions): the first size of the largest
-    tensor (its rows, tokens or batch) split in two, [d, ...] -> [2, d / 2, ...], in every tensor that starts with
-    it; an odd free size made even first (d - 1, the integers that follow the sizes with it). None where that size
-    is below 2, or odd and not free."""
-    tensors = [a for a in descs if a["kind"] == "tensor" and a["shape"]]
-    if not tensors:
+    tensor (its rows, tokens or batch) split in two, [d, ...] -> [2, d / 2, ...], in every tensor of 2 or more
+    dimensions that starts with it (a vector, ids say, stays one); an odd free size made even first (d - 1, the
+    integers that follow the sizes with it). None where the largest tensor is a vector, or that size is below 2,
+    or odd and not free."""
+    tensors = [a for a in descs if a["kind"] == "tensor" and len(a["shape"]) >= 2]
+    largest = max((a for a in descs if a["kind"] == "tensor"), key=lambda a: math.prod(a["shape"]), default=None)
+    if largest is None or len(largest["shape"]) < 2:
         return None
-    first = max(tensors, key=lambda a: math.prod(a["shape"]))["shape"][0]
+    first = largest["shape"][0]
     even = first - first % 2
     if even < 2 or (even != first and first not in _free_sizes(descs, held)):
         return None

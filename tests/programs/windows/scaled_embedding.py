@@ -1,4 +1,4 @@
-"""Rows of a table gathered by int32 ids, each scaled by its token's weight (an embedding lookup weighted per
+"""Rows of a table gathered by ids, each scaled by its token's weight (an embedding lookup weighted per
 token, as a mixture's routed tokens are): out[i] = table[ids[i]] * scale[i]."""
 
 import os
@@ -34,8 +34,8 @@ if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 300
     torch.manual_seed(0)
     table = torch.randn(64, 24, device=device)
-    ids = torch.randint(0, 64, (n,), device=device, dtype=torch.int32)
+    ids = torch.randint(0, 64, (n,), device=device)
     scale = torch.rand(n, device=device)
     got = scaled_embedding(ids, table, scale)
-    assert torch.allclose(got, table[ids.long()] * scale[:, None]), "rows differ"
+    assert torch.allclose(got, table[ids] * scale[:, None]), "rows differ"
     print(f"checksum {float(got.sum()):.4f}")

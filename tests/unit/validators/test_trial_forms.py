@@ -1,7 +1,7 @@
 """Layouts, shapes, ranks, argument values, dtypes and grad flags the program never passes, which a wrong
 launcher can be wrong on alone, each met by a trial, next to the honest candidate it must still accept: a row
 slice of a wider tensor, a transposed and an expanded input, a square shape, one more leading dimension, a block
-and a bound below the program's own, int64 ids where it passes int32, mixed float dtypes, inputs that require
+and a bound below the program's own, int32 ids where it passes int64, mixed float dtypes, inputs that require
 grad; and a trial the reference does not take (a layout its kernel reads wrongly) is not compared.
 
 Real programs (tests/programs/windows) and real candidates run through `validate` in the Triton interpreter.
@@ -26,6 +26,7 @@ CLIPPED = [sys.executable, "clipped_sums.py"]
 EMBEDDING = [sys.executable, "scaled_embedding.py"]
 STRIDES = "    stride_r, stride_c = x.stride()\n"
 ROWS = "    rows = x.reshape(-1, x.shape[-1])\n"
+NEXT = "    n, dim = ids.numel(), table.shape[-1]\n"
 OUT = "    out = torch.empty(n, dim, device=table.device, dtype=table.dtype)\n"
 SEGMENT_BODY = """    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     cols = tl.arange(0, D)
@@ -196,30 +197,33 @@ def test_arguments_below_the_programs_own_are_trials(segments, segments_honest, 
 
 @pytest.fixture(scope="module")
 def embedding_honest(embedding, tmp_path_factory):
-    """Ids narrowed to int32 once (a conversion: int64 ids keep their values), 32 tokens a program."""
+    """Ids converted to int32 once (int64 ids below 2**31 keep their values), 32 tokens a program."""
     where = tmp_path_factory.mktemp("embedding-honest")
     edits = [
-        (
-            "    n, dim = ids.numel(), table.shape[-1]\n",
-            "    ids = ids.to(torch.int32)\n    n, dim = ids.numel(), table.shape[-1]\n",
-        ),
+        (NEXT, "    ids = ids.to(torch.int32)\n" + NEXT),
         ("tokens: int = 16", "tokens: int = 32"),
     ]
     return validate(embedding, _program(where / "c", "scaled_embedding.py", EMBEDDING, edits), work_dir=where / "v")
 
 
-def test_int64_ids_and_mixed_float_dtypes_are_trials(embedding, embedding_honest, tmp_path):
-    """The program passes int32 ids and float32 table and weights. `ids.view(torch.int32)` where a conversion was
-    meant is right on int32 ids and reads the words of int64 ones; an output in the weights' dtype rather than
-    the table's is right while both are one dtype. A conversion to int32 is right, as is the reference, on both."""
+def test_int32_ids_and_mixed_float_dtypes_are_trials(embedding, embedding_honest, tmp_path):
+    """The program passes int64 ids and float32 table and weights. Reading the low word of each int64 id (ids below
+    2**31 need no more; bounds-checked) is right on int64 ids and reads every second id of int32 ones; the table
+    reinterpreted in the weights' dtype (`.view` where `.to` was meant) is the table itself while both are one
+    dtype. A conversion of the ids to int32 is right, as is the reference, on both."""
     _ran(embedding, "widths", "mixed")
-    view = (
-        "    n, dim = ids.numel(), table.shape[-1]\n",
-        "    n, dim = ids.numel(), table.shape[-1]\n    ids = ids.view(torch.int32)\n",
-    )
-    _refused(embedding, _program(tmp_path / "w", "scaled_embedding.py", EMBEDDING, [view]), tmp_path / "vw", "widths")
-    theirs = (OUT, OUT.replace("dtype=table.dtype", "dtype=scale.dtype"))
-    _refused(embedding, _program(tmp_path / "m", "scaled_embedding.py", EMBEDDING, [theirs]), tmp_path / "vm", "mixed")
+    words = [
+        (NEXT, NEXT + "    words = ids.view(torch.int32)\n"),
+        ("out_ptr, n, dim, TOKENS", "out_ptr, n, dim, n_words, TOKENS"),
+        (
+            "tl.load(ids_ptr + toks, mask=keep, other=0)",
+            "tl.load(ids_ptr + 2 * toks, mask=keep & (2 * toks < n_words), other=0)",
+        ),
+        ("](ids, table, scale, out, n, dim,", "](words, table, scale, out, n, dim, words.numel(),"),
+    ]
+    _refused(embedding, _program(tmp_path / "w", "scaled_embedding.py", EMBEDDING, words), tmp_path / "vw", "widths")
+    view = (OUT, OUT + "    table = table.view(scale.dtype)\n")
+    _refused(embedding, _program(tmp_path / "m", "scaled_embedding.py", EMBEDDING, [view]), tmp_path / "vm", "mixed")
     assert embedding_honest.correct, embedding_honest.reasons()
 
 
