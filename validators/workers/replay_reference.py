@@ -255,6 +255,8 @@ def _form_trials(job: ReplayJob, trial: _Trial, descs: list[dict], truth: Path) 
         try:
             like = None if name == GRAD else _plain_call(trial.fn, given, descs)
         except Exception as exc:  # (the program's own forms: a reference that raises here says nothing)
+            if device_fault(exc):  # (the device's context is lost: no later trial could run)
+                raise
             trial.summary["notes"].append(f"launcher-{name}: the reference raised {type(exc).__name__}; not compared")
             continue
         info = {"seed": seed, "shape": "recorded", "regime": name, "args": moved}
