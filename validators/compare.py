@@ -4,7 +4,8 @@ Tolerances depend on the dtype (integers and booleans exact). A buffer the kerne
 into with float atomics, or whose values a reduction made (tl.sum, tl.dot), may legitimately
 differ by the order of the additions: its allowance grows with the square root of the number of
 terms one element sums (the random-walk size of rounding errors; the caller counts them,
-`correctness.reordering`), relative to the buffer's largest value. NaN and
+`correctness.reordering`), relative to the element's own scale: the largest reference value in its row
+and in its column (every line of 16 or more elements through it), the smaller of them. NaN and
 Inf positions must match; an output that is all zeros where the reference has signal fails even
 when the values are tiny; with poisoned buffers (replay), elements still holding the poison were
 never written.
@@ -33,12 +34,16 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 }
 TF32_TOLERANCE = (1e-3, 1e-5)  # float32 outputs of tf32 dots: a 10-bit mantissa
 EPSILON = {"float64": 2.2e-16, "float32": 1.19e-7, "float16": 9.77e-4, "bfloat16": 7.81e-3}
-LOWER_PRECISION = (("float16", 9.77e-4), ("bfloat16", 7.81e-3))
+LOWER_PRECISION = (("float16", 9.77e-4), ("bfloat16", 7.81e-3), ("float32", 1.19e-7))  # (float32: float64 only)
 RANDOM_WALK_SIGMAS = 4
 STAGNANT = 2.0  # terms x epsilon past which a running float sum stops absorbing its terms
+# The shortest row or column whose largest value is an element's scale: a reordered sum's rounding follows its
+# partial sums, and an element that cancels is small beside them; among 16 results of such sums one is of
+# their size (all 16 below a quarter of it: about 1e-7), among 2 or 4 often none is.
+LINE = 16
 # A reduction written in a 16-bit format was fed 16-bit operands rounded inside the kernel (softmax
 # probabilities before attention's second dot); another order or pipelining moves some of them across a
-# rounding boundary. Units of the output format's rounding, at the buffer's scale, that this may cost.
+# rounding boundary. Units of the output format's rounding, at the element's scale, that this may cost.
 ROUNDING_UNITS = 2
 INT_POISON = -0x5A5A5A5A  # fills integer outputs before a replay; floats get NaN
 # A replay's argument the call left bit for bit as it was given, saved as this instead of a copy: its
@@ -77,7 +82,8 @@ def compare_buffer(
     atomic: bool = False,
 ) -> list[Problem]:
     """Problems of `cand` against `ref` (torch tensors on the host); empty when they agree.
-    `terms`: the sums its elements may add in another order (`Reordering`: float atomics, reductions);
+    `terms`: the sums its elements may add in another order (`Reordering`: float atomics, reductions) and
+    the float type the reference computes them in, where known;
     `atomic`: the reference writes it with atomics, whose NaN handling the hardware defines (a float
     atomic_max/min ignores a NaN operand), so a candidate that propagates a NaN there is not wrong: it
     gets a `nan-handling` problem, which the validator reports as a note."""
@@ -101,17 +107,21 @@ def compare_buffer(
 
 
 class Reordering(NamedTuple):
-    """How many terms an element may sum in an order the kernel's tiling or scheduling decides."""
+    """How many terms an element may sum in an order the kernel's tiling or scheduling decides, and in which
+    float type the reference computes it where that is known to be narrower than the output's or exactly it."""
 
     atomic: int | None = None  # float atomic adds, in the output's dtype, in any order
     reduced: int | None = None  # a reduction's, accumulated in float32 (or float64) in the tiling's order
+    # "float32": a float64 output the reference computes in float32 is judged at float32's tolerance;
+    # "float64": one it computes in float64 must hold float64's precision (errors the size of float32's
+    # rounding are a `precision` problem, though float64's rtol of 1e-7 would pass one such rounding)
+    computed_in: str | None = None
 
 
 def judged(
     ref, cand, label: str, where: dict, tol: Tolerances, terms: Reordering, poisoned: bool, atomic: bool = False
 ):
     """Every check, on every element in float64: the problems with their counts and examples."""
-    dtype = dtype_name(ref)
     if not ref.dtype.is_floating_point:
         r, c = ref.reshape(-1).long().numpy(), cand.reshape(-1).long().numpy()
         problems = _unwritten(r == INT_POISON, c == INT_POISON, label, where) if poisoned else []
@@ -165,47 +175,90 @@ def judged(
                 **where,
             )
         )
+    return problems + _values(ref, r, c, label, where, tol, terms)
+
+
+def _values(ref, r, c, label: str, where: dict, tol: Tolerances, terms: Reordering) -> list[Problem]:
+    """The finite elements (`r`, `c`: flat float64) within the tolerance, the precision the reference computes
+    in kept, and not all zeros where the reference has signal."""
+    dtype = dtype_name(ref)
     finite = np.isfinite(r) & np.isfinite(c)
-    rtol, atol = _tolerance(tol, dtype, terms, lambda: float(np.abs(r[finite]).max()) if finite.any() else 0.0)
+    rtol, atol, reach = _tolerance(tol, dtype, terms)
+    allowed = np.maximum(atol, reach * local_scale(ref).double().numpy()) if reach else np.float64(atol)
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite pairs were judged above
         err = np.abs(c - r)
-        bad = np.flatnonzero(finite & (err > atol + rtol * np.abs(r)))
+        bad = np.flatnonzero(finite & (err > allowed + rtol * np.abs(r)))
     if bad.size:
-        problems.append(_mismatch(bad, r, c, label, where, (rtol, atol), dtype, _examples(bad, r, c, ref.shape, tol)))
-    elif finite.any() and np.any(r[finite] != 0) and not np.any(c[finite] != 0):
-        problems.append(
+        bounds = (rtol, float(np.max(np.broadcast_to(allowed, r.shape)[bad])))  # (the largest a failing one had)
+        return [_mismatch(bad, r, c, label, where, bounds, dtype, _examples(bad, r, c, ref.shape, tol))]
+    if _narrowed(r, c, dtype, terms):
+        return [
+            Problem(
+                kind="precision",
+                message=f"{label}: the candidate's errors have the size of float32 rounding, where the reference "
+                "computes this float64 output in float64: was float64 math done in float32?",
+                **where,
+            )
+        ]
+    if finite.any() and np.any(r[finite] != 0) and not np.any(c[finite] != 0):
+        return [
             Problem(
                 kind="all-zero",
                 message=f"{label}: the candidate's output is all zeros where the "
                 f"reference's is not (largest reference value {np.abs(r[finite]).max():.3g})",
                 **where,
             )
-        )
-    return problems
+        ]
+    return []
 
 
-def _tolerance(tol: Tolerances, dtype: str, terms: Reordering, scale) -> tuple[float, float]:
-    """(rtol, atol) for this buffer; `scale()`, the largest finite reference value, asked only for a
-    reordered one. A sum in another order rounds differently: allow the random-walk rounding error of
-    its terms, four standard deviations of it (one sequential sum of 1M same-sign float32 terms was off
-    by 1.2), relative to the largest value, since a sum that cancels has small elements with the
-    rounding of large partial sums (mixed-sign column sums: 284 of 32,768 elements past rtol)."""
+def _tolerance(tol: Tolerances, dtype: str, terms: Reordering) -> tuple[float, float, float]:
+    """(rtol, atol, reach) for this buffer: an element may differ by rtol x its value plus the larger of atol
+    and reach x its scale (`local_scale`; reach is 0 where nothing reorders). A sum in another order rounds
+    differently: allow the random-walk rounding error of its terms, four standard deviations of it (one
+    sequential sum of 1M same-sign float32 terms was off by 1.2), relative to the element's scale rather
+    than its value, since a sum that cancels has small elements with the rounding of large partial sums
+    (mixed-sign column sums: 284 of 32,768 elements past rtol). A float64 output the reference computes
+    in float32 (`Reordering.computed_in`) takes float32's tolerance."""
+    dtype = "float32" if dtype == "float64" and terms.computed_in == "float32" else dtype
     rtol, atol = tol.for_dtype(dtype)
+    reach = 0.0
     for count, eps in (
         (terms.atomic, EPSILON.get(dtype, 0.0)),
         # a reduction of float16/bfloat16 values sums in float32 (tl.sum and tl.dot accumulate there)
         (terms.reduced, EPSILON["float64" if dtype == "float64" else "float32"] if dtype in EPSILON else 0.0),
     ):
         if count and count > 1:
-            atol = max(atol, RANDOM_WALK_SIGMAS * eps * math.sqrt(count) * scale())
+            reach = max(reach, RANDOM_WALK_SIGMAS * eps * math.sqrt(count))
         if count and eps and count * eps > STAGNANT:
             # Past 2/eps terms a running float sum no longer absorbs terms of the average size (each rounds
             # to its ulp): the sum can be off by its own order (2^24 x 0.5 in float32 stops near 2^24), so
             # the order in which such an element was summed is all its value says.
-            atol = max(atol, scale())
+            reach = 1.0
     if terms.reduced and terms.reduced > 1 and dtype in ("float16", "bfloat16"):
-        atol = max(atol, ROUNDING_UNITS * EPSILON[dtype] * scale())
-    return rtol, atol
+        reach = max(reach, ROUNDING_UNITS * EPSILON[dtype])
+    return rtol, atol, reach
+
+
+def local_scale(ref):
+    """Per element of `ref` (flat, in its dtype): the scale its reordered sums round at, the largest finite
+    magnitude of the reference along each of its lines (rows, columns: every dimension of at least LINE
+    elements), the smallest of those; the whole buffer's largest where no dimension is that long. A row or
+    column on a scale of its own (a weight channel 1000 times smaller than the rest) is judged at its scale:
+    zeroed or garbled, it fails, where the buffer's largest value would have let it through."""
+    import torch
+
+    magnitude = (ref.double() if ref.element_size() == 1 else ref).detach().abs()  # (a max is exact in any dtype)
+    magnitude = torch.where(torch.isfinite(magnitude), magnitude, torch.zeros_like(magnitude))
+    if not magnitude.numel():
+        return magnitude.reshape(-1)
+    lines = [torch.amax(magnitude, dim=d, keepdim=True) for d in range(magnitude.dim()) if magnitude.shape[d] >= LINE]
+    if not lines:
+        return magnitude.max().expand(magnitude.numel())
+    scale = lines[0]
+    for line in lines[1:]:
+        scale = torch.minimum(scale, line)
+    return scale.expand(magnitude.shape).reshape(-1)
 
 
 def agrees(ref, cand, tol: Tolerances, terms: Reordering) -> bool | None:
@@ -231,9 +284,13 @@ def agrees(ref, cand, tol: Tolerances, terms: Reordering) -> bool | None:
         nonzero[differ] = False
         if not bool(nonzero.any()) and not bool((cd[~torch.isnan(cd)] != 0).any()):
             return False  # all zeros where the reference is not
-    rtol, atol = _tolerance(tol, dtype_name(ref), terms, lambda: float(torch.where(finite, r.abs(), 0).max().double()))
+    dtype = dtype_name(ref)
+    if dtype == "float64" and terms.computed_in == "float64":
+        return None  # (the precision check looks at every element)
+    rtol, atol, reach = _tolerance(tol, dtype, terms)
+    allowed = torch.clamp(reach * local_scale(ref)[differ].double(), min=atol) if reach else atol
     numbers = ~torch.isnan(rd)
-    return not bool(((cd - rd).abs() > atol + rtol * rd.abs())[numbers].any())
+    return not bool(((cd - rd).abs() > allowed + rtol * rd.abs())[numbers].any())
 
 
 def identical(ref, cand) -> bool:
@@ -328,6 +385,11 @@ def _mismatch(bad, r, c, label, where, bounds: tuple[float, float], dtype, examp
     )
 
 
+def _narrowed(r, c, dtype: str, terms: Reordering) -> bool:
+    """A float64 output the reference computes in float64 whose errors look like float32 rounding."""
+    return dtype == "float64" and terms.computed_in == "float64" and precision_like(r, c, dtype) == "float32"
+
+
 def precision_like(r, c, dtype: str) -> str | None:
     """The lower precision whose rounding these errors look like, if any: the candidate's values
     are (nearly all) exactly representable in it while the reference's are not, or the relative
@@ -340,7 +402,7 @@ def precision_like(r, c, dtype: str) -> str | None:
     r, c = r[ok], c[ok]
     rel = np.abs(c - r) / np.abs(r)
     median = float(np.median(rel))
-    for name, eps in LOWER_PRECISION:
+    for name, eps in LOWER_PRECISION if dtype == "float64" else LOWER_PRECISION[:2]:
         if _representable(c, name).mean() > 0.9 and _representable(r, name).mean() < 0.5:
             return name
         if eps / 64 <= median <= eps and float(np.std(rel)) > 0.3 * float(np.mean(rel)):
@@ -351,5 +413,5 @@ def precision_like(r, c, dtype: str) -> str | None:
 def _representable(values, fmt: str):
     import torch
 
-    t = torch.from_numpy(values.astype(np.float32))
-    return (t.to(getattr(torch, fmt)).float() == t).numpy()
+    t = torch.from_numpy(values.astype(np.float64))  # (float64 values, for float32 too)
+    return (t.to(getattr(torch, fmt)).double() == t).numpy()

@@ -330,14 +330,18 @@ def _trial_problems(
         ref_value, c[name] = (_given(reference, label, arg, v, inputs) for v in (ref_value, c[name]))
         if regime == "mixed":  # (which of two inputs' dtypes an output takes is the launcher's choice)
             c[name] = _in_float_dtype_of(ref_value, c[name])
+        made = _made_by(planned, name, reference.manifest, _held_nan(reference, label, inputs))
+        computed_in = _computed_in(planned, ref_value)
+        made["terms"] = made["terms"]._replace(computed_in=computed_in)
+        half = regime in OTHER_DTYPES and not computed_in  # (a float64 output judged at its reference's precision)
         found = compare_buffer(
             ref_value,
             c[name],
             name=name,
             dispatch=None,
-            tol=_half_tolerances(settings.tolerances) if regime in OTHER_DTYPES else settings.tolerances,
+            tol=_half_tolerances(settings.tolerances) if half else settings.tolerances,
             poisoned=arg in planned["poisoned"],
-            **_made_by(planned, name, reference.manifest, _held_nan(reference, label, inputs)),
+            **made,
         )
         if found and _stale(previous.get(name), c[name]):
             found = [_stale_result(name)]
@@ -352,6 +356,20 @@ def _trial_problems(
 # inputs summed in another order differ by a few of its units in the last place, float32 results of them too.
 HALF_TOLERANCE = (1 / 64, 1 / 64)
 OTHER_DTYPES = frozenset({"half", "double", "bfloat16", "mixed"})  # (the trials at a dtype the program never passes)
+
+
+def _computed_in(planned: dict, value) -> str | None:
+    """For a float64 output of the float64 trial: the float type the reference's kernels compute in there, where
+    it is float64 or float32 (`KernelLaunches.computes_in`, from their TTIR), which the output is then judged
+    at; None (1/64, as every dtype trial) where they round to 16 bits or were not read."""
+    computes_in = planned.get("computes_in")
+    if (
+        planned.get("regime") != "double"
+        or getattr(value, "dtype", None) is None
+        or str(value.dtype) != "torch.float64"
+    ):
+        return None
+    return computes_in if computes_in in ("float64", "float32") else None
 
 
 def _half_tolerances(tol: Tolerances) -> Tolerances:

@@ -77,7 +77,8 @@ def row_stats_kernel(x_ptr, sum_ptr, max_ptr, n_cols, stride, BLOCK: tl.constexp
     tl.atomic_add(sum_ptr + row, tl.sum(acc, axis=0))
     tl.store(max_ptr + row, tl.max(best, axis=0))
 """
-# Without atomics: the kernel writes a partial per (row, chunk) into scratch, a second kernel (beside) reduces.
+# Without atomics: the kernel writes a partial per (row, chunk) into scratch, a second kernel (beside) reduces;
+# the scratch at least float32, float64 for float64 inputs (rounded to float32, a float64 result is refused)
 TWO_PASS = """@triton.jit
 def row_stats_kernel(x_ptr, part_sum_ptr, part_max_ptr, n_cols, stride, BLOCK: tl.constexpr):
     row = tl.program_id(0)
@@ -93,8 +94,8 @@ def row_stats_kernel(x_ptr, part_sum_ptr, part_max_ptr, n_cols, stride, BLOCK: t
 TWO_PASS_LAUNCHER = """def row_stats(x: torch.Tensor):
     rows, cols = x.shape
     chunks = triton.cdiv(cols, 32)
-    part_sums = torch.empty((rows, chunks), device=x.device, dtype=torch.float32)
-    part_maxs = torch.empty((rows, chunks), device=x.device, dtype=torch.float32)
+    part_sums = torch.empty((rows, chunks), device=x.device, dtype=torch.promote_types(x.dtype, torch.float32))
+    part_maxs = torch.empty((rows, chunks), device=x.device, dtype=torch.promote_types(x.dtype, torch.float32))
     row_stats_kernel[(rows, chunks)](x, part_sums, part_maxs, cols, x.stride(0), BLOCK=32)
     sums = torch.empty(rows, device=x.device, dtype=x.dtype)
     maxs = torch.empty(rows, device=x.device, dtype=x.dtype)
@@ -118,7 +119,7 @@ SPLIT_ROW_LAUNCHER = """def row_stats(x: torch.Tensor):
     rows, cols = x.shape
     chunks = triton.cdiv(cols, 32)
     sums = torch.zeros(rows, device=x.device, dtype=x.dtype)
-    part_maxs = torch.empty((rows, chunks), device=x.device, dtype=torch.float32)
+    part_maxs = torch.empty((rows, chunks), device=x.device, dtype=torch.promote_types(x.dtype, torch.float32))
     row_stats_kernel[(rows, chunks)](x, sums, part_maxs, cols, x.stride(0), BLOCK=32)
     maxs = torch.empty(rows, device=x.device, dtype=x.dtype)
     row_max_kernel[(rows,)](part_maxs, maxs, chunks, CHUNKS=triton.next_power_of_2(chunks))

@@ -7,9 +7,9 @@
     replay_calls      calling the kernel at its recorded launch and the launcher as the program did
     replay_inputs     fresh inputs: recorded layouts, drawn values, unseen shapes
     replay_forms      inputs in other layouts and dtypes, requiring grad; the reference's plain call to match
-    replay_outputs    what a call produced: outputs, aliasing, the kernel's launches watched
+    replay_outputs    what a call produced: outputs, aliasing, the kernel's launches watched (their precision)
     timing_worker     one side of the timing: calls after an L2 flush and a host cover, device events
-    fresh_memory      memory a launcher allocates without writing it, made NaN
+    fresh_memory      memory a launcher allocates without writing it: NaN, or as the program would have it
     store_bounds      out-of-bounds and racing stores under the interpreter
     racecheck         compute-sanitizer's racecheck on the first CTAs of each launch
     jobs              what the parent asks of a worker (job.json)

@@ -18,6 +18,14 @@ candidate cannot probe it to tell a validation from the program (integers: zeros
 a trial whose truth holds NaN or the sentinel from nowhere (the reference returned memory it never wrote) does
 the candidate get them too (`fresh_as`): its unwritten memory then compares as the reference's did.
 
+And as in the program, memory keeps what was left in it: a block of a size a candidate's `torch.empty*` was
+handed before (of any dtype, booleans and bytes too) starts with what the last such block holds now, as the
+allocator hands back the block a call freed. A launcher that keeps a counter, a mark or its last result in
+fresh memory (state the source gate cannot see: no global, no attribute) then meets in the trials what it
+meets in the program, and the trials judge the path that state selects (its second call on, the previous
+result returned as it is): otherwise the mark would never survive a trial's allocation, and the candidate
+could tell the trials from the program by it.
+
 Imports torch.
 """
 
@@ -25,10 +33,15 @@ from __future__ import annotations
 
 import functools
 import random
+from collections import OrderedDict
 
 from ..compare import INT_POISON
 
 _FILL = {"as": "nan"}  # how fresh memory starts for the next trial: "nan", "mixed" or "zeros" (see `fresh_as`)
+# Per (bytes, device): the last block a candidate was handed ("mixed" trials), kept to hand its contents on; a
+# block past KEPT_BYTES, or the oldest ones past that total, starts afresh instead (the GPU's room is the trials').
+_KEPT: OrderedDict = OrderedDict()
+KEPT_BYTES = 256 << 20
 
 
 def fresh_as(fill: str) -> None:
@@ -49,7 +62,11 @@ def poison_empty(candidate: bool = False) -> None:
 
     def fill(tensor) -> None:
         how = _FILL["as"] if candidate else "nan"
+        if how == "mixed" and handed_back(tensor):
+            return
         floating = tensor.is_floating_point() or tensor.is_complex()
+        if not floating and int_poison(tensor.dtype) is None:
+            return  # (booleans and bytes as the allocator left them: too few values for a sentinel)
         if how == "nan":
             tensor.fill_(float("nan") if floating else int_poison(tensor.dtype))
         elif how == "zeros" or draw.randrange(3) == 0:
@@ -65,9 +82,7 @@ def poison_empty(candidate: bool = False) -> None:
         @functools.wraps(allocate)
         def allocated(*args, **kwargs):
             tensor = allocate(*args, **kwargs)
-            if isinstance(tensor, torch.Tensor) and (
-                tensor.is_floating_point() or tensor.is_complex() or int_poison(tensor.dtype) is not None
-            ):
+            if isinstance(tensor, torch.Tensor):
                 fill(tensor)
             return tensor
 
@@ -86,3 +101,18 @@ def int_poison(dtype) -> int | None:
     if dtype in (torch.int32, torch.int64):
         return INT_POISON
     return -0x5A5A if dtype == torch.int16 else None
+
+
+def handed_back(tensor) -> bool:
+    """Whether `tensor` now holds what the last block of its size a candidate was handed holds (then it is that
+    size's last block); False for a size not handed out before, which starts as fresh memory does."""
+    storage = tensor.untyped_storage()
+    key = (storage.nbytes(), str(tensor.device))
+    last = _KEPT.pop(key, None)
+    if last is not None:
+        storage.copy_(last.untyped_storage())
+    if 0 < key[0] <= KEPT_BYTES:
+        _KEPT[key] = tensor
+        while sum(size for size, _ in _KEPT) > KEPT_BYTES:
+            _KEPT.popitem(last=False)
+    return last is not None

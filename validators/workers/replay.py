@@ -87,6 +87,9 @@ def main(mode: str, *args: str) -> int:
         from triton.runtime import interpreter
 
         from intelliperf.profiling.inside.helper_calls import patch_once_per_launch
+        from intelliperf.profiling.static import remember_language
+
+        remember_language()  # before any kernel runs: the float64 trial compiles the reference's for its TTIR
 
         from .store_bounds import guard_stores
 

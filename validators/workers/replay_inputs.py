@@ -41,7 +41,9 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
     """Refill in place with values drawn like the captured ones (uniform in their range; integers
     sorted along the last axis where the captured ones were), or,
     for floating-point tensors, beyond it: `negative` (all below zero), `wide` (mixed sign, 16x
-    the captured magnitude), `nonfinite` (captured range with NaN, +Inf and -Inf sprinkled in).
+    the captured magnitude), `nonfinite` (captured range with NaN, +Inf and -Inf sprinkled in),
+    `sparse-nonfinite` (a `sparse` draw with them sprinkled in: an infinity where another input holds a
+    zero, whose product is NaN).
 
     The values are drawn on the tensor's device (a 16M-element input drawn on the host and
     copied took most of a second per trial), from a seed the trial's generator gives."""
@@ -64,14 +66,15 @@ def fill_fresh(tensor, desc: dict, generator, regime: str = "captured") -> None:
         values = torch.rand(tensor.shape, dtype=wide, **draw) * (hi - lo) + lo
         if regime == "scaled":  # past float16's range, within bfloat16's (a copy through float16 overflows)
             values = values * 2.0**17
-        if regime == "sparse":  # (repeated floats would bias a sum far past what float32 atomics keep exact)
+        if regime.startswith("sparse"):  # (repeated floats would bias a sum far past what float32 atomics keep exact)
             near = lo <= 0.0 <= hi or 0.0 < lo <= hi / 64  # (a range that reaches down to about zero holds it)
-            values = _near_zero(_within(values, regime, 0.0 if near else lo, draw), tensor.dtype, hi, draw)
+            values = _near_zero(_within(values, "sparse", 0.0 if near else lo, draw), tensor.dtype, hi, draw)
         elif regime == "edges":
             values = _edges(values, lo, hi, draw)
-        if regime == "nonfinite" and values.numel():
+        if regime in ("nonfinite", "sparse-nonfinite") and values.numel():
             flat = values.view(-1)
-            picks = torch.randint(0, flat.numel(), (max(3, flat.numel() // 97),), **draw)
+            every = 97 if regime == "nonfinite" else 24  # (among zeros: an infinity meets one in a product)
+            picks = torch.randint(0, flat.numel(), (max(3, flat.numel() // every),), **draw)
             flat[picks[0::3]] = float("nan")
             flat[picks[1::3]] = float("inf")
             flat[picks[2::3]] = float("-inf")

@@ -7,6 +7,7 @@ Imports only torch and triton.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from intelliperf.profiling.inside import untouched
@@ -113,6 +114,35 @@ def aliases(calls: list[dict]) -> dict[str, dict[str, list[str]]]:
     return found
 
 
+# Float types from the widest; a kernel computes in the narrowest its pointers point to or its values are rounded to.
+NARROWNESS = ("float64", "float32", "bfloat16", "float16", "float8")
+_TTIR_FLOATS = {"f64": "float64", "f32": "float32", "bf16": "bfloat16", "f16": "float16"}
+_NARROWED = re.compile(
+    r"(?:arith\.truncf|tt\.fp_to_fp)\b.*?(?:\sto\s|->)\s*(?:tensor<(?:\d+x)*)?(f64|f32|bf16|f16|f8\w*)"
+)
+_POINTEE = re.compile(r"!tt\.ptr<(f64|f32|bf16|f16|f8\w*)>")
+
+
+def computes_in(jit, args: tuple, kwargs: dict, compiled) -> str | None:
+    """The narrowest float type a launched kernel computes in, read from its TTIR (the compiled kernel's; under
+    the interpreter compiled for sm_90 here): what its float pointers point to (a copy the launcher made in
+    float32) and what it rounds values to (`x.to(tl.float32)`, an accumulator of float32); "float64" where it
+    has no float at all. None where the TTIR could not be had."""
+    try:
+        ttir = getattr(compiled, "asm", {}).get("ttir") if compiled is not None else None
+        if ttir is None:
+            from intelliperf.profiling.static import compile_here
+
+            names = list(getattr(jit, "arg_names", []))
+            bound = {**dict(zip(names, args, strict=False)), **kwargs}
+            ttir = compile_here(jit.fn, bound, "cuda:90").asm["ttir"]
+    except Exception:  # (a kernel the compiler refuses for sm_90: its precision is unknown)
+        return None
+    found = {m.group(1) for m in _NARROWED.finditer(ttir)} | {m.group(1) for m in _POINTEE.finditer(ttir)}
+    types = {_TTIR_FLOATS.get(t, "float8") for t in found} or {"float64"}
+    return max(types, key=NARROWNESS.index)
+
+
 PROGRAM_TRIAL = "launcher-program.pt"  # the launcher's arguments as the program passed them, the replay's inputs
 ABLATION = "ablation"  # the label of the launcher call made with every Triton kernel a no-op
 
@@ -147,13 +177,15 @@ class NoKernels:
 class KernelLaunches:
     """The target kernel's launches while it is installed (the reference's launcher trials): the tensors each
     launch was given, by parameter, so that a launcher's results can be told by the kernel arguments they
-    are (an output a reduction made, or one the kernel only copies)."""
+    are (an output a reduction made, or one the kernel only copies); with `precision`, the narrowest float
+    type any kernel launched computes in (`computes_in`, from its TTIR)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, precision: bool = False):
         self.name = name
         self.launches: list[dict] = []
         self.any_kernel = 0  # launches of every Triton kernel while installed (the kernels do the work)
         self._undo: list[tuple[type, Any]] = []
+        self.precision: dict | None = {} if precision else None  # per kernel function: the type it computes in
 
     def __enter__(self) -> KernelLaunches:
         from triton.runtime.interpreter import InterpretedFunction
@@ -180,9 +212,20 @@ class KernelLaunches:
                     watcher._record(jit, args, kwargs, grid)
                 except Exception:  # never stop the reference's launch for the record's sake
                     pass
-            return original(jit, *args, grid=grid, warmup=warmup, **kwargs)
+            compiled = original(jit, *args, grid=grid, warmup=warmup, **kwargs)
+            if watcher.precision is not None and not warmup and jit not in watcher.precision:
+                watcher.precision[jit] = computes_in(jit, args, kwargs, compiled)
+            return compiled
 
         return run
+
+    @property
+    def computes_in(self) -> str | None:
+        """The narrowest float type the kernels launched compute in ("float64", "float32", "float16"...); None
+        where one's TTIR could not be read (or no kernel ran)."""
+        found = list((self.precision or {}).values())
+        known = [name for name in found if name is not None]
+        return max(known, key=NARROWNESS.index) if known and len(known) == len(found) else None
 
     def _record(self, jit, args, kwargs, grid) -> None:
         import torch

@@ -50,9 +50,9 @@ from .store_bounds import take_races
 
 # inputs beyond the captured range, at the recorded shape; then values within it that real data has and uniform
 # draws never do: exact zeros (activations after a ReLU, padding), the range's very ends (saturated or clamped
-# data) and few distinct values (ids that repeat)
-REGIMES = ("negative", "wide", "nonfinite", "sparse", "edges", "repeated")
-BEYOND = frozenset({"negative", "wide", "nonfinite"})  # on a GPU never for values that become addresses
+# data) and few distinct values (ids that repeat); then zeros with NaN and infinities among them (0 x Inf)
+REGIMES = ("negative", "wide", "nonfinite", "sparse", "edges", "repeated", "sparse-nonfinite")
+BEYOND = frozenset({"negative", "wide", "nonfinite", "sparse-nonfinite"})  # on a GPU never for addresses
 
 
 def prepare(job: ReplayJob, module, summary: dict) -> None:
@@ -429,7 +429,7 @@ class _Trial:
         start = time.perf_counter()
         take_races()  # (only this call's)
         try:
-            with KernelLaunches(self.job["kernel"]["name"]) as launches:
+            with KernelLaunches(self.job["kernel"]["name"], precision=info["regime"] == "double") as launches:
                 result = call_launcher(self.fn, descs, values)
                 sync_device()
         except Exception as exc:
@@ -465,6 +465,8 @@ class _Trial:
         if nan_from_nowhere(outputs, given):  # (memory the reference never wrote: the candidate's starts as NaN too)
             run["unwritten"] = True
         run["launches"] = launches.any_kernel
+        if launches.precision is not None:  # (float64 outputs are judged at the precision the kernels have)
+            run["computes_in"] = launches.computes_in
         run["seconds"] = round(time.perf_counter() - start, 3)
         _ran(self.summary, self.truth, run)
         return True
@@ -545,18 +547,18 @@ def device_fault(exc: BaseException) -> bool:
 
 def nan_from_nowhere(outputs: dict, given: dict) -> bool:
     """NaN (or an integer dtype's sentinel: fresh memory left unwritten) in an output of a trial whose inputs
-    held none."""
+    held none, nor an infinity (0 x Inf and Inf - Inf make NaN)."""
     import torch
 
-    def nan(t) -> bool:
+    def nan(t, sources: bool = False) -> bool:
         if not isinstance(t, torch.Tensor):
             return False
         if t.is_floating_point():
-            return bool(torch.isnan(t).any())
+            return bool(torch.isnan(t).any()) or (sources and bool(torch.isinf(t).any()))
         poison = int_poison(t.dtype)
         return poison is not None and bool((t == poison).any())
 
-    return not any(nan(t) for t in given.values()) and any(nan(t) for t in outputs.values())
+    return not any(nan(t, sources=True) for t in given.values()) and any(nan(t) for t in outputs.values())
 
 
 def _ran(summary: dict, out: Path, run: dict | None) -> None:

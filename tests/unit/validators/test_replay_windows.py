@@ -442,12 +442,13 @@ def test_a_bound_the_data_never_meets_exactly_is_met_at_the_launchers_arguments(
 
 def test_a_dtype_the_program_never_passes_is_a_trial(clipped_reference, tmp_path):
     """The program passes float32 only; a launcher that takes another path for float16 is tried there, and one
-    that computes in float32 whatever it is given is right there too."""
+    that computes float16 in float32 is right there too (float64 kept as it is: rounded to float32, it is
+    refused, `test_compare_trials`)."""
     shape = "    rows, cols = x.shape\n"
     halved = (shape, shape + "    if x.dtype == torch.float16:\n        cols //= 2\n")
     cheat = validate(clipped_reference, _clipped(tmp_path / "c", [halved]), work_dir=tmp_path / "vc")
     assert not cheat.correct and all("half" in p.message for p in cheat.problems), cheat.reasons()
-    wide = (CLIP, "    clipped = tl.minimum(tl.maximum(x.to(tl.float32), lo), hi)\n")
+    wide = (CLIP, "    if x.dtype != tl.float64:\n        x = x.to(tl.float32)\n" + CLIP)
     fine = validate(clipped_reference, _clipped(tmp_path / "h", [wide]), work_dir=tmp_path / "vh")
     assert fine.correct, fine.reasons()
 
