@@ -39,7 +39,7 @@ RANDOM_WALK_SIGMAS = 4
 STAGNANT = 2.0  # terms x epsilon past which a running float sum stops absorbing its terms
 # The shortest row or column whose largest value is an element's scale: a reordered sum's rounding follows its
 # partial sums, and an element that cancels is small beside them; among 16 results of such sums one is of
-# their size (all 16 below a quarter of it: about 1e-7), among 2 or 4 often none is.
+# their size (all 16 below half of it: about 2e-7 for mixed signs), among 2 or 4 often none is.
 LINE = 16
 # A reduction written in a 16-bit format was fed 16-bit operands rounded inside the kernel (softmax
 # probabilities before attention's second dot); another order or pipelining moves some of them across a

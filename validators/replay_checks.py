@@ -362,13 +362,9 @@ def _computed_in(planned: dict, value) -> str | None:
     """For a float64 output of the float64 trial: the float type the reference's kernels compute in there, where
     it is float64 or float32 (`KernelLaunches.computes_in`, from their TTIR), which the output is then judged
     at; None (1/64, as every dtype trial) where they round to 16 bits or were not read."""
-    computes_in = planned.get("computes_in")
-    if (
-        planned.get("regime") != "double"
-        or getattr(value, "dtype", None) is None
-        or str(value.dtype) != "torch.float64"
-    ):
+    if planned.get("regime") != "double" or str(getattr(value, "dtype", "")) != "torch.float64":
         return None
+    computes_in = planned.get("computes_in")
     return computes_in if computes_in in ("float64", "float32") else None
 
 
